@@ -1,0 +1,67 @@
+"""Every error tallybot raises on purpose derives from one root.
+
+    TallybotError
+    ├── ConfigError          a configuration file or value is wrong (names file, key, problem)
+    ├── CommandError         a user's command cannot be carried out (one line that says what to type)
+    │   └── NotAuthorized    an admin command from someone who is not an admin
+    ├── StoreError           the store could not be read or written
+    ├── SourceError          a tally source failed
+    │   ├── TransientSourceError   worth retrying (timeout, connection reset, 5xx, 429)
+    │   └── PermanentSourceError   not worth retrying until someone fixes it (404, bad mapping)
+    └── DeliveryError        a platform refused or failed a send
+        ├── TransientDeliveryError  worth retrying (timeout, 5xx, 429), may carry retry_after
+        └── PermanentDeliveryError  the channel is gone or the bot lost its permissions
+
+Third-party errors are translated where they enter the bot (``raise SourceError(...) from exc``),
+so the core never needs to know about aiohttp, discord.py or slack_sdk exceptions.
+"""
+
+from __future__ import annotations
+
+
+class TallybotError(Exception):
+    """Root of every error tallybot raises on purpose."""
+
+
+class ConfigError(TallybotError):
+    """A configuration file or value is wrong."""
+
+
+class CommandError(TallybotError):
+    """A user's command cannot be carried out; the message is shown to the user as is."""
+
+
+class NotAuthorized(CommandError):
+    """An admin command from someone who is not an admin."""
+
+
+class StoreError(TallybotError):
+    """The store could not be read or written."""
+
+
+class SourceError(TallybotError):
+    """A tally source failed."""
+
+
+class TransientSourceError(SourceError):
+    """A source failure worth retrying."""
+
+
+class PermanentSourceError(SourceError):
+    """A source failure not worth retrying until someone fixes it."""
+
+
+class DeliveryError(TallybotError):
+    """A platform refused or failed a send."""
+
+
+class TransientDeliveryError(DeliveryError):
+    """A send failure worth retrying; ``retry_after`` is the platform's hint in seconds."""
+
+    def __init__(self, message: str, *, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class PermanentDeliveryError(DeliveryError):
+    """The channel is gone or the bot lost its permissions: retrying will not help."""
