@@ -4,7 +4,8 @@ The words used throughout:
 
 * **valid votes**: votes for a choice.
 * **counted**: ballots opened and counted, valid or void.
-* **challenged**: ballots set aside unresolved; each may yet be counted for any choice or thrown out.
+* **challenged**: ballots set aside unresolved; each may yet count for any choice or be thrown
+  out.
 * **outstanding**: ballots received but not yet opened (received - counted - challenged). When a
   tally is final nothing more will be opened, so nothing is outstanding.
 * **pending**: outstanding + challenged: the ballots that could still become valid votes.
@@ -400,6 +401,7 @@ def quarter(counted_ballots: int, received: int | None) -> int:
 class Standing:
     """All the figures for one tally of one count, computed once."""
 
+    votes: Mapping[str, int]
     valid: int
     counted: int
     received: int | None
@@ -451,6 +453,7 @@ def standing(count: Count, tally: Tally) -> Standing:
     else:
         determinative = None
     return Standing(
+        votes=dict(votes),
         valid=valid_votes(votes),
         counted=done,
         received=received,

@@ -2,7 +2,7 @@
 
     TallybotError
     ├── ConfigError          a configuration file or value is wrong (names file, key, problem)
-    ├── CommandError         a user's command cannot be carried out (one line that says what to type)
+    ├── CommandError         a user's command cannot be carried out (one line: what to type)
     │   └── NotAuthorized    an admin command from someone who is not an admin
     ├── StoreError           the store could not be read or written
     ├── SourceError          a tally source failed

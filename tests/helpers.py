@@ -1,0 +1,48 @@
+"""Small builders shared by tests: the Bessemer 2021 count and tallies for it."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from bot.model import Choice, Count, CountStatus, DecisionRule, RuleKind, Tally, TallyState
+
+T0 = datetime(2021, 4, 8, 18, 0, tzinfo=UTC)
+
+
+def bessemer(received: int | None = 3215) -> Count:
+    return Count(
+        "bessemer-2021",
+        "Amazon BHM1 union election, Bessemer AL",
+        (Choice("yes", "Yes (RWDSU)"), Choice("no", "No union")),
+        DecisionRule(RuleKind.MAJORITY, tie_holder="no"),
+        eligible=5876,
+        received=received,
+        status=CountStatus.COUNTING,
+    )
+
+
+def tally(
+    yes: int,
+    no: int,
+    *,
+    void: int = 0,
+    challenged: int = 0,
+    received: int | None = None,
+    state: TallyState = TallyState.COUNTING,
+    correction: bool = False,
+    seq: int = 0,
+    source: str = "nlrb-stream",
+    count_id: str = "bessemer-2021",
+) -> Tally:
+    return Tally(
+        count_id,
+        {"yes": yes, "no": no},
+        T0,
+        source,
+        void=void,
+        challenged=challenged,
+        received=received,
+        state=state,
+        correction=correction,
+        seq=seq,
+    )
