@@ -116,10 +116,10 @@ class Count:
             if t is None or not (Fraction(1, 2) < t <= 1):
                 raise ConfigError(
                     f"{where}: a threshold count needs a threshold above 1/2 and at most 1, "
-                    "e.g. threshold = \"2/3\""
+                    'e.g. threshold = "2/3"'
                 )
         elif rule.threshold is not None:
-            raise ConfigError(f"{where}: threshold only applies to rule = \"threshold\"")
+            raise ConfigError(f'{where}: threshold only applies to rule = "threshold"')
         for name in ("eligible", "received"):
             value = getattr(self, name)
             if value is not None and value < 0:

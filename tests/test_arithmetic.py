@@ -105,9 +105,7 @@ def test_unknown_received_calls_nothing_until_final() -> None:
 
 def test_challenges_determinative_when_margin_within_challenged() -> None:
     # All opened; No leads by 400 with 505 challenged: Yes could still take it.
-    s = standing(
-        bessemer(), tally(1068, 1468, void=76, challenged=505, received=3117)
-    )
+    s = standing(bessemer(), tally(1068, 1468, void=76, challenged=505, received=3117))
     assert s.outstanding == 0
     assert s.decided is None
     assert s.determinative is True

@@ -31,15 +31,18 @@ def cases(draw: st.DrawFn) -> Case:
     threshold = None
     if kind is RuleKind.THRESHOLD:
         threshold = draw(
-            st.sampled_from([Fraction(2, 3), Fraction(3, 5), Fraction(3, 4), Fraction(1, 1),
-                             Fraction(51, 100)])
+            st.sampled_from(
+                [Fraction(2, 3), Fraction(3, 5), Fraction(3, 4), Fraction(1, 1), Fraction(51, 100)]
+            )
         )
     votes = {c: draw(st.integers(min_value=0, max_value=7)) for c in ids}
     pending = draw(st.integers(min_value=0, max_value=6 if n < 4 else 4))
     return DecisionRule(kind, holder, threshold), ids, votes, pending
 
 
-def completions(ids: tuple[str, ...], votes: dict[str, int], pending: int) -> Iterator[dict[str, int]]:
+def completions(
+    ids: tuple[str, ...], votes: dict[str, int], pending: int
+) -> Iterator[dict[str, int]]:
     """Every final vote vector: each pending ballot to a choice or to no vote."""
     for extra in itertools.product(range(pending + 1), repeat=len(ids)):
         if sum(extra) <= pending:
@@ -68,12 +71,16 @@ def test_can_win_and_contenders_match_brute_force(case: Case) -> None:
     winners = tuple(c for c in ids if Outcome(OutcomeKind.WIN, c) in seen)
     assert arith.contenders(rule, ids, votes, pending) == winners
     if rule.kind is RuleKind.MAJORITY and len(ids) > 2:
-        assert arith.runoff_certain(rule, ids, votes, pending) == (seen == {Outcome(OutcomeKind.RUNOFF)})
+        assert arith.runoff_certain(rule, ids, votes, pending) == (
+            seen == {Outcome(OutcomeKind.RUNOFF)}
+        )
 
 
 @settings(max_examples=300, deadline=None)
 @given(cases(), st.data())
-def test_votes_to_clinch_is_the_least_that_guarantees_a_win(case: Case, data: st.DataObject) -> None:
+def test_votes_to_clinch_is_the_least_that_guarantees_a_win(
+    case: Case, data: st.DataObject
+) -> None:
     rule, ids, votes, pending = case
     choice = data.draw(st.sampled_from(ids))
     won = Outcome(OutcomeKind.WIN, choice)
