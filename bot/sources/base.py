@@ -1,0 +1,124 @@
+"""The tally source contract, and an in-memory fake of it for tests.
+
+A source is used as an async context manager (which opens and closes whatever it holds, such as
+an HTTP session) and asked for the current tally with :meth:`Source.fetch`::
+
+    async with build_source(count, cfg, clock=clock, base_dir=base, where=where) as source:
+        tally = await source.fetch()   # None: nothing new since the last fetch
+
+``fetch`` raises :class:`~bot.errors.TransientSourceError` for failures worth retrying
+(timeouts, connection errors, HTTP 5xx, 408 and 429) and :class:`~bot.errors.PermanentSourceError`
+for failures that need someone to fix something (other HTTP 4xx, a body that does not parse, a
+mapping that does not match the document). Messages name the field, column or path at fault.
+
+A returned :class:`~bot.model.Tally` has the count's id, a vote figure for every choice, ``void``
+and ``challenged`` (0 when not mapped), ``received`` (None when not mapped), ``state``,
+``observed_at`` from the injected clock, ``source`` set to the source's name and ``seq`` 0.
+Sources do not compare a tally with earlier accepted ones: a separate detector does that.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from types import TracebackType
+from typing import Protocol, Self, runtime_checkable
+
+from bot.errors import SourceError
+from bot.model import Tally
+
+
+@runtime_checkable
+class Source(Protocol):
+    """Where a count's tallies come from (a JSON feed, a published sheet, a file, a replay...)."""
+
+    @property
+    def name(self) -> str:
+        """Short name that goes into :attr:`Tally.source`, e.g. ``"nlrb-feed"``."""
+        ...
+
+    @property
+    def polled(self) -> bool:
+        """Whether a poller should call :meth:`fetch` (False for manual entry)."""
+        ...
+
+    async def __aenter__(self) -> Self:
+        """Open what the source holds (an HTTP session, a file...)."""
+        ...
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        """Close what :meth:`__aenter__` opened."""
+        ...
+
+    async def fetch(self) -> Tally | None:
+        """The current tally, or None when nothing changed since the last fetch."""
+        ...
+
+
+class FakeSource:
+    """An in-memory :class:`Source` for tests of pollers and everything downstream.
+
+    Outcomes are queued and handed out one per :meth:`fetch`, in order: :meth:`set` queues a
+    tally, :meth:`fail` queues an error. With nothing queued, ``fetch`` returns None ("not
+    modified"). ``fetches`` counts calls, ``entered``/``exited`` count the lifecycle, and
+    ``fetch`` outside ``async with`` raises RuntimeError, so a poller that forgets the
+    lifecycle fails its tests.
+    """
+
+    def __init__(self, name: str = "fake", *, polled: bool = True) -> None:
+        self.name = name
+        self.polled = polled
+        self.fetches = 0
+        self.entered = 0
+        self.exited = 0
+        self._queue: deque[Tally | SourceError] = deque()
+        self._open = False
+
+    def set(self, tally: Tally) -> None:
+        """Queue ``tally`` to be returned by a coming fetch."""
+        self._queue.append(tally)
+
+    def fail(self, exc: SourceError, *, times: int = 1) -> None:
+        """Queue ``exc`` to be raised by the next ``times`` fetches (after what is queued)."""
+        if times < 1:
+            raise ValueError(f"times must be >= 1, got {times}")
+        self._queue.extend([exc] * times)
+
+    @property
+    def pending(self) -> int:
+        """How many queued outcomes are still to be handed out."""
+        return len(self._queue)
+
+    async def __aenter__(self) -> Self:
+        """Mark the fake open."""
+        if self._open:
+            raise RuntimeError(f"source {self.name!r} is already open")
+        self._open = True
+        self.entered += 1
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        """Mark the fake closed."""
+        self._open = False
+        self.exited += 1
+
+    async def fetch(self) -> Tally | None:
+        """Hand out the next queued outcome; None when the queue is empty."""
+        if not self._open:
+            raise RuntimeError(f"source {self.name!r}: fetch() outside 'async with'")
+        self.fetches += 1
+        if not self._queue:
+            return None
+        outcome = self._queue.popleft()
+        if isinstance(outcome, SourceError):
+            raise outcome
+        return outcome

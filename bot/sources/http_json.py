@@ -1,0 +1,101 @@
+"""A JSON feed over HTTP, read with a field mapping of dotted paths.
+
+Config (``kind = "http_json"``)::
+
+    [counts.source]
+    kind = "http_json"
+    name = "nlrb-feed"                  # optional, default "http-json"; goes into Tally.source
+    url = "https://example.org/bessemer.json"
+    timeout = 10                        # optional, seconds for the whole request
+    max_bytes = 1048576                 # optional, largest body accepted
+    headers = { "Accept-Language" = "en" }            # optional, never secrets
+    headers_from_env = { Authorization = "FEED_TOKEN" }  # optional, header -> env var name
+
+    [counts.source.fields]              # optional; votes default to the choice ids as paths
+    votes.yes = "results.0.count"
+    votes.no = "results.1.count"
+    void = "void"
+    challenged = "challenged"
+    received = "received"
+    state = "status"
+
+    [counts.source.state_values]        # optional
+    "in progress" = "counting"
+    "recess" = "paused"
+    "certified" = "final"
+
+Paths are described in :mod:`bot.sources.json_doc`, the reading rules in
+:mod:`bot.sources.mapping` and the HTTP behaviour in :mod:`bot.sources.http`. A fetch returns
+None on 304 Not Modified, and when the body or its figures are the same as last time.
+"""
+
+from __future__ import annotations
+
+from types import TracebackType
+from typing import Self
+
+from bot.clock import Clock
+from bot.model import Count, Tally
+from bot.sources.http import HttpDocument, HttpOptions, Response
+from bot.sources.json_doc import check_paths, parse_json, tally_from_json
+from bot.sources.mapping import FieldMap, StateValues
+
+
+class HttpJsonSource:
+    """A JSON document fetched over HTTP (see the module docstring for the config)."""
+
+    polled = True
+
+    def __init__(
+        self,
+        count: Count,
+        options: HttpOptions,
+        *,
+        clock: Clock,
+        fields: FieldMap | None = None,
+        states: StateValues | None = None,
+        name: str = "http-json",
+    ) -> None:
+        self.name = name
+        self.count = count
+        self.fields = fields or FieldMap.default(count)
+        self.fields.check(count, name)
+        check_paths(self.fields, name)
+        self.states = states or StateValues()
+        self._clock = clock
+        self._http = HttpDocument(options, clock=clock, accept="application/json")
+
+    @property
+    def label(self) -> str:
+        """The URL as shown in messages."""
+        return self._http.label
+
+    async def __aenter__(self) -> Self:
+        """Open the HTTP session."""
+        await self._http.__aenter__()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        """Close the HTTP session."""
+        await self._http.__aexit__(exc_type, exc, tb)
+
+    async def fetch(self) -> Tally | None:
+        """GET the feed; the tally, or None when nothing changed."""
+        return await self._http.fetch(self._parse)
+
+    def _parse(self, response: Response) -> Tally:
+        doc = parse_json(response.data, self.label, content_type=response.content_type)
+        return tally_from_json(
+            doc,
+            self.count,
+            self.fields,
+            self.states,
+            clock=self._clock,
+            source=self.name,
+            label=self.label,
+        )
