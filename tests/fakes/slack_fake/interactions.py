@@ -1,0 +1,201 @@
+"""Payloads Slack sends to an app (slash commands, events), response_url and request signing."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from aiohttp import web
+
+from .limits import SlackError, validate_blocks, validate_text
+from .records import ChangeNotifier, ResponseUrlPost
+from .workspace import Workspace
+
+RESPONSE_URL_MAX_USES = 5
+RESPONSE_URL_TTL_S = 30 * 60
+
+
+def sign(secret: str, body: bytes, timestamp: int) -> str:
+    """X-Slack-Signature: v0= + hex HMAC-SHA256 of "v0:<timestamp>:<body>"."""
+    base = b"v0:" + str(timestamp).encode() + b":" + body
+    return "v0=" + hmac.new(secret.encode(), base, hashlib.sha256).hexdigest()
+
+
+def signed_headers(secret: str, body: bytes, timestamp: int | None) -> dict[str, str]:
+    ts = int(time.time()) if timestamp is None else timestamp
+    return {"X-Slack-Request-Timestamp": str(ts), "X-Slack-Signature": sign(secret, body, ts)}
+
+
+@dataclass
+class _ResponseUrl:
+    url: str
+    channel_id: str
+    created_at: float
+    uses: int = 0
+
+
+class Interactions:
+    def __init__(
+        self,
+        *,
+        workspace: Workspace,
+        verification_token: str,
+        base_url: Callable[[], str],
+        clock: Callable[[], float],
+        notifier: ChangeNotifier,
+    ) -> None:
+        self._ws = workspace
+        self._verification_token = verification_token
+        self._base_url = base_url
+        self._clock = clock
+        self._notifier = notifier
+        self._urls: dict[str, _ResponseUrl] = {}
+        self.response_url_posts: list[ResponseUrlPost] = []
+
+    # -------------------------------------------------------------- payloads
+
+    def slash_command(
+        self, *, command: str, text: str, user_id: str, channel_id: str
+    ) -> dict[str, str]:
+        """The slash-command fields, as form values (strings), like Slack sends them."""
+        if not command.startswith("/"):
+            raise ValueError("a slash command starts with '/'")
+        channel = self._ws.known_channel(channel_id)
+        user = self._ws.known_user(user_id)
+        hook_id = self._ws.next_id("H")
+        secret = hashlib.sha256(f"{hook_id}{self._clock()}".encode()).hexdigest()[:24]
+        url = f"{self._base_url()}commands/{self._ws.team_id}/{hook_id}/{secret}"
+        self._urls[url] = _ResponseUrl(url, channel.id, self._clock())
+        return {
+            "token": self._verification_token,
+            "team_id": self._ws.team_id,
+            "team_domain": self._ws.team_domain,
+            "channel_id": channel.id,
+            "channel_name": channel.name,
+            "user_id": user.id,
+            "user_name": user.name,
+            "command": command,
+            "text": text,
+            "api_app_id": self._ws.app_id,
+            "is_enterprise_install": "false",
+            "response_url": url,
+            "trigger_id": f"{hook_id[1:]}.{self._ws.team_id}.{secret[:16]}",
+        }
+
+    def event_callback(self, event: dict[str, Any], *, event_id: str | None) -> dict[str, Any]:
+        """An Events API `event_callback` body around `event` (ts / event_ts filled in)."""
+        event = dict(event)
+        if "type" not in event:
+            raise ValueError("an event needs a type")
+        event.setdefault("ts", self._ws.next_ts())
+        event.setdefault("event_ts", event["ts"])
+        if event["type"] in ("app_mention", "message"):
+            event.setdefault("team", self._ws.team_id)
+        return {
+            "token": self._verification_token,
+            "team_id": self._ws.team_id,
+            "context_team_id": self._ws.team_id,
+            "context_enterprise_id": None,
+            "api_app_id": self._ws.app_id,
+            "event": event,
+            "type": "event_callback",
+            "event_id": event_id or self._ws.next_id("Ev"),
+            "event_time": int(float(event["event_ts"])),
+            "authorizations": [
+                {
+                    "enterprise_id": None,
+                    "team_id": self._ws.team_id,
+                    "user_id": self._ws.bot_user_id,
+                    "is_bot": True,
+                    "is_enterprise_install": False,
+                }
+            ],
+            "is_ext_shared_channel": False,
+            "event_context": f"4-{self._ws.app_id}-{self._ws.team_id}",
+        }
+
+    # ---------------------------------------------------------- response_url
+
+    async def handle_response_url(self, request: web.Request) -> web.StreamResponse:
+        url = f"{self._base_url()}{request.path.lstrip('/')}"
+        entry = self._urls.get(url)
+        body: Any = None
+        if request.content_type == "application/json":
+            try:
+                body = await request.json()
+            except ValueError:
+                body = None
+        else:
+            await request.read()
+        status, error = 200, None
+        try:
+            if entry is None:
+                raise SlackError("invalid_url", status=404)
+            if self._clock() - entry.created_at > RESPONSE_URL_TTL_S:
+                raise SlackError("expired_url", status=404)
+            if entry.uses >= RESPONSE_URL_MAX_USES:
+                raise SlackError("used_url", status=404)
+            if not isinstance(body, dict):
+                raise SlackError("invalid_payload", status=400)
+            self._apply_response(entry, body)
+        except SlackError as exc:
+            status, error = exc.status, exc.error
+        post = ResponseUrlPost(
+            url=url,
+            body=body if isinstance(body, dict) else {},
+            response_type=_response_type(body),
+            replace_original=_flag(body, "replace_original"),
+            delete_original=_flag(body, "delete_original"),
+            status=status,
+            error=error,
+            time=self._clock(),
+        )
+        self.response_url_posts.append(post)
+        self._notifier.notify()
+        answer: dict[str, Any] = {"ok": error is None}
+        if error is not None:
+            answer["error"] = error
+        return web.json_response(answer, status=status)
+
+    def _apply_response(self, entry: _ResponseUrl, body: dict[str, Any]) -> None:
+        response_type = body.get("response_type")
+        if response_type not in (None, "ephemeral", "in_channel"):
+            raise SlackError("invalid_payload", status=400)
+        try:
+            text = validate_text(body.get("text"))
+            blocks = validate_blocks(body.get("blocks"))
+        except SlackError as exc:
+            raise SlackError(exc.error, status=400) from exc
+        if not text and not blocks and not _flag(body, "delete_original"):
+            raise SlackError("no_text", status=400)
+        entry.uses += 1
+        channel = self._ws.channels.get(entry.channel_id)
+        if response_type == "in_channel" and channel is not None and not channel.deleted:
+            self._ws.add_message(
+                channel,
+                text=text,
+                blocks=blocks,
+                metadata=None,
+                user=self._ws.bot_user_id,
+                from_bot=True,
+                thread_ts=None,
+                source="response_url",
+                now=self._clock(),
+            )
+
+
+def _response_type(body: Any) -> str:
+    if isinstance(body, dict) and body.get("response_type") == "in_channel":
+        return "in_channel"
+    return "ephemeral"
+
+
+def _flag(body: Any, key: str) -> bool:
+    if not isinstance(body, dict):
+        return False
+    value = body.get(key)
+    return value is True or (isinstance(value, str) and value.lower() == "true")

@@ -1,0 +1,204 @@
+"""What the fake records: Web API calls, messages, uploads, Socket Mode deliveries."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+ACK_DEADLINE_S = 3.0
+"""Slack wants commands, actions and events acknowledged within 3 seconds."""
+
+
+@dataclass
+class RecordedCall:
+    """One Web API request as the fake saw and answered it."""
+
+    method: str
+    args: dict[str, Any]
+    token: str | None
+    http_verb: str
+    time: float
+    """When it arrived, by the fake's clock."""
+    status: int
+    response: dict[str, Any]
+    headers: dict[str, str] = field(default_factory=dict)
+    """Notable response headers (Retry-After)."""
+
+    @property
+    def ok(self) -> bool:
+        return self.status == 200 and bool(self.response.get("ok"))
+
+    @property
+    def error(self) -> str | None:
+        error = self.response.get("error")
+        return error if isinstance(error, str) else None
+
+
+@dataclass
+class MessageRevision:
+    text: str
+    blocks: list[dict[str, Any]] | None
+    metadata: dict[str, Any] | None
+    time: float
+
+
+@dataclass
+class RecordedSlackMessage:
+    """Current state of a channel message (edits applied, deletions flagged)."""
+
+    channel: str
+    ts: str
+    text: str
+    blocks: list[dict[str, Any]] | None
+    metadata: dict[str, Any] | None
+    user: str
+    bot_id: str | None
+    thread_ts: str | None
+    posted_at: float
+    source: str
+    """One of "chat.postMessage", "response_url", "user"."""
+    edited: bool = False
+    deleted: bool = False
+    revisions: list[MessageRevision] = field(default_factory=list)
+    """Earlier versions, oldest first (one per chat.update)."""
+
+    @property
+    def edit_count(self) -> int:
+        return len(self.revisions)
+
+    def to_api(self, *, team_id: str, app_id: str, with_metadata: bool) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "type": "message",
+            "ts": self.ts,
+            "user": self.user,
+            "text": self.text,
+            "team": team_id,
+        }
+        if self.bot_id is not None:
+            out["bot_id"] = self.bot_id
+            out["app_id"] = app_id
+        if self.blocks is not None:
+            out["blocks"] = self.blocks
+        if self.thread_ts is not None:
+            out["thread_ts"] = self.thread_ts
+        if self.edited:
+            out["edited"] = {"user": self.user, "ts": self.ts}
+        if with_metadata and self.metadata is not None:
+            out["metadata"] = self.metadata
+        return out
+
+
+@dataclass
+class RecordedEphemeral:
+    channel: str
+    user: str
+    text: str
+    blocks: list[dict[str, Any]] | None
+    message_ts: str
+
+
+@dataclass
+class RecordedUpload:
+    """A file completed through the v2 flow (getUploadURLExternal, upload, complete)."""
+
+    file_id: str
+    filename: str
+    title: str
+    length: int
+    """Bytes actually received at the upload URL."""
+    declared_length: int
+    channel: str | None
+    initial_comment: str | None
+    thread_ts: str | None
+    data: bytes = field(repr=False)
+
+
+@dataclass
+class ResponseUrlPost:
+    """A POST to a response_url the fake handed out with a slash command."""
+
+    url: str
+    body: dict[str, Any]
+    response_type: str
+    """Either "ephemeral" (Slack's default) or "in_channel"."""
+    replace_original: bool
+    delete_original: bool
+    status: int
+    error: str | None
+    time: float
+
+
+@dataclass
+class SocketDelivery:
+    """An envelope sent over Socket Mode and what the client answered."""
+
+    envelope_id: str
+    type: str
+    envelope: dict[str, Any]
+    connection_id: int
+    sent_at: float
+    """The fake's clock when the envelope was written to the socket."""
+    response_url: str | None = None
+    acked: bool = False
+    ack_payload: dict[str, Any] | None = None
+    ack_latency_s: float | None = None
+    extra_acks: int = 0
+    """Acks received after the first one for the same envelope."""
+    _acked_event: asyncio.Event = field(default_factory=asyncio.Event, repr=False)
+
+    @property
+    def late(self) -> bool:
+        """Not acknowledged within 3 s: acked too late, or (so far) not at all."""
+        return self.ack_latency_s is None or self.ack_latency_s > ACK_DEADLINE_S
+
+    async def wait_ack(self, timeout: float = ACK_DEADLINE_S + 1.0) -> None:  # noqa: ASYNC109
+        """Wait for the ack; raises TimeoutError."""
+        async with asyncio.timeout(timeout):
+            await self._acked_event.wait()
+
+    def record_ack(self, payload: dict[str, Any] | None, now: float) -> None:
+        if self.acked:
+            self.extra_acks += 1
+            return
+        self.acked = True
+        self.ack_payload = payload
+        self.ack_latency_s = now - self.sent_at
+        self._acked_event.set()
+
+
+@dataclass
+class HttpDelivery:
+    """A request the fake POSTed to an HTTP-mode app, and the app's answer."""
+
+    status: int
+    body: str
+    content_type: str
+    latency_s: float
+
+    @property
+    def late(self) -> bool:
+        return self.latency_s > ACK_DEADLINE_S
+
+
+class ChangeNotifier:
+    """Wakes waiters whenever the fake records something (a call, an ack, a connection)."""
+
+    def __init__(self) -> None:
+        self._event = asyncio.Event()
+
+    def notify(self) -> None:
+        self._event.set()
+        self._event = asyncio.Event()
+
+    async def wait_for(self, predicate: Callable[[], bool], timeout: float) -> None:  # noqa: ASYNC109
+        try:
+            async with asyncio.timeout(timeout):
+                while True:
+                    event = self._event
+                    if predicate():
+                        return
+                    await event.wait()
+        except TimeoutError:
+            raise TimeoutError(f"condition not met within {timeout} s") from None

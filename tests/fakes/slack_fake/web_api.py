@@ -1,0 +1,547 @@
+"""The Web API: `/api/<method>` and the file upload URL, strict the way Slack is."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from aiohttp import web
+
+from .limits import (
+    RateLimitedError,
+    SlackError,
+    TokenBucket,
+    WindowLimiter,
+    parse_json_arg,
+    retry_after_header,
+    validate_blocks,
+    validate_metadata,
+    validate_text,
+)
+from .records import (
+    MessageRevision,
+    RecordedCall,
+    RecordedEphemeral,
+    RecordedSlackMessage,
+    RecordedUpload,
+)
+from .workspace import Channel, Workspace
+
+JsonDict = dict[str, Any]
+Handler = Callable[[JsonDict], JsonDict]
+
+BOT_SCOPES = "app_mentions:read,channels:history,chat:write,commands,files:write,users:read"
+DEFAULT_WINDOW_LIMITS: Mapping[str, int] = {
+    # Slack's tiers, per method per workspace per minute.
+    "chat.delete": 50,
+    "chat.postEphemeral": 100,
+    "conversations.history": 50,
+    "conversations.info": 50,
+    "users.info": 100,
+    "files.getUploadURLExternal": 100,
+    "files.completeUploadExternal": 100,
+}
+DEFAULT_ERRORS = {429: "ratelimited", 503: "service_unavailable"}
+
+
+@dataclass
+class FailRule:
+    status: int
+    error: str
+    times: int
+    commit: bool
+    drop: bool
+
+
+@dataclass
+class PendingUpload:
+    file_id: str
+    filename: str
+    declared_length: int
+    data: bytes | None = None
+
+
+class DroppedConnection(Exception):
+    """Raised by a fail rule with drop=True: the fake closes the socket unanswered."""
+
+
+class WebApi:
+    def __init__(
+        self,
+        *,
+        workspace: Workspace,
+        bot_token: str,
+        app_token: str,
+        clock: Callable[[], float],
+        post_per_channel_per_s: float,
+        post_burst: int,
+        update_per_min: int,
+        method_limits_per_min: Mapping[str, int] | None,
+        retry_after: int | None,
+        open_socket_url: Callable[[], str],
+        base_url: Callable[[], str],
+        on_change: Callable[[], None],
+    ) -> None:
+        self.ws = workspace
+        self.bot_token = bot_token
+        self.app_token = app_token
+        self.clock = clock
+        self.retry_after = retry_after
+        self._open_socket_url = open_socket_url
+        self._base_url = base_url
+        self._on_change = on_change
+        self._post_rate = post_per_channel_per_s
+        self._post_burst = post_burst
+        self._post_buckets: dict[str, TokenBucket] = {}
+        limits = {**DEFAULT_WINDOW_LIMITS, "chat.update": update_per_min}
+        limits.update(method_limits_per_min or {})
+        self._windows = {m: WindowLimiter(limit=n, clock=clock) for m, n in limits.items()}
+        self._fail_rules: dict[str, list[FailRule]] = {}
+        self._pending_uploads: dict[str, PendingUpload] = {}
+        self._upload_secrets: dict[str, str] = {}
+        self.calls: list[RecordedCall] = []
+        self.ephemerals: list[RecordedEphemeral] = []
+        self.uploads: list[RecordedUpload] = []
+        self.count_429 = 0
+        self._handlers: dict[str, tuple[str, Handler]] = {
+            "auth.test": ("bot", self._auth_test),
+            "apps.connections.open": ("app", self._apps_connections_open),
+            "chat.postMessage": ("bot", self._chat_post_message),
+            "chat.update": ("bot", self._chat_update),
+            "chat.delete": ("bot", self._chat_delete),
+            "chat.postEphemeral": ("bot", self._chat_post_ephemeral),
+            "conversations.info": ("bot", self._conversations_info),
+            "conversations.history": ("bot", self._conversations_history),
+            "users.info": ("bot", self._users_info),
+            "files.getUploadURLExternal": ("bot", self._files_get_upload_url),
+            "files.completeUploadExternal": ("bot", self._files_complete_upload),
+        }
+
+    # ------------------------------------------------------------------ HTTP
+
+    async def handle(self, request: web.Request) -> web.StreamResponse:
+        method = request.match_info["method"]
+        try:
+            args, token = await _read_args(request)
+        except SlackError as exc:
+            args, token = {}, None
+            status, body = exc.status, {"ok": False, "error": exc.error}
+            headers: dict[str, str] = {}
+        else:
+            try:
+                status, body, headers = self.dispatch(method, args, token)
+            except DroppedConnection:
+                self._record(method, args, token, request.method, 0, {"dropped": True}, {})
+                if request.transport is not None:
+                    request.transport.close()
+                raise web.HTTPInternalServerError() from None
+        self._record(method, args, token, request.method, status, body, headers)
+        return web.json_response(body, status=status, headers=headers)
+
+    async def handle_upload(self, request: web.Request) -> web.StreamResponse:
+        file_id = self._upload_secrets.get(request.match_info["secret"])
+        pending = self._pending_uploads.get(file_id or "")
+        if pending is None:
+            return web.Response(status=404, text="not_found", content_type="text/plain")
+        if request.content_type == "multipart/form-data":
+            form = await request.post()
+            field = form.get("file") or form.get("filename")
+            if not isinstance(field, web.FileField):
+                return web.Response(status=400, text="no_file_data", content_type="text/plain")
+            data = field.file.read()
+        else:
+            data = await request.read()
+        pending.data = data
+        self._on_change()
+        return web.Response(text=f"OK - {len(data)}", content_type="text/plain")
+
+    def _record(
+        self,
+        method: str,
+        args: JsonDict,
+        token: str | None,
+        verb: str,
+        status: int,
+        body: JsonDict,
+        headers: dict[str, str],
+    ) -> None:
+        call = RecordedCall(method, args, token, verb, self.clock(), status, body, headers)
+        self.calls.append(call)
+        self._on_change()
+
+    # -------------------------------------------------------------- dispatch
+
+    def fail_next(
+        self, method: str, *, status: int, error: str | None, times: int, commit: bool, drop: bool
+    ) -> None:
+        if method not in self._handlers:
+            raise ValueError(f"the fake does not implement {method!r}")
+        if error is None:
+            if status == 200:
+                raise ValueError("fail_next with status 200 needs an error code")
+            error = DEFAULT_ERRORS.get(status, "internal_error")
+        rule = FailRule(status, error, times, commit, drop)
+        self._fail_rules.setdefault(method, []).append(rule)
+
+    def dispatch(
+        self, method: str, args: JsonDict, token: str | None
+    ) -> tuple[int, JsonDict, dict[str, str]]:
+        entry = self._handlers.get(method)
+        if entry is None:
+            return 200, {"ok": False, "error": "unknown_method"}, {}
+        kind, handler = entry
+        rule = self._take_fail_rule(method)
+        if rule is not None and not rule.commit:
+            return self._failure(rule)
+        try:
+            self._check_token(token, kind)
+            self._check_rate(method, args)
+            result = handler(args)
+        except RateLimitedError as exc:
+            self.count_429 += 1
+            headers = {"Retry-After": retry_after_header(exc.retry_after, self.retry_after)}
+            return 429, {"ok": False, "error": "ratelimited"}, headers
+        except SlackError as exc:
+            return exc.status, {"ok": False, "error": exc.error}, {}
+        if rule is not None:
+            return self._failure(rule)
+        return 200, {"ok": True, **result}, {}
+
+    def _take_fail_rule(self, method: str) -> FailRule | None:
+        rules = self._fail_rules.get(method)
+        if not rules:
+            return None
+        rule = rules[0]
+        rule.times -= 1
+        if rule.times <= 0:
+            rules.pop(0)
+        return rule
+
+    def _failure(self, rule: FailRule) -> tuple[int, JsonDict, dict[str, str]]:
+        if rule.drop:
+            raise DroppedConnection()
+        headers: dict[str, str] = {}
+        if rule.status == 429:
+            self.count_429 += 1
+            headers["Retry-After"] = retry_after_header(1.0, self.retry_after)
+        return rule.status, {"ok": False, "error": rule.error}, headers
+
+    def _check_token(self, token: str | None, kind: str) -> None:
+        if not token:
+            raise SlackError("not_authed")
+        if token == self.bot_token:
+            actual = "bot"
+        elif token == self.app_token:
+            actual = "app"
+        else:
+            raise SlackError("invalid_auth")
+        if actual != kind:
+            raise SlackError("not_allowed_token_type")
+
+    def _check_rate(self, method: str, args: JsonDict) -> None:
+        if method == "chat.postMessage":
+            ref = args.get("channel")
+            key = str(ref)
+            if isinstance(ref, str):
+                found = self.ws.channels.get(ref) or next(
+                    (c for c in self.ws.channels.values() if c.name == ref.lstrip("#")), None
+                )
+                key = found.id if found is not None else ref
+            bucket = self._post_buckets.get(key)
+            if bucket is None:
+                bucket = TokenBucket(
+                    rate=self._post_rate, capacity=self._post_burst, clock=self.clock
+                )
+                self._post_buckets[key] = bucket
+            bucket.take()
+        elif method in self._windows:
+            self._windows[method].take()
+
+    # -------------------------------------------------------------- methods
+
+    def _auth_test(self, args: JsonDict) -> JsonDict:
+        return {
+            "url": f"https://{self.ws.team_domain}.slack.com/",
+            "team": self.ws.team_name,
+            "user": self.ws.bot_name,
+            "team_id": self.ws.team_id,
+            "user_id": self.ws.bot_user_id,
+            "bot_id": self.ws.bot_id,
+            "is_enterprise_install": False,
+        }
+
+    def _apps_connections_open(self, args: JsonDict) -> JsonDict:
+        return {"url": self._open_socket_url()}
+
+    def _message_content(
+        self, args: JsonDict, *, require: bool
+    ) -> tuple[str | None, list[JsonDict] | None]:
+        text = args.get("text")
+        markdown = args.get("markdown_text")
+        if text and markdown:
+            raise SlackError("markdown_text_conflict")
+        checked = validate_text(text if text is not None else markdown)
+        blocks = validate_blocks(args.get("blocks"))
+        attachments = parse_json_arg(args.get("attachments"), error="invalid_attachments")
+        if require and not checked and not blocks and not attachments:
+            raise SlackError("no_text")
+        return (checked if (text is not None or markdown is not None) else None), blocks
+
+    def _message_out(self, message: RecordedSlackMessage) -> JsonDict:
+        return message.to_api(team_id=self.ws.team_id, app_id=self.ws.app_id, with_metadata=True)
+
+    def _chat_post_message(self, args: JsonDict) -> JsonDict:
+        channel = self.ws.writable_channel(args.get("channel"))
+        text, blocks = self._message_content(args, require=True)
+        metadata = validate_metadata(args.get("metadata"))
+        thread_ts = args.get("thread_ts") or None
+        message = self.ws.add_message(
+            channel,
+            text=text or "",
+            blocks=blocks,
+            metadata=metadata,
+            user=self.ws.bot_user_id,
+            from_bot=True,
+            thread_ts=str(thread_ts) if thread_ts is not None else None,
+            source="chat.postMessage",
+            now=self.clock(),
+        )
+        return {"channel": channel.id, "ts": message.ts, "message": self._message_out(message)}
+
+    def _chat_update(self, args: JsonDict) -> JsonDict:
+        channel = self.ws.writable_channel(args.get("channel"))
+        message = self.ws.find_message(channel, args.get("ts"))
+        if message.bot_id is None:
+            raise SlackError("cant_update_message")
+        text, blocks = self._message_content(args, require=True)
+        metadata = validate_metadata(args.get("metadata"))
+        message.revisions.append(
+            MessageRevision(message.text, message.blocks, message.metadata, self.clock())
+        )
+        if text is not None:
+            message.text = text
+        if blocks is not None:
+            message.blocks = blocks or None
+        if metadata is not None:
+            message.metadata = metadata
+        message.edited = True
+        return {
+            "channel": channel.id,
+            "ts": message.ts,
+            "text": message.text,
+            "message": self._message_out(message),
+        }
+
+    def _chat_delete(self, args: JsonDict) -> JsonDict:
+        channel = self.ws.writable_channel(args.get("channel"))
+        message = self.ws.find_message(channel, args.get("ts"))
+        if message.bot_id is None:
+            raise SlackError("cant_delete_message")
+        message.deleted = True
+        return {"channel": channel.id, "ts": message.ts}
+
+    def _chat_post_ephemeral(self, args: JsonDict) -> JsonDict:
+        channel = self.ws.writable_channel(args.get("channel"))
+        user = args.get("user")
+        if not isinstance(user, str) or user not in self.ws.users:
+            raise SlackError("user_not_found")
+        text, blocks = self._message_content(args, require=True)
+        ts = self.ws.next_ts()
+        self.ephemerals.append(RecordedEphemeral(channel.id, user, text or "", blocks, ts))
+        return {"message_ts": ts}
+
+    def _conversations_info(self, args: JsonDict) -> JsonDict:
+        return {"channel": self.ws.find_channel(args.get("channel")).to_api()}
+
+    def _conversations_history(self, args: JsonDict) -> JsonDict:
+        channel = self.ws.find_channel(args.get("channel"))
+        if not channel.is_member:
+            raise SlackError("not_in_channel")
+        oldest = _ts_arg(args.get("oldest"), error="invalid_ts_oldest") or Decimal(0)
+        latest = _ts_arg(args.get("latest"), error="invalid_ts_latest")
+        inclusive = _truthy(args.get("inclusive"))
+        with_metadata = _truthy(args.get("include_all_metadata"))
+        limit = _int_arg(args.get("limit"), default=100)
+        limit = max(1, min(limit, 999))
+        cursor = _cursor_ts(args.get("cursor"))
+        selected = [m for m in _visible(channel) if _in_range(m, oldest, latest, inclusive)]
+        selected.sort(key=lambda m: Decimal(m.ts), reverse=True)
+        if cursor is not None:
+            selected = [m for m in selected if Decimal(m.ts) < cursor]
+        page, rest = selected[:limit], selected[limit:]
+        out: JsonDict = {
+            "messages": [
+                m.to_api(
+                    team_id=self.ws.team_id, app_id=self.ws.app_id, with_metadata=with_metadata
+                )
+                for m in page
+            ],
+            "has_more": bool(rest),
+            "pin_count": 0,
+        }
+        if rest:
+            token = base64.b64encode(f"next_ts:{page[-1].ts}".encode()).decode()
+            out["response_metadata"] = {"next_cursor": token}
+        return out
+
+    def _users_info(self, args: JsonDict) -> JsonDict:
+        user = self.ws.users.get(str(args.get("user")))
+        if user is None:
+            raise SlackError("user_not_found")
+        return {"user": user.to_api()}
+
+    def _files_get_upload_url(self, args: JsonDict) -> JsonDict:
+        filename = args.get("filename")
+        length = _int_arg(args.get("length"), default=0)
+        if not isinstance(filename, str) or not filename or length <= 0:
+            raise SlackError("invalid_arguments")
+        file_id = self.ws.next_id("F")
+        secret = f"{file_id}-{len(self._upload_secrets) + 1:04d}"
+        self._pending_uploads[file_id] = PendingUpload(file_id, filename, length)
+        self._upload_secrets[secret] = file_id
+        return {"upload_url": f"{self._base_url()}upload/v1/{secret}", "file_id": file_id}
+
+    def _files_complete_upload(self, args: JsonDict) -> JsonDict:
+        files = parse_json_arg(args.get("files"), error="invalid_arguments")
+        if not isinstance(files, list) or not files:
+            raise SlackError("invalid_arguments")
+        channel: Channel | None = None
+        channel_ref = args.get("channel_id") or args.get("channels")
+        if channel_ref:
+            channel = self.ws.writable_channel(str(channel_ref).split(",")[0])
+        pending: list[tuple[PendingUpload, str]] = []
+        for item in files:
+            if not isinstance(item, dict):
+                raise SlackError("invalid_arguments")
+            upload = self._pending_uploads.get(str(item.get("id")))
+            if upload is None or upload.data is None:
+                raise SlackError("file_not_found")
+            pending.append((upload, str(item.get("title") or upload.filename)))
+        out_files: list[JsonDict] = []
+        for upload, title in pending:
+            assert upload.data is not None
+            del self._pending_uploads[upload.file_id]
+            self.uploads.append(
+                RecordedUpload(
+                    file_id=upload.file_id,
+                    filename=upload.filename,
+                    title=title,
+                    length=len(upload.data),
+                    declared_length=upload.declared_length,
+                    channel=channel.id if channel is not None else None,
+                    initial_comment=_opt_str(args.get("initial_comment")),
+                    thread_ts=_opt_str(args.get("thread_ts")),
+                    data=upload.data,
+                )
+            )
+            out_files.append(
+                {
+                    "id": upload.file_id,
+                    "name": upload.filename,
+                    "title": title,
+                    "size": len(upload.data),
+                    "user": self.ws.bot_user_id,
+                    "channels": [channel.id] if channel is not None else [],
+                }
+            )
+        return {"files": out_files}
+
+
+# ------------------------------------------------------------------ helpers
+
+
+async def _read_args(request: web.Request) -> tuple[JsonDict, str | None]:
+    """Merge query string and body (JSON, urlencoded or multipart) like Slack does."""
+    args: JsonDict = {k: v for k, v in request.query.items() if k != "token"}
+    token: str | None = None
+    auth = request.headers.get("Authorization", "")
+    if auth.startswith("Bearer "):
+        token = auth[len("Bearer ") :].strip()
+    if not request.can_read_body:
+        return args, token
+    if request.content_type == "application/json":
+        try:
+            body = await request.json()
+        except ValueError as exc:
+            raise SlackError("invalid_json") from exc
+        if not isinstance(body, dict):
+            raise SlackError("invalid_json")
+        args.update(body)
+    elif request.content_type in ("application/x-www-form-urlencoded", "multipart/form-data"):
+        form = await request.post()
+        for key, value in form.items():
+            if isinstance(value, web.FileField):
+                args[key] = f"<file {value.filename}>"
+            elif isinstance(value, str):
+                args[key] = value
+            else:
+                args[key] = bytes(value).decode(errors="replace")
+        form_token = args.pop("token", None)
+        if token is None and isinstance(form_token, str):
+            token = form_token
+    else:
+        await request.read()
+    return args, token
+
+
+def _visible(channel: Channel) -> list[RecordedSlackMessage]:
+    return [
+        m
+        for m in channel.messages
+        if not m.deleted and (m.thread_ts is None or m.thread_ts == m.ts)
+    ]
+
+
+def _in_range(
+    message: RecordedSlackMessage, oldest: Decimal, latest: Decimal | None, inclusive: bool
+) -> bool:
+    ts = Decimal(message.ts)
+    if inclusive:
+        return ts >= oldest and (latest is None or ts <= latest)
+    return ts > oldest and (latest is None or ts < latest)
+
+
+def _ts_arg(value: Any, *, error: str) -> Decimal | None:
+    if value is None or value == "":
+        return None
+    try:
+        return Decimal(str(value))
+    except InvalidOperation as exc:
+        raise SlackError(error) from exc
+
+
+def _cursor_ts(value: Any) -> Decimal | None:
+    if not value:
+        return None
+    try:
+        decoded = base64.b64decode(str(value), validate=True).decode()
+    except (binascii.Error, UnicodeDecodeError) as exc:
+        raise SlackError("invalid_cursor") from exc
+    if not decoded.startswith("next_ts:"):
+        raise SlackError("invalid_cursor")
+    return _ts_arg(decoded[len("next_ts:") :], error="invalid_cursor")
+
+
+def _int_arg(value: Any, *, default: int) -> int:
+    if value is None or value == "":
+        return default
+    if isinstance(value, bool):
+        raise SlackError("invalid_arguments")
+    try:
+        return int(value)
+    except (TypeError, ValueError) as exc:
+        raise SlackError("invalid_arguments") from exc
+
+
+def _truthy(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    return str(value).lower() in ("1", "true")
+
+
+def _opt_str(value: Any) -> str | None:
+    return None if value is None or value == "" else str(value)
