@@ -10,7 +10,8 @@
     │   └── PermanentSourceError   not worth retrying until someone fixes it (404, bad mapping)
     └── DeliveryError        a platform refused or failed a send
         ├── TransientDeliveryError  worth retrying (timeout, 5xx, 429), may carry retry_after
-        └── PermanentDeliveryError  the channel is gone or the bot lost its permissions
+        ├── PermanentDeliveryError  the channel is gone or the bot lost its permissions
+        └── MessageGone             a message to edit (a live scoreboard) no longer exists
 
 Third-party errors are translated where they enter the bot (``raise SourceError(...) from exc``),
 so the core never needs to know about aiohttp, discord.py or slack_sdk exceptions.
@@ -65,3 +66,7 @@ class TransientDeliveryError(DeliveryError):
 
 class PermanentDeliveryError(DeliveryError):
     """The channel is gone or the bot lost its permissions: retrying will not help."""
+
+
+class MessageGone(DeliveryError):
+    """A message to edit (a live scoreboard) was deleted or can no longer be edited."""

@@ -1,0 +1,158 @@
+"""The running bot: everything wired together, started and stopped as one.
+
+    source --(scheduler/poller)--> pipeline: detect -> format -> outbox --> dispatcher --> adapter
+                         admins' commands ---^
+
+``App`` is an async context manager: entering opens the store, brings the configured counts into
+it, opens the sources and adapters, and starts the scheduler and the dispatcher; leaving stops
+them in the reverse order. Nothing is announced twice across a restart: the pipeline compares
+each tally with the last one stored, and the outbox remembers what was sent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable, Mapping
+from contextlib import AsyncExitStack
+from dataclasses import replace
+from types import TracebackType
+from typing import Self
+
+from bot.adapter import Adapter
+from bot.clock import Clock, SystemClock
+from bot.commands import Commands
+from bot.config import Config
+from bot.dispatcher import Dispatcher
+from bot.model import CountStatus
+from bot.pipeline import Pipeline
+from bot.poller import Poller
+from bot.ratelimit import Sleep
+from bot.scheduler import Scheduler
+from bot.sources.base import Source
+from bot.sources.factory import build_source
+from bot.sources.health import SourceHealth
+from bot.store import Database
+from bot.store import counts as count_rows
+from bot.subscription import Platform
+
+AdapterFactory = Callable[[Commands], Adapter]
+
+
+class App:
+    def __init__(
+        self,
+        config: Config,
+        adapters: Mapping[Platform, AdapterFactory],
+        *,
+        clock: Clock | None = None,
+        sleep: Sleep = asyncio.sleep,
+        schema: str | None = None,
+        poll: bool = True,
+    ) -> None:
+        self.config = config
+        self.clock = clock or SystemClock()
+        self.sleep = sleep
+        self.db = Database(config.store_url, schema=schema)
+        self.scheduler = Scheduler()
+        self.sources: dict[str, Source] = {}
+        self.health: dict[str, SourceHealth] = {}
+        self.pollers: dict[str, Poller] = {}
+        self._factories = dict(adapters)
+        self._poll = poll
+        self._stack = AsyncExitStack()
+        self._dispatch_task: asyncio.Task[None] | None = None
+        alerts = tuple(c for c in config.admins.alerts if c.platform in adapters)
+        self.dispatcher: Dispatcher
+        self.pipeline = Pipeline(self.db, self.clock, alert_channels=alerts, on_queued=self._wake)
+        self.commands = Commands(
+            self.db,
+            self.pipeline,
+            config.admins,
+            self.clock,
+            health=self.health.get,
+            on_queued=self._wake,
+        )
+        self.adapters: dict[Platform, Adapter] = {}
+
+    def _wake(self, platforms: set[Platform]) -> None:
+        dispatcher = getattr(self, "dispatcher", None)
+        if dispatcher is not None:
+            dispatcher.wake(platforms)
+
+    async def __aenter__(self) -> Self:
+        try:
+            await self._stack.enter_async_context(self.db)
+            await self._sync_counts()
+            for platform, factory in self._factories.items():
+                self.adapters[platform] = await self._stack.enter_async_context(
+                    factory(self.commands)
+                )
+            self.dispatcher = Dispatcher(
+                self.db,
+                self.adapters,
+                self.clock,
+                sleep=self.sleep,
+                alert_channels=self.pipeline.alert_channels,
+            )
+            await self._open_sources()
+            self._dispatch_task = asyncio.create_task(self.dispatcher.run(), name="dispatcher")
+            if self._poll:
+                self.scheduler.start()
+                self._stack.callback(self.scheduler.shutdown)
+        except BaseException:
+            await self._stack.aclose()
+            raise
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._dispatch_task is not None:
+            self._dispatch_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._dispatch_task
+        await self._stack.aclose()
+
+    async def _sync_counts(self) -> None:
+        """Bring the configured counts into the store, keeping what the count itself changed."""
+        async with self.db.begin() as conn:
+            for cc in self.config.counts:
+                stored = await count_rows.get(conn, cc.count.id)
+                count = cc.count
+                if stored is not None:
+                    count = replace(count, status=stored.status, received=stored.received)
+                await count_rows.upsert(conn, count)
+
+    async def _open_sources(self) -> None:
+        async with self.db.connect() as conn:
+            stored = {c.id: c for c in await count_rows.all_counts(conn)}
+        for i, cc in enumerate(self.config.counts):
+            count = stored[cc.count.id]
+            source = build_source(
+                count,
+                cc.source,
+                clock=self.clock,
+                base_dir=self.config.base_dir,
+                where=f"{self.config.path}: counts[{i}].source",
+            )
+            self.sources[count.id] = await self._stack.enter_async_context(source)
+            health = SourceHealth(
+                self.clock,
+                max_failures=cc.stale_after_failures,
+                stale_after=cc.stale_after_seconds,
+            )
+            self.health[count.id] = health
+            poller = Poller(count.id, source, self.pipeline, health, sleep=self.sleep)
+            self.pollers[count.id] = poller
+            if self._poll and source.polled and count.status is not CountStatus.FINAL:
+                self.scheduler.add(count.id, cc.interval, poller.poll)
+
+    async def idle(self) -> None:
+        """Wait until every due delivery has been handled (for the demo and tests)."""
+        for platform in self.adapters:
+            while await self.dispatcher.drain(platform):
+                pass

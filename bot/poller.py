@@ -1,0 +1,87 @@
+"""Polling one count's source: fetch (retrying transient errors), then hand the tally on.
+
+A not-modified answer costs no store write. Failures are counted in the count's
+``SourceHealth``; the poll that makes the source stale, and the one that ends the stale spell,
+each queue one notice for the admins.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from enum import StrEnum
+
+from bot.adapter import Notice
+from bot.detect import NoChange, Rejected
+from bot.errors import SourceError, TransientSourceError
+from bot.pipeline import Pipeline
+from bot.ratelimit import Sleep
+from bot.retry import retry_after_hint, retry_transient
+from bot.sources.base import Source
+from bot.sources.health import SourceHealth
+
+
+class PollResult(StrEnum):
+    NOT_MODIFIED = "not_modified"
+    NO_CHANGE = "no_change"
+    ACCEPTED = "accepted"
+    REJECTED = "rejected"
+    FAILED = "failed"
+
+
+class Poller:
+    def __init__(
+        self,
+        count_id: str,
+        source: Source,
+        pipeline: Pipeline,
+        health: SourceHealth,
+        *,
+        sleep: Sleep = asyncio.sleep,
+        attempts: int = 3,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.count_id = count_id
+        self.source = source
+        self.pipeline = pipeline
+        self.health = health
+        self.sleep = sleep
+        self.attempts = attempts
+        self.rng = rng
+
+    async def poll(self) -> PollResult:
+        try:
+            tally = await retry_transient(
+                self.source.fetch,
+                attempts=self.attempts,
+                sleep=self.sleep,
+                is_transient=lambda exc: isinstance(exc, TransientSourceError),
+                retry_after=retry_after_hint,
+                rng=self.rng,
+            )
+        except SourceError as exc:
+            if self.health.record_failure(exc):
+                await self.pipeline.alert(
+                    Notice(
+                        f"Source {self.source.name} for {self.count_id} is stale: "
+                        f"{self.health.consecutive_failures} failed polls; last error: {exc}",
+                        self.count_id,
+                    )
+                )
+            return PollResult.FAILED
+        changed = False
+        result = PollResult.NOT_MODIFIED
+        if tally is not None:
+            ingested = await self.pipeline.ingest(tally)
+            changed = ingested.accepted
+            if isinstance(ingested.detection, NoChange):
+                result = PollResult.NO_CHANGE
+            elif isinstance(ingested.detection, Rejected):
+                result = PollResult.REJECTED
+            else:
+                result = PollResult.ACCEPTED
+        if self.health.record_success(changed):
+            await self.pipeline.alert(
+                Notice(f"Source {self.source.name} for {self.count_id} is back.", self.count_id)
+            )
+        return result

@@ -1,0 +1,55 @@
+"""``tallybot record``: poll one count's source and append every accepted tally to a timeline.
+
+The timeline replays with ``tallybot replay`` (or a ``replay`` source) for rehearsals.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from bot.clock import Clock, SystemClock
+from bot.config import Config
+from bot.detect import Accepted, detect
+from bot.errors import ConfigError, SourceError
+from bot.model import Tally
+from bot.ratelimit import Sleep
+from bot.sources.factory import build_source
+from bot.sources.record import Recorder
+
+
+async def record_count(
+    cfg: Config,
+    count_id: str,
+    out: Path,
+    *,
+    clock: Clock | None = None,
+    sleep: Sleep = asyncio.sleep,
+    polls: int | None = None,
+) -> int:
+    """Poll ``count_id`` each interval (``polls`` times, or until cancelled); return lines added."""
+    cc = cfg.count(count_id)
+    if cc is None:
+        raise ConfigError(f"{cfg.path}: no count {count_id!r}")
+    clock = clock or SystemClock()
+    source = build_source(
+        cc.count, cc.source, clock=clock, base_dir=cfg.base_dir, where=f"{cfg.path}: {count_id}"
+    )
+    written = 0
+    last: Tally | None = None
+    async with source, Recorder(out) as recorder:
+        n = 0
+        while polls is None or n < polls:
+            n += 1
+            try:
+                tally = await source.fetch()
+            except SourceError as exc:
+                print(f"tallybot record: {exc}")
+                tally = None
+            if tally is not None and isinstance(detect(cc.count, last, tally), Accepted):
+                await recorder.record(tally)
+                last = tally
+                written += 1
+            if polls is None or n < polls:
+                await sleep(cc.interval)
+    return written

@@ -1,0 +1,37 @@
+"""Fixtures for the running bot: a real SQLite store file, a fake clock, a recording adapter."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from bot.adapter import RecordingAdapter
+from bot.clock import FakeClock
+from bot.store import Database
+from bot.store import counts as count_rows
+from tests.helpers import bessemer
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def store_file(tmp_path: Path) -> str:
+    return f"sqlite+aiosqlite:///{tmp_path / 'var' / 'tallybot.sqlite3'}"
+
+
+@pytest.fixture
+async def sqlite_db(store_file: str) -> AsyncIterator[Database]:
+    async with Database(store_file) as db:
+        async with db.begin() as conn:
+            await count_rows.upsert(conn, bessemer())
+        yield db
+
+
+@pytest.fixture
+def recorder() -> RecordingAdapter:
+    return RecordingAdapter()

@@ -1,0 +1,125 @@
+"""Commands as a user types them: clear one-line errors, admin checks, audit."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.clock import FakeClock
+from bot.commands import Commands, Request
+from bot.config import Admins
+from bot.pipeline import Pipeline
+from bot.store import Database
+from bot.store import audit as audit_rows
+from bot.store import subscriptions as sub_rows
+from bot.store import tallies as tally_rows
+from bot.subscription import ChannelRef, Mode, Platform
+
+CHAN = ChannelRef(Platform.DISCORD, "g1", "c1")
+ADMINS = Admins(discord_users=frozenset({"42"}), discord_roles=frozenset({"Count admin"}))
+
+
+def commands(db: Database, clock: FakeClock) -> Commands:
+    return Commands(db, Pipeline(db, clock), ADMINS, clock)
+
+
+def admin(text: str) -> Request:
+    return Request(CHAN, "42", "ana", text)
+
+
+def user(text: str, **kw: object) -> Request:
+    return Request(CHAN, "7", "bo", text, **kw)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("subscribe bessemer", "unknown count 'bessemer'; did you mean bessemer-2021?"),
+        ("subscribe bessemer-2021 loud", "unknown mode 'loud'"),
+        ("frobnicate", "unknown command 'frobnicate'"),
+        (
+            "update bessemer-2021 maybe=3",
+            "unknown choice 'maybe' for bessemer-2021; use one of: yes, no",
+        ),
+        ("update bessemer-2021 no=lots", "no=lots: not a whole number"),
+        ("update bessemer-2021 no=-5", "no=-5: figures cannot be negative"),
+        ("update bessemer-2021", "no figures given; usage: update <count>"),
+        ("update bessemer-2021 no", "'no' is not a figure: write name=number"),
+        ("history", "which count? usage: history <count>"),
+        ("unsubscribe bessemer-2021", "this channel is not subscribed to bessemer-2021"),
+    ],
+)
+async def test_bad_input_gets_a_clear_error(
+    sqlite_db: Database, clock: FakeClock, text: str, words: str
+) -> None:
+    reply = await commands(sqlite_db, clock).handle(admin(text))
+    assert not reply.ok
+    assert words in reply.text
+    assert "\n" not in reply.text
+
+
+async def test_update_then_decrease_needs_correct(sqlite_db: Database, clock: FakeClock) -> None:
+    c = commands(sqlite_db, clock)
+    ok = await c.handle(admin("update bessemer-2021 yes=463 no=1,100 challenged=505 received=3215"))
+    assert ok.ok and ok.text.startswith("Accepted update #1 for bessemer-2021")
+    lower = await c.handle(admin("update bessemer-2021 no=1090"))
+    assert not lower.ok
+    assert lower.text == (
+        "Rejected: figures went down (no 1,100 -> 1,090); send them as a correction if they are "
+        "right (to fix earlier figures: correct bessemer-2021 ...)"
+    )
+    fixed = await c.handle(admin("correct bessemer-2021 no=1090"))
+    assert fixed.ok and fixed.message is not None
+    assert fixed.message.headline.startswith("Correction:")
+    same = await c.handle(admin("update bessemer-2021 no=1090"))
+    assert same.text == "No change: bessemer-2021 already shows those figures."
+    async with sqlite_db.connect() as conn:
+        last = await tally_rows.last(conn, "bessemer-2021")
+    assert last is not None
+    assert dict(last.votes) == {"yes": 463, "no": 1090}
+    assert (last.challenged, last.received, last.source) == (505, 3215, "admin ana")
+
+
+async def test_non_admin_is_refused_and_audited(sqlite_db: Database, clock: FakeClock) -> None:
+    reply = await commands(sqlite_db, clock).handle(user("final bessemer-2021"))
+    assert not reply.ok
+    assert "only admins can final" in reply.text
+    async with sqlite_db.connect() as conn:
+        entries = await audit_rows.recent(conn)
+        assert await tally_rows.last(conn, "bessemer-2021") is None
+    assert [(e.action, e.allowed, e.detail) for e in entries] == [
+        ("final", False, "refused: not an admin")
+    ]
+
+
+async def test_role_and_platform_admins_may(sqlite_db: Database, clock: FakeClock) -> None:
+    c = commands(sqlite_db, clock)
+    by_role = await c.handle(user("update bessemer-2021 no=5", roles=frozenset({"Count admin"})))
+    assert by_role.ok, by_role.text
+    by_permission = await c.handle(user("pause bessemer-2021", platform_admin=True))
+    assert by_permission.ok, by_permission.text
+
+
+async def test_subscribe_list_status_history(sqlite_db: Database, clock: FakeClock) -> None:
+    c = commands(sqlite_db, clock)
+    sub = await c.handle(user("subscribe bessemer-2021 live"))
+    assert (
+        sub.text
+        == "Subscribed this channel to bessemer-2021: a live scoreboard plus significant events."
+    )
+    again = await c.handle(user("subscribe bessemer-2021"))
+    assert again.text.startswith("Updated the subscription")
+    async with sqlite_db.connect() as conn:
+        (s,) = await sub_rows.for_channel(conn, CHAN)
+    assert s.mode is Mode.EVENTS
+    listed = await c.handle(user("list"))
+    assert (
+        "bessemer-2021: Amazon BHM1 union election, Bessemer AL [counting] — subscribed (events)"
+        in listed.text
+    )
+    assert (await c.handle(user("status"))).text.endswith("no figures yet.")
+    await c.handle(admin("update bessemer-2021 yes=463 no=1100"))
+    status = await c.handle(user("status"))
+    assert status.message is not None
+    assert status.message.headline == "No union leads by 637"
+    history = await c.handle(user("history bessemer-2021"))
+    assert "#1 8 Apr 2021 12:00 UTC yes=463 no=1100" in history.text

@@ -1,0 +1,42 @@
+"""The demo shows the Bessemer count unfolding: right margins, the clinch once, the final."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+from adapters.console import ConsoleAdapter
+from bot import config as config_mod
+from bot.cli import demo_config_path, main, play, replay_config
+from bot.clock import FakeClock
+
+
+async def test_demo_replays_bessemer(tmp_path: Path) -> None:
+    clock = FakeClock()
+
+    async def advance(seconds: float) -> None:
+        clock.advance(seconds)
+
+    out = io.StringIO()
+    cfg = replay_config(config_mod.load(demo_config_path()), tmp_path, speed=1.0)
+    await play(cfg, ConsoleAdapter(out=out, rich=False), clock=clock, sleep=advance)
+    text = out.getvalue()
+    assert "Count paused: No union leads by 637" in text
+    assert "1,563 of 3,215 ballots counted (48.6%)" in text
+    assert "A side needs 1,608 to clinch." in text
+    assert text.count("No union has clinched a majority (unofficial)") == 1
+    assert text.index("clinched a majority") > text.index("Count resumed")
+    assert "Final tally: No union wins, 1,798 to 738" in text
+    assert "The 505 challenged ballots cannot change the result." in text
+    assert text.count("update #") == 12  # every change, once
+
+
+def test_check_config_names_file_key_and_problem(tmp_path: Path, capsys: object) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text(
+        '[[counts]]\nid = "x"\ntitle = "X"\nrule = "majority"\nintervall = 5\n'
+        'choices = [{id="a"},{id="b"}]\n'
+    )
+    assert main(["check-config", str(bad)]) == 2
+    err = capsys.readouterr().err  # type: ignore[attr-defined]
+    assert f"{bad}: counts[0].intervall: unknown key (did you mean 'interval'?)" in err

@@ -1,0 +1,179 @@
+"""The dispatcher: deliver once, in order, coalesced; retry transient, disable permanent."""
+
+from __future__ import annotations
+
+from bot.adapter import Notice, RecordingAdapter
+from bot.clock import FakeClock
+from bot.dispatcher import Dispatcher, coalesce
+from bot.message import Message
+from bot.pipeline import Pipeline
+from bot.store import Database
+from bot.store import outbox
+from bot.store import subscriptions as sub_rows
+from bot.store.outbox import DeliveryStatus
+from bot.subscription import ChannelRef, Mode, Platform
+from tests.helpers import tally
+
+CHAN = ChannelRef(Platform.CONSOLE, "local", "c1")
+OTHER = ChannelRef(Platform.CONSOLE, "local", "c2")
+ADMIN = ChannelRef(Platform.CONSOLE, "local", "admins")
+
+
+async def fake_sleep(seconds: float) -> None:
+    return None
+
+
+async def setup(
+    db: Database, clock: FakeClock, modes: dict[ChannelRef, Mode]
+) -> tuple[Pipeline, Dispatcher, RecordingAdapter]:
+    adapter = RecordingAdapter()
+    async with db.begin() as conn:
+        for channel, mode in modes.items():
+            await sub_rows.subscribe(conn, channel, "bessemer-2021", mode, by="t", at=clock.now())
+    dispatcher = Dispatcher(
+        db, {Platform.CONSOLE: adapter}, clock, sleep=fake_sleep, alert_channels=[ADMIN]
+    )
+    return Pipeline(db, clock, alert_channels=[ADMIN]), dispatcher, adapter
+
+
+def headlines(adapter: RecordingAdapter, channel: ChannelRef) -> list[str]:
+    out = []
+    for m in adapter.messages(channel):
+        out.append(m.headline if isinstance(m, Message) else f"[notice] {m.text}")
+    return out
+
+
+async def test_each_message_is_sent_once(sqlite_db: Database, clock: FakeClock) -> None:
+    pipeline, dispatcher, adapter = await setup(
+        sqlite_db, clock, {CHAN: Mode.ALL, OTHER: Mode.EVENTS}
+    )
+    await pipeline.ingest(tally(84, 201))
+    await dispatcher.drain(Platform.CONSOLE)
+    await pipeline.ingest(tally(90, 210))
+    await dispatcher.drain(Platform.CONSOLE)
+    assert await dispatcher.drain(Platform.CONSOLE) == 0
+    assert headlines(adapter, CHAN) == [
+        "First results: No union leads by 117",
+        "No union leads by 120",
+    ]
+    assert headlines(adapter, OTHER) == ["First results: No union leads by 117"]
+    async with sqlite_db.connect() as conn:
+        assert await outbox.depth(conn, Platform.CONSOLE) == 0
+
+
+async def test_a_channel_behind_gets_the_latest_state_and_every_significant_event(
+    sqlite_db: Database, clock: FakeClock
+) -> None:
+    pipeline, dispatcher, adapter = await setup(sqlite_db, clock, {CHAN: Mode.ALL})
+    for figures in [(84, 201), (90, 210), (95, 230), (310, 720), (320, 730), (330, 745)]:
+        await pipeline.ingest(tally(*figures))
+    await dispatcher.drain(Platform.CONSOLE)
+    assert headlines(adapter, CHAN) == [
+        "First results: No union leads by 117",
+        "A quarter of the ballots counted: No union leads by 410",
+        "No union leads by 415",
+    ]
+    assert dispatcher.stats.superseded == 3
+
+
+async def test_final_is_never_dropped() -> None:
+    # coalesce() only drops routine posts with a newer post behind them.
+    from datetime import UTC, datetime
+
+    from bot.store.outbox import Delivery, DeliveryAction
+
+    def d(i: int, significant: bool) -> Delivery:
+        return Delivery(
+            subscription_id=1, channel=CHAN, count_id="x", tally_seq=i, action=DeliveryAction.POST,
+            significant=significant, payload="{}", created_at=datetime(2021, 1, 1, tzinfo=UTC),
+            id=i, status=DeliveryStatus.PENDING, attempts=0,
+            next_attempt_at=datetime(2021, 1, 1, tzinfo=UTC),
+        )  # fmt: skip
+
+    send, drop = coalesce([d(1, False), d(2, True), d(3, False), d(4, True)])
+    assert [x.id for x in send] == [2, 4]
+    assert [x.id for x in drop] == [1, 3]
+
+
+async def test_transient_failure_is_retried_after_backoff(
+    sqlite_db: Database, clock: FakeClock
+) -> None:
+    pipeline, dispatcher, adapter = await setup(sqlite_db, clock, {CHAN: Mode.ALL})
+    adapter.transient_failures = 1
+    await pipeline.ingest(tally(84, 201))
+    await dispatcher.drain(Platform.CONSOLE)
+    assert adapter.messages(CHAN) == []
+    assert dispatcher.stats.retried == 1
+    clock.advance(300)
+    await dispatcher.drain(Platform.CONSOLE)
+    assert headlines(adapter, CHAN) == ["First results: No union leads by 117"]
+
+
+async def test_permanent_failure_disables_only_that_subscription(
+    sqlite_db: Database, clock: FakeClock
+) -> None:
+    pipeline, dispatcher, adapter = await setup(sqlite_db, clock, {CHAN: Mode.ALL, OTHER: Mode.ALL})
+    adapter.gone_channels.add(CHAN)
+    await pipeline.ingest(tally(84, 201))
+    await dispatcher.drain(Platform.CONSOLE)
+    await dispatcher.drain(Platform.CONSOLE)  # the admin notice queued by the failure
+    await pipeline.ingest(tally(90, 210))
+    await dispatcher.drain(Platform.CONSOLE)
+    assert len(headlines(adapter, OTHER)) == 2
+    notices = headlines(adapter, ADMIN)
+    assert len(notices) == 1
+    assert "stopped posting for bessemer-2021 in console:local/c1" in notices[0]
+    async with sqlite_db.connect() as conn:
+        subs = {
+            s.channel: s
+            for s in await sub_rows.for_count(conn, "bessemer-2021", enabled_only=False)
+        }
+        dead = await outbox.dead(conn)
+    assert not subs[CHAN].enabled and subs[OTHER].enabled
+    assert [d.channel for d in dead] == [CHAN]
+
+
+async def test_live_scoreboard_is_edited_in_place_and_reposted_when_gone(
+    sqlite_db: Database, clock: FakeClock
+) -> None:
+    pipeline, dispatcher, adapter = await setup(sqlite_db, clock, {CHAN: Mode.LIVE})
+    await pipeline.ingest(tally(84, 201))  # significant: scoreboard + a post
+    await dispatcher.drain(Platform.CONSOLE)
+    await pipeline.ingest(tally(90, 210))  # routine: the scoreboard only
+    await dispatcher.drain(Platform.CONSOLE)
+    board = adapter.posted[0]
+    assert len(adapter.posted) == 2
+    assert len(board.edits) == 1
+    adapter.deleted_messages.add(board.message_id)
+    await pipeline.ingest(tally(95, 230))
+    await dispatcher.drain(Platform.CONSOLE)
+    assert len(adapter.posted) == 3  # a new scoreboard
+    async with sqlite_db.connect() as conn:
+        (sub,) = await sub_rows.for_channel(conn, CHAN)
+    assert sub.live_message_id == adapter.posted[2].message_id
+
+
+async def test_a_crash_mid_send_does_not_double_a_post(
+    sqlite_db: Database, clock: FakeClock
+) -> None:
+    pipeline, dispatcher, adapter = await setup(sqlite_db, clock, {CHAN: Mode.ALL})
+    await pipeline.ingest(tally(84, 201))
+    async with sqlite_db.begin() as conn:
+        (item,) = await outbox.due(conn, Platform.CONSOLE, now=clock.now(), limit=10)
+        await outbox.mark_sending(conn, [item.id], at=clock.now())
+    # The post went out but the process died before recording it.
+    await adapter.post(CHAN, Message.from_json(item.payload), key=f"tb{item.id}")
+    restarted = Dispatcher(sqlite_db, {Platform.CONSOLE: adapter}, clock, sleep=fake_sleep)
+    assert await restarted.recover() == 1
+    await restarted.drain(Platform.CONSOLE)
+    assert len(adapter.messages(CHAN)) == 1
+    async with sqlite_db.connect() as conn:
+        done = await outbox.get(conn, item.id)
+    assert done is not None and done.status is DeliveryStatus.SENT
+
+
+async def test_alerts_are_delivered_as_notices(sqlite_db: Database, clock: FakeClock) -> None:
+    pipeline, dispatcher, adapter = await setup(sqlite_db, clock, {})
+    await pipeline.alert(Notice("source x is stale", "bessemer-2021"))
+    await dispatcher.drain(Platform.CONSOLE)
+    assert headlines(adapter, ADMIN) == ["[notice] source x is stale"]
