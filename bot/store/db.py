@@ -1,0 +1,169 @@
+"""The store's lifecycle and its transactions: :class:`Database`."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Iterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
+from types import TracebackType
+
+from sqlalchemy import exc as sa_exc
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from bot.errors import ConfigError, StoreError
+from bot.store import migrations
+from bot.store.engine import READ_ONLY, backend_of, ensure_schema, make_engine
+
+TURN_TIMEOUT_S = 30.0
+"""How long a SQLite transaction waits for its turn before :class:`StoreError`."""
+
+
+class Database:
+    """One store: opened with ``async with Database(url) as db:``, closed when the block ends.
+
+    Opening connects, creates the PostgreSQL ``schema`` if it is missing and applies any
+    missing migrations; closing disposes of every connection. Errors from the database driver
+    (cannot connect, constraint violated, locked, timed out) surface as :class:`StoreError`.
+
+    On SQLite every :meth:`begin` and :meth:`connect` block takes its turn on the one connection,
+    in arrival order, so concurrent tasks queue instead of failing with "database is locked".
+    A task must therefore not open a second block while it is inside one (pass ``conn`` on
+    instead); doing so raises :class:`StoreError` at once rather than waiting forever.
+    """
+
+    def __init__(self, url: str, *, schema: str | None = None) -> None:
+        """Check ``url`` and ``schema`` (:class:`~bot.errors.ConfigError`); connects nothing."""
+        self._url = url
+        self._schema = schema
+        self._dialect = backend_of(url)
+        if schema is not None and self._dialect != "postgresql":
+            raise ConfigError("a store schema is only supported on PostgreSQL")
+        self._engine: AsyncEngine | None = None
+        self._reader: AsyncEngine | None = None
+        self._serial = asyncio.Lock() if self._dialect == "sqlite" else None
+        self._holder: asyncio.Task[object] | None = None
+
+    @property
+    def dialect_name(self) -> str:
+        """``"sqlite"`` or ``"postgresql"``."""
+        return self._dialect
+
+    @property
+    def schema(self) -> str | None:
+        """The PostgreSQL schema the tables live in, if one was given."""
+        return self._schema
+
+    async def __aenter__(self) -> Database:
+        """Connect and migrate; on failure nothing stays open and :class:`StoreError` is raised."""
+        if self._engine is not None:
+            raise RuntimeError("this Database is already open")
+        engine = make_engine(self._url, schema=self._schema)
+        try:
+            with _translated("opening the store", connecting=True):
+                if self._schema is not None:
+                    await ensure_schema(engine, self._schema)
+                await migrations.upgrade(engine)
+        except BaseException:
+            await engine.dispose()
+            raise
+        self._engine = engine
+        self._reader = engine.execution_options(**_reader_options(self._dialect))
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        """Close every connection. Safe to call on a store that failed to open."""
+        engine, self._engine, self._reader = self._engine, None, None
+        if engine is not None:
+            await engine.dispose()
+
+    def begin(self) -> AbstractAsyncContextManager[AsyncConnection]:
+        """A connection inside a transaction: committed if the block succeeds, else rolled back.
+
+        Exceptions raised by the block propagate unchanged, except driver errors, which become
+        :class:`StoreError` (the transaction is rolled back either way).
+        """
+        return self._session(self._open()[0], "a store transaction", commit=True)
+
+    def connect(self) -> AbstractAsyncContextManager[AsyncConnection]:
+        """A connection for reading: every statement in the block sees the same snapshot of the
+        store (SQLite: one transaction; PostgreSQL: REPEATABLE READ) and nothing is committed."""
+        return self._session(self._open()[1], "reading the store", commit=False)
+
+    def _open(self) -> tuple[AsyncEngine, AsyncEngine]:
+        if self._engine is None or self._reader is None:
+            raise RuntimeError("the Database is not open: use `async with Database(url) as db:`")
+        return self._engine, self._reader
+
+    @asynccontextmanager
+    async def _session(
+        self, engine: AsyncEngine, what: str, *, commit: bool
+    ) -> AsyncIterator[AsyncConnection]:
+        async with self._turn():
+            conn = engine.connect()
+            with _translated(what, connecting=True):
+                await conn.start()
+            try:
+                with _translated(what):
+                    if commit:
+                        async with conn.begin():
+                            yield conn
+                    else:  # the first statement begins a transaction; close() rolls it back
+                        yield conn
+            finally:
+                with _translated(what):
+                    await conn.close()
+
+    @asynccontextmanager
+    async def _turn(self) -> AsyncIterator[None]:
+        """On SQLite, wait (in arrival order) until no other task is using the store."""
+        if self._serial is None:
+            yield
+            return
+        me = asyncio.current_task()
+        if me is not None and me is self._holder:
+            raise StoreError(
+                "this task is already inside a SQLite store transaction: pass its `conn` on "
+                "instead of opening another (it would wait for itself forever)"
+            )
+        try:
+            async with asyncio.timeout(TURN_TIMEOUT_S):
+                await self._serial.acquire()
+        except TimeoutError as exc:
+            raise StoreError(f"the store was busy for {TURN_TIMEOUT_S:g}s") from exc
+        self._holder = me
+        try:
+            yield
+        finally:
+            self._holder = None
+            self._serial.release()
+
+
+def _reader_options(dialect: str) -> dict[str, object]:
+    options: dict[str, object] = {READ_ONLY: True}
+    if dialect == "postgresql":  # a read-only transaction never fails to serialize
+        options["isolation_level"] = "REPEATABLE READ"
+    return options
+
+
+@contextmanager
+def _translated(what: str, *, connecting: bool = False) -> Iterator[None]:
+    """Turn driver and pool errors into :class:`StoreError`; let everything else through.
+
+    ``connecting``: also translate :class:`OSError`, which asyncpg raises unwrapped when it cannot
+    reach the server (an ``OSError`` from the caller's own code in a transaction is left alone).
+    """
+    try:
+        yield
+    except sa_exc.DBAPIError as exc:
+        raise StoreError(f"{what} failed: {exc.orig}") from exc
+    except sa_exc.TimeoutError as exc:
+        raise StoreError(f"{what} failed: no database connection was free") from exc
+    except OSError as exc:
+        if not connecting:
+            raise
+        raise StoreError(f"{what} failed: cannot reach the database: {exc}") from exc

@@ -1,0 +1,108 @@
+"""How the store connects to each database: one engine per URL, set up for its dialect."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import URL, Connection, event, make_url, text
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.pool import StaticPool
+
+from bot.errors import ConfigError
+
+BUSY_TIMEOUT_MS = 10_000
+"""How long SQLite waits for another process's write lock before giving up."""
+CONNECT_TIMEOUT_S = 10.0
+"""How long PostgreSQL connection attempts may take."""
+READ_ONLY = "tallybot_read_only"
+"""Execution option marking an engine or connection that only reads (SQLite: plain ``BEGIN``)."""
+
+DIALECTS = ("sqlite", "postgresql")
+
+
+def backend_of(url: str | URL) -> str:
+    """The dialect name of ``url`` (``sqlite`` or ``postgresql``), or :class:`ConfigError`."""
+    backend = make_url(url).get_backend_name()
+    if backend not in DIALECTS:
+        raise ConfigError(
+            f"unsupported store URL {make_url(url)!r}: use "
+            "sqlite+aiosqlite:///path/to/file.sqlite3 or postgresql+asyncpg://user@host:5432/db"
+        )
+    return backend
+
+
+def is_memory(url: str | URL) -> bool:
+    """Whether ``url`` names a private in-memory SQLite database."""
+    u = make_url(url)
+    return u.get_backend_name() == "sqlite" and u.database in (None, "", ":memory:")
+
+
+def make_engine(url: str | URL, *, schema: str | None = None) -> AsyncEngine:
+    """An engine for ``url``, set up as the store needs it.
+
+    SQLite file: the parent directory is created; WAL, foreign keys and a busy timeout are enabled
+    on every connection; the pool holds one connection; SQLAlchemy (not the driver) emits
+    ``BEGIN``: ``BEGIN IMMEDIATE`` for transactions that may write, so that writers from other
+    processes queue on the busy timeout instead of failing with "database is locked".
+    SQLite ``:memory:``: one shared connection (``StaticPool``), so every connection sees the same
+    database. PostgreSQL: with ``schema``, every connection's ``search_path`` is that schema only,
+    so all tables live there (see :func:`ensure_schema`).
+    """
+    u = make_url(url)
+    backend = backend_of(u)
+    if schema is not None and backend != "postgresql":
+        raise ConfigError("a store schema is only supported on PostgreSQL")
+    if backend == "sqlite":
+        return _sqlite_engine(u)
+    return _postgres_engine(u, schema)
+
+
+def _sqlite_engine(url: URL) -> AsyncEngine:
+    memory = is_memory(url)
+    if memory:
+        engine = create_async_engine(url, poolclass=StaticPool)
+    else:
+        assert url.database is not None
+        if not url.database.startswith("file:"):
+            Path(url.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+        engine = create_async_engine(url, pool_size=1, max_overflow=0)
+
+    @event.listens_for(engine.sync_engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        # Stop the driver from issuing BEGIN itself (it skips it before SELECT and DDL);
+        # _on_begin below issues it instead.
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        try:
+            cursor.execute("PRAGMA foreign_keys = ON")
+            cursor.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            if not memory:
+                cursor.execute("PRAGMA journal_mode = WAL")
+        finally:
+            cursor.close()
+
+    @event.listens_for(engine.sync_engine, "begin")
+    def _on_begin(conn: Connection) -> None:
+        read_only = conn.get_execution_options().get(READ_ONLY, False)
+        conn.exec_driver_sql("BEGIN" if read_only else "BEGIN IMMEDIATE")
+
+    return engine
+
+
+def _postgres_engine(url: URL, schema: str | None) -> AsyncEngine:
+    connect_args: dict[str, Any] = {"timeout": CONNECT_TIMEOUT_S}
+    if schema is not None:
+        connect_args["server_settings"] = {"search_path": quote_identifier(schema)}
+    return create_async_engine(url, pool_pre_ping=True, connect_args=connect_args)
+
+
+async def ensure_schema(engine: AsyncEngine, schema: str) -> None:
+    """Create the PostgreSQL schema ``schema`` unless it exists."""
+    async with engine.begin() as conn:
+        await conn.execute(text(f"CREATE SCHEMA IF NOT EXISTS {quote_identifier(schema)}"))
+
+
+def quote_identifier(name: str) -> str:
+    """``name`` as a quoted SQL identifier, e.g. ``t_1`` -> ``"t_1"`` (safe for any text)."""
+    return '"' + name.replace('"', '""') + '"'

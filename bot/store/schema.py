@@ -1,0 +1,154 @@
+"""The tables, as the latest migration leaves them (``tests/test_store.py`` checks they agree).
+
+Changing a table here is not enough: add a migration in :mod:`bot.store.migrations` that makes
+the same change to existing databases.
+
+Conventions: timestamps are :class:`~bot.store.types.UTCDateTime` (aware, UTC); vote maps, choice
+lists and raw tallies are JSON text; enum values are stored as their string values; there are no
+server-side defaults, every value is written by the code.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    Boolean,
+    Column,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+)
+
+from bot.store.types import Id, UTCDateTime
+
+NAMING = {
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+metadata = MetaData(naming_convention=NAMING)
+
+SLUG = String(64)
+"""A count id (``Count.id`` is a slug of at most 64 characters)."""
+WORD = String(32)
+"""An enum value or a choice id."""
+
+schema_version = Table(
+    "schema_version",
+    metadata,
+    Column("version", Integer, primary_key=True, autoincrement=False),
+    Column("name", Text, nullable=False),
+    Column("applied_at", UTCDateTime, nullable=False),
+)
+"""One row per applied migration; the highest ``version`` is the schema's version."""
+
+counts = Table(
+    "counts",
+    metadata,
+    Column("id", SLUG, primary_key=True),
+    Column("title", Text, nullable=False),
+    Column("choices", Text, nullable=False),  # JSON: [[id, label], ...] in display order
+    Column("rule_kind", WORD, nullable=False),
+    Column("tie_holder", WORD, nullable=True),
+    Column("threshold", WORD, nullable=True),  # "2/3"
+    Column("eligible", Integer, nullable=True),
+    Column("received", Integer, nullable=True),
+    Column("status", WORD, nullable=False),
+)
+
+tallies = Table(
+    "tallies",
+    metadata,
+    Column("id", Id, primary_key=True, autoincrement=True),
+    Column("count_id", SLUG, ForeignKey("counts.id"), nullable=False),
+    Column("seq", Integer, nullable=False),
+    Column("votes", Text, nullable=False),  # JSON: {choice_id: votes}
+    Column("observed_at", UTCDateTime, nullable=False),
+    Column("source", Text, nullable=False),
+    Column("void", Integer, nullable=False),
+    Column("challenged", Integer, nullable=False),
+    Column("received", Integer, nullable=True),
+    Column("state", WORD, nullable=False),
+    Column("correction", Boolean, nullable=False),
+    UniqueConstraint("count_id", "seq"),
+)
+"""Accepted tallies, the history of each count; ``seq`` runs 1, 2, 3... per count."""
+
+rejected_tallies = Table(
+    "rejected_tallies",
+    metadata,
+    Column("id", Id, primary_key=True, autoincrement=True),
+    Column("count_id", SLUG, nullable=False),  # no foreign key: the count may be unknown
+    Column("tally", Text, nullable=False),  # JSON: the whole tally as received
+    Column("reason", String(64), nullable=False),
+    Column("detail", Text, nullable=False),
+    Column("at", UTCDateTime, nullable=False),
+    Index(None, "count_id", "id"),
+)
+
+subscriptions = Table(
+    "subscriptions",
+    metadata,
+    Column("id", Id, primary_key=True, autoincrement=True),
+    Column("platform", WORD, nullable=False),
+    Column("workspace", String(128), nullable=False),
+    Column("channel", String(128), nullable=False),
+    Column("count_id", SLUG, ForeignKey("counts.id"), nullable=False),
+    Column("mode", WORD, nullable=False),
+    Column("enabled", Boolean, nullable=False),
+    Column("disabled_reason", Text, nullable=True),
+    Column("created_by", Text, nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("live_message_id", Text, nullable=True),
+    UniqueConstraint("platform", "workspace", "channel", "count_id"),
+    Index(None, "count_id"),
+)
+
+audit_log = Table(
+    "audit_log",
+    metadata,
+    Column("id", Id, primary_key=True, autoincrement=True),
+    Column("at", UTCDateTime, nullable=False),
+    Column("actor", Text, nullable=False),
+    Column("action", String(64), nullable=False),
+    Column("count_id", SLUG, nullable=True),  # no foreign key: audit outlives what it names
+    Column("old", Text, nullable=True),
+    Column("new", Text, nullable=True),
+    Column("allowed", Boolean, nullable=False),
+    Column("detail", Text, nullable=False),
+    Index(None, "count_id", "id"),
+)
+
+outbox = Table(
+    "outbox",
+    metadata,
+    Column("id", Id, primary_key=True, autoincrement=True),
+    # No foreign key: a delivery carries its own channel and outlives its subscription.
+    # NULL for deliveries that belong to no subscription (alerts to an admin channel).
+    Column("subscription_id", Id, nullable=True),
+    Column("platform", WORD, nullable=False),
+    Column("workspace", String(128), nullable=False),
+    Column("channel", String(128), nullable=False),
+    Column("count_id", SLUG, nullable=False),
+    Column("tally_seq", Integer, nullable=True),
+    Column("action", WORD, nullable=False),
+    Column("significant", Boolean, nullable=False),
+    Column("payload", Text, nullable=False),  # JSON text, as given
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("status", WORD, nullable=False),
+    Column("attempts", Integer, nullable=False),
+    Column("next_attempt_at", UTCDateTime, nullable=False),
+    Column("sending_at", UTCDateTime, nullable=True),
+    Column("sent_at", UTCDateTime, nullable=True),
+    Column("last_error", Text, nullable=True),
+    Column("platform_message_id", Text, nullable=True),  # migration 2
+    Index(None, "platform", "status", "id"),  # migration 2
+    Index(None, "subscription_id", "status"),
+)
+"""The delivery queue: one row per message to post or edit, worked through by status."""

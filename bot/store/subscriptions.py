@@ -1,0 +1,141 @@
+"""Subscriptions: which channel gets updates for which count, and how."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import ColumnElement, Row, delete, select, update
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from bot.store import outbox
+from bot.store.schema import subscriptions
+from bot.store.statements import insert_for, require_changed
+from bot.subscription import ChannelRef, Mode, Platform, Subscription
+
+_t = subscriptions.c
+
+
+def _subscription(row: Row[Any]) -> Subscription:
+    return Subscription(
+        id=row.id,
+        channel=ChannelRef(Platform(row.platform), row.workspace, row.channel),
+        count_id=row.count_id,
+        mode=Mode(row.mode),
+        created_by=row.created_by,
+        created_at=row.created_at,
+        enabled=row.enabled,
+        disabled_reason=row.disabled_reason,
+        live_message_id=row.live_message_id,
+    )
+
+
+def _channel_is(channel: ChannelRef) -> list[ColumnElement[bool]]:
+    return [
+        _t.platform == str(channel.platform),
+        _t.workspace == channel.workspace,
+        _t.channel == channel.channel,
+    ]
+
+
+async def subscribe(
+    conn: AsyncConnection,
+    channel: ChannelRef,
+    count_id: str,
+    mode: Mode,
+    *,
+    by: str,
+    at: datetime,
+) -> tuple[Subscription, bool]:
+    """Subscribe ``channel`` to the count in ``mode``; returns the subscription and whether it
+    is new.
+
+    If the channel is already subscribed to the count, that subscription gets ``mode`` and is
+    enabled again (its creator, creation time and live message are kept). Safe against a
+    concurrent subscribe of the same channel and count. The count must be in the store (else
+    the transaction fails with :class:`StoreError`).
+    """
+    inserted = (
+        await conn.execute(
+            insert_for(conn, subscriptions)
+            .values(
+                platform=str(channel.platform),
+                workspace=channel.workspace,
+                channel=channel.channel,
+                count_id=count_id,
+                mode=str(mode),
+                enabled=True,
+                disabled_reason=None,
+                created_by=by,
+                created_at=at,
+                live_message_id=None,
+            )
+            .on_conflict_do_nothing(
+                index_elements=[_t.platform, _t.workspace, _t.channel, _t.count_id]
+            )
+            .returning(*subscriptions.c)
+        )
+    ).first()
+    if inserted is not None:
+        return _subscription(inserted), True
+    updated = (
+        await conn.execute(
+            update(subscriptions)
+            .where(*_channel_is(channel), _t.count_id == count_id)
+            .values(mode=str(mode), enabled=True, disabled_reason=None)
+            .returning(*subscriptions.c)
+        )
+    ).one()
+    return _subscription(updated), False
+
+
+async def unsubscribe(conn: AsyncConnection, channel: ChannelRef, count_id: str) -> bool:
+    """Remove the channel's subscription to the count; returns whether there was one.
+
+    Its PENDING deliveries are superseded, so nothing more is posted for it.
+    """
+    sub_id = await conn.scalar(
+        delete(subscriptions).where(*_channel_is(channel), _t.count_id == count_id).returning(_t.id)
+    )
+    if sub_id is None:
+        return False
+    await outbox.supersede_for_subscription(conn, int(sub_id))
+    return True
+
+
+async def get(conn: AsyncConnection, sub_id: int) -> Subscription | None:
+    """The subscription with id ``sub_id``, or ``None``."""
+    row = (await conn.execute(select(subscriptions).where(_t.id == sub_id))).first()
+    return None if row is None else _subscription(row)
+
+
+async def for_count(
+    conn: AsyncConnection, count_id: str, *, enabled_only: bool = True
+) -> list[Subscription]:
+    """The count's subscriptions (only the enabled ones unless ``enabled_only=False``), by id."""
+    stmt = select(subscriptions).where(_t.count_id == count_id).order_by(_t.id)
+    if enabled_only:
+        stmt = stmt.where(_t.enabled.is_(True))
+    return [_subscription(row) for row in await conn.execute(stmt)]
+
+
+async def for_channel(conn: AsyncConnection, channel: ChannelRef) -> list[Subscription]:
+    """Every subscription of ``channel``, enabled or not, by id."""
+    stmt = select(subscriptions).where(*_channel_is(channel)).order_by(_t.id)
+    return [_subscription(row) for row in await conn.execute(stmt)]
+
+
+async def disable(conn: AsyncConnection, sub_id: int, reason: str) -> None:
+    """Stop the subscription (kept, with ``reason``); :class:`StoreError` if there is none."""
+    result = await conn.execute(
+        update(subscriptions).where(_t.id == sub_id).values(enabled=False, disabled_reason=reason)
+    )
+    require_changed(result, f"subscription {sub_id}")
+
+
+async def set_live_message(conn: AsyncConnection, sub_id: int, message_id: str | None) -> None:
+    """Remember (or with ``None`` forget) the subscription's live scoreboard message."""
+    result = await conn.execute(
+        update(subscriptions).where(_t.id == sub_id).values(live_message_id=message_id)
+    )
+    require_changed(result, f"subscription {sub_id}")

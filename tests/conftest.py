@@ -1,0 +1,82 @@
+"""Shared fixtures. The store ones give each test a fresh database on every supported dialect."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import exc as sa_exc
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import create_async_engine
+from sqlalchemy.pool import NullPool
+
+from bot.store import Database
+from bot.store.engine import quote_identifier
+
+PG_URL = os.environ.get("TALLYBOT_PG_URL", "postgresql+asyncpg://postgres@127.0.0.1:5432/test")
+PG_UNREACHABLE = (
+    "PostgreSQL not reachable at 127.0.0.1:5432 (start it or set TALLYBOT_PG_URL); "
+    "set TALLYBOT_REQUIRE_PG=1 to make this a failure"
+)
+_pg_check: dict[str, str | None] = {}
+"""``{"error": None}`` once PostgreSQL answered, ``{"error": why}`` if it did not (checked once)."""
+
+
+async def _pg_execute(url: str, sql: str) -> None:
+    engine = create_async_engine(url, poolclass=NullPool, connect_args={"timeout": 5})
+    try:
+        async with engine.begin() as conn:
+            await conn.execute(text(sql))
+    finally:
+        await engine.dispose()
+
+
+async def _require_postgres() -> None:
+    """Skip the test when PostgreSQL is unreachable, or fail it if TALLYBOT_REQUIRE_PG=1."""
+    if "error" not in _pg_check:
+        try:
+            await _pg_execute(PG_URL, "SELECT 1")
+            _pg_check["error"] = None
+        except (OSError, sa_exc.DBAPIError) as exc:
+            _pg_check["error"] = f"{type(exc).__name__}: {exc}"
+    error = _pg_check["error"]
+    if error is not None:
+        if os.environ.get("TALLYBOT_REQUIRE_PG") == "1":
+            pytest.fail(f"{PG_UNREACHABLE}\n{error}")
+        pytest.skip(PG_UNREACHABLE)
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+async def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A store URL: a SQLite file under ``tmp_path``, or the test PostgreSQL database.
+
+    On PostgreSQL, pair it with ``store_schema`` so the test gets tables of its own.
+    """
+    if request.param == "sqlite":
+        return f"sqlite+aiosqlite:///{tmp_path / 'store' / 'tallybot.sqlite3'}"
+    await _require_postgres()
+    return PG_URL
+
+
+@pytest.fixture
+async def store_schema(store_url: str) -> AsyncIterator[str | None]:
+    """A fresh, uniquely named PostgreSQL schema for this test (dropped, cascade, afterwards);
+    ``None`` on SQLite. ``Database(store_url, schema=store_schema)`` creates it."""
+    if not store_url.startswith("postgresql"):
+        yield None
+        return
+    name = f"test_{uuid.uuid4().hex[:16]}"
+    try:
+        yield name
+    finally:
+        await _pg_execute(store_url, f"DROP SCHEMA IF EXISTS {quote_identifier(name)} CASCADE")
+
+
+@pytest.fixture
+async def db(store_url: str, store_schema: str | None) -> AsyncIterator[Database]:
+    """An opened (migrated) store on ``store_url``, closed after the test."""
+    async with Database(store_url, schema=store_schema) as opened:
+        yield opened
