@@ -65,9 +65,7 @@ async def main(updates: int, channels: int) -> None:
             for i in range(1, updates + 1):
                 adapter.first_post.clear()
                 start = time.perf_counter()
-                await app.pipeline.ingest(
-                    Tally("bench", {"yes": i, "no": 2 * i}, T0, "bench")
-                )
+                await app.pipeline.ingest(Tally("bench", {"yes": i, "no": 2 * i}, T0, "bench"))
                 await asyncio.wait_for(adapter.first_post.wait(), timeout=10)
                 samples.append((adapter.at - start) * 1000)
                 await app.idle()

@@ -60,7 +60,8 @@ async def test_bad_input_gets_a_clear_error(
 async def test_update_then_decrease_needs_correct(sqlite_db: Database, clock: FakeClock) -> None:
     c = commands(sqlite_db, clock)
     ok = await c.handle(admin("update bessemer-2021 yes=463 no=1,100 challenged=505 received=3215"))
-    assert ok.ok and ok.text.startswith("Accepted update #1 for bessemer-2021")
+    assert ok.ok
+    assert ok.text.startswith("Accepted update #1 for bessemer-2021")
     lower = await c.handle(admin("update bessemer-2021 no=1090"))
     assert not lower.ok
     assert lower.text == (
@@ -68,7 +69,8 @@ async def test_update_then_decrease_needs_correct(sqlite_db: Database, clock: Fa
         "right (to fix earlier figures: correct bessemer-2021 ...)"
     )
     fixed = await c.handle(admin("correct bessemer-2021 no=1090"))
-    assert fixed.ok and fixed.message is not None
+    assert fixed.ok
+    assert fixed.message is not None
     assert fixed.message.headline.startswith("Correction:")
     same = await c.handle(admin("update bessemer-2021 no=1090"))
     assert same.text == "No change: bessemer-2021 already shows those figures."

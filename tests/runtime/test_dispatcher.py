@@ -7,8 +7,7 @@ from bot.clock import FakeClock
 from bot.dispatcher import Dispatcher, coalesce
 from bot.message import Message
 from bot.pipeline import Pipeline
-from bot.store import Database
-from bot.store import outbox
+from bot.store import Database, outbox
 from bot.store import subscriptions as sub_rows
 from bot.store.outbox import DeliveryStatus
 from bot.subscription import ChannelRef, Mode, Platform
@@ -129,7 +128,8 @@ async def test_permanent_failure_disables_only_that_subscription(
             for s in await sub_rows.for_count(conn, "bessemer-2021", enabled_only=False)
         }
         dead = await outbox.dead(conn)
-    assert not subs[CHAN].enabled and subs[OTHER].enabled
+    assert not subs[CHAN].enabled
+    assert subs[OTHER].enabled
     assert [d.channel for d in dead] == [CHAN]
 
 
@@ -156,7 +156,7 @@ async def test_live_scoreboard_is_edited_in_place_and_reposted_when_gone(
 async def test_a_crash_mid_send_does_not_double_a_post(
     sqlite_db: Database, clock: FakeClock
 ) -> None:
-    pipeline, dispatcher, adapter = await setup(sqlite_db, clock, {CHAN: Mode.ALL})
+    pipeline, _dispatcher, adapter = await setup(sqlite_db, clock, {CHAN: Mode.ALL})
     await pipeline.ingest(tally(84, 201))
     async with sqlite_db.begin() as conn:
         (item,) = await outbox.due(conn, Platform.CONSOLE, now=clock.now(), limit=10)
@@ -169,7 +169,8 @@ async def test_a_crash_mid_send_does_not_double_a_post(
     assert len(adapter.messages(CHAN)) == 1
     async with sqlite_db.connect() as conn:
         done = await outbox.get(conn, item.id)
-    assert done is not None and done.status is DeliveryStatus.SENT
+    assert done is not None
+    assert done.status is DeliveryStatus.SENT
 
 
 async def test_alerts_are_delivered_as_notices(sqlite_db: Database, clock: FakeClock) -> None:

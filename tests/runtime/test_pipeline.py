@@ -6,10 +6,9 @@ from bot.clock import FakeClock
 from bot.detect import Accepted, NoChange, Rejected, RejectReason
 from bot.model import TallyState
 from bot.pipeline import Pipeline
-from bot.store import Database
+from bot.store import Database, outbox
 from bot.store import audit as audit_rows
 from bot.store import counts as count_rows
-from bot.store import outbox
 from bot.store import subscriptions as sub_rows
 from bot.store import tallies as tally_rows
 from bot.store.outbox import DeliveryAction
@@ -46,7 +45,8 @@ async def test_significant_update_reaches_every_mode(sqlite_db: Database, clock:
     result = await pipeline.ingest(tally(84, 201))
     assert isinstance(result.detection, Accepted)
     assert result.tally.seq == 1
-    assert result.message is not None and result.message.significant  # first results
+    assert result.message is not None
+    assert result.message.significant
     assert await queued(sqlite_db) == sorted(
         [
             (str(DISCORD), "post"),
@@ -63,7 +63,8 @@ async def test_routine_update_only_for_all_and_live(sqlite_db: Database, clock: 
     await pipeline.ingest(tally(84, 201))
     await subscribe(sqlite_db, clock)
     result = await pipeline.ingest(tally(90, 210))
-    assert result.message is not None and not result.message.significant
+    assert result.message is not None
+    assert not result.message.significant
     assert await queued(sqlite_db) == sorted(
         [(str(CONSOLE), "post"), (str(SLACK_LIVE), "edit_live")]
     )
@@ -91,7 +92,8 @@ async def test_rejected_tally_is_stored_with_its_reason_and_admins_told(
         last = await tally_rows.last(conn, "bessemer-2021")
     assert [r.reason for r in rejected] == ["decrease"]
     assert "no 1,100 -> 1,090" in rejected[0].detail
-    assert last is not None and last.votes["no"] == 1100  # nothing lost, nothing changed
+    assert last is not None
+    assert last.votes["no"] == 1100
     assert await queued(sqlite_db) == [(str(ADMIN), DeliveryAction.ALERT.value)]
 
 
@@ -100,7 +102,8 @@ async def test_count_status_follows_the_tally_state(sqlite_db: Database, clock: 
     await pipeline.ingest(tally(463, 1100, state=TallyState.PAUSED))
     async with sqlite_db.connect() as conn:
         count = await count_rows.get(conn, "bessemer-2021")
-    assert count is not None and count.status.value == "paused"
+    assert count is not None
+    assert count.status.value == "paused"
     await pipeline.ingest(
         tally(738, 1798, void=76, challenged=505, received=3117, state=TallyState.FINAL)
     )
@@ -130,4 +133,5 @@ async def test_admin_update_is_audited(sqlite_db: Database, clock: FakeClock) ->
     assert len(entries) == 1
     e = entries[0]
     assert (e.actor, e.action, e.allowed) == ("discord:42 (ana)", "update", True)
-    assert "no=1100" in e.old and "no=1150" in e.new
+    assert "no=1100" in e.old
+    assert "no=1150" in e.new
