@@ -157,6 +157,8 @@ class Dispatcher:
         now = self.clock.now()
         async with self.db.begin() as conn:
             due = await outbox.due(conn, platform, now=now, limit=BATCH)
+            waiting = await outbox.waiting_channels(conn, platform, now=now)
+            due = [d for d in due if d.channel not in waiting]  # keep each channel in order
             send, drop = coalesce(due)
             if drop:
                 await outbox.supersede(conn, [d.id for d in drop])

@@ -225,6 +225,26 @@ async def release(conn: AsyncConnection, ids: Sequence[int]) -> int:
     return result.rowcount
 
 
+async def waiting_channels(
+    conn: AsyncConnection, platform: Platform, *, now: datetime
+) -> set[ChannelRef]:
+    """The channels of ``platform`` with a PENDING delivery not yet due (waiting to be retried).
+
+    The dispatcher holds back newer deliveries to such a channel, so that a retry never lets a
+    later message overtake an earlier one.
+    """
+    rows = await conn.execute(
+        select(outbox.c.workspace, outbox.c.channel)
+        .where(
+            outbox.c.platform == str(platform),
+            outbox.c.status == str(DeliveryStatus.PENDING),
+            outbox.c.next_attempt_at > now,
+        )
+        .distinct()
+    )
+    return {ChannelRef(platform, r.workspace, r.channel) for r in rows}
+
+
 async def next_due(conn: AsyncConnection, platform: Platform) -> datetime | None:
     """The earliest ``next_attempt_at`` of the PENDING deliveries for ``platform``, or ``None``
     when there are none (it may be in the past: something is due now)."""

@@ -178,3 +178,45 @@ async def test_alerts_are_delivered_as_notices(sqlite_db: Database, clock: FakeC
     await pipeline.alert(Notice("source x is stale", "bessemer-2021"))
     await dispatcher.drain(Platform.CONSOLE)
     assert headlines(adapter, ADMIN) == ["[notice] source x is stale"]
+
+
+async def test_a_429_storm_loses_nothing_and_doubles_nothing(
+    sqlite_db: Database, clock: FakeClock
+) -> None:
+    channels = [ChannelRef(Platform.CONSOLE, "local", f"c{i}") for i in range(30)]
+    pipeline, dispatcher, adapter = await setup(
+        sqlite_db, clock, dict.fromkeys(channels, Mode.EVENTS)
+    )
+    adapter.transient_failures = 45  # every send fails until these run out
+    await pipeline.ingest(tally(84, 201))  # first results
+    await pipeline.ingest(tally(310, 720))  # a quarter counted
+    for _ in range(20):
+        await dispatcher.drain(Platform.CONSOLE)
+        clock.advance(600)
+    for channel in channels:
+        assert headlines(adapter, channel) == [
+            "First results: No union leads by 117",
+            "A quarter of the ballots counted: No union leads by 410",
+        ]
+    assert dispatcher.stats.retried >= 45
+    assert dispatcher.stats.dead == 0
+    async with sqlite_db.connect() as conn:
+        assert await outbox.depth(conn, Platform.CONSOLE) == 0
+
+
+async def test_a_retry_is_never_overtaken_by_a_later_message(
+    sqlite_db: Database, clock: FakeClock
+) -> None:
+    pipeline, dispatcher, adapter = await setup(sqlite_db, clock, {CHAN: Mode.EVENTS})
+    adapter.transient_failures = 1
+    await pipeline.ingest(tally(84, 201))  # first results: fails, waits for its retry
+    await dispatcher.drain(Platform.CONSOLE)
+    await pipeline.ingest(tally(310, 720))  # a quarter counted: due now, but must wait
+    await dispatcher.drain(Platform.CONSOLE)
+    assert adapter.messages(CHAN) == []
+    clock.advance(600)
+    await dispatcher.drain(Platform.CONSOLE)
+    assert headlines(adapter, CHAN) == [
+        "First results: No union leads by 117",
+        "A quarter of the ballots counted: No union leads by 410",
+    ]
