@@ -1,0 +1,24 @@
+"""A local fake Discord (REST + gateway) that the real discord.py logs in to.
+
+See ``server.FakeDiscord`` for the test API.
+"""
+
+from .interactions import FakeInteraction
+from .models import (
+    FakeClock,
+    RecordedAttachment,
+    RecordedCallback,
+    RecordedMessage,
+    RecordedRequest,
+)
+from .server import FakeDiscord
+
+__all__ = [
+    "FakeClock",
+    "FakeDiscord",
+    "FakeInteraction",
+    "RecordedAttachment",
+    "RecordedCallback",
+    "RecordedMessage",
+    "RecordedRequest",
+]
