@@ -233,6 +233,10 @@ def detail_lines(
         out.append(too_close(tally) + ".")
     elif s.determinative is False and tally.challenged and s.outstanding == 0:
         out.append(f"The {n(tally.challenged)} challenged ballots cannot change the result.")
+    if s.outstanding == 0 and s.switches_to_flip is not None and s.valid:
+        out.append(
+            f"It would take {n(s.switches_to_flip)} ballots switching sides to change the result."
+        )
     if s.turnout is not None and count.eligible:
         out.append(f"Turnout: {pct(s.turnout)} of {n(count.eligible)} eligible voters.")
     if tally.state is TallyState.FINAL:
