@@ -1,4 +1,6 @@
 # syntax=docker/dockerfile:1
+# tallybot: `docker build -t tallybot .`, then see README (Docker) or docker-compose.yml.
+
 # Build stage: install tallybot and its dependencies into a virtualenv.
 FROM python:3.11-slim AS build
 ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
@@ -11,13 +13,27 @@ RUN /opt/tallybot/bin/pip install .
 
 # Run stage: the virtualenv only, as a non-root user.
 FROM python:3.11-slim
-RUN useradd --system --uid 10001 --home-dir /app --shell /usr/sbin/nologin tallybot \
+RUN groupadd --system --gid 10001 tallybot \
+    && useradd --system --uid 10001 --gid 10001 --home-dir /app --shell /usr/sbin/nologin tallybot \
     && mkdir -p /app/var /app/config \
-    && chown -R tallybot /app/var
+    && chown -R 10001:10001 /app/var
 COPY --from=build /opt/tallybot /opt/tallybot
-ENV PATH=/opt/tallybot/bin:$PATH PYTHONUNBUFFERED=1
+ENV PATH=/opt/tallybot/bin:$PATH \
+    PYTHONUNBUFFERED=1 \
+    PYTHONDONTWRITEBYTECODE=1 \
+    TALLYBOT_HEALTHCHECK_URL=http://127.0.0.1:8080/healthz
 WORKDIR /app
-USER tallybot
+USER 10001:10001
+# The SQLite store: [store] url = "sqlite+aiosqlite:////app/var/tallybot.sqlite3" (the default,
+# "sqlite+aiosqlite:///var/tallybot.sqlite3", is the same file relative to /app).
 VOLUME ["/app/var"]
-# Configuration is mounted at /app/config/tallybot.toml; secrets come from the environment.
+# The ops server ([server] in the config; host = "0.0.0.0" to reach it from outside).
+EXPOSE 8080
+# Alive means /healthz answers 200; urlopen raises (exit 1) on anything else or no answer.
+# Set TALLYBOT_HEALTHCHECK_URL when [server] port is not 8080.
+HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
+    CMD ["python", "-c", "import os, urllib.request; urllib.request.urlopen(os.environ['TALLYBOT_HEALTHCHECK_URL'], timeout=4)"]
+# Configuration is mounted at /app/config/tallybot.toml; secrets come from the environment
+# (DISCORD_TOKEN, SLACK_BOT_TOKEN, SLACK_APP_TOKEN, SLACK_SIGNING_SECRET, TALLYBOT_PUSH_SECRET,
+# or NAME_FILE for each, e.g. Docker secrets under /run/secrets).
 CMD ["tallybot", "run", "--config", "/app/config/tallybot.toml"]

@@ -8,6 +8,7 @@ documents every key.
 from __future__ import annotations
 
 import difflib
+import re
 import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -60,6 +61,18 @@ class SlackConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class ServerConfig:
+    """The ops server: health, readiness, metrics and push ingest (see ``bot.ops.server``)."""
+
+    host: str = "127.0.0.1"
+    port: int = 8080
+    push_secret_env: str = "TALLYBOT_PUSH_SECRET"
+    """The environment variable (or ``NAME_FILE``) holding the push signing secret."""
+    max_body_bytes: int = 65_536
+    """The largest push body accepted; a larger one is answered 413."""
+
+
+@dataclass(frozen=True, slots=True)
 class Config:
     path: Path
     store_url: str
@@ -68,6 +81,7 @@ class Config:
     discord: DiscordConfig | None = None
     slack: SlackConfig | None = None
     console: bool = False
+    server: ServerConfig | None = None
 
     @property
     def base_dir(self) -> Path:
@@ -136,7 +150,10 @@ def load(path: Path) -> Config:
 
 def parse(raw: Mapping[str, Any], path: Path) -> Config:
     top = _Reader(
-        path, "", raw, ["store", "defaults", "admins", "discord", "slack", "console", "counts"]
+        path,
+        "",
+        raw,
+        ["store", "defaults", "admins", "discord", "slack", "console", "server", "counts"],
     )
     store = top.table_at("store", ["url"])
     defaults = top.table_at("defaults", ["interval", "stale_after_failures", "stale_after_minutes"])
@@ -154,6 +171,7 @@ def parse(raw: Mapping[str, Any], path: Path) -> Config:
         discord=_discord(top) if "discord" in raw else None,
         slack=_slack(top) if "slack" in raw else None,
         console=bool(top.table_at("console", ["enabled"]).get("enabled", bool, False)),
+        server=_server(top) if "server" in raw else None,
     )
 
 
@@ -276,3 +294,21 @@ def _slack(top: _Reader) -> SlackConfig:
         api_base=r.get("api_base", str, d.api_base),
         http_path=r.get("http_path", str, d.http_path),
     )
+
+
+def _server(top: _Reader) -> ServerConfig:
+    r = top.table_at("server", ["host", "port", "push_secret_env", "max_body_bytes"])
+    d = ServerConfig()
+    host = r.get("host", str, d.host)
+    if not host.strip():
+        raise r.error("host", 'is empty (use "127.0.0.1", or "0.0.0.0" in a container)')
+    port = r.get("port", int, d.port)
+    if not 0 <= port <= 65535:
+        raise r.error("port", f"must be 0 to 65535 (0: any free port), got {port}")
+    env_name = r.get("push_secret_env", str, d.push_secret_env)
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", env_name):
+        raise r.error("push_secret_env", f"{env_name!r} is not an environment variable name")
+    max_body = r.get("max_body_bytes", int, d.max_body_bytes)
+    if max_body < 1:
+        raise r.error("max_body_bytes", f"must be at least 1, got {max_body}")
+    return ServerConfig(host=host, port=port, push_secret_env=env_name, max_body_bytes=max_body)

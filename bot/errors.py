@@ -8,10 +8,12 @@
     ├── SourceError          a tally source failed
     │   ├── TransientSourceError   worth retrying (timeout, connection reset, 5xx, 429)
     │   └── PermanentSourceError   not worth retrying until someone fixes it (404, bad mapping)
-    └── DeliveryError        a platform refused or failed a send
-        ├── TransientDeliveryError  worth retrying (timeout, 5xx, 429), may carry retry_after
-        ├── PermanentDeliveryError  the channel is gone or the bot lost its permissions
-        └── MessageGone             a message to edit (a live scoreboard) no longer exists
+    ├── DeliveryError        a platform refused or failed a send
+    │   ├── TransientDeliveryError  worth retrying (timeout, 5xx, 429), may carry retry_after
+    │   ├── PermanentDeliveryError  the channel is gone or the bot lost its permissions
+    │   └── MessageGone             a message to edit (a live scoreboard) no longer exists
+    ├── RequestError         a request to the ops server is refused (carries the HTTP status)
+    └── PushError            ``tallybot push`` got no answer from the server
 
 Third-party errors are translated where they enter the bot (``raise SourceError(...) from exc``),
 so the core never needs to know about aiohttp, discord.py or slack_sdk exceptions.
@@ -70,3 +72,15 @@ class PermanentDeliveryError(DeliveryError):
 
 class MessageGone(DeliveryError):
     """A message to edit (a live scoreboard) was deleted or can no longer be edited."""
+
+
+class RequestError(TallybotError):
+    """A request to the ops server is refused; ``status`` is the HTTP status to answer with."""
+
+    def __init__(self, message: str, *, status: int) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class PushError(TallybotError):
+    """``tallybot push`` got no answer from the server (unreachable, timed out)."""

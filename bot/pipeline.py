@@ -21,6 +21,7 @@ from bot.detect import Accepted, Detection, NoChange, Rejected, detect
 from bot.errors import CommandError
 from bot.message import Message
 from bot.model import Count, CountStatus, Tally, TallyState
+from bot.ops.hooks import NO_HOOKS, Hooks
 from bot.store import Database, outbox
 from bot.store import audit as audit_rows
 from bot.store import counts as count_rows
@@ -79,8 +80,10 @@ class Pipeline:
         *,
         alert_channels: Sequence[ChannelRef] = (),
         on_queued: Callable[[set[Platform]], None] = lambda platforms: None,
+        metrics: Hooks = NO_HOOKS,
     ) -> None:
         self.db = db
+        self.metrics = metrics
         self.clock = clock
         self.alert_channels = tuple(alert_channels)
         self.on_queued = on_queued
@@ -98,6 +101,10 @@ class Pipeline:
                     await audit_rows.record(conn, self._audit_entry(actor, action, result))
             if result.queued:
                 self.on_queued(set(result.queued))
+            if isinstance(result.detection, Accepted):
+                self.metrics.tally_accepted(tally.count_id)
+            elif isinstance(result.detection, Rejected):
+                self.metrics.tally_rejected(tally.count_id, result.detection.reason.value)
             return result
 
     async def _ingest(self, conn: AsyncConnection, tally: Tally) -> Ingested:

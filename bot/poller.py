@@ -8,17 +8,22 @@ each queue one notice for the admins.
 from __future__ import annotations
 
 import asyncio
+import logging
 import random
 from enum import StrEnum
 
 from bot.adapter import Notice
 from bot.detect import NoChange, Rejected
 from bot.errors import SourceError, TransientSourceError
+from bot.model import Tally
+from bot.ops.hooks import NO_HOOKS, Hooks
 from bot.pipeline import Pipeline
 from bot.ratelimit import Sleep
 from bot.retry import retry_after_hint, retry_transient
 from bot.sources.base import Source
 from bot.sources.health import SourceHealth
+
+log = logging.getLogger(__name__)
 
 
 class PollResult(StrEnum):
@@ -40,6 +45,7 @@ class Poller:
         sleep: Sleep = asyncio.sleep,
         attempts: int = 3,
         rng: random.Random | None = None,
+        metrics: Hooks = NO_HOOKS,
     ) -> None:
         self.count_id = count_id
         self.source = source
@@ -48,11 +54,26 @@ class Poller:
         self.sleep = sleep
         self.attempts = attempts
         self.rng = rng
+        self.metrics = metrics
 
     async def poll(self) -> PollResult:
+        result = await self._poll()
+        self.metrics.polled(self.count_id, result.value)
+        return result
+
+    async def _fetch(self) -> Tally | None:
+        """One fetch attempt, counted when it fails."""
+        try:
+            return await self.source.fetch()
+        except SourceError as exc:
+            kind = "transient" if isinstance(exc, TransientSourceError) else "permanent"
+            self.metrics.fetch_failed(self.count_id, kind)
+            raise
+
+    async def _poll(self) -> PollResult:
         try:
             tally = await retry_transient(
-                self.source.fetch,
+                self._fetch,
                 attempts=self.attempts,
                 sleep=self.sleep,
                 is_transient=lambda exc: isinstance(exc, TransientSourceError),
@@ -60,7 +81,16 @@ class Poller:
                 rng=self.rng,
             )
         except SourceError as exc:
-            if self.health.record_failure(exc):
+            stale = self.health.record_failure(exc)
+            log.warning(
+                "poll failed: %s", exc, extra={"count": self.count_id, "source": self.source.name}
+            )
+            if stale:
+                log.error(
+                    "source is stale after %d failed polls",
+                    self.health.consecutive_failures,
+                    extra={"count": self.count_id, "source": self.source.name},
+                )
                 await self.pipeline.alert(
                     Notice(
                         f"Source {self.source.name} for {self.count_id} is stale: "
@@ -78,9 +108,15 @@ class Poller:
                 result = PollResult.NO_CHANGE
             elif isinstance(ingested.detection, Rejected):
                 result = PollResult.REJECTED
+                log.warning(
+                    "tally rejected: %s",
+                    ingested.detection.detail,
+                    extra={"count": self.count_id, "source": self.source.name},
+                )
             else:
                 result = PollResult.ACCEPTED
         if self.health.record_success(changed):
+            log.info("source recovered", extra={"count": self.count_id, "source": self.source.name})
             await self.pipeline.alert(
                 Notice(f"Source {self.source.name} for {self.count_id} is back.", self.count_id)
             )

@@ -7,12 +7,18 @@ from ``repr`` and ``str``.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from bot.errors import ConfigError
 
-KNOWN = ("DISCORD_TOKEN", "SLACK_BOT_TOKEN", "SLACK_APP_TOKEN", "SLACK_SIGNING_SECRET")
+KNOWN = (
+    "DISCORD_TOKEN",
+    "SLACK_BOT_TOKEN",
+    "SLACK_APP_TOKEN",
+    "SLACK_SIGNING_SECRET",
+    "TALLYBOT_PUSH_SECRET",
+)
 
 
 class Secret:
@@ -53,6 +59,7 @@ def require(name: str, env: Mapping[str, str] | None = None) -> Secret:
     return found
 
 
-def all_values(env: Mapping[str, str] | None = None) -> list[str]:
-    """Every configured secret's value (for scrubbing logs)."""
-    return [s.reveal() for n in KNOWN if (s := secret(n, env)) is not None]
+def all_values(env: Mapping[str, str] | None = None, names: Iterable[str] = ()) -> list[str]:
+    """Every configured secret's value (for scrubbing logs): the ``KNOWN`` ones and ``names``."""
+    wanted = dict.fromkeys([*KNOWN, *names])
+    return [s.reveal() for n in wanted if (s := secret(n, env)) is not None and s.reveal()]

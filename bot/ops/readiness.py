@@ -1,0 +1,98 @@
+"""What ``GET /readyz`` checks: is the bot able to do its job right now?
+
+* ``store``: the store answers (within :data:`STORE_TIMEOUT` seconds);
+* ``adapter:<platform>``: every adapter is connected. The ``Adapter`` protocol has no such
+  method: an adapter counts as connected unless it has a ``connected`` attribute that is not
+  True (a gateway that dropped and is reconnecting, say);
+* ``source:<count>``: the polled source of every count that is counting is fresh (not
+  :attr:`SourceHealth.is_stale`). Manual and push-only counts, and counts that are scheduled,
+  paused or final, are not checked.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from bot.errors import StoreError
+from bot.model import CountStatus
+from bot.sources.health import SourceHealth
+from bot.store import counts as count_rows
+
+if TYPE_CHECKING:
+    from bot.app import App
+
+STORE_TIMEOUT = 5.0
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    name: str
+    problem: str | None = None
+    """What is wrong; None when the check passed."""
+
+    @property
+    def ok(self) -> bool:
+        return self.problem is None
+
+
+@dataclass(frozen=True, slots=True)
+class Readiness:
+    checks: tuple[Check, ...]
+
+    @property
+    def ready(self) -> bool:
+        return all(c.ok for c in self.checks)
+
+    def to_json(self) -> dict[str, object]:
+        """``{"status": "ready"|"not ready", "problems": [...], "checks": {name: {...}}}``."""
+        checks: dict[str, object] = {}
+        for c in self.checks:
+            checks[c.name] = {"ok": True} if c.ok else {"ok": False, "problem": c.problem}
+        return {
+            "status": "ready" if self.ready else "not ready",
+            "problems": [f"{c.name}: {c.problem}" for c in self.checks if not c.ok],
+            "checks": checks,
+        }
+
+
+def is_connected(adapter: object) -> bool:
+    """True unless the adapter has a ``connected`` attribute that is not True."""
+    return getattr(adapter, "connected", True) is True
+
+
+def source_problem(name: str, health: SourceHealth) -> str | None:
+    """Why a source is stale, or None when it is fresh."""
+    if not health.is_stale:
+        return None
+    if health.consecutive_failures >= health.max_failures:
+        why = f"{health.consecutive_failures} failed polls in a row"
+    else:
+        why = f"no good fetch for {health.seconds_since_good():.0f} s"
+    last = f"; last error: {health.last_error}" if health.last_error is not None else ""
+    return f"source {name} is stale: {why}{last}"
+
+
+async def check(app: App) -> Readiness:
+    """Run every check (see the module docstring)."""
+    checks: list[Check] = []
+    statuses = {cc.count.id: cc.count.status for cc in app.config.counts}
+    try:
+        async with asyncio.timeout(STORE_TIMEOUT), app.db.connect() as conn:
+            stored = await count_rows.all_counts(conn)
+        statuses.update({c.id: c.status for c in stored})
+        checks.append(Check("store"))
+    except TimeoutError:
+        checks.append(Check("store", f"no answer within {STORE_TIMEOUT:g} s"))
+    except StoreError as exc:
+        checks.append(Check("store", str(exc)))
+    for platform, adapter in app.adapters.items():
+        problem = None if is_connected(adapter) else "not connected"
+        checks.append(Check(f"adapter:{platform.value}", problem))
+    for count_id, source in app.sources.items():
+        health = app.health.get(count_id)
+        if health is None or not source.polled or statuses.get(count_id) != CountStatus.COUNTING:
+            continue
+        checks.append(Check(f"source:{count_id}", source_problem(source.name, health)))
+    return Readiness(tuple(checks))

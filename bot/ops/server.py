@@ -1,0 +1,277 @@
+"""The ops server: one aiohttp server for operators, monitors and scripts.
+
+==================================  =============================================================
+``GET /healthz``                    200 ``{"status": "alive"}`` while the process serves at all
+``GET /readyz``                     200 when ready, 503 when not; the body lists every check and
+                                    what is wrong (:mod:`bot.ops.readiness`)
+``GET /metrics``                    Prometheus text format (:mod:`bot.ops.metrics`)
+``POST /api/counts/{id}/tally``     push a tally (:mod:`bot.ops.push_body`), signed
+                                    (:mod:`bot.ops.signing`)
+==================================  =============================================================
+
+Push answers, each a JSON object:
+
+* 201 ``{"result": "accepted", "count", "seq", "headline", "events", "significant"}``;
+* 200 ``{"result": "no_change", "count", "seq"}``: the figures are the ones already shown;
+* 409 ``{"result": "rejected", "count", "reason", "error"}``: the detector turned it away (a
+  decrease without ``"correction": true``, more ballots than received, a final count changed);
+  the rejection is stored with its reason and the admins are told, as for a polled tally;
+* 400 the body is not JSON; 401 a missing or bad signature, or a timestamp more than 5 minutes
+  off; 404 no such count; 413 the body is larger than ``[server] max_body_bytes``; 422 the
+  body is not a valid tally (an unknown or missing choice, a negative or fractional figure);
+  503 push is off (the secret is not set) or the store failed. Each ``{"error": "..."}``.
+
+Other routes (such as Slack's HTTP mode) can share the server: call :meth:`OpsServer.add_routes`
+or :meth:`OpsServer.add_subapp` before it starts. ``App`` mounts, by itself, the routes of every
+adapter that has an ``http_routes()`` method returning aiohttp route definitions, e.g.::
+
+    def http_routes(self) -> list[web.RouteDef]:
+        return [web.post("/slack/events", self._http)]
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Iterable
+from types import TracebackType
+from typing import TYPE_CHECKING, Self
+
+from aiohttp import web
+
+from bot.config import ServerConfig
+from bot.detect import Accepted, NoChange, Rejected
+from bot.errors import CommandError, ConfigError, RequestError, StoreError
+from bot.model import Count
+from bot.ops import readiness
+from bot.ops.metrics import CONTENT_TYPE
+from bot.ops.push_body import read_push
+from bot.ops.signing import verify
+from bot.pipeline import Ingested
+from bot.secrets import Secret
+from bot.store import counts as count_rows
+from bot.store import outbox
+from bot.store import tallies as tally_rows
+
+if TYPE_CHECKING:
+    from bot.app import App
+
+log = logging.getLogger(__name__)
+
+PUSH_PATH = "/api/counts/{count_id}/tally"
+PUSH_ACTOR = "push"
+"""The actor of a pushed tally in the audit log."""
+_CHUNK = 65_536
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+@web.middleware
+async def json_errors(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """The router's own errors (404, 405) as JSON like every other answer."""
+    try:
+        return await handler(request)
+    except web.HTTPException as exc:
+        if exc.status < 400:
+            raise
+        response = web.json_response({"error": exc.reason}, status=exc.status)
+        if "Allow" in exc.headers:
+            response.headers["Allow"] = exc.headers["Allow"]
+        return response
+
+
+class OpsServer:
+    """The server for one :class:`~bot.app.App`; started and stopped with ``async with``."""
+
+    def __init__(self, app: App, settings: ServerConfig, *, push_secret: Secret | None) -> None:
+        self.app = app
+        self.settings = settings
+        self.push_secret = push_secret
+        self.web = web.Application(middlewares=[json_errors])
+        self.web.add_routes(
+            [
+                web.get("/healthz", self._healthz),
+                web.get("/readyz", self._readyz),
+                web.get("/metrics", self._metrics),
+                web.post(PUSH_PATH, self._push),
+            ]
+        )
+        self._runner: web.AppRunner | None = None
+        self.port: int | None = None
+        """The port listened on, once started (useful with ``port = 0``)."""
+
+    def add_routes(self, routes: Iterable[web.AbstractRouteDef]) -> None:
+        """Serve more routes (e.g. Slack's Events API endpoint); only before the server starts."""
+        self._check_not_started()
+        self.web.add_routes(routes)
+
+    def add_subapp(self, prefix: str, subapp: web.Application) -> None:
+        """Serve a whole aiohttp application under ``prefix``; only before the server starts."""
+        self._check_not_started()
+        self.web.add_subapp(prefix, subapp)
+
+    def _check_not_started(self) -> None:
+        if self._runner is not None:
+            raise RuntimeError("the ops server has started: add routes before it starts")
+
+    @property
+    def url(self) -> str:
+        """``http://host:port`` of the running server."""
+        if self.port is None:
+            raise RuntimeError("the ops server has not started")
+        host = {"0.0.0.0": "127.0.0.1", "::": "::1"}.get(self.settings.host, self.settings.host)
+        return f"http://[{host}]:{self.port}" if ":" in host else f"http://{host}:{self.port}"
+
+    async def __aenter__(self) -> Self:
+        runner = web.AppRunner(self.web, access_log=None, shutdown_timeout=5.0)
+        await runner.setup()
+        try:
+            site = web.TCPSite(runner, self.settings.host, self.settings.port)
+            await site.start()
+        except OSError as exc:
+            await runner.cleanup()
+            where = f"{self.settings.host}:{self.settings.port}"
+            raise ConfigError(
+                f"[server]: cannot listen on {where} ({exc.strerror or exc}); change host or port"
+            ) from exc
+        self._runner = runner
+        self.port = int(runner.addresses[0][1])
+        log.info("ops server listening", extra={"url": self.url})
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        runner, self._runner = self._runner, None
+        if runner is not None:
+            await runner.cleanup()
+
+    # -- routes -------------------------------------------------------------------------------
+
+    async def _healthz(self, request: web.Request) -> web.Response:
+        return web.json_response({"status": "alive"})
+
+    async def _readyz(self, request: web.Request) -> web.Response:
+        result = await readiness.check(self.app)
+        return web.json_response(result.to_json(), status=200 if result.ready else 503)
+
+    async def _metrics(self, request: web.Request) -> web.Response:
+        await self._refresh_gauges()
+        return web.Response(body=self.app.metrics.render(), headers={"Content-Type": CONTENT_TYPE})
+
+    async def _refresh_gauges(self) -> None:
+        now = self.app.clock.now()
+        depth: dict[str, int] = {}
+        since: dict[str, float | None] = {}
+        try:
+            async with self.app.db.connect() as conn:
+                for platform in self.app.adapters:
+                    depth[platform.value] = await outbox.depth(conn, platform)
+                for cc in self.app.config.counts:
+                    last = await tally_rows.last(conn, cc.count.id)
+                    since[cc.count.id] = (
+                        None if last is None else (now - last.observed_at).total_seconds()
+                    )
+        except StoreError:
+            self.app.metrics.store_failed()  # /readyz says what is wrong
+            return
+        stale = {
+            count_id: health.is_stale
+            for count_id, health in self.app.health.items()
+            if self.app.sources[count_id].polled
+        }
+        self.app.metrics.refresh(depth=depth, since_change=since, stale=stale)
+
+    async def _push(self, request: web.Request) -> web.Response:
+        count_id = request.match_info["count_id"]
+        try:
+            status, body = await self._ingest(request, count_id)
+        except RequestError as exc:
+            status, body = exc.status, {"error": str(exc)}
+        level = logging.INFO if status < 400 else logging.WARNING
+        log.log(
+            level,
+            "push answered %d: %s",
+            status,
+            body.get("result", body.get("error")),
+            extra={"count": count_id, "status": status},
+        )
+        self.app.metrics.pushed(status)
+        return web.json_response(body, status=status)
+
+    async def _ingest(self, request: web.Request, count_id: str) -> tuple[int, dict[str, object]]:
+        if self.push_secret is None:
+            raise RequestError(
+                f"push ingest is off: set {self.settings.push_secret_env} to turn it on",
+                status=503,
+            )
+        raw = await read_body(request, self.settings.max_body_bytes)
+        verify(
+            self.push_secret.reveal(), request.headers, raw, now=self.app.clock.now().timestamp()
+        )
+        count = await self._count(count_id)
+        tally = read_push(raw, count, clock=self.app.clock)
+        try:
+            result = await self.app.pipeline.ingest(tally, actor=PUSH_ACTOR, action="push")
+        except CommandError as exc:  # the count left the store in between
+            raise RequestError(str(exc), status=404) from None
+        except StoreError as exc:
+            raise RequestError(f"the store failed: {exc}", status=503) from None
+        return answer(result)
+
+    async def _count(self, count_id: str) -> Count:
+        try:
+            async with self.app.db.connect() as conn:
+                count = await count_rows.get(conn, count_id)
+                known = [c.id for c in await count_rows.all_counts(conn)] if count is None else []
+        except StoreError as exc:
+            raise RequestError(f"the store failed: {exc}", status=503) from None
+        if count is None:
+            raise RequestError(
+                f"unknown count {count_id[:64]!r}; counts are {', '.join(known) or 'none'}",
+                status=404,
+            )
+        return count
+
+
+async def read_body(request: web.Request, limit: int) -> bytes:
+    """The request body, or RequestError 413 as soon as it is known to exceed ``limit`` bytes."""
+    too_big = f"the body is larger than {limit} bytes (set [server] max_body_bytes)"
+    if request.content_length is not None and request.content_length > limit:
+        raise RequestError(too_big, status=413)
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.content.iter_chunked(_CHUNK):
+        size += len(chunk)
+        if size > limit:
+            raise RequestError(too_big, status=413)
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def answer(result: Ingested) -> tuple[int, dict[str, object]]:
+    """The status and JSON body for what became of a pushed tally."""
+    d = result.detection
+    count_id = result.tally.count_id
+    if isinstance(d, Rejected):
+        return 409, {
+            "result": "rejected",
+            "count": count_id,
+            "reason": d.reason.value,
+            "error": d.detail,
+        }
+    if isinstance(d, NoChange):
+        seq = result.previous.seq if result.previous is not None else None
+        return 200, {"result": "no_change", "count": count_id, "seq": seq}
+    assert isinstance(d, Accepted)
+    assert result.message is not None
+    return 201, {
+        "result": "accepted",
+        "count": count_id,
+        "seq": result.tally.seq,
+        "headline": result.message.headline,
+        "events": [e.kind.value for e in d.events],
+        "significant": d.significant,
+    }
