@@ -53,11 +53,14 @@ class FakeSlack:
         clock: Callable[[], float] | None = None,
         retry_after: int | None = None,
         method_limits_per_min: Mapping[str, int] | None = None,
+        method_windows: Mapping[str, tuple[int, float]] | None = None,
     ) -> None:
         """`retry_after` fixes the Retry-After header (e.g. 0) instead of the honest wait.
 
         `method_limits_per_min` overrides per-minute limits by method name
         (defaults: chat.update `update_per_min`, Tier 3 methods 50, Tier 4 methods 100).
+        `method_windows` sets a workspace-wide limit of N calls in any W seconds by method name,
+        e.g. ``{"chat.postMessage": (5, 1.0)}`` (on top of chat.postMessage's per-channel one).
         """
         if not bot_token.startswith("xoxb-") or not app_token.startswith("xapp-"):
             raise ValueError("bot_token must start with xoxb- and app_token with xapp-")
@@ -79,6 +82,7 @@ class FakeSlack:
             post_burst=post_burst,
             update_per_min=update_per_min,
             method_limits_per_min=method_limits_per_min,
+            method_windows=method_windows,
             retry_after=retry_after,
             open_socket_url=lambda: self._socket.new_url(),
             base_url=lambda: self.base_url,

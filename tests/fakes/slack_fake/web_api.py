@@ -81,6 +81,7 @@ class WebApi:
         post_burst: int,
         update_per_min: int,
         method_limits_per_min: Mapping[str, int] | None,
+        method_windows: Mapping[str, tuple[int, float]] | None,
         retry_after: int | None,
         open_socket_url: Callable[[], str],
         base_url: Callable[[], str],
@@ -100,6 +101,8 @@ class WebApi:
         limits = {**DEFAULT_WINDOW_LIMITS, "chat.update": update_per_min}
         limits.update(method_limits_per_min or {})
         self._windows = {m: WindowLimiter(limit=n, clock=clock) for m, n in limits.items()}
+        for m, (n, seconds) in (method_windows or {}).items():
+            self._windows[m] = WindowLimiter(limit=n, clock=clock, window=seconds)
         self._fail_rules: dict[str, list[FailRule]] = {}
         self._pending_uploads: dict[str, PendingUpload] = {}
         self._upload_secrets: dict[str, str] = {}
@@ -251,6 +254,8 @@ class WebApi:
                     (c for c in self.ws.channels.values() if c.name == ref.lstrip("#")), None
                 )
                 key = found.id if found is not None else ref
+            if method in self._windows:  # a workspace-wide limit, when the test sets one
+                self._windows[method].take()
             bucket = self._post_buckets.get(key)
             if bucket is None:
                 bucket = TokenBucket(
