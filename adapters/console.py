@@ -2,7 +2,9 @@
 
 Rich formatting (colours, a panel per message) where the output is a terminal; plain text
 otherwise, so that the demo reads the same in a log. Lines typed at the prompt are commands,
-exactly as on Discord or Slack (``status``, ``update bessemer-2021 no=1200``, ...).
+exactly as on Discord or Slack (``status``, ``update bessemer-2021 no=1200``, ...). A file that
+comes with a reply (the PNG of ``chart``) is written into a folder, ``tallybot-charts/`` in the
+current directory unless told otherwise, and its path printed.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import sys
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from types import TracebackType
 from typing import IO, Self
 
@@ -18,13 +21,15 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from bot.adapter import UNLIMITED, Limits, Notice, Outgoing
+from bot.adapter import UNLIMITED, Attachment, Limits, Notice, Outgoing
 from bot.commands import Reply, Request
 from bot.message import Message
 from bot.render_text import render
 from bot.subscription import ChannelRef, Platform
 
 CONSOLE_CHANNEL = ChannelRef(Platform.CONSOLE, "local", "console")
+CHART_DIR = Path("tallybot-charts")
+"""Where attachments are written by default (relative: in the current directory)."""
 COLOURS = ("magenta", "cyan", "yellow", "green", "blue", "red")
 
 Handler = Callable[[Request], Awaitable[Reply]]
@@ -40,8 +45,10 @@ class ConsoleAdapter:
         rich: bool | None = None,
         limits: Limits = UNLIMITED,
         user: str = "console",
+        save_dir: Path = CHART_DIR,
     ) -> None:
         self.limits = limits
+        self.save_dir = save_dir
         stream = out if out is not None else sys.stdout
         self.console = Console(file=stream, force_terminal=rich, highlight=False, soft_wrap=True)
         self.rich = self.console.is_terminal
@@ -88,8 +95,24 @@ class ConsoleAdapter:
             self.show(reply.message)
             if reply.text != reply.message.headline:
                 self.console.print(Text(reply.text))
-            return
-        self.console.print(Text(reply.text, style="" if reply.ok else "bold red"))
+        else:
+            self.console.print(Text(reply.text, style="" if reply.ok else "bold red"))
+        if reply.attachment is not None:
+            self.save(reply.attachment)
+
+    def save(self, attachment: Attachment) -> Path | None:
+        """Write ``attachment`` into ``self.save_dir`` and print its path; None if it could not be
+        written (the reason is printed instead, as for any failed command)."""
+        path = (self.save_dir / Path(attachment.filename).name).absolute()
+        try:
+            self.save_dir.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(attachment.data)
+        except OSError as exc:
+            why = exc.strerror or str(exc)
+            self.console.print(Text(f"Could not save {path}: {why}", style="bold red"))
+            return None
+        self.console.print(Text(f"Saved: {path}"))
+        return path
 
     async def prompt(self, handle: Handler, stdin: IO[str] | None = None) -> None:
         """Read commands line by line until end of input, and show each reply."""

@@ -42,6 +42,16 @@ Outgoing = Message | Notice
 
 
 @dataclass(frozen=True, slots=True)
+class Attachment:
+    """A file that goes with a reply, such as a chart: its name, its bytes, and a description of
+    what it shows for those who cannot see it (alt text)."""
+
+    filename: str
+    data: bytes
+    description: str
+
+
+@dataclass(frozen=True, slots=True)
 class Window:
     """At most ``limit`` requests in any ``seconds``."""
 
@@ -117,6 +127,8 @@ class RecordingAdapter:
         self.gone_channels: set[ChannelRef] = set()
         self.deleted_messages: set[str] = set()
         self.transient_failures = 0
+        self.checked_keys: list[str] = []
+        """Keys posted with ``maybe_sent=True`` (where a real adapter would look first)."""
         self.open = False
 
     async def __aenter__(self) -> Self:
@@ -142,6 +154,8 @@ class RecordingAdapter:
         self, channel: ChannelRef, content: Outgoing, *, key: str, maybe_sent: bool = False
     ) -> str:
         self._check(channel)
+        if maybe_sent:
+            self.checked_keys.append(key)
         for p in self.posted:
             if p.key == key:  # idempotent like Discord's enforced nonce
                 return p.message_id

@@ -1,7 +1,7 @@
 """The command grammar, the same on every platform: text in, a typed command (or a clear error) out.
 
     subscribe <count> [events|all|live]     unsubscribe <count>      list
-    status [count]                          history <count>          help
+    status [count]                          history <count>          chart <count>       help
     update <count> yes=463 no=1100 challenged=505 void=76 received=3215    (admins)
     correct <count> ...                     (admins: figures that go down, or change a final)
     pause <count>   resume <count>   final <count>                          (admins)
@@ -26,6 +26,7 @@ class Verb(StrEnum):
     LIST = "list"
     STATUS = "status"
     HISTORY = "history"
+    CHART = "chart"
     HELP = "help"
     UPDATE = "update"
     CORRECT = "correct"
@@ -45,6 +46,7 @@ USAGE = {
     Verb.LIST: "list",
     Verb.STATUS: "status [count]",
     Verb.HISTORY: "history <count>",
+    Verb.CHART: "chart <count>",
     Verb.HELP: "help",
     Verb.UPDATE: "update <count> yes=463 no=1100 [void=N] [challenged=N] [received=N]",
     Verb.CORRECT: "correct <count> yes=463 no=1090 [void=N] [challenged=N] [received=N]",

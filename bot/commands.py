@@ -13,6 +13,8 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from bot import format as fmt
+from bot.adapter import Attachment
+from bot.chart import ChartCache, chart_png, describe
 from bot.clock import Clock
 from bot.command_parse import ADMIN_VERBS, FIGURE_KEYS, USAGE, Command, Verb, parse, usage
 from bot.config import Admins
@@ -36,6 +38,8 @@ MODE_WORDS = {
     Mode.ALL: "every change",
     Mode.LIVE: "a live scoreboard plus significant events",
 }
+CHART_TALLIES = 500
+"""The most tallies a chart shows (the latest ones)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +64,8 @@ class Reply:
     ok: bool = True
     ephemeral: bool = True
     """Shown only to the person who asked (errors, lists); status is shown to them too."""
+    attachment: Attachment | None = None
+    """A file to show with the text, e.g. the PNG of ``chart``."""
 
 
 def is_admin(admins: Admins, request: Request) -> bool:
@@ -87,6 +93,7 @@ class Commands:
         *,
         health: Callable[[str], SourceHealth | None] = lambda count_id: None,
         on_queued: Callable[[set[Platform]], None] = lambda platforms: None,
+        charts: ChartCache | None = None,
     ) -> None:
         self.db = db
         self.pipeline = pipeline
@@ -94,6 +101,7 @@ class Commands:
         self.clock = clock
         self.health = health
         self.on_queued = on_queued
+        self.charts = charts if charts is not None else ChartCache()
 
     async def handle(self, request: Request) -> Reply:
         """Carry out one command; every error becomes a one-line reply, never an exception."""
@@ -148,6 +156,8 @@ class Commands:
             return Reply(f"Unsubscribed this channel from {count.id}.")
         if verb is Verb.HISTORY:
             return await self._history(count)
+        if verb is Verb.CHART:
+            return await self._chart(count)
         return await self._manual(request, command, count)
 
     async def find_count(self, name: str) -> Count:
@@ -251,6 +261,18 @@ class Commands:
             for t in rows
         ]
         return Reply(f"{count.title} — last {len(rows)} updates:\n" + "\n".join(lines))
+
+    async def _chart(self, count: Count) -> Reply:
+        async with self.db.connect() as conn:
+            rows = await tally_rows.history(conn, count.id, limit=CHART_TALLIES)
+        if not rows:
+            return Reply(f"{count.id}: no figures yet.")
+        png = await chart_png(count, rows, cache=self.charts)
+        seq = rows[-1].seq
+        chart = Attachment(f"{count.id}-{seq}.png", png, describe(count, rows))
+        return Reply(
+            f"Chart of {count.title}, as of update #{seq}.", ephemeral=False, attachment=chart
+        )
 
     async def _deliveries(self) -> Reply:
         async with self.db.connect() as conn:

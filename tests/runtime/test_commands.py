@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pytest
 
+from bot import chart
+from bot.chart import ChartCache
 from bot.clock import FakeClock
 from bot.commands import Commands, Request
 from bot.config import Admins
+from bot.model import Count, Tally
 from bot.pipeline import Pipeline
 from bot.store import Database
 from bot.store import audit as audit_rows
@@ -45,6 +50,8 @@ def user(text: str, **kw: object) -> Request:
         ("update bessemer-2021", "no figures given; usage: update <count>"),
         ("update bessemer-2021 no", "'no' is not a figure: write name=number"),
         ("history", "which count? usage: history <count>"),
+        ("chart", "which count? usage: chart <count>"),
+        ("chart bessemer-2021 now", "chart takes only the count; usage: chart <count>"),
         ("unsubscribe bessemer-2021", "this channel is not subscribed to bessemer-2021"),
     ],
 )
@@ -125,3 +132,42 @@ async def test_subscribe_list_status_history(sqlite_db: Database, clock: FakeClo
     assert status.message.headline == "No union leads by 637"
     history = await c.handle(user("history bessemer-2021"))
     assert "#1 8 Apr 2021 12:00 UTC yes=463 no=1100" in history.text
+
+
+async def test_chart_replies_with_a_png(
+    sqlite_db: Database, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    renders: list[int] = []
+    real = chart.render_chart
+
+    def counting(count: Count, history: Sequence[Tally]) -> bytes:
+        renders.append(history[-1].seq)
+        return real(count, history)
+
+    monkeypatch.setattr(chart, "render_chart", counting)
+    c = Commands(sqlite_db, Pipeline(sqlite_db, clock), ADMINS, clock, charts=ChartCache())
+    empty = await c.handle(user("chart bessemer-2021"))
+    assert (empty.text, empty.attachment) == ("bessemer-2021: no figures yet.", None)
+    await c.handle(admin("update bessemer-2021 yes=463 no=1100 challenged=505 received=3215"))
+    await c.handle(admin("pause bessemer-2021"))
+    reply = await c.handle(user("chart bessemer-2021"))
+    assert reply.ok
+    assert not reply.ephemeral  # the channel sees it, like status
+    assert reply.text == "Chart of Amazon BHM1 union election, Bessemer AL, as of update #2."
+    assert reply.attachment is not None
+    assert reply.attachment.filename == "bessemer-2021-2.png"
+    assert reply.attachment.data[:8] == b"\x89PNG\r\n\x1a\n"
+    assert len(reply.attachment.data) < 200_000
+    assert reply.attachment.description.startswith(
+        "Chart of Amazon BHM1 union election, Bessemer AL: votes for Yes (RWDSU), No union "
+        "against ballots counted, updates #1 to #2. "
+        "Unofficial, count paused: No union leads by 637."
+    )
+    again = await c.handle(user("CHART Bessemer-2021"))
+    assert again.attachment == reply.attachment
+    assert renders == [2]  # the second came from the cache
+    await c.handle(admin("update bessemer-2021 no=1200"))
+    newer = await c.handle(user("chart bessemer-2021"))
+    assert newer.attachment is not None
+    assert newer.attachment.filename == "bessemer-2021-3.png"
+    assert renders == [2, 3]

@@ -19,7 +19,8 @@ async def test_demo_replays_bessemer(tmp_path: Path) -> None:
 
     out = io.StringIO()
     cfg = replay_config(config_mod.load(demo_config_path()), tmp_path, speed=1.0)
-    await play(cfg, ConsoleAdapter(out=out, rich=False), clock=clock, sleep=advance)
+    console = ConsoleAdapter(out=out, rich=False, save_dir=tmp_path / "charts")
+    await play(cfg, console, clock=clock, sleep=advance)
     text = out.getvalue()
     assert "Count paused: No union leads by 637" in text
     assert "1,563 of 3,215 ballots counted (48.6%)" in text
@@ -28,7 +29,12 @@ async def test_demo_replays_bessemer(tmp_path: Path) -> None:
     assert text.index("clinched a majority") > text.index("Count resumed")
     assert "Final tally: No union wins, 1,798 to 738" in text
     assert "The 505 challenged ballots cannot change the result." in text
-    assert text.count("update #") == 12  # every change, once
+    assert text.count("update #") == 13  # every change, once, and the chart of the last
+    chart = tmp_path / "charts" / "bessemer-2021-12.png"
+    assert text.endswith(
+        f"Chart of Amazon BHM1 union election, Bessemer AL, as of update #12.\nSaved: {chart}\n"
+    )
+    assert chart.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_check_config_names_file_key_and_problem(tmp_path: Path, capsys: object) -> None:

@@ -1,0 +1,134 @@
+"""Charts: a count's history as a picture, for people who would rather look than read.
+
+``render_chart`` turns the figure of ``bot.chart_figure`` into a PNG of about 35 KB;
+``chart_png`` does that in a worker thread, off the event loop, and keeps recent charts in a
+``ChartCache``; ``describe`` says in words what a chart shows (its alt text). Matplotlib is
+imported on the first render, in that worker thread, so that importing this module (as
+``bot.commands`` does) stays cheap. Renders run one at a time: matplotlib does not promise
+thread safety.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+
+from bot import format as fmt
+from bot.arithmetic import Standing, standing
+from bot.model import Count, Tally, TallyState
+
+_RENDER_LOCK = threading.Lock()
+
+
+def render_chart(count: Count, history: Sequence[Tally]) -> bytes:
+    """The chart of ``history`` (accepted tallies of ``count``, oldest first) as PNG bytes."""
+    from PIL import Image
+
+    from bot.chart_figure import DPI, chart_figure
+
+    with _RENDER_LOCK:
+        fig = chart_figure(count, history)
+        raw = io.BytesIO()
+        fig.savefig(raw, format="rgba", dpi=DPI)
+        image = Image.frombytes("RGBA", fig.canvas.get_width_height(), raw.getvalue())
+    # 256 colours are plenty for flat colours and antialiased edges, in a third of the bytes.
+    small = image.convert("RGB").quantize(256, method=Image.Quantize.FASTOCTREE)
+    out = io.BytesIO()
+    small.save(out, format="PNG")
+    return out.getvalue()
+
+
+def describe(count: Count, history: Sequence[Tally]) -> str:
+    """What the chart shows, in words (the image's alt text)."""
+    last = history[-1]
+    s = standing(count, last)
+    names = ", ".join(c.label for c in count.choices)
+    return (
+        f"Chart of {count.title}: votes for {names} against ballots counted, "
+        f"updates #{history[0].seq} to #{last.seq}. {subtitle(count, last, s)}. "
+        f"{fmt.progress_line(last, s)}"
+    )
+
+
+def subtitle(count: Count, tally: Tally, s: Standing) -> str:
+    """The line under the title: "unofficial" until the final tally."""
+    if tally.state is TallyState.FINAL:
+        return "Final tally: " + fmt.final_phrase(count, s)
+    if s.decided is not None:
+        return fmt.called_phrase(count, s, s.decided) + " (unofficial)"
+    if tally.state is TallyState.PAUSED:
+        return "Unofficial, count paused: " + fmt.standing_phrase(count, s)
+    return "Unofficial: " + fmt.standing_phrase(count, s)
+
+
+ChartKey = tuple[str, int]
+
+
+class ChartCache:
+    """The last ``size`` charts rendered, by count id and last accepted ``seq``.
+
+    A chart is also keyed by the count's definition, so a changed title or ballots received
+    renders anew. Concurrent requests for the same chart share one render. Used from one event
+    loop.
+    """
+
+    def __init__(self, size: int = 32) -> None:
+        if size < 1:
+            raise ValueError(f"a chart cache holds at least one chart, got {size}")
+        self.size = size
+        self._charts: OrderedDict[ChartKey, tuple[Count, bytes]] = OrderedDict()
+        self._rendering: dict[tuple[ChartKey, Count], asyncio.Task[bytes]] = {}
+
+    def __len__(self) -> int:
+        return len(self._charts)
+
+    def get(self, count: Count, seq: int) -> bytes | None:
+        key = (count.id, seq)
+        found = self._charts.get(key)
+        if found is None or found[0] != count:
+            return None
+        self._charts.move_to_end(key)
+        return found[1]
+
+    def put(self, count: Count, seq: int, png: bytes) -> None:
+        key = (count.id, seq)
+        self._charts[key] = (count, png)
+        self._charts.move_to_end(key)
+        while len(self._charts) > self.size:
+            self._charts.popitem(last=False)
+
+    async def get_or_render(self, count: Count, history: Sequence[Tally]) -> bytes:
+        seq = history[-1].seq
+        png = self.get(count, seq)
+        if png is not None:
+            return png
+        job = ((count.id, seq), count)
+        task = self._rendering.get(job)
+        if task is None:
+            task = asyncio.ensure_future(self._render(count, history))
+            self._rendering[job] = task
+            task.add_done_callback(lambda _done: self._rendering.pop(job, None))
+        return await asyncio.shield(task)  # one asker giving up does not stop it for the others
+
+    async def _render(self, count: Count, history: Sequence[Tally]) -> bytes:
+        png = await _render_off_loop(count, history)
+        self.put(count, history[-1].seq, png)
+        return png
+
+
+async def _render_off_loop(count: Count, history: Sequence[Tally]) -> bytes:
+    return await asyncio.to_thread(render_chart, count, tuple(history))
+
+
+async def chart_png(
+    count: Count, history: Sequence[Tally], *, cache: ChartCache | None = None
+) -> bytes:
+    """The chart of ``history`` as PNG bytes, rendered in a worker thread (or from ``cache``)."""
+    if not history:
+        raise ValueError(f"{count.id}: no tallies to chart")
+    if cache is None:
+        return await _render_off_loop(count, history)
+    return await cache.get_or_render(count, history)
