@@ -25,10 +25,13 @@ from bot.commands import Commands
 from bot.config import Config
 from bot.dispatcher import Dispatcher
 from bot.model import CountStatus
+from bot.ops.metrics import Metrics
+from bot.ops.server import OpsServer
 from bot.pipeline import Pipeline
 from bot.poller import Poller
 from bot.ratelimit import Sleep
 from bot.scheduler import Scheduler
+from bot.secrets import secret
 from bot.sources.base import Source
 from bot.sources.factory import build_source
 from bot.sources.health import SourceHealth
@@ -64,7 +67,12 @@ class App:
         self._dispatch_task: asyncio.Task[None] | None = None
         alerts = tuple(c for c in config.admins.alerts if c.platform in adapters)
         self.dispatcher: Dispatcher
-        self.pipeline = Pipeline(self.db, self.clock, alert_channels=alerts, on_queued=self._wake)
+        self.metrics = Metrics()
+        self.server: OpsServer | None = None
+        """The ops server, when ``[server]`` is configured (started on entering)."""
+        self.pipeline = Pipeline(
+            self.db, self.clock, alert_channels=alerts, on_queued=self._wake, metrics=self.metrics
+        )
         self.commands = Commands(
             self.db,
             self.pipeline,
@@ -94,8 +102,10 @@ class App:
                 self.clock,
                 sleep=self.sleep,
                 alert_channels=self.pipeline.alert_channels,
+                metrics=self.metrics,
             )
             await self._open_sources()
+            await self._start_server()
             self._dispatch_task = asyncio.create_task(self.dispatcher.run(), name="dispatcher")
             if self._poll:
                 self.scheduler.start()
@@ -146,10 +156,24 @@ class App:
                 stale_after=cc.stale_after_seconds,
             )
             self.health[count.id] = health
-            poller = Poller(count.id, source, self.pipeline, health, sleep=self.sleep)
+            poller = Poller(
+                count.id, source, self.pipeline, health, sleep=self.sleep, metrics=self.metrics
+            )
             self.pollers[count.id] = poller
             if self._poll and source.polled and count.status is not CountStatus.FINAL:
                 self.scheduler.add(count.id, cc.interval, poller.poll)
+
+    async def _start_server(self) -> None:
+        """Start the ops server if configured, with the routes adapters offer (``http_routes``)."""
+        settings = self.config.server
+        if settings is None:
+            return
+        server = OpsServer(self, settings, push_secret=secret(settings.push_secret_env))
+        for adapter in self.adapters.values():
+            routes = getattr(adapter, "http_routes", None)
+            if callable(routes):
+                server.add_routes(routes())
+        self.server = await self._stack.enter_async_context(server)
 
     async def idle(self) -> None:
         """Wait until every due delivery has been handled (for the demo and tests)."""

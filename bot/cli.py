@@ -1,10 +1,12 @@
-"""``tallybot`` (also ``python -m bot``): run, demo, check-config, replay, record."""
+"""``tallybot`` (also ``python -m bot``): run, demo, check-config, replay, record, push, invite."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
 import contextlib
+import logging
+import os
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -15,11 +17,14 @@ from typing import IO
 
 from adapters.console import CONSOLE_CHANNEL, ConsoleAdapter
 from bot import config as config_mod
+from bot import logs
 from bot.app import AdapterFactory, App
 from bot.clock import Clock, SystemClock
 from bot.commands import Request
 from bot.config import Config
-from bot.errors import ConfigError, TallybotError
+from bot.errors import ConfigError, PushError, TallybotError
+from bot.ops import invite as invite_mod
+from bot.ops import push_client
 from bot.ratelimit import Sleep
 from bot.sources.factory import build_source
 from bot.sources.replay import ReplaySource
@@ -66,7 +71,7 @@ async def play(
     sleep: Sleep = asyncio.sleep,
     interactive: IO[str] | None = None,
 ) -> None:
-    """Replay every count of ``cfg`` (replay sources) to the console, then return."""
+    """Replay every count of ``cfg`` (replay sources) to the console, save its chart, return."""
     factories: dict[Platform, AdapterFactory] = {Platform.CONSOLE: lambda commands: console}
     async with App(cfg, factories, clock=clock, sleep=sleep, poll=False) as app:
         for cc in cfg.counts:
@@ -88,6 +93,11 @@ async def play(
                     if source.last_note:
                         console.note(source.last_note)
                     await app.idle()
+            for cc in cfg.counts:  # the chart of the whole count, written to a PNG file
+                reply = await app.commands.handle(
+                    Request(CONSOLE_CHANNEL, "demo", "demo", f"chart {cc.count.id}")
+                )
+                console.show_reply(reply)
         finally:
             if prompt is not None:
                 prompt.cancel()
@@ -159,32 +169,128 @@ def build_parser() -> argparse.ArgumentParser:
     record.add_argument("--config", type=Path, required=True)
     record.add_argument("--count", required=True, help="the count id")
     record.add_argument("--out", type=Path, required=True, help="the timeline file to append to")
+    add_push_parser(sub)
+    inv = sub.add_parser("invite", help="print the Discord install URL (scopes, permissions)")
+    inv.add_argument(
+        "--client-id",
+        default=None,
+        help=f"the Discord application id (default: ${invite_mod.CLIENT_ID_ENV})",
+    )
     return parser
+
+
+def add_push_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    push = sub.add_parser(
+        "push",
+        help="send a signed tally to a running bot's push endpoint",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=(
+            "exit codes: 0 accepted or no change; 1 rejected (e.g. a decrease without "
+            "--correction);\n2 usage or configuration; 3 refused by the server (400, 401, 404, "
+            "413, 422);\n4 no answer (unreachable, timed out, 5xx)"
+        ),
+    )
+    push.add_argument("--url", required=True, help="the bot's server, e.g. http://127.0.0.1:8080")
+    push.add_argument("--count", required=True, help="the count id")
+    push.add_argument(
+        "--secret-env",
+        default="TALLYBOT_PUSH_SECRET",
+        help="the environment variable holding the push secret (or NAME_FILE: a file path)",
+    )
+    push.add_argument("--json", type=Path, help="send this JSON file as the tally ('-': stdin)")
+    push.add_argument("--state", choices=["counting", "paused", "final"])
+    push.add_argument(
+        "--correction", action="store_true", help="figures may go down or change a final count"
+    )
+    push.add_argument("--timeout", type=float, default=10.0, help="seconds (default 10)")
+    push.add_argument("figures", nargs="*", help="yes=463 no=1100 [void=N challenged=N received=N]")
+
+
+def push_body(args: argparse.Namespace) -> bytes:
+    """The body ``tallybot push`` sends: the ``--json`` file as is, or the figures."""
+    if args.json is not None:
+        if args.figures or args.state or args.correction:
+            raise ConfigError("give either --json FILE or figures (with --state, --correction)")
+        if str(args.json) == "-":
+            return sys.stdin.buffer.read()
+        try:
+            return Path(args.json).read_bytes()
+        except OSError as exc:
+            raise ConfigError(f"{args.json}: {exc.strerror}") from exc
+    return push_client.figures_body(args.figures, state=args.state, correction=args.correction)
+
+
+async def run_push(args: argparse.Namespace) -> int:
+    from bot.secrets import require
+
+    body = push_body(args)
+    secret = require(args.secret_env)
+    answer = await push_client.push(
+        args.url,
+        args.count,
+        body,
+        secret.reveal(),
+        now=SystemClock().now().timestamp(),
+        within=args.timeout,
+    )
+    print(answer.line())
+    return answer.exit_code
+
+
+def invite_url(client_id: str | None) -> str:
+    client_id = client_id or os.environ.get(invite_mod.CLIENT_ID_ENV)
+    if not client_id:
+        raise ConfigError(f"give --client-id or set {invite_mod.CLIENT_ID_ENV}")
+    return invite_mod.invite_url(client_id)
+
+
+def log_setup(args: argparse.Namespace) -> contextlib.AbstractContextManager[logging.Handler]:
+    """Structured logs on stderr for the command, scrubbed of every configured secret."""
+    cfg = None
+    if args.command in ("run", "record"):
+        with contextlib.suppress(ConfigError):
+            cfg = config_mod.load(args.config)  # its errors are reported by the command itself
+    quiet = args.command in ("demo", "replay", "push", "invite", "check-config")
+    return logs.configured(
+        secrets=logs.secret_values(cfg), level=logging.WARNING if quiet else logging.INFO
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        if args.command == "demo":
-            asyncio.run(run_demo(args.speed, interactive=args.interactive))
-        elif args.command == "check-config":
-            cfg = check_config(args.file)
-            print(f"{args.file}: OK ({len(cfg.counts)} counts)")
-        elif args.command == "run":
-            asyncio.run(run_bot(config_mod.load(args.config)))
-        elif args.command == "replay":
-            if not args.timeline.exists():
-                raise ConfigError(f"{args.timeline}: no such file")
-            asyncio.run(run_replay(args.config, args.count, args.timeline, args.speed))
-        elif args.command == "record":
-            from bot.recording import record_count
-
-            asyncio.run(record_count(config_mod.load(args.config), args.count, args.out))
+        with log_setup(args):
+            return run_command(args)
+    except PushError as exc:
+        print(f"tallybot: {exc}", file=sys.stderr)
+        return push_client.EXIT_UNAVAILABLE
     except TallybotError as exc:
         print(f"tallybot: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
+
+
+def run_command(args: argparse.Namespace) -> int:
+    if args.command == "demo":
+        asyncio.run(run_demo(args.speed, interactive=args.interactive))
+    elif args.command == "check-config":
+        cfg = check_config(args.file)
+        print(f"{args.file}: OK ({len(cfg.counts)} counts)")
+    elif args.command == "run":
+        asyncio.run(run_bot(config_mod.load(args.config)))
+    elif args.command == "replay":
+        if not args.timeline.exists():
+            raise ConfigError(f"{args.timeline}: no such file")
+        asyncio.run(run_replay(args.config, args.count, args.timeline, args.speed))
+    elif args.command == "record":
+        from bot.recording import record_count
+
+        asyncio.run(record_count(config_mod.load(args.config), args.count, args.out))
+    elif args.command == "push":
+        return asyncio.run(run_push(args))
+    elif args.command == "invite":
+        print(invite_url(args.client_id))
     return 0
 
 

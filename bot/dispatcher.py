@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import random
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 
@@ -27,6 +28,7 @@ from bot.adapter import Adapter, Notice, Outgoing
 from bot.clock import Clock
 from bot.errors import DeliveryError, MessageGone, PermanentDeliveryError, TransientDeliveryError
 from bot.message import Message
+from bot.ops.hooks import NO_HOOKS, Hooks
 from bot.ratelimit import RateLimiter, Sleep
 from bot.retry import backoff
 from bot.store import Database, outbox
@@ -35,6 +37,19 @@ from bot.store.outbox import Delivery, DeliveryAction, NewDelivery
 from bot.subscription import ChannelRef, Platform
 
 BATCH = 5000
+
+log = logging.getLogger(__name__)
+
+
+def _where(d: Delivery) -> dict[str, object]:
+    """What every delivery log line carries (``extra=``)."""
+    return {
+        "count": d.count_id,
+        "platform": d.channel.platform.value,
+        "channel": f"{d.channel.workspace}/{d.channel.channel}",
+        "delivery": d.id,
+        "action": d.action.value,
+    }
 
 
 def coalesce(due: Sequence[Delivery]) -> tuple[list[Delivery], list[Delivery]]:
@@ -88,8 +103,10 @@ class Dispatcher:
         max_attempts: int = 8,
         alert_channels: Sequence[ChannelRef] = (),
         rng: random.Random | None = None,
+        metrics: Hooks = NO_HOOKS,
     ) -> None:
         self.db = db
+        self.metrics = metrics
         self.adapters = dict(adapters)
         self.clock = clock
         self.sleep = sleep
@@ -103,6 +120,8 @@ class Dispatcher:
             p: RateLimiter(a.limits.requests.limit, a.limits.requests.seconds, clock)
             for p, a in self.adapters.items()
         }
+        for limiter in self._global.values():
+            limiter.fill()  # the adapters' start-up requests (login, command sync) just went out
         self._channel: dict[tuple[ChannelRef, DeliveryAction], RateLimiter] = {}
         self._edits = {
             p: RateLimiter(a.limits.edits.limit, a.limits.edits.seconds, clock)
@@ -163,12 +182,16 @@ class Dispatcher:
             if drop:
                 await outbox.supersede(conn, [d.id for d in drop])
             if send:
-                await outbox.mark_sending(conn, [d.id for d in send], at=now)
+                await outbox.mark_sending(conn, [d.id for d in send])
         self.stats.superseded += len(drop)
         by_channel: dict[ChannelRef, list[Delivery]] = defaultdict(list)
         for d in send:
             by_channel[d.channel].append(d)
-        await asyncio.gather(*(self._send_channel(items) for items in by_channel.values()))
+        # A TaskGroup, not gather: on cancellation (shutdown) it waits for every channel's task
+        # to finish, so none is left running against a store that is being closed.
+        async with asyncio.TaskGroup() as group:
+            for items in by_channel.values():
+                group.create_task(self._send_channel(items))
         return len(due)
 
     async def _send_channel(self, items: list[Delivery]) -> None:
@@ -192,13 +215,23 @@ class Dispatcher:
             limiter = self._channel[key] = RateLimiter(w.limit, w.seconds, self.clock)
         return limiter
 
-    async def _paced(self, d: Delivery, *, edit: bool) -> None:
+    async def _attempt(self, d: Delivery) -> None:
+        """Durably note that ``d`` is going out now, before it does (see outbox.mark_attempt)."""
+        async with self.db.begin() as conn:
+            await outbox.mark_attempt(conn, d.id, at=self.clock.now())
+
+    @contextlib.asynccontextmanager
+    async def _sending(self, d: Delivery, *, edit: bool) -> AsyncIterator[None]:
+        """Wait for the channel's (or the platform's edit) slot, then the platform's; note the
+        attempt; run the request in the block. Each slot counts from the request's end."""
         platform = d.channel.platform
         if edit and not self.adapters[platform].limits.edits_per_channel:
-            await self._edits[platform].acquire(self.sleep)
+            own = self._edits[platform]
         else:
-            await self._channel_limiter(d).acquire(self.sleep)
-        await self._global[platform].acquire(self.sleep)
+            own = self._channel_limiter(d)
+        async with own.slot(self.sleep), self._global[platform].slot(self.sleep):
+            await self._attempt(d)
+            yield
 
     async def _deliver(self, d: Delivery) -> bool:
         """Send one delivery and record the result; False when the channel must wait."""
@@ -213,10 +246,10 @@ class Dispatcher:
             if d.action is DeliveryAction.EDIT_LIVE:
                 message_id = await self._edit_live(adapter, d, content, key)
             else:
-                await self._paced(d, edit=False)
-                message_id = await adapter.post(
-                    d.channel, content, key=key, maybe_sent=_maybe_sent(d)
-                )
+                async with self._sending(d, edit=False):
+                    message_id = await adapter.post(
+                        d.channel, content, key=key, maybe_sent=_maybe_sent(d)
+                    )
         except TransientDeliveryError as exc:
             await self._retry(d, exc)
             return False
@@ -229,7 +262,10 @@ class Dispatcher:
             self.stats.edited += 1
         else:
             self.stats.sent += 1
-        self.stats.latencies.append((self.clock.now() - d.created_at).total_seconds())
+        latency = (self.clock.now() - d.created_at).total_seconds()
+        self.stats.latencies.append(latency)
+        self.metrics.delivered(d.channel.platform.value, d.action.value, latency)
+        log.info("delivered after %.1f s", latency, extra=_where(d))
         return True
 
     async def _edit_live(self, adapter: Adapter, d: Delivery, content: Outgoing, key: str) -> str:
@@ -238,13 +274,13 @@ class Dispatcher:
             sub = await sub_rows.get(conn, d.subscription_id)
         if sub is not None and sub.live_message_id:
             try:
-                await self._paced(d, edit=True)
-                await adapter.edit(d.channel, sub.live_message_id, content)
+                async with self._sending(d, edit=True):
+                    await adapter.edit(d.channel, sub.live_message_id, content)
                 return sub.live_message_id
             except MessageGone:
                 pass  # deleted or too old to edit: post a new scoreboard below
-        await self._paced(d, edit=False)
-        message_id = await adapter.post(d.channel, content, key=key, maybe_sent=_maybe_sent(d))
+        async with self._sending(d, edit=False):
+            message_id = await adapter.post(d.channel, content, key=key, maybe_sent=_maybe_sent(d))
         async with self.db.begin() as conn:
             await sub_rows.set_live_message(conn, d.subscription_id, message_id)
         return message_id
@@ -265,6 +301,11 @@ class Dispatcher:
                 next_attempt_at=self.clock.now() + timedelta(seconds=delay),
             )
         self.stats.retried += 1
+        self.metrics.retried(d.channel.platform.value)
+        log.warning(
+            "delivery failed (attempt %d), retrying in %.1f s: %s", attempt, delay, exc,
+            extra=_where(d),
+        )  # fmt: skip
 
     async def _give_up(self, d: Delivery, exc: DeliveryError) -> None:
         permanent = isinstance(exc, PermanentDeliveryError)
@@ -301,6 +342,8 @@ class Dispatcher:
                     ],
                 )
         self.stats.dead += 1
+        self.metrics.failed(d.channel.platform.value)
+        log.error("delivery gave up: %s", exc, extra=_where(d))
         self.wake({c.platform for c in self.alert_channels})
 
 

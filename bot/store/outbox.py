@@ -193,34 +193,55 @@ async def depth(conn: AsyncConnection, platform: Platform) -> int:
     return int(n or 0)
 
 
-async def mark_sending(conn: AsyncConnection, ids: Sequence[int], *, at: datetime) -> int:
+async def mark_sending(
+    conn: AsyncConnection, ids: Sequence[int], *, at: datetime | None = None
+) -> int:
     """Claim the PENDING deliveries among ``ids`` for sending; returns how many were claimed.
 
-    Deliveries that are not PENDING (another worker claimed them, or they were superseded) are
-    left alone, so a caller should only send the claimed ones when the count falls short.
+    With ``at``, also record that the send starts now (see :func:`mark_attempt`); without it,
+    ``sending_at`` is left as it was. Deliveries that are not PENDING (another worker claimed
+    them, or they were superseded) are left alone, so a caller should only send the claimed
+    ones when the count falls short.
     """
     if not ids:
         return 0
+    values: dict[str, object] = {"status": str(DeliveryStatus.SENDING)}
+    if at is not None:
+        values["sending_at"] = at
     result = await conn.execute(
         update(outbox)
         .where(outbox.c.id.in_(list(ids)), outbox.c.status == str(DeliveryStatus.PENDING))
-        .values(status=str(DeliveryStatus.SENDING), sending_at=at)
+        .values(**values)
     )
     return result.rowcount
+
+
+async def mark_attempt(conn: AsyncConnection, delivery_id: int, *, at: datetime) -> None:
+    """Record, before the request goes out, that a claimed delivery is being sent now.
+
+    A delivery still SENDING with ``sending_at`` set after a crash may have reached the
+    platform; one with ``sending_at`` unset was claimed but never tried.
+    """
+    await conn.execute(
+        update(outbox)
+        .where(outbox.c.id == delivery_id, outbox.c.status == str(DeliveryStatus.SENDING))
+        .values(sending_at=at)
+    )
 
 
 async def release(conn: AsyncConnection, ids: Sequence[int]) -> int:
     """Put the SENDING deliveries among ``ids`` back to PENDING, not counting an attempt.
 
     For claimed deliveries that were not tried (the batch stopped early) or whose send was cut
-    off by a crash (:func:`in_doubt`). Returns how many were released.
+    off by a crash (:func:`in_doubt`). ``sending_at`` is kept: when set, it tells the next
+    sender that an earlier attempt may have gone through. Returns how many were released.
     """
     if not ids:
         return 0
     result = await conn.execute(
         update(outbox)
         .where(outbox.c.id.in_(list(ids)), outbox.c.status == str(DeliveryStatus.SENDING))
-        .values(status=str(DeliveryStatus.PENDING), sending_at=None)
+        .values(status=str(DeliveryStatus.PENDING))
     )
     return result.rowcount
 

@@ -220,3 +220,20 @@ async def test_a_retry_is_never_overtaken_by_a_later_message(
         "First results: No union leads by 117",
         "A quarter of the ballots counted: No union leads by 410",
     ]
+
+
+async def test_only_sends_cut_off_by_a_crash_are_treated_as_maybe_sent(
+    sqlite_db: Database, clock: FakeClock
+) -> None:
+    pipeline, _, adapter = await setup(sqlite_db, clock, {CHAN: Mode.ALL, OTHER: Mode.ALL})
+    await pipeline.ingest(tally(84, 201))
+    async with sqlite_db.begin() as conn:
+        first, second = await outbox.due(conn, Platform.CONSOLE, now=clock.now(), limit=10)
+        await outbox.mark_sending(conn, [first.id, second.id])  # the batch is claimed...
+        await outbox.mark_attempt(conn, first.id, at=clock.now())  # ...one send started
+    # kill -9 here; a new process recovers both and sends them
+    restarted = Dispatcher(sqlite_db, {Platform.CONSOLE: adapter}, clock, sleep=fake_sleep)
+    assert await restarted.recover() == 2
+    await restarted.drain(Platform.CONSOLE)
+    assert adapter.checked_keys == [f"tb{first.id}"]
+    assert len(adapter.posted) == 2
