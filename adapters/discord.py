@@ -96,6 +96,9 @@ DISCORD_LIMITS = Limits(
     channel_posts=Window(5, 5.0),
     edits=Window(5, 5.0),
     edits_per_channel=True,
+    # GET /users/@me, GET /oauth2/applications/@me and the command sync (one PUT per guild;
+    # more guilds than this only cost a 429 that discord.py waits out).
+    startup_requests=4,
 )
 MAX_RATELIMIT_TIMEOUT = 30.0
 """discord.py sleeps through a 429 up to this long, and raises ``RateLimited`` beyond it (30 s

@@ -72,6 +72,9 @@ class Limits:
     edits_per_channel: bool
     """True when ``edits`` applies to each channel (Discord), False for the whole platform
     (Slack's chat.update, Tier 3, counts per workspace)."""
+    startup_requests: int = 0
+    """Requests the adapter itself makes while starting, under ``requests`` (the dispatcher
+    counts them, so that its first sends do not pile on top of them in one window)."""
 
 
 UNLIMITED = Limits(Window(10_000, 1), Window(10_000, 1), Window(10_000, 1), True)

@@ -120,8 +120,8 @@ class Dispatcher:
             p: RateLimiter(a.limits.requests.limit, a.limits.requests.seconds, clock)
             for p, a in self.adapters.items()
         }
-        for limiter in self._global.values():
-            limiter.fill()  # the adapters' start-up requests (login, command sync) just went out
+        for p, limiter in self._global.items():
+            limiter.note(self.adapters[p].limits.startup_requests)  # login, command sync, ...
         self._channel: dict[tuple[ChannelRef, DeliveryAction], RateLimiter] = {}
         self._edits = {
             p: RateLimiter(a.limits.edits.limit, a.limits.edits.seconds, clock)
@@ -229,9 +229,10 @@ class Dispatcher:
             own = self._edits[platform]
         else:
             own = self._channel_limiter(d)
-        async with own.slot(self.sleep), self._global[platform].slot(self.sleep):
-            await self._attempt(d)
-            yield
+        async with own.slot(self.sleep):
+            await self._attempt(d)  # noted before the turn: a store write is no request
+            async with self._global[platform].slot(self.sleep):
+                yield
 
     async def _deliver(self, d: Delivery) -> bool:
         """Send one delivery and record the result; False when the channel must wait."""

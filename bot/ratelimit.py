@@ -10,13 +10,14 @@ so a slot counts from when the request *finished* (``done``), not from when it w
 requests that share a slot then arrive at least a window apart, whatever the network did in
 between. That satisfies both sliding windows and Discord's fixed windows.
 
-``reserve()`` books a slot and says how long to wait for it: bookings queue in arrival order,
-so concurrent callers are served fairly and the limiter is never overdrawn.
+Callers take their turns in arrival order, so concurrent callers are served fairly; a caller
+waits until fewer than ``limit`` requests have finished within the last window or are still in
+flight, and the limiter is never overdrawn.
 """
 
 from __future__ import annotations
 
-from collections import deque
+import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 
@@ -26,12 +27,13 @@ Sleep = Callable[[float], Awaitable[None]]
 
 
 class Slot:
-    """One booked request: ``at`` is when it may start, then when it finished."""
+    """One request: ``at`` is when it started, then, once ``finished``, when it ended."""
 
-    __slots__ = ("at",)
+    __slots__ = ("at", "finished")
 
     def __init__(self, at: float) -> None:
         self.at = at
+        self.finished = False
 
 
 class RateLimiter:
@@ -41,43 +43,50 @@ class RateLimiter:
         self.limit = limit
         self.window = window * (1 + margin)
         self.clock = clock
-        self._slots: deque[Slot] = deque(maxlen=limit)
+        self._slots: list[Slot] = []
+        self._turn = asyncio.Lock()  # first come, first served
 
-    def reserve(self) -> tuple[Slot, float]:
-        """Book the next free slot; return it and the seconds to wait until it."""
-        now = self.clock.monotonic()
-        at = now
-        if len(self._slots) == self.limit:
-            at = max(now, self._slots[0].at + self.window)
-        if self._slots:
-            at = max(at, self._slots[-1].at)  # a later booking never goes first
-        slot = Slot(at)
-        self._slots.append(slot)
-        return slot, at - now
+    def delay(self) -> float:
+        """Seconds until a request could start, as far as is known now.
 
-    def fill(self) -> None:
-        """Count the window as used up now: for requests made outside the limiter (an adapter's
-        own start-up calls), so that the first paced ones cannot join them in one window."""
+        A request still in flight counts as arriving now (its answer, not its start, tells when
+        the platform saw it), so this can grow while requests are in flight.
+        """
         now = self.clock.monotonic()
-        self._slots.extend(Slot(now) for _ in range(self.limit))
+        self._slots = [s for s in self._slots if not (s.finished and s.at + self.window <= now)]
+        if len(self._slots) < self.limit:
+            return 0.0
+        busy = sorted(s.at if s.finished else now for s in self._slots)
+        return max(0.0, busy[-self.limit] + self.window - now)
+
+    def note(self, requests: int) -> None:
+        """Count ``requests`` made just now outside the limiter (an adapter's own start-up
+        calls), so that the paced ones cannot pile on top of them in the same window."""
+        now = self.clock.monotonic()
+        for _ in range(min(requests, self.limit)):
+            slot = Slot(now)
+            slot.finished = True
+            self._slots.append(slot)
 
     def done(self, slot: Slot) -> None:
         """The request of ``slot`` has finished: its window counts from now."""
         slot.at = max(slot.at, self.clock.monotonic())
+        slot.finished = True
 
-    def delay(self) -> float:
-        """Seconds until a slot would be free, without booking it."""
-        if len(self._slots) < self.limit:
-            return 0.0
-        return max(0.0, self._slots[0].at + self.window - self.clock.monotonic())
+    async def acquire(self, sleep: Sleep) -> Slot:
+        """Wait for this request's turn; the caller must ``done()`` the slot when it finishes."""
+        async with self._turn:
+            while (wait := self.delay()) > 0:
+                await sleep(wait)
+            slot = Slot(self.clock.monotonic())
+            self._slots.append(slot)
+            return slot
 
     @asynccontextmanager
     async def slot(self, sleep: Sleep) -> AsyncIterator[None]:
-        """Wait for a slot, run the request in the block, and count the slot from its end."""
-        booked, wait = self.reserve()
-        if wait > 0:
-            await sleep(wait)
+        """Wait for a turn, run the request in the block, and count the slot from its end."""
+        taken = await self.acquire(sleep)
         try:
             yield
         finally:
-            self.done(booked)
+            self.done(taken)

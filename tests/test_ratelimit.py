@@ -2,54 +2,89 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from bot.clock import FakeClock
 from bot.ratelimit import RateLimiter
 
 
-def test_a_window_lets_limit_through_then_waits_a_window() -> None:
+class Sleeper:
+    def __init__(self, clock: FakeClock) -> None:
+        self.clock = clock
+        self.slept: list[float] = []
+
+    async def __call__(self, seconds: float) -> None:
+        self.slept.append(round(seconds, 6))
+        self.clock.advance(seconds)
+
+
+async def test_a_window_lets_limit_through_then_waits_for_the_first_to_age() -> None:
     clock = FakeClock()
+    sleep = Sleeper(clock)
     limiter = RateLimiter(3, 1.0, clock, margin=0.0)
-    waits = [limiter.reserve()[1] for _ in range(5)]
-    assert waits == [0.0, 0.0, 0.0, 1.0, 1.0]
+    for _ in range(5):
+        async with limiter.slot(sleep):
+            clock.advance(0.1)  # each request takes 0.1 s to answer
+    # three go one after another (0.1 s each); the fourth waits until the first answer is a
+    # window old (at 1.1 s); by the fifth's turn (1.2 s) the second's answer is a window old
+    assert sleep.slept == pytest.approx([0.8])
 
 
-def test_a_slot_counts_from_when_its_request_finished() -> None:
+async def test_a_slot_counts_from_when_its_request_finished() -> None:
     clock = FakeClock()
-    limiter = RateLimiter(2, 1.0, clock, margin=0.0)
-    first, _ = limiter.reserve()
-    limiter.reserve()
-    clock.advance(0.3)  # the first request took 0.3 s to answer
-    limiter.done(first)
-    _, wait = limiter.reserve()
-    assert wait == pytest.approx(1.0)  # 0.3 s + a window, from now (0.3 s) that is 1.0 s
+    sleep = Sleeper(clock)
+    limiter = RateLimiter(1, 1.0, clock, margin=0.0)
+    async with limiter.slot(sleep):
+        clock.advance(0.3)  # the request took 0.3 s to answer
+    async with limiter.slot(sleep):
+        pass
+    assert sleep.slept == pytest.approx([1.0])
 
 
-def test_bookings_keep_their_order_and_the_margin_applies() -> None:
+async def test_a_request_in_flight_holds_its_slot_until_it_answers() -> None:
     clock = FakeClock()
+    limiter = RateLimiter(1, 1.0, clock, margin=0.0)
+    slow = await limiter.acquire(Sleeper(clock))
+    clock.advance(5.0)  # no answer yet: it may reach the platform any moment
+    assert limiter.delay() == pytest.approx(1.0)
+    limiter.done(slow)
+    clock.advance(0.5)
+    assert limiter.delay() == pytest.approx(0.5)
+
+
+async def test_the_margin_applies() -> None:
+    clock = FakeClock()
+    sleep = Sleeper(clock)
     limiter = RateLimiter(1, 1.0, clock, margin=0.05)
-    waits = [limiter.reserve()[1] for _ in range(3)]
-    assert waits == pytest.approx([0.0, 1.05, 2.10])
-
-
-async def test_slot_context_sleeps_for_its_turn() -> None:
-    clock = FakeClock()
-    slept: list[float] = []
-
-    async def sleep(seconds: float) -> None:
-        slept.append(seconds)
-        clock.advance(seconds)
-
-    limiter = RateLimiter(1, 2.0, clock, margin=0.0)
     for _ in range(3):
         async with limiter.slot(sleep):
-            clock.advance(0.5)  # each request takes half a second
-    assert slept == pytest.approx([2.0, 2.0])
+            pass
+    assert sleep.slept == pytest.approx([1.05, 1.05])
 
 
-def test_fill_counts_the_window_as_used() -> None:
+async def test_turns_are_taken_in_arrival_order() -> None:
     clock = FakeClock()
-    limiter = RateLimiter(50, 1.0, clock, margin=0.0)
-    limiter.fill()
-    assert limiter.reserve()[1] == 1.0
+    limiter = RateLimiter(1, 1.0, clock, margin=0.0)
+    order: list[int] = []
+
+    async def sleep(seconds: float) -> None:
+        clock.advance(seconds)
+        await asyncio.sleep(0)
+
+    async def request(i: int) -> None:
+        async with limiter.slot(sleep):
+            order.append(i)
+
+    await asyncio.gather(*(request(i) for i in range(5)))
+    assert order == [0, 1, 2, 3, 4]
+
+
+def test_requests_made_outside_are_counted() -> None:
+    clock = FakeClock()
+    limiter = RateLimiter(3, 1.0, clock, margin=0.0)
+    limiter.note(2)
+    assert limiter.delay() == 0.0
+    limiter.note(1)
+    assert limiter.delay() == 1.0

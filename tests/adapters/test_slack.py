@@ -858,9 +858,11 @@ async def test_http_mode_mounts_on_the_ops_server(
                 url, command="/count", text="status bessemer-2021", user_id=user, channel_id=channel
             )
             await fake.wait_for(lambda: len(fake.response_url_posts) == 1)
-            async with aiohttp.ClientSession() as session:
-                async with session.get(f"{bot.app.server.url}/healthz") as health:
-                    assert health.status == 200
+            async with (
+                aiohttp.ClientSession() as session,
+                session.get(f"{bot.app.server.url}/healthz") as health,
+            ):
+                assert health.status == 200
     assert ok.status == 200
     (answer,) = fake.response_url_posts
     assert answer.body["text"] == "No union leads by 117"
