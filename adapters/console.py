@@ -3,8 +3,9 @@
 Rich formatting (colours, a panel per message) where the output is a terminal; plain text
 otherwise, so that the demo reads the same in a log. Lines typed at the prompt are commands,
 exactly as on Discord or Slack (``status``, ``update bessemer-2021 no=1200``, ...). A file that
-comes with a reply (the PNG of ``chart``) is written into a folder, ``tallybot-charts/`` in the
-current directory unless told otherwise, and its path printed.
+comes with a reply (the PNG of ``chart``) or with a message (the chart of a final tally) is
+written into a folder, ``tallybot-charts/`` in the current directory unless told otherwise, and
+its path printed.
 """
 
 from __future__ import annotations
@@ -67,9 +68,17 @@ class ConsoleAdapter:
         return None
 
     async def post(
-        self, channel: ChannelRef, content: Outgoing, *, key: str, maybe_sent: bool = False
+        self,
+        channel: ChannelRef,
+        content: Outgoing,
+        *,
+        key: str,
+        maybe_sent: bool = False,
+        attachment: Attachment | None = None,
     ) -> str:
         self.show(content)
+        if attachment is not None:
+            self.save(attachment)
         self._posted += 1
         return f"console-{self._posted}"
 

@@ -14,7 +14,10 @@ Delivery (called by ``bot.dispatcher``, which owns pacing and retries):
 
 - ``post`` sends one embed (a ``Notice`` as plain content) with ``allowed_mentions`` none and
   ``nonce=key`` (discord.py always adds ``enforce_nonce``), so that a retry of a send whose
-  answer was lost is deduplicated by Discord for a few minutes: one message, not two.
+  answer was lost is deduplicated by Discord for a few minutes: one message, not two. An
+  attachment (the chart of a final tally) goes in the same request, as a file with its alt text
+  and shown as the embed's image (``attachment://``), so the nonce covers it too. Refused for it
+  (no Attach Files permission, too large), the message is sent again without it.
 - ``edit`` edits a live scoreboard without fetching it first (``get_partial_message().edit``).
 - Errors are translated where they leave discord.py: 429 (``RateLimited``, raised by
   discord.py instead of sleeping longer than ``max_ratelimit_timeout``), 5xx, timeouts and
@@ -35,8 +38,9 @@ Limits reported to the dispatcher (``DISCORD_LIMITS``):
 Commands: one ``/count`` group whose subcommands build the same text grammar as every other
 platform (``bot.command_parse``) and call ``Commands.handle``. Each interaction is acknowledged
 at once (deferred, ephemeral when the answer will be) before any work touches the store, then
-answered with a follow-up. Admins are members with Manage Server, or the users and roles
-configured under ``[admins]`` (checked, and refusals audited, by ``bot.commands``).
+answered with a follow-up, which carries the reply's file when it has one (``/count chart``).
+Admins are members with Manage Server, or the users and roles configured under ``[admins]``
+(checked, and refusals audited, by ``bot.commands``).
 """
 
 from __future__ import annotations
@@ -44,6 +48,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import io
 import logging
 import re
 import warnings
@@ -72,7 +77,7 @@ from adapters.discord_embeds import (
     text_content,
     text_embed,
 )
-from bot.adapter import Limits, Notice, Outgoing, Window
+from bot.adapter import Attachment, Limits, Notice, Outgoing, Window
 from bot.command_parse import Verb
 from bot.commands import Commands, Reply, Request
 from bot.config import Admins, DiscordConfig
@@ -104,12 +109,14 @@ MAX_RATELIMIT_TIMEOUT = 30.0
 """discord.py sleeps through a 429 up to this long, and raises ``RateLimited`` beyond it (30 s
 is the smallest it accepts); the dispatcher then reschedules the delivery."""
 MAX_NONCE = 25
+MAX_ALT_TEXT = 1024
+"""Discord's limit on an attachment's description (its alt text)."""
 SHUTDOWN_GRACE_S = 5.0
 """How long leaving waits for commands being answered before cancelling them."""
 GATEWAY_GRACE_S = 1.0
 """How long leaving waits for the gateway task to end after the client closed (it is cancelled
 after that, e.g. while it sleeps before a reconnect)."""
-PUBLIC_VERBS = frozenset({Verb.SUBSCRIBE, Verb.STATUS})
+PUBLIC_VERBS = frozenset({Verb.SUBSCRIBE, Verb.STATUS, Verb.CHART})
 """Commands whose answer is shown to the channel; every other answer (and every error) is
 ephemeral."""
 
@@ -124,6 +131,7 @@ CANNOT_EDIT_OTHERS_MESSAGE = 50005
 CANNOT_DM_USER = 50007
 MISSING_PERMISSIONS = 50013
 INVALID_FORM_BODY = 50035
+ENTITY_TOO_LARGE = 40005
 
 FAILURES: tuple[type[BaseException], ...] = (
     discord.DiscordException,
@@ -295,6 +303,12 @@ class CountGroup(app_commands.Group):
     async def history(self, interaction: Ix, count: str) -> None:
         await self.adapter.run(interaction, Verb.HISTORY, Options(count=count))
 
+    @app_commands.command(description="A count so far, as a picture")
+    @app_commands.describe(count="The count")
+    @app_commands.autocomplete(count=_count_autocomplete)
+    async def chart(self, interaction: Ix, count: str) -> None:
+        await self.adapter.run(interaction, Verb.CHART, Options(count=count))
+
     @app_commands.command(description="What tallybot can do")
     async def help(self, interaction: Ix) -> None:
         await self.adapter.run(interaction, Verb.HELP, Options())
@@ -390,6 +404,23 @@ def reply_parts(reply: Reply) -> tuple[str | None, discord.Embed | None]:
     if content is None:
         return None, text_embed(reply.text)
     return content, None
+
+
+def file_name(name: str) -> str:
+    """``name`` as Discord keeps an attachment's name (and ``attachment://`` finds it): letters,
+    digits, ``.``, ``_`` and ``-``; anything else becomes ``_``."""
+    safe = re.sub(r"[^A-Za-z0-9._-]", "_", name.rsplit("/", 1)[-1])
+    return safe.lstrip(".") or "file"
+
+
+def discord_file(attachment: Attachment) -> discord.File:
+    """A fresh ``discord.File`` (one is consumed by the request that sends it), with its alt
+    text."""
+    return discord.File(
+        io.BytesIO(attachment.data),
+        filename=file_name(attachment.filename),
+        description=clip(attachment.description, MAX_ALT_TEXT) or None,
+    )
 
 
 def nonce_for(key: str) -> str:
@@ -605,25 +636,60 @@ class DiscordAdapter:
         )
 
     async def post(
-        self, channel: ChannelRef, content: Outgoing, *, key: str, maybe_sent: bool = False
+        self,
+        channel: ChannelRef,
+        content: Outgoing,
+        *,
+        key: str,
+        maybe_sent: bool = False,
+        attachment: Attachment | None = None,
     ) -> str:
         """Send one message; ``key`` is the nonce, so a retry is deduplicated by Discord.
 
         ``maybe_sent`` needs nothing more here: the same nonce makes Discord return the message
-        an earlier attempt created (for a few minutes after it)."""
+        an earlier attempt created (for a few minutes after it), with its attachment: the file
+        goes in the same request as the message, so it cannot be sent twice either."""
         target = self._target(channel)
         nonce = nonce_for(key)
+        if attachment is not None:
+            try:
+                return await self._send(target, content, nonce, attachment)
+            except discord.HTTPException as exc:
+                if not _refused_for_the_file(exc):
+                    raise self.translate(exc, channel) from exc
+                log.warning(
+                    "%s: sending the message without its %s (%s); the bot needs Attach Files "
+                    "there to show it",
+                    self.describe(channel), attachment.filename, exc,
+                )  # fmt: skip
+            except FAILURES as exc:
+                raise self.translate(exc, channel) from exc
         try:
-            if isinstance(content, Notice):
-                sent = await target.send(
-                    notice_content(content), allowed_mentions=NO_MENTIONS, nonce=nonce
-                )
-            else:
-                sent = await target.send(
-                    embed=message_embed(content), allowed_mentions=NO_MENTIONS, nonce=nonce
-                )
+            return await self._send(target, content, nonce, None)
         except FAILURES as exc:
             raise self.translate(exc, channel) from exc
+
+    async def _send(
+        self,
+        target: discord.PartialMessageable,
+        content: Outgoing,
+        nonce: str,
+        attachment: Attachment | None,
+    ) -> str:
+        extra: dict[str, Any] = {}
+        if attachment is not None:
+            extra["file"] = discord_file(attachment)
+        if isinstance(content, Notice):
+            sent = await target.send(
+                notice_content(content), allowed_mentions=NO_MENTIONS, nonce=nonce, **extra
+            )
+        else:
+            embed = message_embed(content)
+            if attachment is not None:  # the chart inside the message's card, under the figures
+                embed.set_image(url=f"attachment://{extra['file'].filename}")
+            sent = await target.send(
+                embed=embed, allowed_mentions=NO_MENTIONS, nonce=nonce, **extra
+            )
         return str(sent.id)
 
     async def edit(self, channel: ChannelRef, message_id: str, content: Outgoing) -> None:
@@ -792,13 +858,20 @@ class DiscordAdapter:
             ephemeral = True
         content, embed = reply_parts(reply)
         followup = interaction.followup
+        extra: dict[str, Any] = {}
+        if reply.attachment is not None:  # the chart, shown under the text with its alt text
+            extra["file"] = discord_file(reply.attachment)
         if embed is None:
-            await followup.send(content or "…", ephemeral=ephemeral, allowed_mentions=NO_MENTIONS)
+            await followup.send(
+                content or "…", ephemeral=ephemeral, allowed_mentions=NO_MENTIONS, **extra
+            )
         elif content is None:
-            await followup.send(embed=embed, ephemeral=ephemeral, allowed_mentions=NO_MENTIONS)
+            await followup.send(
+                embed=embed, ephemeral=ephemeral, allowed_mentions=NO_MENTIONS, **extra
+            )
         else:
             await followup.send(
-                content, embed=embed, ephemeral=ephemeral, allowed_mentions=NO_MENTIONS
+                content, embed=embed, ephemeral=ephemeral, allowed_mentions=NO_MENTIONS, **extra
             )
 
     async def count_choices(self, current: str) -> list[app_commands.Choice[str]]:
@@ -816,6 +889,15 @@ class DiscordAdapter:
             app_commands.Choice(name=clip(f"{c.id} — {c.title}", 100), value=c.id)
             for c in found[:25]
         ]
+
+
+def _refused_for_the_file(exc: discord.HTTPException) -> bool:
+    """Discord refused a message because of its file: no Attach Files permission (403, 50013;
+    also what it says without Send Messages, and then the retry without the file fails too),
+    or too large (413, 40005)."""
+    return (exc.status == 403 and exc.code == MISSING_PERMISSIONS) or (
+        exc.status == 413 or exc.code == ENTITY_TOO_LARGE
+    )
 
 
 def _retry_after(exc: discord.HTTPException) -> float | None:

@@ -19,12 +19,30 @@ instead of posting again: record-then-confirm. (conversations.history is Tier 3 
 Marketplace apps; since 2025 Slack limits it much further for commercially distributed apps
 outside the Marketplace, which tallybot, installed by each organisation itself, is not.)
 
+Charts. A post with an attachment (the chart of a final tally) is the message as above, then
+the PNG uploaded into the same channel with ``files_upload_v2`` (files.getUploadURLExternal, the
+upload, files.completeUploadExternal; needs ``files:write``), in the message's thread
+(``thread_ts``) so that it stays with the result it shows, whatever else the channel gets
+meanwhile. Both are one delivery: a transient failure of the upload fails the delivery, which
+the dispatcher retries; a permanent one (the scope missing) only leaves the chart out, logged,
+since the message is out. A retry does not upload the chart twice: it is a retry with
+``maybe_sent``, so the adapter finds its earlier message by the key in its metadata, and the
+same conversations.history answer says who replied in that message's thread
+(``reply_users``). The bot replies in the thread of its own delivery only with the chart, so
+if the bot is among them the chart is there already; if not, it is uploaded now. No extra
+request, nothing to record: the channel itself is the record. (Slack shares a completed
+upload a moment after answering; a retry in that moment could miss it and show a second copy,
+in the thread, never a second message. The dispatcher's backoff, a second or more, makes that
+unlikely.)
+
 Commands. ``/count <text>`` is acknowledged at once and answered through ``respond()``:
-ephemeral for errors and lists, in the channel for status and subscriptions. An app_mention
-(``@tallybot status bessemer-2021``) is answered in a thread (ephemerally for errors); an event
-Slack delivers again (same event_id) is handled once. Admin commands are allowed for the
-configured user ids (checked by ``bot.commands``) and, unless turned off, for workspace admins
-and owners (users.info, cached a few minutes).
+ephemeral for errors and lists, in the channel for status and subscriptions. ``/count chart``
+is answered with the PNG uploaded into the channel (the reply's text as its comment), or an
+ephemeral error when it cannot be (the bot not in the channel, ``files:write`` missing). An
+app_mention (``@tallybot status bessemer-2021``) is answered in a thread (ephemerally for
+errors); an event Slack delivers again (same event_id) is handled once. Admin commands are
+allowed for the configured user ids (checked by ``bot.commands``) and, unless turned off, for
+workspace admins and owners (users.info, cached a few minutes).
 """
 
 from __future__ import annotations
@@ -48,7 +66,7 @@ from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncRespond
 from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.adapter import Limits, Outgoing, Window
+from bot.adapter import Attachment, Limits, Notice, Outgoing, Window
 from bot.command_parse import ADMIN_VERBS, parse
 from bot.commands import Reply, Request
 from bot.config import Admins, SlackConfig
@@ -63,7 +81,7 @@ from bot.errors import (
 from bot.secrets import Secret
 from bot.subscription import ChannelRef, Platform
 
-from .slack_blocks import blocks_for, fallback_text, reply_payload
+from .slack_blocks import MAX_FALLBACK, blocks_for, fallback_text, reply_payload, safe
 from .slack_payloads import (
     METADATA_EVENT_TYPE,
     AppMention,
@@ -111,6 +129,8 @@ AUTH_ERRORS = frozenset(
         "org_login_required", "restricted_action", "app_deleted",
     }
 )  # fmt: skip
+MAX_ALT_TEXT = 1000
+"""The longest image description (alt_txt) Slack takes for an upload."""
 SEEN_EVENTS = 2048
 """How many event ids are remembered to drop Slack's redeliveries (a bounded LRU)."""
 
@@ -356,14 +376,31 @@ class SlackAdapter:
     # ------------------------------------------------------------------- delivery
 
     async def post(
-        self, channel: ChannelRef, content: Outgoing, *, key: str, maybe_sent: bool = False
+        self,
+        channel: ChannelRef,
+        content: Outgoing,
+        *,
+        key: str,
+        maybe_sent: bool = False,
+        attachment: Attachment | None = None,
     ) -> str:
         where = f"slack post to {channel}"
-        if maybe_sent:
-            earlier = await self.find_posted(channel, key)
-            if earlier is not None:
-                log.info("%s: %s was already posted as %s", where, key, earlier)
-                return earlier
+        earlier = await self.find_posted(channel, key) if maybe_sent else None
+        if earlier is None:
+            ts = await self._post_message(channel, content, key, where)
+        else:
+            ts = str(earlier.get("ts"))
+            log.info("%s: %s was already posted as %s", where, key, ts)
+            if attachment is not None and self.bot_user_id in (earlier.get("reply_users") or []):
+                log.info("%s: its %s was already uploaded too", where, attachment.filename)
+                return ts
+        if attachment is not None:
+            await self._upload_to_thread(channel, ts, content, attachment)
+        return ts
+
+    async def _post_message(
+        self, channel: ChannelRef, content: Outgoing, key: str, where: str
+    ) -> str:
         try:
             response = await self.client.chat_postMessage(
                 channel=channel.channel,
@@ -380,8 +417,47 @@ class SlackAdapter:
             raise TransientDeliveryError(f"{where}: Slack's answer had no ts")
         return ts
 
-    async def find_posted(self, channel: ChannelRef, key: str) -> str | None:
-        """The ts of our message carrying ``key`` among the channel's recent messages."""
+    async def _upload_to_thread(
+        self, channel: ChannelRef, ts: str, content: Outgoing, attachment: Attachment
+    ) -> None:
+        """Upload ``attachment`` into the thread of the message ``ts`` (posted just now, or by an
+        earlier attempt). A transient failure fails the delivery (the retry finds the message
+        and uploads then); a permanent one leaves the chart out, since the message is out."""
+        title = attachment.filename
+        if not isinstance(content, Notice):
+            title = f"Chart of {content.title}, as of update #{content.seq}"
+        try:
+            await self.upload(channel.channel, attachment, title=title, thread_ts=ts)
+        except (SlackClientError, aiohttp.ClientError, OSError) as exc:
+            error = translate(exc, f"slack upload of {attachment.filename} to {channel}")
+            if isinstance(error, TransientDeliveryError):
+                raise error from exc
+            log.warning("the message %s in %s went without its chart: %s", ts, channel, error)
+
+    async def upload(
+        self,
+        channel_id: str,
+        attachment: Attachment,
+        *,
+        title: str,
+        thread_ts: str | None = None,
+        comment: str | None = None,
+    ) -> None:
+        """Upload ``attachment`` and share it in the channel (in a thread with ``thread_ts``),
+        with its description as the image's alt text. Raises what slack_sdk raises."""
+        await self.client.files_upload_v2(
+            channel=channel_id,
+            content=attachment.data,
+            filename=attachment.filename,
+            title=title,
+            alt_txt=attachment.description[:MAX_ALT_TEXT],
+            initial_comment=comment,
+            thread_ts=thread_ts,
+        )
+
+    async def find_posted(self, channel: ChannelRef, key: str) -> HistoryMessage | None:
+        """Our message carrying ``key`` among the channel's recent messages (its ``ts``, and
+        who replied in its thread)."""
         try:
             response = await self.client.conversations_history(
                 channel=channel.channel, include_all_metadata=True, limit=self._history_limit
@@ -397,8 +473,9 @@ class SlackAdapter:
                 ours
                 and metadata.get("event_type") == METADATA_EVENT_TYPE
                 and payload.get("key") == key
+                and isinstance(message.get("ts"), str)
             ):
-                return message.get("ts")
+                return message
         return None
 
     async def edit(self, channel: ChannelRef, message_id: str, content: Outgoing) -> None:
@@ -428,6 +505,11 @@ class SlackAdapter:
                 text=text,
             )
             reply = await self._answer(request)
+            if reply.attachment is not None and reply.ok:
+                failed = await self._share(request.channel.channel, reply, reply.attachment)
+                if failed is None:
+                    return  # the file, with the reply's text, is the answer
+                reply = failed
             body, blocks = reply_payload(reply)
             answer = await respond(
                 text=body,
@@ -453,8 +535,13 @@ class SlackAdapter:
                 text=strip_mention(str(event.get("text") or ""), self.bot_user_id),
             )
             reply = await self._answer(request)
-            text, blocks = reply_payload(reply)
             thread = event.get("thread_ts") or event.get("ts")
+            if reply.attachment is not None and reply.ok:
+                failed = await self._share(channel, reply, reply.attachment, thread_ts=thread)
+                if failed is None:
+                    return
+                reply = failed
+            text, blocks = reply_payload(reply)
             kwargs: dict[str, Any] = {"blocks": as_json(blocks) if blocks else None}
             try:
                 if reply.ephemeral:
@@ -467,6 +554,28 @@ class SlackAdapter:
                     )
             except (SlackClientError, aiohttp.ClientError, OSError) as exc:
                 log.warning("%s", translate(exc, f"slack mention reply in {channel}"))
+
+    async def _share(
+        self, channel: str, reply: Reply, attachment: Attachment, *, thread_ts: str | None = None
+    ) -> Reply | None:
+        """Answer a command with its file (the reply's text as the comment); None when done,
+        else the error to answer with instead (privately)."""
+        title = reply.text.rstrip(".") or attachment.filename
+        try:
+            await self.upload(
+                channel,
+                attachment,
+                title=title,
+                thread_ts=thread_ts,
+                comment=safe(reply.text, MAX_FALLBACK),
+            )
+        except (SlackClientError, aiohttp.ClientError, OSError) as exc:
+            error = translate(exc, "the chart could not be posted here")
+            log.warning("slack: %s", error)
+            if isinstance(error, TransientDeliveryError):
+                return Reply(f"Error: {error}; try again in a minute.", ok=False)
+            return Reply(f"Error: {error}", ok=False)
+        return None
 
     def first_delivery(self, event_id: str) -> bool:
         """False for an event id seen before (Slack's retries), remembering the latest ones."""

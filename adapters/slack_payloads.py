@@ -105,10 +105,13 @@ class EventCallback(TypedDict, total=False):
 
 
 class HistoryMessage(TypedDict, total=False):
-    """A message as conversations.history returns it (with ``include_all_metadata``)."""
+    """A message as conversations.history returns it (with ``include_all_metadata``); a thread's
+    parent also says who replied in the thread (``reply_users``)."""
 
     ts: str
     bot_id: str
     app_id: str
     user: str
     metadata: dict[str, Any]
+    reply_count: int
+    reply_users: list[str]

@@ -15,7 +15,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bot.adapter import Outgoing, RecordingAdapter
+from bot.adapter import Attachment, Outgoing, RecordingAdapter
 from bot.app import App
 from bot.commands import Request
 from bot.config import parse
@@ -31,12 +31,20 @@ class TimedAdapter(RecordingAdapter):
         self.at = 0.0
 
     async def post(
-        self, channel: ChannelRef, content: Outgoing, *, key: str, maybe_sent: bool = False
+        self,
+        channel: ChannelRef,
+        content: Outgoing,
+        *,
+        key: str,
+        maybe_sent: bool = False,
+        attachment: Attachment | None = None,
     ) -> str:
         if not self.first_post.is_set():
             self.at = time.perf_counter()
             self.first_post.set()
-        return await super().post(channel, content, key=key, maybe_sent=maybe_sent)
+        return await super().post(
+            channel, content, key=key, maybe_sent=maybe_sent, attachment=attachment
+        )
 
 
 async def main(updates: int, channels: int) -> None:

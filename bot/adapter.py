@@ -4,7 +4,8 @@ An adapter is opened and closed as an async context manager and does two things 
 ``post`` a new message and ``edit`` one it posted before. It renders the platform-neutral
 ``Message`` (or a ``Notice`` for admins) its own way, and translates the platform's errors into
 ``TransientDeliveryError`` (worth retrying), ``PermanentDeliveryError`` (channel gone, no
-permission) or ``MessageGone`` (the message to edit no longer exists).
+permission) or ``MessageGone`` (the message to edit no longer exists). A post may carry an
+``Attachment`` (the chart that goes with a count's final message), shown as an image.
 
 Commands flow the other way: an adapter turns a slash command or a typed line into a
 ``bot.commands.Request`` and shows the ``Reply``.
@@ -94,7 +95,13 @@ class Adapter(Protocol):
     ) -> None: ...
 
     async def post(
-        self, channel: ChannelRef, content: Outgoing, *, key: str, maybe_sent: bool = False
+        self,
+        channel: ChannelRef,
+        content: Outgoing,
+        *,
+        key: str,
+        maybe_sent: bool = False,
+        attachment: Attachment | None = None,
     ) -> str:
         """Post a new message and return its platform id.
 
@@ -103,6 +110,9 @@ class Adapter(Protocol):
         metadata). ``maybe_sent`` is True when an earlier attempt may have gone through (a
         retry, or a send interrupted by a crash): an adapter without idempotency must then look
         for the earlier copy and return its id instead of posting again.
+
+        ``attachment`` (a PNG chart) is shown with the message, as part of the same delivery:
+        the same rules hold for it, so a retry must not show it twice either.
         """
         ...
 
@@ -118,6 +128,7 @@ class Posted:
     content: Outgoing
     key: str
     edits: list[Outgoing] = field(default_factory=list)
+    attachment: Attachment | None = None
 
 
 class RecordingAdapter:
@@ -154,7 +165,13 @@ class RecordingAdapter:
             raise TransientDeliveryError(f"{channel}: 503 service unavailable", retry_after=0.0)
 
     async def post(
-        self, channel: ChannelRef, content: Outgoing, *, key: str, maybe_sent: bool = False
+        self,
+        channel: ChannelRef,
+        content: Outgoing,
+        *,
+        key: str,
+        maybe_sent: bool = False,
+        attachment: Attachment | None = None,
     ) -> str:
         self._check(channel)
         if maybe_sent:
@@ -163,7 +180,7 @@ class RecordingAdapter:
             if p.key == key:  # idempotent like Discord's enforced nonce
                 return p.message_id
         message_id = f"m{len(self.posted) + 1}"
-        self.posted.append(Posted(channel, message_id, content, key))
+        self.posted.append(Posted(channel, message_id, content, key, attachment=attachment))
         return message_id
 
     async def edit(self, channel: ChannelRef, message_id: str, content: Outgoing) -> None:

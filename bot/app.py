@@ -20,6 +20,7 @@ from types import TracebackType
 from typing import Self
 
 from bot.adapter import Adapter
+from bot.chart import ChartCache
 from bot.clock import Clock, SystemClock
 from bot.commands import Commands
 from bot.config import Config
@@ -73,6 +74,8 @@ class App:
         self.pipeline = Pipeline(
             self.db, self.clock, alert_channels=alerts, on_queued=self._wake, metrics=self.metrics
         )
+        self.charts = ChartCache()
+        """Charts drawn for the ``chart`` command and for final messages, shared by both."""
         self.commands = Commands(
             self.db,
             self.pipeline,
@@ -80,6 +83,7 @@ class App:
             self.clock,
             health=self.health.get,
             on_queued=self._wake,
+            charts=self.charts,
         )
         self.adapters: dict[Platform, Adapter] = {}
 
@@ -103,6 +107,7 @@ class App:
                 sleep=self.sleep,
                 alert_channels=self.pipeline.alert_channels,
                 metrics=self.metrics,
+                charts=self.charts,
             )
             await self._open_sources()
             await self._start_server()

@@ -2,7 +2,9 @@
 
 ``render_chart`` turns the figure of ``bot.chart_figure`` into a PNG of about 35 KB;
 ``chart_png`` does that in a worker thread, off the event loop, and keeps recent charts in a
-``ChartCache``; ``describe`` says in words what a chart shows (its alt text). Matplotlib is
+``ChartCache``; ``describe`` says in words what a chart shows (its alt text), and
+``chart_attachment`` puts the two together as the file that goes with a reply or a message (the
+``chart`` command, and the final message of a count). Matplotlib is
 imported on the first render, in that worker thread, so that importing this module (as
 ``bot.commands`` does) stays cheap. Renders run one at a time: matplotlib does not promise
 thread safety.
@@ -17,8 +19,12 @@ from collections import OrderedDict
 from collections.abc import Sequence
 
 from bot import format as fmt
+from bot.adapter import Attachment
 from bot.arithmetic import Standing, standing
 from bot.model import Count, Tally, TallyState
+
+CHART_TALLIES = 500
+"""The most tallies a chart shows (the latest ones)."""
 
 _RENDER_LOCK = threading.Lock()
 
@@ -132,3 +138,12 @@ async def chart_png(
     if cache is None:
         return await _render_off_loop(count, history)
     return await cache.get_or_render(count, history)
+
+
+async def chart_attachment(
+    count: Count, history: Sequence[Tally], *, cache: ChartCache | None = None
+) -> Attachment:
+    """The chart of ``history`` as a file to attach: ``<count>-<seq>.png``, described in words
+    for those who cannot see it."""
+    png = await chart_png(count, history, cache=cache)
+    return Attachment(f"{count.id}-{history[-1].seq}.png", png, describe(count, history))

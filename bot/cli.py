@@ -71,7 +71,9 @@ async def play(
     sleep: Sleep = asyncio.sleep,
     interactive: IO[str] | None = None,
 ) -> None:
-    """Replay every count of ``cfg`` (replay sources) to the console, save its chart, return."""
+    """Replay every count of ``cfg`` (replay sources) to the console, then return.
+
+    The final message carries the count's chart, which the console saves as a PNG file."""
     factories: dict[Platform, AdapterFactory] = {Platform.CONSOLE: lambda commands: console}
     async with App(cfg, factories, clock=clock, sleep=sleep, poll=False) as app:
         for cc in cfg.counts:
@@ -93,11 +95,6 @@ async def play(
                     if source.last_note:
                         console.note(source.last_note)
                     await app.idle()
-            for cc in cfg.counts:  # the chart of the whole count, written to a PNG file
-                reply = await app.commands.handle(
-                    Request(CONSOLE_CHANNEL, "demo", "demo", f"chart {cc.count.id}")
-                )
-                console.show_reply(reply)
         finally:
             if prompt is not None:
                 prompt.cancel()

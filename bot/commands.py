@@ -14,7 +14,7 @@ from datetime import datetime
 
 from bot import format as fmt
 from bot.adapter import Attachment
-from bot.chart import ChartCache, chart_png, describe
+from bot.chart import CHART_TALLIES, ChartCache, chart_attachment
 from bot.clock import Clock
 from bot.command_parse import ADMIN_VERBS, FIGURE_KEYS, USAGE, Command, Verb, parse, usage
 from bot.config import Admins
@@ -38,8 +38,6 @@ MODE_WORDS = {
     Mode.ALL: "every change",
     Mode.LIVE: "a live scoreboard plus significant events",
 }
-CHART_TALLIES = 500
-"""The most tallies a chart shows (the latest ones)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -267,11 +265,11 @@ class Commands:
             rows = await tally_rows.history(conn, count.id, limit=CHART_TALLIES)
         if not rows:
             return Reply(f"{count.id}: no figures yet.")
-        png = await chart_png(count, rows, cache=self.charts)
-        seq = rows[-1].seq
-        chart = Attachment(f"{count.id}-{seq}.png", png, describe(count, rows))
+        chart = await chart_attachment(count, rows, cache=self.charts)
         return Reply(
-            f"Chart of {count.title}, as of update #{seq}.", ephemeral=False, attachment=chart
+            f"Chart of {count.title}, as of update #{rows[-1].seq}.",
+            ephemeral=False,
+            attachment=chart,
         )
 
     async def _deliveries(self) -> Reply:

@@ -11,6 +11,13 @@ the adapter (Slack's metadata check) drops the copy.
 Transient failures are retried with jittered exponential backoff that honours Retry-After, up to
 ``max_attempts``; permanent ones (channel gone, permission lost) disable the subscription and
 tell the admins. Nothing is retried forever: what gave up is DEAD and listed for admins.
+
+The final message of a count goes out with its chart: for a POST of a final ``Message`` the
+chart of the count's history up to that update is drawn (through the ``ChartCache`` shared with
+the commands, so N channels cost one render) and handed to ``Adapter.post`` as an attachment,
+which the adapter shows as part of the same delivery. Drawing happens before the delivery takes
+its rate slot. A chart that cannot be drawn (an error, or longer than ``chart_timeout``) is left
+out and the log says why: the final message itself always goes.
 """
 
 from __future__ import annotations
@@ -24,7 +31,8 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 
-from bot.adapter import Adapter, Notice, Outgoing
+from bot.adapter import Adapter, Attachment, Notice, Outgoing
+from bot.chart import CHART_TALLIES, ChartCache, chart_attachment
 from bot.clock import Clock
 from bot.errors import DeliveryError, MessageGone, PermanentDeliveryError, TransientDeliveryError
 from bot.message import Message
@@ -32,11 +40,15 @@ from bot.ops.hooks import NO_HOOKS, Hooks
 from bot.ratelimit import RateLimiter, Sleep
 from bot.retry import backoff
 from bot.store import Database, outbox
+from bot.store import counts as count_rows
 from bot.store import subscriptions as sub_rows
+from bot.store import tallies as tally_rows
 from bot.store.outbox import Delivery, DeliveryAction, NewDelivery
 from bot.subscription import ChannelRef, Platform
 
 BATCH = 5000
+CHART_TIMEOUT_S = 30.0
+"""How long a final message waits for its chart to be drawn before it goes without it."""
 
 log = logging.getLogger(__name__)
 
@@ -104,8 +116,14 @@ class Dispatcher:
         alert_channels: Sequence[ChannelRef] = (),
         rng: random.Random | None = None,
         metrics: Hooks = NO_HOOKS,
+        charts: ChartCache | None = None,
+        chart_timeout: float = CHART_TIMEOUT_S,
     ) -> None:
+        """``charts``: where the charts of final messages are drawn and kept (the cache the
+        ``chart`` command uses too); without one, final messages go without a chart."""
         self.db = db
+        self.charts = charts
+        self.chart_timeout = chart_timeout
         self.metrics = metrics
         self.adapters = dict(adapters)
         self.clock = clock
@@ -243,13 +261,14 @@ class Dispatcher:
             else Message.from_json(d.payload)
         )
         key = f"tb{d.id}"
+        chart = await self._chart_for(d, content)  # before the slot: drawing is no request
         try:
             if d.action is DeliveryAction.EDIT_LIVE:
                 message_id = await self._edit_live(adapter, d, content, key)
             else:
                 async with self._sending(d, edit=False):
                     message_id = await adapter.post(
-                        d.channel, content, key=key, maybe_sent=_maybe_sent(d)
+                        d.channel, content, key=key, maybe_sent=_maybe_sent(d), attachment=chart
                     )
         except TransientDeliveryError as exc:
             await self._retry(d, exc)
@@ -268,6 +287,41 @@ class Dispatcher:
         self.metrics.delivered(d.channel.platform.value, d.action.value, latency)
         log.info("delivered after %.1f s", latency, extra=_where(d))
         return True
+
+    async def _chart_for(self, d: Delivery, content: Outgoing) -> Attachment | None:
+        """The chart that goes with a POST of a count's final message (None for anything else).
+
+        Drawn from the count's history up to the message's update. Any failure only leaves the
+        chart out: it is logged with the reason, and the message goes without it."""
+        if (
+            self.charts is None
+            or d.action is not DeliveryAction.POST
+            or not isinstance(content, Message)
+            or not content.final
+        ):
+            return None
+        try:
+            async with self.db.connect() as conn:
+                count = await count_rows.get(conn, d.count_id)
+                history = await tally_rows.history(
+                    conn, d.count_id, limit=CHART_TALLIES, through=d.tally_seq
+                )
+            if count is None:
+                raise LookupError(f"count {d.count_id!r} is not in the store")
+            async with asyncio.timeout(self.chart_timeout):
+                return await chart_attachment(count, history, cache=self.charts)
+        except TimeoutError:
+            log.warning(
+                "the final message goes without its chart: not drawn within %g s",
+                self.chart_timeout,
+                extra=_where(d),
+            )
+        except Exception as exc:
+            log.warning(
+                "the final message goes without its chart: %s: %s", type(exc).__name__, exc,
+                exc_info=exc, extra=_where(d),
+            )  # fmt: skip
+        return None
 
     async def _edit_live(self, adapter: Adapter, d: Delivery, content: Outgoing, key: str) -> str:
         assert d.subscription_id is not None

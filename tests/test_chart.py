@@ -24,7 +24,7 @@ from PIL import Image
 
 from adapters.console import ConsoleAdapter
 from bot import chart
-from bot.adapter import Attachment
+from bot.adapter import Attachment, Notice
 from bot.arithmetic import counted
 from bot.chart import ChartCache, chart_png, describe, render_chart
 from bot.chart_figure import HEIGHT_PX, WIDTH_PX, chart_figure, colour
@@ -32,6 +32,7 @@ from bot.cli import demo_config_path
 from bot.commands import Reply
 from bot.model import Choice, Count, CountStatus, DecisionRule, RuleKind, Tally, TallyState
 from bot.sources.timeline import parse_timeline
+from bot.subscription import ChannelRef, Platform
 from tests.helpers import bessemer
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -356,6 +357,18 @@ def test_console_writes_the_attachment_and_prints_its_path(tmp_path: Path) -> No
     path = tmp_path / "charts" / "bessemer-2021-12.png"
     assert path.read_bytes() == png
     assert out.getvalue() == f"Chart of Bessemer, as of update #12.\nSaved: {path}\n"
+
+
+async def test_console_saves_a_posted_attachment_under_the_message(tmp_path: Path) -> None:
+    out = io.StringIO()
+    console = ConsoleAdapter(out=out, rich=False, save_dir=tmp_path / "charts")
+    chart_file = Attachment("bessemer-2021-12.png", b"\x89PNG fake", "a chart")
+    channel = ChannelRef(Platform.CONSOLE, "local", "console")
+    await console.post(channel, Notice("the final"), key="tb1", attachment=chart_file)
+    await console.post(channel, Notice("an update"), key="tb2")
+    path = tmp_path / "charts" / "bessemer-2021-12.png"
+    assert path.read_bytes() == b"\x89PNG fake"
+    assert out.getvalue() == (f"[admin] the final\nSaved: {path}\n[admin] an update\n")
 
 
 def test_console_says_when_it_cannot_write(tmp_path: Path) -> None:

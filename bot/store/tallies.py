@@ -93,14 +93,15 @@ async def last(conn: AsyncConnection, count_id: str) -> Tally | None:
     return None if row is None else _tally(row)
 
 
-async def history(conn: AsyncConnection, count_id: str, *, limit: int = 50) -> list[Tally]:
-    """The count's latest ``limit`` accepted tallies, oldest first."""
-    rows = await conn.execute(
-        select(tallies)
-        .where(tallies.c.count_id == count_id)
-        .order_by(tallies.c.seq.desc())
-        .limit(check_limit(limit))
-    )
+async def history(
+    conn: AsyncConnection, count_id: str, *, limit: int = 50, through: int | None = None
+) -> list[Tally]:
+    """The count's latest ``limit`` accepted tallies, oldest first; with ``through``, the latest
+    up to and including that ``seq`` (the history as it stood at that update)."""
+    query = select(tallies).where(tallies.c.count_id == count_id)
+    if through is not None:
+        query = query.where(tallies.c.seq <= through)
+    rows = await conn.execute(query.order_by(tallies.c.seq.desc()).limit(check_limit(limit)))
     return [_tally(row) for row in reversed(rows.all())]
 
 

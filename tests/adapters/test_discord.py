@@ -59,7 +59,7 @@ from bot.errors import (
     TransientDeliveryError,
 )
 from bot.message import ChoiceLine, Message, Significance
-from bot.model import Tally
+from bot.model import Tally, TallyState
 from bot.secrets import Secret
 from bot.store import audit as audit_rows
 from bot.store import outbox
@@ -78,6 +78,7 @@ with warnings.catch_warnings():
     import discord.http
 
 TOKEN = "discord-test-token"
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 TITLE = "Amazon BHM1 union election, Bessemer AL"
 ALICE = 111_111_111_111_111_111  # a member
 BOSS = 222_222_222_222_222_222  # has Manage Server
@@ -242,8 +243,12 @@ class Bot:
         await self.fake.wait_for(lambda: answered(ix))
         return ix
 
-    async def ingest(self, yes: int, no: int) -> Message:
-        result = await self.app.pipeline.ingest(tally(yes, no, challenged=505, received=3215))
+    async def ingest(
+        self, yes: int, no: int, *, state: TallyState = TallyState.COUNTING
+    ) -> Message:
+        result = await self.app.pipeline.ingest(
+            tally(yes, no, challenged=505, received=3215, state=state)
+        )
         assert result.message is not None
         return result.message
 
@@ -319,6 +324,12 @@ def opts(**values: Any) -> list[dict[str, Any]]:
     return [{"name": k, "value": v} for k, v in values.items()]
 
 
+def png_size(data: bytes) -> tuple[int, int]:
+    """Width and height from a PNG's header (IHDR comes first)."""
+    assert data[:8] == PNG_SIGNATURE
+    return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+
+
 # ------------------------------------------------------------------------ commands
 
 
@@ -386,7 +397,7 @@ async def test_status_is_deferred_at_once_then_answered_with_the_embed(
     assert count["name"] == "count"
     subs = {o["name"]: o for o in count["options"]}
     assert set(subs) == {
-        "subscribe", "unsubscribe", "list", "status", "history", "help",
+        "subscribe", "unsubscribe", "list", "status", "history", "chart", "help",
         "update", "correct", "pause", "resume", "final", "deliveries",
     }  # fmt: skip
     update = [(o["name"], o["type"], o.get("required", False)) for o in subs["update"]["options"]]
@@ -436,6 +447,47 @@ async def test_count_names_autocomplete_from_the_store(tmp_path: Path, world: Wo
             "value": "staten-island-2022",
         },
     ]
+
+
+async def test_chart_is_answered_with_the_png_for_the_channel(tmp_path: Path, world: World) -> None:
+    fake = world.fake
+    async with running(world, config(tmp_path, world)) as bot:
+        empty = await bot.slash(ALICE, "chart", opts(count="bessemer-2021"), channel=world.results)
+        await bot.ingest(84, 201)
+        await bot.ingest(90, 230)
+        ix = await bot.slash(ALICE, "chart", opts(count="bessemer-2021"), channel=world.results)
+        registered = fake.registered_commands[world.guild]
+
+    (callback,) = ix.callbacks
+    assert (callback.type, callback.flags) == (5, 0)  # a public deferral: the channel sees it
+    shown = answer(ix)
+    assert not shown.ephemeral
+    assert shown.content == f"Chart of {TITLE}, as of update #2."
+    assert shown.allowed_mentions == {"parse": []}
+    (png,) = shown.attachments
+    print(f"\n/count chart on Discord: {png.filename}, {png.size} bytes")
+    assert png.filename == "bessemer-2021-2.png"
+    assert png.size == len(png.data) < 200_000
+    assert png_size(png.data) == (1200, 800)
+    assert png.description is not None
+    assert png.description.startswith(
+        f"Chart of {TITLE}: votes for Yes (RWDSU), No union against ballots counted, "
+        "updates #1 to #2. Unofficial: No union leads by 140."
+    )
+    assert fake.messages(world.results, include_deleted=False) == [shown]
+    # Nothing to draw yet: a private error, the public placeholder taken back.
+    error = answer(empty)
+    assert error.ephemeral
+    assert error.content == "bessemer-2021: no figures yet."
+    assert error.attachments == []
+    assert empty.original is not None
+    assert empty.original.deleted
+    (count,) = registered
+    subs = {o["name"]: o for o in count["options"]}
+    assert [(o["name"], o["type"], o.get("required")) for o in subs["chart"]["options"]] == [
+        ("count", 3, True)
+    ]
+    assert subs["chart"]["options"][0]["autocomplete"] is True
 
 
 async def test_admin_commands_need_manage_server_or_a_configured_admin(
@@ -625,6 +677,78 @@ async def test_a_post_whose_answer_was_lost_appears_once(
     assert delivery.status is DeliveryStatus.SENT
     assert delivery.attempts == 1  # failed once, then Discord returned the first message
     assert delivery.platform_message_id == str(posted.id)
+
+
+async def test_the_final_tally_carries_its_chart_in_every_channel_once(
+    tmp_path: Path, world: World
+) -> None:
+    fake = world.fake
+    channels = (world.results, world.union, world.news)
+    async with running(world, config(tmp_path, world)) as bot:
+        for channel, mode in zip(channels, ("events", "all", "live"), strict=True):
+            options = opts(count="bessemer-2021", mode=mode)
+            await bot.slash(ALICE, "subscribe", options, channel=channel)
+        await bot.ingest(84, 201)  # first results: significant
+        await bot.settle()
+        routine = await bot.ingest(90, 230)
+        await bot.settle()
+        # The final's answer is lost once in one channel: the retry must not double it.
+        fake.fail_next(rf"^/channels/{world.results}/messages$", 503, after_commit=True)
+        final = await bot.ingest(738, 1798, state=TallyState.FINAL)
+        await bot.settle()
+        deliveries = await bot.deliveries()
+
+    assert not routine.significant
+    assert final.final
+    assert all(d.status is DeliveryStatus.SENT for d in deliveries)
+    for channel in channels:
+        posts = bot_posts(fake, channel)
+        with_chart = [m for m in posts if m.attachments]
+        assert with_chart == [posts[-1]]  # the final only, once
+        (embed,) = posts[-1].embeds
+        assert embed["description"].startswith(f"**{final.headline}**")
+        (png,) = posts[-1].attachments
+        assert png.filename == "bessemer-2021-3.png"
+        assert embed["image"]["url"] == "attachment://bessemer-2021-3.png"  # inside the card
+        assert png.size == len(png.data) < 200_000
+        assert png_size(png.data) == (1200, 800)
+        assert png.description is not None
+        assert "Final tally: No union wins" in png.description
+    print(f"\nfinal chart on Discord: {png.size} bytes")
+    first, second = post_requests(fake, world.results)[-2:]
+    assert (first.status, second.status) == (503, 200)
+    assert len(first.files) == len(second.files) == 1  # the retry sent it again, Discord
+    assert first.json["nonce"] == second.json["nonce"]  # kept the first message
+    union_posts = bot_posts(fake, world.union)
+    assert len(union_posts) == 3  # all: first results, the routine update, the final
+    assert union_posts[1].embeds[0]["description"].startswith(f"**{routine.headline}**")
+
+
+async def test_without_attach_files_the_final_goes_without_its_chart(
+    tmp_path: Path, world: World
+) -> None:
+    fake = world.fake
+    async with running(world, config(tmp_path, world)) as bot:
+        await bot.slash(ALICE, "subscribe", opts(count="bessemer-2021"), channel=world.results)
+        client = bot.adapter.client
+        updated = asyncio.create_task(client.wait_for("guild_channel_update", timeout=5))
+        fake.revoke_attach_files(world.results)
+        await updated
+        final = await bot.ingest(738, 1798, state=TallyState.FINAL)
+        await bot.settle()
+        (delivery,) = await bot.deliveries()
+        subscription = await bot.subscription(world.results)
+
+    (posted,) = bot_posts(fake, world.results)
+    assert posted.embeds[0]["description"].startswith(f"**{final.headline}**")
+    assert posted.attachments == []
+    assert "image" not in posted.embeds[0]
+    refused, sent = post_requests(fake, world.results)
+    assert (refused.status, refused.response["code"], len(refused.files)) == (403, 50013, 1)
+    assert (sent.status, len(sent.files)) == (200, 0)
+    assert delivery.status is DeliveryStatus.SENT
+    assert delivery.attempts == 0  # one delivery, two requests
+    assert subscription.enabled
 
 
 async def test_live_scoreboard_is_edited_in_place_and_reposted_when_deleted(

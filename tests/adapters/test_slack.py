@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -36,6 +36,7 @@ from adapters.slack_blocks import (
     message_blocks,
     units,
 )
+from bot import chart
 from bot.adapter import Notice, Window
 from bot.app import App
 from bot.clock import FakeClock
@@ -43,6 +44,7 @@ from bot.commands import Reply, Request
 from bot.config import Config, ServerConfig, parse
 from bot.errors import ConfigError, MessageGone, PermanentDeliveryError, TransientDeliveryError
 from bot.message import ChoiceLine, Message, Significance
+from bot.model import Count, Tally, TallyState
 from bot.pipeline import Pipeline
 from bot.secrets import Secret
 from bot.store import Database, outbox
@@ -51,10 +53,11 @@ from bot.store import counts as count_rows
 from bot.store import subscriptions as sub_rows
 from bot.store.schema import outbox as outbox_table
 from bot.subscription import ChannelRef, Mode, Platform, Subscription
-from tests.fakes.slack_fake import FakeSlack, RecordedSlackMessage, ResponseUrlPost
+from tests.fakes.slack_fake import FakeSlack, RecordedSlackMessage, RecordedUpload, ResponseUrlPost
 from tests.helpers import tally
 
 TITLE = "Amazon BHM1 union election, Bessemer AL"
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 HOSTILE = "<!channel> @everyone <@U123>"
 Handle = Callable[[Request], Awaitable[Reply]]
 
@@ -150,8 +153,12 @@ class Bot:
         )
         return next(p for p in fake.response_url_posts if p.url == delivery.response_url)
 
-    async def ingest(self, yes: int, no: int) -> Message:
-        result = await self.app.pipeline.ingest(tally(yes, no, challenged=505, received=3215))
+    async def ingest(
+        self, yes: int, no: int, *, state: TallyState = TallyState.COUNTING
+    ) -> Message:
+        result = await self.app.pipeline.ingest(
+            tally(yes, no, challenged=505, received=3215, state=state)
+        )
         assert result.message is not None
         return result.message
 
@@ -408,6 +415,157 @@ async def test_a_post_cut_off_by_a_crash_is_not_repeated_after_restart(
     assert len(fake.calls_to("conversations.history")) == 1
 
 
+# ------------------------------------------------------------------------ charts
+
+
+def check_png(upload: RecordedUpload) -> None:
+    assert upload.data[:8] == PNG_SIGNATURE
+    assert upload.length == upload.declared_length == len(upload.data) < 200_000
+    width, height = int.from_bytes(upload.data[16:20]), int.from_bytes(upload.data[20:24])
+    assert (width, height) == (1200, 800)
+
+
+async def test_chart_command_uploads_the_png_into_the_channel(
+    tmp_path: Path, fake: FakeSlack, vt: VirtualTime
+) -> None:
+    channel, user = fake.add_channel("general"), fake.add_user("ada")
+    outside = fake.add_channel("elsewhere", member=False)
+    async with running(fake, config(tmp_path, fake), vt) as bot:
+        await bot.ingest(84, 201)
+        await bot.ingest(90, 230)
+        asked = await fake.send_slash_command(
+            command="/count", text="chart bessemer-2021", user_id=user, channel_id=channel
+        )
+        await fake.wait_for(lambda: len(fake.uploads) == 1)
+        refused = await bot.slash("chart bessemer-2021", user=user, channel=outside)
+
+    assert asked.acked
+    assert not asked.late
+    (upload,) = fake.uploads
+    print(f"\n/count chart on Slack: {upload.filename}, {upload.length} bytes")
+    assert (upload.channel, upload.thread_ts) == (channel, None)
+    assert upload.filename == "bessemer-2021-2.png"
+    check_png(upload)
+    assert upload.title == f"Chart of {TITLE}, as of update #2"
+    assert upload.initial_comment == f"Chart of {TITLE}, as of update #2."
+    assert upload.alt_txt is not None
+    assert upload.alt_txt.startswith(
+        f"Chart of {TITLE}: votes for Yes (RWDSU), No union against ballots counted, "
+        "updates #1 to #2. Unofficial: No union leads by 140."
+    )
+    (shared,) = fake.messages(channel)  # the file, with its comment, is the whole answer
+    assert shared.files is not None
+    assert [f["id"] for f in shared.files] == [upload.file_id]
+    assert not any(p.url == asked.response_url for p in fake.response_url_posts)
+    # Where the bot is not a member it cannot upload: a private error that says what to do.
+    assert refused.response_type == "ephemeral"
+    assert refused.body["text"].startswith(
+        "Error: the chart could not be posted here: the bot is not a member of the channel "
+        "(not_in_channel): invite the bot with /invite @tallybot"
+    )
+    assert fake.messages(outside) == []
+
+
+@pytest.mark.parametrize("lost", [None, "answer", "request"])
+async def test_the_final_tally_uploads_its_chart_into_its_thread_once(
+    tmp_path: Path, fake: FakeSlack, vt: VirtualTime, lost: str | None
+) -> None:
+    news, union = fake.add_channel("news"), fake.add_channel("union-hall")
+    user = fake.add_user("ada")
+    async with running(fake, config(tmp_path, fake), vt) as bot:
+        await bot.slash("subscribe bessemer-2021", user=user, channel=news)
+        await bot.slash("subscribe bessemer-2021 all", user=user, channel=union)
+        await bot.ingest(84, 201)
+        await bot.settle()
+        routine = await bot.ingest(90, 230)
+        await bot.settle()
+        if lost is not None:  # the upload goes through but its answer is lost, or it is lost
+            fake.fail_next("files.completeUploadExternal", drop=True, commit=lost == "answer")
+        final = await bot.ingest(738, 1798, state=TallyState.FINAL)
+        await bot.settle()
+        async with bot.app.db.connect() as conn:
+            dead = await outbox.dead(conn)
+            sent = {
+                c: await outbox.get(conn, _delivery_id(bot_posts(fake, c)[-1]))
+                for c in (news, union)
+            }
+
+    assert not routine.significant
+    assert dead == []
+    for channel in (news, union):
+        posts = bot_posts(fake, channel)
+        assert posts[-1].text == final.headline
+        assert len(posts) == (2 if channel == news else 3)  # union gets the routine one too
+        (upload,) = [u for u in fake.uploads if u.channel == channel]
+        assert upload.thread_ts == posts[-1].ts  # in the final message's thread
+        assert upload.filename == "bessemer-2021-3.png"
+        assert upload.title == f"Chart of {TITLE}, as of update #3"
+        assert upload.initial_comment is None
+        assert upload.alt_txt is not None
+        assert "Final tally: No union wins" in upload.alt_txt
+        check_png(upload)
+        replies = [m for m in fake.messages(channel) if m.thread_ts is not None]
+        assert [(m.thread_ts, m.source) for m in replies] == [
+            (posts[-1].ts, "files.completeUploadExternal")
+        ]
+        delivery = sent[channel]
+        assert delivery is not None
+        assert delivery.status is outbox.DeliveryStatus.SENT
+        assert delivery.platform_message_id == posts[-1].ts
+    print(f"\nfinal chart on Slack: {upload.length} bytes")
+    completes = fake.calls_to("files.completeUploadExternal")
+    histories = fake.calls_to("conversations.history")
+    if lost is None:
+        assert (len(completes), len(histories)) == (2, 0)
+    elif lost == "answer":  # the retry found the message and the chart in its thread
+        assert (len(completes), len(histories)) == (2, 1)
+    else:  # the retry found the message, no chart: uploaded now
+        assert (len(completes), len(histories)) == (3, 1)
+    assert len(fake.calls_to("chat.postMessage")) == 2 + 3  # news, union: no message twice
+
+
+@pytest.mark.parametrize("failure", ["render", "missing-scope"])
+async def test_the_final_message_goes_even_when_its_chart_cannot(
+    tmp_path: Path,
+    fake: FakeSlack,
+    vt: VirtualTime,
+    failure: str,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    def broken(count: Count, history: Sequence[Tally]) -> bytes:
+        raise RuntimeError("matplotlib is broken")
+
+    if failure == "render":
+        monkeypatch.setattr(chart, "render_chart", broken)
+    channel, user = fake.add_channel("news"), fake.add_user("ada")
+    async with running(fake, config(tmp_path, fake), vt) as bot:
+        await bot.slash("subscribe bessemer-2021", user=user, channel=channel)
+        if failure == "missing-scope":
+            fake.fail_next("files.getUploadURLExternal", status=200, error="missing_scope")
+        final = await bot.ingest(738, 1798, state=TallyState.FINAL)
+        await bot.settle()
+        (posted,) = bot_posts(fake, channel)
+        async with bot.app.db.connect() as conn:
+            delivery = await outbox.get(conn, _delivery_id(posted))
+        subscription = await bot.subscription(channel)
+
+    assert posted.text == final.headline
+    assert fake.uploads == []
+    assert delivery is not None
+    assert delivery.status is outbox.DeliveryStatus.SENT
+    assert delivery.attempts == 0
+    assert subscription.enabled
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    if failure == "render":
+        assert fake.calls_to("files.getUploadURLExternal") == []
+        assert "the final message goes without its chart: RuntimeError: matplotlib is broken" in (
+            warnings
+        )
+    else:
+        assert any("went without its chart" in w and "missing_scope" in w for w in warnings)
+
+
 async def test_admin_commands_need_an_admin_and_refusals_are_audited(
     tmp_path: Path, fake: FakeSlack, vt: VirtualTime
 ) -> None:
@@ -486,6 +644,30 @@ async def test_a_retried_mention_is_answered_once(tmp_path: Path) -> None:
     (error,) = fake.ephemerals
     assert (error.user, error.channel) == (user, channel)
     assert error.text.startswith("Error: unknown command 'frobnicate'")
+
+
+async def test_a_chart_asked_by_mention_is_uploaded_into_its_thread(
+    tmp_path: Path, fake: FakeSlack, vt: VirtualTime
+) -> None:
+    channel, user = fake.add_channel("general"), fake.add_user("ada")
+    async with running(fake, config(tmp_path, fake), vt) as bot:
+        await bot.ingest(84, 201)
+        event = {
+            "type": "app_mention",
+            "user": user,
+            "channel": channel,
+            "text": f"<@{fake.bot_user_id}> chart bessemer-2021",
+        }
+        asked = await fake.send_event(event, event_id="Ev0001")
+        await fake.wait_for(lambda: len(fake.uploads) == 1)
+
+    (upload,) = fake.uploads
+    assert (upload.channel, upload.filename) == (channel, "bessemer-2021-1.png")
+    assert upload.thread_ts == asked.envelope["payload"]["event"]["ts"]
+    assert upload.initial_comment == f"Chart of {TITLE}, as of update #1."
+    check_png(upload)
+    assert bot_posts(fake, channel) == []  # the file is the answer
+    assert fake.ephemerals == []
 
 
 def test_strip_mention() -> None:

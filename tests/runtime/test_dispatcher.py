@@ -2,10 +2,21 @@
 
 from __future__ import annotations
 
-from bot.adapter import Notice, RecordingAdapter
+import asyncio
+import logging
+import threading
+from collections.abc import Sequence
+
+import pytest
+
+from bot import chart
+from bot.adapter import Attachment, Notice, Outgoing, RecordingAdapter
+from bot.chart import ChartCache
 from bot.clock import FakeClock
 from bot.dispatcher import Dispatcher, coalesce
+from bot.errors import TransientDeliveryError
 from bot.message import Message
+from bot.model import Count, Tally, TallyState
 from bot.pipeline import Pipeline
 from bot.store import Database, outbox
 from bot.store import subscriptions as sub_rows
@@ -23,14 +34,25 @@ async def fake_sleep(seconds: float) -> None:
 
 
 async def setup(
-    db: Database, clock: FakeClock, modes: dict[ChannelRef, Mode]
+    db: Database,
+    clock: FakeClock,
+    modes: dict[ChannelRef, Mode],
+    *,
+    charts: ChartCache | None = None,
+    chart_timeout: float = 30.0,
 ) -> tuple[Pipeline, Dispatcher, RecordingAdapter]:
     adapter = RecordingAdapter()
     async with db.begin() as conn:
         for channel, mode in modes.items():
             await sub_rows.subscribe(conn, channel, "bessemer-2021", mode, by="t", at=clock.now())
     dispatcher = Dispatcher(
-        db, {Platform.CONSOLE: adapter}, clock, sleep=fake_sleep, alert_channels=[ADMIN]
+        db,
+        {Platform.CONSOLE: adapter},
+        clock,
+        sleep=fake_sleep,
+        alert_channels=[ADMIN],
+        charts=charts,
+        chart_timeout=chart_timeout,
     )
     return Pipeline(db, clock, alert_channels=[ADMIN]), dispatcher, adapter
 
@@ -237,3 +259,126 @@ async def test_only_sends_cut_off_by_a_crash_are_treated_as_maybe_sent(
     await restarted.drain(Platform.CONSOLE)
     assert adapter.checked_keys == [f"tb{first.id}"]
     assert len(adapter.posted) == 2
+
+
+FINAL = tally(738, 1798, challenged=505, received=3215, state=TallyState.FINAL)
+
+
+async def test_the_final_message_carries_the_chart_and_no_other_does(
+    sqlite_db: Database, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    renders: list[int] = []
+    real = chart.render_chart
+
+    def counting(count: Count, history: Sequence[Tally]) -> bytes:
+        renders.append(history[-1].seq)
+        return real(count, history)
+
+    monkeypatch.setattr(chart, "render_chart", counting)
+    pipeline, dispatcher, adapter = await setup(
+        sqlite_db, clock, {CHAN: Mode.ALL, OTHER: Mode.LIVE, ADMIN: Mode.EVENTS},
+        charts=ChartCache(),
+    )  # fmt: skip
+    post = adapter.post
+    failed: list[str] = []
+    charted: list[str] = []  # the key of every post that carried a chart, each attempt
+
+    async def fails_once_in_chan(
+        channel: ChannelRef,
+        content: Outgoing,
+        *,
+        key: str,
+        maybe_sent: bool = False,
+        attachment: Attachment | None = None,
+    ) -> str:
+        if attachment is not None:
+            charted.append(key)
+        if channel == CHAN and attachment is not None and not failed:
+            failed.append(key)  # as if the request went out and its answer was lost
+            await post(channel, content, key=key, maybe_sent=maybe_sent, attachment=attachment)
+            raise TransientDeliveryError("503 service unavailable", retry_after=0.0)
+        return await post(channel, content, key=key, maybe_sent=maybe_sent, attachment=attachment)
+
+    monkeypatch.setattr(adapter, "post", fails_once_in_chan)
+    await pipeline.ingest(tally(84, 201, challenged=505, received=3215))
+    await pipeline.ingest(tally(90, 230, challenged=505, received=3215))  # routine
+    await dispatcher.drain(Platform.CONSOLE)
+    await pipeline.ingest(FINAL)
+    await dispatcher.drain(Platform.CONSOLE)
+    clock.advance(600)
+    await dispatcher.drain(Platform.CONSOLE)  # the retry, with the chart again
+    corrected_final = tally(
+        739, 1798, challenged=505, received=3215, state=TallyState.FINAL, correction=True
+    )
+    await pipeline.ingest(corrected_final)
+    await dispatcher.drain(Platform.CONSOLE)
+
+    for channel in (CHAN, OTHER, ADMIN):
+        posts = [p for p in adapter.posted if p.channel == channel]
+        final, corrected = posts[-2:]
+        assert isinstance(final.content, Message)
+        assert final.content.final
+        assert final.attachment is not None
+        assert final.attachment.filename == "bessemer-2021-3.png"
+        assert final.attachment.data[:8] == b"\x89PNG\r\n\x1a\n"
+        assert "Final tally: No union wins" in final.attachment.description
+        assert corrected.attachment is not None  # a corrected final is a final too
+        assert corrected.attachment.filename == "bessemer-2021-4.png"
+        assert [p.attachment for p in posts[:-2]] == [None] * (len(posts) - 2)
+    (board,) = [p for p in adapter.posted if p.channel == OTHER and p.edits]
+    last = board.edits[-1]
+    assert isinstance(last, Message)
+    assert last.final  # the live scoreboard shows the final too, edited: no chart there
+    assert board.attachment is None
+    assert len([p for p in adapter.posted if p.channel == CHAN]) == 4  # each once
+    assert dispatcher.stats.retried == 1
+    assert adapter.checked_keys == failed  # retried as maybe sent, and not posted again
+    assert charted.count(failed[0]) == 2  # the retry carried the chart again
+    assert len(charted) == 3 + 1 + 3  # three channels' finals (one tried twice), corrections
+    assert renders == [3, 4]  # one render per final, whatever the channels and retries
+
+
+@pytest.mark.parametrize("failure", ["raises", "too-slow", "no-cache"])
+async def test_a_chart_that_cannot_be_drawn_never_holds_the_final_back(
+    sqlite_db: Database,
+    clock: FakeClock,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    failure: str,
+) -> None:
+    gate = threading.Event()
+
+    def broken(count: Count, history: Sequence[Tally]) -> bytes:
+        raise RuntimeError("no fonts")
+
+    def stuck(count: Count, history: Sequence[Tally]) -> bytes:
+        gate.wait(10)
+        raise RuntimeError("released")
+
+    monkeypatch.setattr(chart, "render_chart", stuck if failure == "too-slow" else broken)
+    charts = None if failure == "no-cache" else ChartCache()
+    pipeline, dispatcher, adapter = await setup(
+        sqlite_db, clock, {CHAN: Mode.EVENTS}, charts=charts,
+        chart_timeout=0.0 if failure == "too-slow" else 30.0,
+    )  # fmt: skip
+    with caplog.at_level(logging.WARNING, logger="bot.dispatcher"):
+        await pipeline.ingest(FINAL)
+        await dispatcher.drain(Platform.CONSOLE)
+    gate.set()
+    if charts is not None:  # let the abandoned render finish before the loop closes
+        await asyncio.gather(*charts._rendering.values(), return_exceptions=True)
+
+    (posted,) = adapter.posted
+    assert isinstance(posted.content, Message)
+    assert posted.content.final
+    assert posted.attachment is None
+    assert dispatcher.stats.sent == 1
+    warned = [r.getMessage() for r in caplog.records if r.name == "bot.dispatcher"]
+    assert (
+        warned
+        == {
+            "raises": ["the final message goes without its chart: RuntimeError: no fonts"],
+            "too-slow": ["the final message goes without its chart: not drawn within 0 s"],
+            "no-cache": [],
+        }[failure]
+    )

@@ -17,6 +17,7 @@ from . import interactions, rest
 from .gateway import GatewayHub
 from .limits import RateLimits, permissions_for
 from .models import (
+    ATTACH_FILES,
     DEFAULT_BOT_PERMISSIONS,
     DEFAULT_EVERYONE_PERMISSIONS,
     INTENT_GUILD_MEMBERS,
@@ -335,6 +336,11 @@ class FakeDiscord:
 
     def restore_send(self, channel_id: int) -> None:
         self._set_bot_overwrite(channel_id, deny=0)
+
+    def revoke_attach_files(self, channel_id: int) -> None:
+        """Deny the bot ATTACH_FILES in a channel: later sends with a file answer 403 code
+        50013 (sends without one still go through)."""
+        self._set_bot_overwrite(channel_id, deny=ATTACH_FILES)
 
     def _set_bot_overwrite(self, channel_id: int, *, deny: int) -> None:
         chan = self.channels[channel_id]

@@ -58,11 +58,13 @@ class RecordedSlackMessage:
     thread_ts: str | None
     posted_at: float
     source: str
-    """One of "chat.postMessage", "response_url", "user"."""
+    """One of "chat.postMessage", "response_url", "user", "files.completeUploadExternal"."""
     edited: bool = False
     deleted: bool = False
     revisions: list[MessageRevision] = field(default_factory=list)
     """Earlier versions, oldest first (one per chat.update)."""
+    files: list[dict[str, Any]] | None = None
+    """The files a file-share message shows (files.completeUploadExternal into a channel)."""
 
     @property
     def edit_count(self) -> int:
@@ -87,6 +89,9 @@ class RecordedSlackMessage:
             out["edited"] = {"user": self.user, "ts": self.ts}
         if with_metadata and self.metadata is not None:
             out["metadata"] = self.metadata
+        if self.files is not None:
+            out["files"] = self.files
+            out["upload"] = True
         return out
 
 
@@ -113,6 +118,10 @@ class RecordedUpload:
     initial_comment: str | None
     thread_ts: str | None
     data: bytes = field(repr=False)
+    alt_txt: str | None = None
+    """The image description given to files.getUploadURLExternal."""
+    message_ts: str | None = None
+    """The file-share message in ``channel`` (None when the file was not shared)."""
 
 
 @dataclass

@@ -62,6 +62,7 @@ class PendingUpload:
     file_id: str
     filename: str
     declared_length: int
+    alt_txt: str | None = None
     data: bytes | None = None
 
 
@@ -380,9 +381,12 @@ class WebApi:
         page, rest = selected[:limit], selected[limit:]
         out: JsonDict = {
             "messages": [
-                m.to_api(
-                    team_id=self.ws.team_id, app_id=self.ws.app_id, with_metadata=with_metadata
-                )
+                {
+                    **m.to_api(
+                        team_id=self.ws.team_id, app_id=self.ws.app_id, with_metadata=with_metadata
+                    ),
+                    **_thread_summary(channel, m),
+                }
                 for m in page
             ],
             "has_more": bool(rest),
@@ -406,7 +410,8 @@ class WebApi:
             raise SlackError("invalid_arguments")
         file_id = self.ws.next_id("F")
         secret = f"{file_id}-{len(self._upload_secrets) + 1:04d}"
-        self._pending_uploads[file_id] = PendingUpload(file_id, filename, length)
+        alt_txt = _opt_str(args.get("alt_txt"))
+        self._pending_uploads[file_id] = PendingUpload(file_id, filename, length, alt_txt)
         self._upload_secrets[secret] = file_id
         return {"upload_url": f"{self._base_url()}upload/v1/{secret}", "file_id": file_id}
 
@@ -430,19 +435,6 @@ class WebApi:
         for upload, title in pending:
             assert upload.data is not None
             del self._pending_uploads[upload.file_id]
-            self.uploads.append(
-                RecordedUpload(
-                    file_id=upload.file_id,
-                    filename=upload.filename,
-                    title=title,
-                    length=len(upload.data),
-                    declared_length=upload.declared_length,
-                    channel=channel.id if channel is not None else None,
-                    initial_comment=_opt_str(args.get("initial_comment")),
-                    thread_ts=_opt_str(args.get("thread_ts")),
-                    data=upload.data,
-                )
-            )
             out_files.append(
                 {
                     "id": upload.file_id,
@@ -451,7 +443,43 @@ class WebApi:
                     "size": len(upload.data),
                     "user": self.ws.bot_user_id,
                     "channels": [channel.id] if channel is not None else [],
+                    **({"alt_txt": upload.alt_txt} if upload.alt_txt is not None else {}),
                 }
+            )
+        initial_comment = _opt_str(args.get("initial_comment"))
+        thread_ts = _opt_str(args.get("thread_ts"))
+        share: RecordedSlackMessage | None = None
+        if channel is not None:
+            # Shared into the channel (in a thread with thread_ts): one message shows the files,
+            # as it does in conversations.history (a thread reply counts on its parent).
+            share = self.ws.add_message(
+                channel,
+                text=initial_comment or "",
+                blocks=None,
+                metadata=None,
+                user=self.ws.bot_user_id,
+                from_bot=True,
+                thread_ts=thread_ts,
+                source="files.completeUploadExternal",
+                now=self.clock(),
+                files=[{k: v for k, v in f.items() if k != "channels"} for f in out_files],
+            )
+        for upload, title in pending:
+            assert upload.data is not None
+            self.uploads.append(
+                RecordedUpload(
+                    file_id=upload.file_id,
+                    filename=upload.filename,
+                    title=title,
+                    length=len(upload.data),
+                    declared_length=upload.declared_length,
+                    channel=channel.id if channel is not None else None,
+                    initial_comment=initial_comment,
+                    thread_ts=thread_ts,
+                    data=upload.data,
+                    alt_txt=upload.alt_txt,
+                    message_ts=share.ts if share is not None else None,
+                )
             )
         return {"files": out_files}
 
@@ -499,6 +527,25 @@ def _visible(channel: Channel) -> list[RecordedSlackMessage]:
         for m in channel.messages
         if not m.deleted and (m.thread_ts is None or m.thread_ts == m.ts)
     ]
+
+
+def _thread_summary(channel: Channel, parent: RecordedSlackMessage) -> JsonDict:
+    """What conversations.history shows of a parent's thread: reply count and repliers."""
+    replies = [
+        m
+        for m in channel.messages
+        if not m.deleted and m.thread_ts == parent.ts and m.ts != parent.ts
+    ]
+    if not replies:
+        return {}
+    users = list(dict.fromkeys(m.user for m in replies))
+    return {
+        "thread_ts": parent.ts,
+        "reply_count": len(replies),
+        "reply_users_count": len(users),
+        "reply_users": users,
+        "latest_reply": replies[-1].ts,
+    }
 
 
 def _in_range(

@@ -186,6 +186,7 @@ class Workspace:
         thread_ts: str | None,
         source: str,
         now: float,
+        files: list[dict[str, Any]] | None = None,
     ) -> RecordedSlackMessage:
         message = RecordedSlackMessage(
             channel=channel.id,
@@ -198,6 +199,7 @@ class Workspace:
             thread_ts=thread_ts,
             posted_at=now,
             source=source,
+            files=files,
         )
         channel.messages.append(message)
         return message
