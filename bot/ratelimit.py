@@ -3,7 +3,8 @@
 Platforms count requests in windows ("50 per second", "5 per 5 seconds per channel"), by when
 the requests *arrive*. A token bucket of the same rate lets nearly twice that through one window
 after an idle spell, so the limiter here books one slot per request and lets a request go only
-when the ``limit``-th most recent one is a whole ``window`` (plus a small margin) in the past.
+when the ``limit``-th most recent one is a whole ``window`` (plus 0.5%, for clocks that run at
+slightly different rates) in the past.
 
 A request's arrival lies somewhere between its start and its response, and that delay varies,
 so a slot counts from when the request *finished* (``done``), not from when it was booked: two
@@ -37,7 +38,7 @@ class Slot:
 
 
 class RateLimiter:
-    def __init__(self, limit: int, window: float, clock: Clock, *, margin: float = 0.02) -> None:
+    def __init__(self, limit: int, window: float, clock: Clock, *, margin: float = 0.005) -> None:
         if limit < 1 or window <= 0:
             raise ValueError("a rate limit needs at least one request per positive window")
         self.limit = limit
