@@ -37,8 +37,9 @@ from yarl import URL
 
 from bot.clock import Clock
 from bot.errors import ConfigError, PermanentSourceError, TransientSourceError
-from bot.model import Tally
+from bot.model import Count, Tally
 from bot.sources.changes import ChangeFilter
+from bot.sources.mapping import FieldMap, StateValues
 
 DEFAULT_TIMEOUT = 10.0
 DEFAULT_MAX_BYTES = 1_048_576
@@ -229,3 +230,55 @@ class HttpDocument:
                 raise too_big
             chunks.append(chunk)
         return b"".join(chunks)
+
+
+class HttpSource:
+    """What the HTTP document sources share: the mapping, the session's lifecycle and the
+    conditional fetch. A subclass reads a response into a tally (``_parse``)."""
+
+    polled = True
+    accept = "*/*"
+
+    def __init__(
+        self,
+        count: Count,
+        options: HttpOptions,
+        *,
+        clock: Clock,
+        fields: FieldMap | None,
+        states: StateValues | None,
+        name: str,
+    ) -> None:
+        self.name = name
+        self.count = count
+        self.fields = fields or FieldMap.default(count)
+        self.fields.check(count, name)
+        self.states = states or StateValues()
+        self._clock = clock
+        self._http = HttpDocument(options, clock=clock, accept=self.accept)
+
+    @property
+    def label(self) -> str:
+        """The URL as shown in messages."""
+        return self._http.label
+
+    async def __aenter__(self) -> Self:
+        """Open the HTTP session."""
+        await self._http.__aenter__()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        """Close the HTTP session."""
+        await self._http.__aexit__(exc_type, exc, tb)
+
+    async def fetch(self) -> Tally | None:
+        """GET the document; the tally, or None when nothing changed."""
+        return await self._http.fetch(self._parse)
+
+    def _parse(self, response: Response) -> Tally:
+        raise NotImplementedError

@@ -31,21 +31,18 @@ The layouts are described in :mod:`bot.sources.csv_doc`, the reading rules in
 
 from __future__ import annotations
 
-from types import TracebackType
-from typing import Self
-
 from bot.clock import Clock
 from bot.errors import PermanentSourceError
 from bot.model import Count, Tally
 from bot.sources.csv_doc import CsvLayout, parse_csv, tally_from_csv
-from bot.sources.http import HttpDocument, HttpOptions, Response
+from bot.sources.http import HttpOptions, HttpSource, Response
 from bot.sources.mapping import FieldMap, StateValues
 
 
-class HttpCsvSource:
+class HttpCsvSource(HttpSource):
     """A CSV document fetched over HTTP (see the module docstring for the config)."""
 
-    polled = True
+    accept = "text/csv"
 
     def __init__(
         self,
@@ -58,37 +55,8 @@ class HttpCsvSource:
         states: StateValues | None = None,
         name: str = "http-csv",
     ) -> None:
-        self.name = name
-        self.count = count
+        super().__init__(count, options, clock=clock, fields=fields, states=states, name=name)
         self.layout = CsvLayout(layout)
-        self.fields = fields or FieldMap.default(count)
-        self.fields.check(count, name)
-        self.states = states or StateValues()
-        self._clock = clock
-        self._http = HttpDocument(options, clock=clock, accept="text/csv")
-
-    @property
-    def label(self) -> str:
-        """The URL as shown in messages."""
-        return self._http.label
-
-    async def __aenter__(self) -> Self:
-        """Open the HTTP session."""
-        await self._http.__aenter__()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        """Close the HTTP session."""
-        await self._http.__aexit__(exc_type, exc, tb)
-
-    async def fetch(self) -> Tally | None:
-        """GET the sheet; the tally, or None when nothing changed."""
-        return await self._http.fetch(self._parse)
 
     def _parse(self, response: Response) -> Tally:
         content_type = (response.content_type or "").split(";")[0].strip().casefold()

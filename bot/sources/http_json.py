@@ -31,20 +31,17 @@ None on 304 Not Modified, and when the body or its figures are the same as last 
 
 from __future__ import annotations
 
-from types import TracebackType
-from typing import Self
-
 from bot.clock import Clock
 from bot.model import Count, Tally
-from bot.sources.http import HttpDocument, HttpOptions, Response
+from bot.sources.http import HttpOptions, HttpSource, Response
 from bot.sources.json_doc import check_paths, parse_json, tally_from_json
 from bot.sources.mapping import FieldMap, StateValues
 
 
-class HttpJsonSource:
+class HttpJsonSource(HttpSource):
     """A JSON document fetched over HTTP (see the module docstring for the config)."""
 
-    polled = True
+    accept = "application/json"
 
     def __init__(
         self,
@@ -56,37 +53,8 @@ class HttpJsonSource:
         states: StateValues | None = None,
         name: str = "http-json",
     ) -> None:
-        self.name = name
-        self.count = count
-        self.fields = fields or FieldMap.default(count)
-        self.fields.check(count, name)
+        super().__init__(count, options, clock=clock, fields=fields, states=states, name=name)
         check_paths(self.fields, name)
-        self.states = states or StateValues()
-        self._clock = clock
-        self._http = HttpDocument(options, clock=clock, accept="application/json")
-
-    @property
-    def label(self) -> str:
-        """The URL as shown in messages."""
-        return self._http.label
-
-    async def __aenter__(self) -> Self:
-        """Open the HTTP session."""
-        await self._http.__aenter__()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        """Close the HTTP session."""
-        await self._http.__aexit__(exc_type, exc, tb)
-
-    async def fetch(self) -> Tally | None:
-        """GET the feed; the tally, or None when nothing changed."""
-        return await self._http.fetch(self._parse)
 
     def _parse(self, response: Response) -> Tally:
         doc = parse_json(response.data, self.label, content_type=response.content_type)
