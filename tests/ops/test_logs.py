@@ -13,7 +13,7 @@ import aiohttp
 import pytest
 
 from bot import logs
-from bot.adapter import Outgoing, RecordingAdapter
+from bot.adapter import Attachment, Outgoing, RecordingAdapter
 from bot.app import App
 from bot.clock import FakeClock
 from bot.commands import Request
@@ -98,12 +98,20 @@ class LeakyAdapter(RecordingAdapter):
         self.failed_once = False
 
     async def post(
-        self, channel: ChannelRef, content: Outgoing, *, key: str, maybe_sent: bool = False
+        self,
+        channel: ChannelRef,
+        content: Outgoing,
+        *,
+        key: str,
+        maybe_sent: bool = False,
+        attachment: Attachment | None = None,
     ) -> str:
         if not self.failed_once:
             self.failed_once = True
             raise TransientDeliveryError(f"401 Unauthorized for Bot {self.token}")
-        return await super().post(channel, content, key=key, maybe_sent=maybe_sent)
+        return await super().post(
+            channel, content, key=key, maybe_sent=maybe_sent, attachment=attachment
+        )
 
 
 async def test_no_secret_in_the_logs_of_a_whole_run(
