@@ -7,13 +7,14 @@ import asyncio
 import contextlib
 import logging
 import os
+import signal
 import sys
 import tempfile
 from collections.abc import Sequence
 from dataclasses import replace
 from importlib import resources
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from adapters.console import CONSOLE_CHANNEL, ConsoleAdapter
 from bot import config as config_mod
@@ -119,12 +120,18 @@ async def run_bot(cfg: Config) -> None:
     factories = adapter_factories(cfg)
     if not factories:
         raise ConfigError(f"{cfg.path}: no platform enabled: add [discord], [slack] or [console]")
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):  # docker stop, Ctrl-C: close cleanly
+        loop.add_signal_handler(sig, stop.set)
     async with App(cfg, factories, clock=SystemClock()) as app:
         console = app.adapters.get(Platform.CONSOLE)
+        waits: list[asyncio.Task[Any]] = [asyncio.create_task(stop.wait())]
         if isinstance(console, ConsoleAdapter):
-            await console.prompt(app.commands.handle)
-        else:
-            await asyncio.Event().wait()
+            waits.append(asyncio.create_task(console.prompt(app.commands.handle)))
+        _, pending = await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        for task in pending:
+            task.cancel()
 
 
 def check_config(path: Path) -> Config:
