@@ -67,7 +67,7 @@ class App:
         self._stack = AsyncExitStack()
         self._dispatch_task: asyncio.Task[None] | None = None
         alerts = tuple(c for c in config.admins.alerts if c.platform in adapters)
-        self.dispatcher: Dispatcher
+        self._dispatcher: Dispatcher | None = None
         self.metrics = Metrics()
         self.server: OpsServer | None = None
         """The ops server, when ``[server]`` is configured (started on entering)."""
@@ -87,10 +87,16 @@ class App:
         )
         self.adapters: dict[Platform, Adapter] = {}
 
+    @property
+    def dispatcher(self) -> Dispatcher:
+        """The dispatcher; it exists once the app is entered (it needs the opened adapters)."""
+        if self._dispatcher is None:
+            raise RuntimeError("the app is not running: enter it with `async with`")
+        return self._dispatcher
+
     def _wake(self, platforms: set[Platform]) -> None:
-        dispatcher = getattr(self, "dispatcher", None)
-        if dispatcher is not None:
-            dispatcher.wake(platforms)
+        if self._dispatcher is not None:  # nothing is delivered before the app is entered
+            self._dispatcher.wake(platforms)
 
     async def __aenter__(self) -> Self:
         try:
@@ -100,7 +106,7 @@ class App:
                 self.adapters[platform] = await self._stack.enter_async_context(
                     factory(self.commands)
                 )
-            self.dispatcher = Dispatcher(
+            self._dispatcher = Dispatcher(
                 self.db,
                 self.adapters,
                 self.clock,
