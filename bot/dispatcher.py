@@ -28,7 +28,7 @@ import logging
 import random
 from collections import defaultdict
 from collections.abc import AsyncIterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import timedelta
 
 from bot.adapter import Adapter, Attachment, Notice, Outgoing
@@ -101,7 +101,6 @@ class Stats:
     dead: int = 0
     superseded: int = 0
     disabled: int = 0
-    latencies: list[float] = field(default_factory=list)
 
 
 class Dispatcher:
@@ -123,6 +122,8 @@ class Dispatcher:
         ``chart`` command uses too); without one, final messages go without a chart."""
         self.db = db
         self.charts = charts
+        self._final_charts: dict[tuple[str, int | None], asyncio.Task[Attachment | None]] = {}
+        """One drawing per final update, shared by every channel it goes to (the last few)."""
         self.chart_timeout = chart_timeout
         self.metrics = metrics
         self.adapters = dict(adapters)
@@ -283,7 +284,6 @@ class Dispatcher:
         else:
             self.stats.sent += 1
         latency = (self.clock.now() - d.created_at).total_seconds()
-        self.stats.latencies.append(latency)
         self.metrics.delivered(d.channel.platform.value, d.action.value, latency)
         log.info("delivered after %.1f s", latency, extra=_where(d))
         return True
@@ -300,6 +300,17 @@ class Dispatcher:
             or not content.final
         ):
             return None
+        key = (d.count_id, d.tally_seq)
+        task = self._final_charts.get(key)
+        if task is None or task.cancelled():
+            task = asyncio.create_task(self._draw_final_chart(d), name=f"chart {key}")
+            self._final_charts[key] = task
+            while len(self._final_charts) > 8:
+                del self._final_charts[next(iter(self._final_charts))]
+        return await task  # no shield: shutting down cancels the drawing with the senders
+
+    async def _draw_final_chart(self, d: Delivery) -> Attachment | None:
+        assert self.charts is not None
         try:
             async with self.db.connect() as conn:
                 count = await count_rows.get(conn, d.count_id)
