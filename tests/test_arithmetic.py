@@ -9,7 +9,8 @@ from fractions import Fraction
 import pytest
 
 import bot.arithmetic as arith
-from bot.arithmetic import Outcome, OutcomeKind, standing
+from bot import model, words
+from bot.arithmetic import Outcome, OutcomeKind, calls, figures, standing, summary
 from bot.model import Choice, Count, DecisionRule, RuleKind, Tally, TallyState
 
 BESSEMER_RULE = DecisionRule(RuleKind.MAJORITY, tie_holder="no")
@@ -41,9 +42,13 @@ def test_worked_examples_in_docstrings_hold() -> None:
         "DecisionRule": DecisionRule,
         "RuleKind": RuleKind,
     }
-    result = doctest.testmod(arith, extraglobs=globs, optionflags=doctest.ELLIPSIS)
-    assert result.attempted > 30
-    assert result.failed == 0
+    attempted = failed = 0
+    for module in (arith, figures, calls, summary, words, model):
+        result = doctest.testmod(module, extraglobs=globs, optionflags=doctest.ELLIPSIS)
+        attempted += result.attempted
+        failed += result.failed
+    assert attempted > 40
+    assert failed == 0
 
 
 def test_overnight_pause_matches_the_seed() -> None:

@@ -136,3 +136,25 @@ def test_a_call_never_changes_as_ballots_are_counted(case: Case) -> None:
         later[c] += 1
         assert arith.certain_outcome(rule, ids, later, pending - 1) == called
     assert arith.certain_outcome(rule, ids, votes, pending - 1) == called  # one more void
+
+
+@settings(max_examples=400, deadline=None)
+@given(cases())
+def test_runoff_places_match_every_completion(case: Case) -> None:
+    """Certain of a place: strictly in the top two in every completion. Open: in the top two,
+    a tie included, in some completion, but not certain."""
+    _, ids, votes, pending = case
+    finals = list(completions(ids, votes, pending))
+
+    def strictly_top_two(c: str, v: dict[str, int]) -> bool:
+        return sum(1 for r in ids if r != c and v[r] >= v[c]) <= 1
+
+    def could_be_top_two(c: str, v: dict[str, int]) -> bool:
+        return sum(1 for r in ids if r != c and v[r] > v[c]) <= 1
+
+    certain = {c for c in ids if all(strictly_top_two(c, v) for v in finals)}
+    possible = {c for c in ids if any(could_be_top_two(c, v) for v in finals)}
+    places = arith.runoff_places(ids, votes, pending)
+    assert set(places.certain) == certain
+    assert set(places.open) == possible - certain
+    assert len(places.certain) <= 2
