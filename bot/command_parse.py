@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from bot.errors import CommandError
+from bot.model import CEILING_RULE, figure_value
 from bot.subscription import Mode
 
 
@@ -39,6 +40,15 @@ class Verb(StrEnum):
 ADMIN_VERBS = frozenset(
     {Verb.UPDATE, Verb.CORRECT, Verb.PAUSE, Verb.RESUME, Verb.FINAL, Verb.DELIVERIES}
 )
+ADMIN_ACTIONS = {
+    Verb.UPDATE: "update figures",
+    Verb.CORRECT: "correct figures",
+    Verb.PAUSE: "pause a count",
+    Verb.RESUME: "resume a count",
+    Verb.FINAL: "declare a count final",
+    Verb.DELIVERIES: "list failed deliveries",
+}
+"""What each admin verb does, for "only admins can ..."."""
 FIGURE_KEYS = ("void", "challenged", "received")
 USAGE = {
     Verb.SUBSCRIBE: "subscribe <count> [events|all|live]",
@@ -55,7 +65,8 @@ USAGE = {
     Verb.FINAL: "final <count> [yes=N no=N ...]",
     Verb.DELIVERIES: "deliveries",
 }
-NUMBER = re.compile(r"^\d{1,3}(,\d{3})+$|^\d+$")
+NUMBER = re.compile(r"^[0-9]{1,3}(,[0-9]{3})+$|^[0-9]+$")
+"""A figure: ASCII digits only (``\\d`` would take any script's digits), optionally ``1,100``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,13 +134,23 @@ def parse_figures(words: list[str], verb: Verb) -> tuple[tuple[str, int], ...]:
         key, sep, raw = word.partition("=")
         key = key.strip().lower()
         if not sep or not key:
-            raise CommandError(f"{word!r} is not a figure: write name=number; {usage(verb)}")
-        raw = raw.strip()
+            raise CommandError(
+                f"{_shown(word)!r} is not a figure: write name=number; {usage(verb)}"
+            )
+        key, raw = _shown(key), raw.strip()
         if raw.startswith("-"):
-            raise CommandError(f"{key}={raw}: figures cannot be negative")
+            raise CommandError(f"{key}={_shown(raw)}: figures cannot be negative")
         if not NUMBER.match(raw):
-            raise CommandError(f"{key}={raw}: not a whole number (write e.g. {key}=1100)")
+            raise CommandError(f"{key}={_shown(raw)}: not a whole number (write e.g. {key}=1100)")
+        value = figure_value(raw.replace(",", ""))
+        if value is None:
+            raise CommandError(f"{key} is too large: {CEILING_RULE}")
         if key in seen:
             raise CommandError(f"{key} is given twice")
-        seen[key] = int(raw.replace(",", ""))
+        seen[key] = value
     return tuple(seen.items())
+
+
+def _shown(text: str, most: int = 40) -> str:
+    """``text`` as typed, cut short: an error echoes what was typed, not all of it."""
+    return text if len(text) <= most else f"{text[: most - 4]}..."

@@ -17,7 +17,15 @@ from pathlib import Path
 from typing import Any
 
 from bot.errors import ConfigError
-from bot.model import Choice, Count, CountStatus, DecisionRule, RuleKind
+from bot.model import (
+    CEILING_RULE,
+    MAX_FIGURE,
+    Choice,
+    Count,
+    CountStatus,
+    DecisionRule,
+    RuleKind,
+)
 from bot.subscription import ChannelRef, Platform
 
 DEFAULT_STORE = "sqlite+aiosqlite:///var/tallybot.sqlite3"
@@ -204,6 +212,11 @@ def _count(path: Path, i: int, raw: Any, defaults: _Reader) -> CountConfig:
             threshold = Fraction(str(r.get("threshold", (str, int, float))))
         except (ValueError, ZeroDivisionError):
             raise r.error("threshold", 'expected a fraction like "2/3"') from None
+    eligible, received = _figure(r, "eligible"), _figure(r, "received")
+    if eligible is not None and received is not None and received > eligible:
+        raise r.error(
+            "received", f"{received:,} received is more than the {eligible:,} eligible voters"
+        )
     status_name = r.get("status", str, CountStatus.COUNTING.value)
     try:
         status = CountStatus(status_name)
@@ -217,8 +230,8 @@ def _count(path: Path, i: int, raw: Any, defaults: _Reader) -> CountConfig:
             title=r.need("title", str),
             choices=tuple(choices),
             rule=DecisionRule(kind, r.get("tie_holder", str), threshold),
-            eligible=r.get("eligible", int),
-            received=r.get("received", int),
+            eligible=eligible,
+            received=received,
             status=status,
         )
     except ConfigError as exc:
@@ -234,6 +247,14 @@ def _count(path: Path, i: int, raw: Any, defaults: _Reader) -> CountConfig:
         "stale_after_minutes", (int, float), defaults.get("stale_after_minutes", (int, float), 10)
     )
     return CountConfig(count, source, interval, failures, float(minutes) * 60)
+
+
+def _figure(r: _Reader, key: str) -> int | None:
+    """A figure of the config (``eligible``, ``received``): under the one ceiling, MAX_FIGURE."""
+    value: int | None = r.get(key, int)
+    if value is not None and value > MAX_FIGURE:
+        raise r.error(key, f"{value:,} is above the ceiling: {CEILING_RULE}")
+    return value
 
 
 def _channel_ref(path: Path, where: str, text: str) -> ChannelRef:

@@ -14,9 +14,37 @@ from enum import StrEnum
 from fractions import Fraction
 
 from bot.errors import ConfigError
+from bot.words import fraction_words
 
 SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
 CHOICE_ID = re.compile(r"^[a-z0-9][a-z0-9_-]{0,31}$")
+
+MAX_FIGURE = 10**12
+"""The largest figure tallybot accepts: votes, void, challenged, received and eligible.
+
+One trillion is far above any real count and far below what a BIGINT column holds (2**63 - 1),
+so that no sum of figures can overflow the store. It is checked wherever a figure enters: the
+command grammar, the push body, every source and the config. See ``figure_value``.
+"""
+MAX_FIGURE_DIGITS = len(str(MAX_FIGURE))
+CEILING_RULE = f"figures are at most {MAX_FIGURE:,}"
+"""What every error about a figure above the ceiling says."""
+
+
+def figure_value(digits: str) -> int | None:
+    """The figure written with the ASCII ``digits`` (already checked), or None above the ceiling.
+
+    The length is checked before converting, so a string of thousands of digits costs nothing
+    and never meets Python's own limit on ``int(str)``.
+
+    >>> figure_value("1100"), figure_value("0001100"), figure_value("1" * 4301)
+    (1100, 1100, None)
+    """
+    significant = digits.lstrip("0")
+    if len(significant) > MAX_FIGURE_DIGITS:
+        return None
+    value = int(significant or "0")
+    return value if value <= MAX_FIGURE else None
 
 
 class RuleKind(StrEnum):
@@ -69,7 +97,7 @@ class DecisionRule:
         if self.kind is RuleKind.PLURALITY:
             return "most valid votes"
         assert self.threshold is not None
-        return f"at least {self.threshold.numerator}/{self.threshold.denominator} of valid votes"
+        return f"at least {fraction_words(self.threshold)} of valid votes"
 
 
 @dataclass(frozen=True, slots=True)

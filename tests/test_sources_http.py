@@ -306,7 +306,7 @@ async def test_a_missing_mapped_field_names_the_path(server: Server, clock: Fake
     message = str(info.value)
     assert "votes.no" in message
     assert "'results.1.count'" in message
-    assert "has only 1 item(s)" in message
+    assert "has only 1 item" in message
     assert message.startswith(public_url(server.url))
 
 

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from bot.clock import FakeClock
 from bot.errors import ConfigError, PermanentSourceError
-from bot.model import Choice, Count, DecisionRule, RuleKind, Tally, TallyState
+from bot.model import MAX_FIGURE, Choice, Count, DecisionRule, RuleKind, Tally, TallyState
 from bot.sources.csv_doc import CsvLayout, column_letter, parse_csv, tally_from_csv
 from bot.sources.json_doc import check_path, parse_json, resolve, tally_from_json
 from bot.sources.mapping import FieldMap, Found, StateValues, parse_figure
@@ -190,7 +190,7 @@ def test_paths_walk_objects_and_lists() -> None:
     ("path", "why"),
     [
         ("votes", "no key 'votes'"),
-        ("results.2.count", "'results' has only 2 item(s)"),
+        ("results.2.count", "'results' has only 2 items"),
         ("results.first", "'results' is a list, and 'first' is not an index"),
         ("results.0.count.value", "'results.0.count' is int, not an object or a list"),
         ("status.x", "'status' is null"),
@@ -244,7 +244,7 @@ def test_a_state_that_is_not_text_is_permanent() -> None:
 # -- figures and states ---------------------------------------------------------------------------
 
 
-@given(st.integers(min_value=0, max_value=10**15))
+@given(st.integers(min_value=0, max_value=MAX_FIGURE))
 def test_figures_read_back_in_every_accepted_spelling(n: int) -> None:
     assert parse_figure("void", Found(n, "x"), thousands=False) == n
     assert parse_figure("void", Found(str(n), "x"), thousands=False) == n

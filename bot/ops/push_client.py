@@ -22,6 +22,7 @@ import aiohttp
 
 from bot.command_parse import NUMBER
 from bot.errors import ConfigError, PushError
+from bot.model import CEILING_RULE, figure_value
 from bot.ops import signing
 
 EXIT_OK = 0
@@ -74,7 +75,9 @@ def figures_body(
         name, sep, value = word.partition("=")
         if not sep or not name or not NUMBER.match(value):
             raise ConfigError(f"{word!r}: figures look like yes=463 or no=1,100")
-        figure = int(value.replace(",", ""))
+        figure = figure_value(value.replace(",", ""))
+        if figure is None:
+            raise ConfigError(f"{name} is too large: {CEILING_RULE}")
         if name in votes or (name in TOP_LEVEL and name in doc):
             raise ConfigError(f"{name!r} is given twice")
         if name in TOP_LEVEL:

@@ -15,6 +15,10 @@ from bot.clock import Clock
 from bot.errors import ConfigError, PermanentSourceError
 from bot.model import Count, Tally
 from bot.sources.mapping import FieldMap, Found, StateValues, build_tally
+from bot.words import count_of
+
+INT_DIGITS_LIMIT = 4300
+"""Python's default limit on the digits of ``int(str)``; figures stop far below it anyway."""
 
 
 def check_path(path: str) -> str | None:
@@ -38,10 +42,18 @@ def _reject_constant(name: str) -> NoReturn:
     raise ValueError(f"{name} is not allowed")
 
 
+def _parse_int(text: str) -> int:
+    """A JSON integer; one too long for Python to read is refused with its size, not a traceback."""
+    digits = len(text.lstrip("-"))
+    if digits > INT_DIGITS_LIMIT:
+        raise ValueError(f"a number of {digits:,} digits is far too large to be a figure")
+    return int(text)
+
+
 def parse_json(body: bytes, label: str, *, content_type: str | None = None) -> object:
     """The document in ``body``, or PermanentSourceError saying where it stops being JSON."""
     try:
-        return json.loads(body, parse_constant=_reject_constant)
+        return json.loads(body, parse_constant=_reject_constant, parse_int=_parse_int)
     except json.JSONDecodeError as exc:
         problem = f"{exc.msg} at line {exc.lineno} column {exc.colno}"
     except UnicodeDecodeError as exc:
@@ -69,7 +81,7 @@ def resolve(doc: object, path: str) -> object:
                 _missing(path, f"{at!r} is a list, and {step!r} is not an index")
             index = int(step)
             if index >= len(here):
-                _missing(path, f"{at!r} has only {len(here)} item(s)")
+                _missing(path, f"{at!r} has only {count_of(len(here), 'item')}")
             here = here[index]
         else:
             kind = "null" if here is None else type(here).__name__

@@ -27,9 +27,10 @@ Reading rules, the same for every document kind:
 
 * A mapped locator that is missing from the document is a
   :class:`~bot.errors.PermanentSourceError` naming the target and the locator.
-* Figures are non-negative integers. JSON accepts integers and strings of digits; CSV accepts
-  digits with optional thousands separators (``"1,100"``). Anything else is a
-  PermanentSourceError naming the target and the value.
+* Figures are non-negative integers no larger than :data:`~bot.model.MAX_FIGURE`. JSON accepts
+  integers and strings of ASCII digits; CSV accepts digits with optional thousands separators
+  (``"1,100"``). Anything else is a PermanentSourceError naming the target and the value (cut
+  short), so a bad feed is a failed poll like any other.
 * An empty value (JSON null or an empty string, a blank CSV cell) is an error for votes; for the
   optional targets it means "not given": ``void`` and ``challenged`` 0, ``received`` None,
   ``state`` counting.
@@ -43,7 +44,7 @@ from dataclasses import dataclass
 
 from bot.clock import Clock
 from bot.errors import ConfigError, PermanentSourceError
-from bot.model import Count, Tally, TallyState
+from bot.model import MAX_FIGURE, Count, Tally, TallyState, figure_value
 
 OPTIONAL_TARGETS = ("void", "challenged", "received", "state")
 """The targets besides ``votes.<choice>``, in the order they are read."""
@@ -177,15 +178,18 @@ def parse_figure(target: str, found: Found, *, thousands: bool) -> int | None:
     if isinstance(value, int):
         if value < 0:
             raise _bad_figure(target, found, "is negative")
+        if value > MAX_FIGURE:
+            raise _too_large(target, found)
         return value
     if isinstance(value, str):
         text = value.strip()
         if not text:
             return None
-        if _DIGITS.fullmatch(text):
-            return int(text)
-        if thousands and _THOUSANDS.fullmatch(text):
-            return int(text.replace(",", ""))
+        if _DIGITS.fullmatch(text) or (thousands and _THOUSANDS.fullmatch(text)):
+            figure = figure_value(text.replace(",", ""))
+            if figure is None:
+                raise _too_large(target, found)
+            return figure
         if text.startswith("-") and _DIGITS.fullmatch(text[1:].replace(",", "")):
             raise _bad_figure(target, found, "is negative")
         what = "a whole number like 1100 or 1,100" if thousands else "a whole number like 1100"
@@ -195,9 +199,26 @@ def parse_figure(target: str, found: Found, *, thousands: bool) -> int | None:
 
 def _bad_figure(target: str, found: Found, problem: str) -> PermanentSourceError:
     return PermanentSourceError(
-        f"{target} ({found.origin}): {found.value!r} {problem}; "
+        f"{target} ({found.origin}): {_shown(found.value)} {problem}; "
         "figures must be non-negative whole numbers"
     )
+
+
+def _too_large(target: str, found: Found) -> PermanentSourceError:
+    return PermanentSourceError(
+        f"{target} ({found.origin}): {_shown(found.value)} is above the ceiling of "
+        f"{MAX_FIGURE:,} for a figure"
+    )
+
+
+def _shown(value: object) -> str:
+    """``repr(value)``, cut short: a 4,301-digit figure is not repeated whole in every log line."""
+    if isinstance(value, int) and value > 10**40:
+        return "a number of more than 40 digits"  # never str() it: it may be too long for that
+    text = repr(value)
+    if len(text) <= 48:
+        return text
+    return f"{text[:40]}... ({len(text):,} characters)"
 
 
 def parse_state(found: Found, states: StateValues) -> TallyState | None:
