@@ -33,6 +33,7 @@ with warnings.catch_warnings():
 
 from bot.adapter import Notice
 from bot.message import ChoiceLine, Message
+from bot.words import noun
 
 MAX_TITLE = 256
 MAX_DESCRIPTION = 4096
@@ -110,7 +111,7 @@ def _choice_name(c: ChoiceLine) -> str:
 
 
 def _choice_value(c: ChoiceLine) -> str:
-    lines = [f"**{c.votes_text}** votes · {c.share_text}"]
+    lines = [f"**{c.votes_text}** {noun(c.votes, 'vote')} · {c.share_text}"]
     if c.bar:
         lines.append(f"`{c.bar}`")
     if c.note:

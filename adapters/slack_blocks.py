@@ -17,6 +17,7 @@ from __future__ import annotations
 from bot.adapter import Notice, Outgoing
 from bot.commands import Reply
 from bot.message import ChoiceLine, Message
+from bot.words import noun
 
 from .slack_payloads import Block, ContextBlock, HeaderBlock, Mrkdwn, SectionBlock
 
@@ -94,7 +95,7 @@ def choice_text(c: ChoiceLine, limit: int) -> str:
     """One choice: label, votes, share, the bar and what it still needs (escaped, clipped)."""
     mark = "✔ " if c.winner else ""
     label = f"*{clip(escape(c.label), limit // 3)}*"
-    figures = f"{escape(c.votes_text)} votes · {escape(c.share_text)}"
+    figures = f"{escape(c.votes_text)} {noun(c.votes, 'vote')} · {escape(c.share_text)}"
     bar = f"`{escape(c.bar)}`" if c.bar else ""
     note = f"_{escape(c.note)}_" if c.note else ""
     second = "  ".join(part for part in (bar, note) if part)
@@ -118,7 +119,8 @@ def choice_blocks(choices: tuple[ChoiceLine, ...], room: int) -> list[Block]:
         fields = [mrkdwn(choice_text(c, MAX_FIELD)) for c in shown[start : start + MAX_FIELDS]]
         out.append({"type": "section", "fields": fields})
     if len(shown) < len(choices):
-        out.append(section(f"_…and {len(choices) - len(shown)} more choices not shown._"))
+        left = len(choices) - len(shown)
+        out.append(section(f"_…and {left} more {noun(left, 'choice')} not shown._"))
     return out
 
 

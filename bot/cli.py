@@ -30,6 +30,7 @@ from bot.ratelimit import Sleep
 from bot.sources.factory import build_source
 from bot.sources.replay import ReplaySource
 from bot.subscription import Platform
+from bot.words import count_of
 
 
 def demo_config_path() -> Path:
@@ -280,7 +281,7 @@ def run_command(args: argparse.Namespace) -> int:
         asyncio.run(run_demo(args.speed, interactive=args.interactive))
     elif args.command == "check-config":
         cfg = check_config(args.file)
-        print(f"{args.file}: OK ({len(cfg.counts)} counts)")
+        print(f"{args.file}: OK ({count_of(len(cfg.counts), 'count')})")
     elif args.command == "run":
         asyncio.run(run_bot(config_mod.load(args.config)))
     elif args.command == "replay":

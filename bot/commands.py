@@ -16,7 +16,17 @@ from bot import format as fmt
 from bot.adapter import Attachment
 from bot.chart import CHART_TALLIES, ChartCache, chart_attachment
 from bot.clock import Clock
-from bot.command_parse import ADMIN_VERBS, FIGURE_KEYS, USAGE, Command, Verb, parse, usage
+from bot.command_hints import rejection_hint
+from bot.command_parse import (
+    ADMIN_ACTIONS,
+    ADMIN_VERBS,
+    FIGURE_KEYS,
+    USAGE,
+    Command,
+    Verb,
+    parse,
+    usage,
+)
 from bot.config import Admins
 from bot.detect import Accepted, NoChange, Rejected
 from bot.errors import CommandError, NotAuthorized
@@ -108,7 +118,7 @@ class Commands:
             if command.verb in ADMIN_VERBS and not is_admin(self.admins, request):
                 await self._refused(request, command)
                 raise NotAuthorized(
-                    f"only admins can {command.verb}; ask an admin of this "
+                    f"only admins can {ADMIN_ACTIONS[command.verb]}; ask an admin of this "
                     f"{'server' if request.channel.platform is Platform.DISCORD else 'workspace'}"
                 )
             return await self._run(request, command)
@@ -218,7 +228,8 @@ class Commands:
             parts.append(f"last changed {fmt.when(h.last_changed)}")
         if h.is_stale:
             parts.append(f"SOURCE STALE ({h.last_error or 'no good fetch'})")
-        return " " + "; ".join(parts).capitalize() + "."
+        text = "; ".join(parts)
+        return f" {text[:1].upper()}{text[1:]}."  # not capitalize(): it lowercases the rest
 
     async def _subscribe(self, request: Request, count: Count, mode: Mode) -> Reply:
         async with self.db.begin() as conn:
@@ -258,7 +269,8 @@ class Commands:
             + (" [correction]" if t.correction else "")
             for t in rows
         ]
-        return Reply(f"{count.title} — last {len(rows)} updates:\n" + "\n".join(lines))
+        last = "the last update" if len(rows) == 1 else f"the last {len(rows)} updates"
+        return Reply(f"{count.title} — {last}:\n" + "\n".join(lines))
 
     async def _chart(self, count: Count) -> Reply:
         async with self.db.connect() as conn:
@@ -289,9 +301,7 @@ class Commands:
         if isinstance(d, NoChange):
             return Reply(f"No change: {count.id} already shows those figures.")
         if isinstance(d, Rejected):
-            hint = ""
-            if command.verb is Verb.UPDATE:
-                hint = f" (to fix earlier figures: correct {count.id} ...)"
+            hint = rejection_hint(count, command, tally, d)
             return Reply(f"Rejected: {d.detail}{hint}", ok=False)
         assert isinstance(d, Accepted)
         assert result.message is not None

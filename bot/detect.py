@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from bot.arithmetic import Outcome, Standing, standing
-from bot.model import Count, Tally, TallyState
+from bot.model import CEILING_RULE, MAX_FIGURE, Count, Tally, TallyState
+from bot.words import n
 
 
 class RejectReason(StrEnum):
@@ -19,7 +20,10 @@ class RejectReason(StrEnum):
     NEGATIVE = "negative"
     UNKNOWN_CHOICE = "unknown_choice"
     MISSING_CHOICE = "missing_choice"
+    TOO_LARGE = "too_large"
     OVER_RECEIVED = "over_received"
+    OVER_ELIGIBLE = "over_eligible"
+    FINAL_UNACCOUNTED = "final_unaccounted"
     DECREASE = "decrease"
     FINAL_CHANGED = "final_changed"
 
@@ -123,12 +127,31 @@ def validate(count: Count, previous: Tally | None, new: Tally) -> Rejected | Non
     negative = [f"{k}={v}" for k, v in figures.items() if v < 0]
     if negative:
         return Rejected(RejectReason.NEGATIVE, f"negative figure: {', '.join(negative)}")
+    large = [f"{k}={n(v)}" for k, v in figures.items() if v > MAX_FIGURE]
+    if large:
+        return Rejected(
+            RejectReason.TOO_LARGE, f"{', '.join(large)} is above the ceiling: {CEILING_RULE}"
+        )
     received = new.received if new.received is not None else count.received
     opened = sum(new.votes.values()) + new.void + new.challenged
     if received is not None and opened > received:
         return Rejected(
             RejectReason.OVER_RECEIVED,
-            f"{opened:,} ballots counted or challenged but only {received:,} received",
+            f"{n(opened)} ballots counted or challenged but only {n(received)} received",
+        )
+    if received is not None and count.eligible is not None and received > count.eligible:
+        return Rejected(
+            RejectReason.OVER_ELIGIBLE,
+            f"{n(received)} received but only {n(count.eligible)} eligible "
+            "(eligible is set in the config)",
+        )
+    if new.state is TallyState.FINAL and received is not None and opened < received:
+        left = received - opened
+        return Rejected(
+            RejectReason.FINAL_UNACCOUNTED,
+            f"{n(left)} of the {n(received)} ballots received {'is' if left == 1 else 'are'} "
+            "not yet counted, void or challenged; a count is final only when every ballot "
+            "received is",
         )
     if previous is None or new.correction:
         return None
@@ -159,11 +182,14 @@ def events(
     found: list[Event] = [Event(EventKind.UPDATE)]
     if new.correction:
         found.append(Event(EventKind.CORRECTION))
-    if after.counted > 0 and (before is None or before.counted == 0):
+    first = after.valid > 0 and (before is None or before.valid == 0)
+    if first:
         found.append(Event(EventKind.FIRST_RESULTS, choice=after.leader))
-    if before is not None and before.leader and after.leader and before.leader != after.leader:
+    ahead = _ahead(after)
+    moved = before is not None and before.valid > 0 and after.valid > 0 and _ahead(before) != ahead
+    if moved and len(ahead) == 1:
         found.append(Event(EventKind.LEAD_CHANGE, choice=after.leader))
-    if after.valid > 0 and after.leader is None and (before is None or before.leader is not None):
+    if len(ahead) > 1 and (moved or first):
         found.append(Event(EventKind.TIE))
     if after.quarter > (before.quarter if before is not None else 0):
         found.append(Event(EventKind.MILESTONE, quarter=after.quarter))
@@ -185,6 +211,14 @@ def events(
     if new.state is TallyState.FINAL and old_state is not TallyState.FINAL:
         found.append(Event(EventKind.FINAL))
     return tuple(sorted(found, key=lambda e: PRIORITY.index(e.kind)))
+
+
+def _ahead(s: Standing) -> frozenset[str]:
+    """The choices with the most valid votes (several when tied); none before any valid vote."""
+    if s.valid == 0:
+        return frozenset()
+    top = s.votes[s.ranking[0]]
+    return frozenset(c for c in s.ranking if s.votes[c] == top)
 
 
 def _determinative_known(tally: Tally | None, s: Standing | None) -> bool | None:

@@ -3,7 +3,8 @@
 Wording follows wire-service practice: nobody "wins" before it is decided; everything is
 "unofficial" until the final; challenged ballots that could change the result make it "too close
 to call"; a final result stands subject to objections and certification. Numbers get thousands
-separators, percentages one decimal. This module words; it computes nothing new: every figure
+separators, percentages one decimal, and nouns agree with their numbers. The phrases themselves
+are in :mod:`bot.phrases`; this module puts them together. It computes nothing new: every figure
 comes from ``bot.arithmetic``.
 """
 
@@ -13,26 +14,42 @@ from collections.abc import Sequence
 from datetime import datetime
 from fractions import Fraction
 
-from bot.arithmetic import Outcome, OutcomeKind, Standing, standing
+from bot.arithmetic import OutcomeKind, Standing, standing
 from bot.detect import Accepted, Event, EventKind
 from bot.message import ChoiceLine, Message, Significance
-from bot.model import Count, RuleKind, Tally, TallyState
+from bot.model import Count, Tally, TallyState
+from bot.phrases import (
+    call_noun,
+    called_phrase,
+    challenged_settled,
+    final_phrase,
+    join,
+    pct,
+    runoff_note,
+    standing_phrase,
+    too_close,
+)
+from bot.words import count_of
+from bot.words import n as n
+
+__all__ = [
+    "bar",
+    "build",
+    "called_phrase",
+    "final_phrase",
+    "for_status",
+    "for_update",
+    "n",
+    "pct",
+    "progress_line",
+    "standing_phrase",
+    "when",
+]
 
 BAR_WIDTH = 20
 QUARTERS = {1: "A quarter", 2: "Half", 3: "Three quarters", 4: "All"}
-
-
-def n(value: int) -> str:
-    """``1100`` -> ``1,100``."""
-    return f"{value:,}"
-
-
-def pct(value: Fraction | None) -> str:
-    """A share with one decimal, rounded half up: ``Fraction(1563, 3215)`` -> ``48.6%``."""
-    if value is None:
-        return "-"
-    tenths = (value * 1000 * 2 + 1) // 2  # round half up, in tenths of a percent
-    return f"{tenths // 10}.{tenths % 10}%"
+FINAL_NEWS = frozenset({EventKind.FINAL, EventKind.CORRECTION})
+"""Events that make a final tally's headline the final result (a status says it too)."""
 
 
 def bar(value: Fraction | None, width: int = BAR_WIDTH) -> str:
@@ -61,7 +78,6 @@ def build(
     events: Sequence[Event],
     previous_seq: int | None,
 ) -> Message:
-    top = events[0] if events else None
     significant = any(e.significant for e in events)
     final = tally.state is TallyState.FINAL
     winner = s.decided.winner if s.decided is not None else None
@@ -69,7 +85,7 @@ def build(
         count_id=count.id,
         title=count.title,
         seq=tally.seq,
-        headline=headline(count, tally, s, top),
+        headline=headline(count, tally, s, events),
         choices=choice_lines(count, tally, s),
         lines=detail_lines(count, tally, s, events, previous_seq),
         footer=footer(tally),
@@ -81,56 +97,31 @@ def build(
     )
 
 
-def standing_phrase(count: Count, s: Standing) -> str:
-    """``No union leads by 637`` or ``Tied at 10`` or ``No votes counted yet``."""
-    if s.valid == 0:
-        return "No votes counted yet"
-    if s.leader is None:
-        if len(count.choices) == 2:
-            return f"Tied at {n(_top_votes(s))} each"
-        tied = [count.label(c) for c in s.ranking if _votes(s, c) == _top_votes(s)]
-        return f"{_join(tied)} tied at {n(_top_votes(s))}"
-    return f"{count.label(s.leader)} leads by {n(s.margin)}"
-
-
-def called_phrase(count: Count, s: Standing, outcome: Outcome) -> str:
-    """How to say a call, exactly as strong as it is."""
-    rule = count.rule
-    if outcome.kind is OutcomeKind.RUNOFF:
-        return "A runoff is certain: no choice can reach a majority"
-    if outcome.kind is OutcomeKind.NO_DECISION:
-        return f"No choice can reach {_threshold(count)} of the valid votes"
-    if outcome.kind is OutcomeKind.TIE:
-        return f"The count ends in a tie at {n(_top_votes(s))}"
-    assert outcome.winner is not None
-    who = count.label(outcome.winner)
-    if rule.kind is RuleKind.MAJORITY:
-        if s.most_valid is not None and 2 * _votes(s, outcome.winner) > s.most_valid:
-            return f"{who} has clinched a majority"
-        others = _join([c.label for c in count.choices if c.id != outcome.winner])
-        return f"{who} has clinched the result: {others} can no longer win a majority"
-    if rule.kind is RuleKind.PLURALITY:
-        return f"{who} has clinched the most votes"
-    if s.most_valid and _reaches_threshold(count, s, outcome.winner):
-        return f"{who} has clinched {_threshold(count)} of the valid votes"
-    return f"{who} has clinched the result: no other choice can reach {_threshold(count)}"
-
-
-def headline(count: Count, tally: Tally, s: Standing, top: Event | None) -> str:
+def headline(count: Count, tally: Tally, s: Standing, events: Sequence[Event]) -> str:
+    top = events[0] if events else None
     kind = top.kind if top is not None else None
-    if kind is EventKind.FINAL:
-        return "Final tally: " + final_phrase(count, s)
+    kinds = {e.kind for e in events}
+    withdrawn = next((e.outcome for e in events if e.kind is EventKind.CALL_WITHDRAWN), None)
+    if tally.state is TallyState.FINAL and (not events or kinds & FINAL_NEWS):
+        corrected = bool(events) and EventKind.FINAL not in kinds
+        framing = "Corrected final tally: " if corrected else "Final tally: "
+        if withdrawn is not None:
+            framing += f"the earlier call {call_noun(count, withdrawn)} is withdrawn; "
+        return framing + final_phrase(count, s)
     if kind is EventKind.CALL_WITHDRAWN:
+        assert withdrawn is not None
+        if s.decided is not None:
+            return (
+                f"Call withdrawn: the earlier call {call_noun(count, withdrawn)} no longer holds. "
+                f"{called_phrase(count, s, s.decided)} (unofficial)"
+            )
         return f"Call withdrawn: the result is no longer certain. {standing_phrase(count, s)}"
     if kind is EventKind.CLINCHED and s.decided is not None:
         return called_phrase(count, s, s.decided) + " (unofficial)"
     if kind is EventKind.DETERMINATIVE:
         return too_close(tally)
     if kind is EventKind.NOT_DETERMINATIVE:
-        return (
-            f"The {n(tally.challenged)} challenged ballots cannot change the result: "
-            f"{standing_phrase(count, s)}"
-        )
+        return f"{challenged_settled(tally, s)}: {standing_phrase(count, s)}"
     prefix = (
         {
             EventKind.CORRECTION: "Correction: ",
@@ -147,32 +138,6 @@ def headline(count: Count, tally: Tally, s: Standing, top: Event | None) -> str:
     return prefix + standing_phrase(count, s)
 
 
-def final_phrase(count: Count, s: Standing) -> str:
-    if s.decided is None:
-        if s.determinative:
-            return too_close_phrase(s.pending or 0)
-        return standing_phrase(count, s)
-    if s.decided.kind is OutcomeKind.WIN and s.decided.winner is not None:
-        w = s.decided.winner
-        rest = [c for c in s.ranking if c != w]
-        if len(count.choices) == 2:
-            return f"{count.label(w)} wins, {n(_votes(s, w))} to {n(_votes(s, rest[0]))}"
-        return f"{count.label(w)} wins with {n(_votes(s, w))} votes ({pct(s.shares[w])})"
-    if s.decided.kind is OutcomeKind.RUNOFF:
-        a, b = s.ranking[0], s.ranking[1]
-        return f"no majority; a runoff between {count.label(a)} and {count.label(b)}"
-    return called_phrase(count, s, s.decided)
-
-
-def too_close_phrase(challenged: int) -> str:
-    return f"too close to call: {n(challenged)} challenged ballots could change the result"
-
-
-def too_close(tally: Tally) -> str:
-    text = too_close_phrase(tally.challenged)
-    return text[0].upper() + text[1:]
-
-
 def choice_lines(count: Count, tally: Tally, s: Standing) -> tuple[ChoiceLine, ...]:
     lines = []
     winner = s.decided.winner if s.decided is not None else None
@@ -182,8 +147,8 @@ def choice_lines(count: Count, tally: Tally, s: Standing) -> tuple[ChoiceLine, .
         runoff = s.decided is not None and s.decided.kind is OutcomeKind.RUNOFF
         if winner == choice.id:
             note = "clinched" if tally.state is not TallyState.FINAL else "winner"
-        elif runoff and tally.state is TallyState.FINAL and choice.id in s.ranking[:2]:
-            note = "to the runoff"
+        elif runoff and tally.state is TallyState.FINAL and runoff_note(s, choice.id):
+            note = runoff_note(s, choice.id)
         elif runoff:
             note = "no majority possible"
         elif s.decided is not None or choice.id not in s.contenders:
@@ -232,13 +197,12 @@ def detail_lines(
     if s.determinative and EventKind.DETERMINATIVE not in kinds:
         out.append(too_close(tally) + ".")
     elif s.determinative is False and tally.challenged and s.outstanding == 0:
-        out.append(f"The {n(tally.challenged)} challenged ballots cannot change the result.")
+        out.append(challenged_settled(tally, s) + ".")
     if s.outstanding == 0 and s.switches_to_flip is not None and s.valid:
-        out.append(
-            f"It would take {n(s.switches_to_flip)} ballots switching sides to change the result."
-        )
+        switching = count_of(s.switches_to_flip, "ballot")
+        out.append(f"It would take {switching} switching sides to change the result.")
     if s.turnout is not None and count.eligible:
-        out.append(f"Turnout: {pct(s.turnout)} of {n(count.eligible)} eligible voters.")
+        out.append(f"Turnout: {pct(s.turnout)} of {count_of(count.eligible, 'eligible voter')}.")
     if tally.state is TallyState.FINAL:
         out.append("Results stand subject to objections and certification.")
     return tuple(out)
@@ -247,9 +211,10 @@ def detail_lines(
 def progress_line(tally: Tally, s: Standing) -> str:
     parts: list[str] = []
     if s.received is not None:
-        parts.append(f"{n(s.counted)} of {n(s.received)} ballots counted ({pct(s.progress)})")
+        of = count_of(s.received, "ballot")
+        parts.append(f"{n(s.counted)} of {of} counted ({pct(s.progress)})")
     else:
-        parts.append(f"{n(s.counted)} ballots counted")
+        parts.append(f"{count_of(s.counted, 'ballot')} counted")
     if s.outstanding:
         parts.append(f"{n(s.outstanding)} not yet opened")
     if tally.challenged:
@@ -275,7 +240,7 @@ def race_lines(count: Count, s: Standing) -> list[str]:
             )
     if len(count.choices) > 2:
         still = [count.label(c) for c in s.contenders]
-        out.append(f"Still able to win: {_join(still) if still else 'none'}.")
+        out.append(f"Still able to win: {join(still) if still else 'none'}.")
     return out
 
 
@@ -283,30 +248,3 @@ def footer(tally: Tally) -> str:
     status = "Final tally" if tally.state is TallyState.FINAL else "Unofficial results"
     at = when(tally.observed_at)
     return f"{status} · source: {tally.source} · as of {at} · update #{tally.seq}"
-
-
-def _votes(s: Standing, choice: str) -> int:
-    return s.votes[choice]
-
-
-def _top_votes(s: Standing) -> int:
-    return s.votes[s.ranking[0]]
-
-
-def _threshold(count: Count) -> str:
-    t = count.rule.threshold
-    assert t is not None
-    return f"{t.numerator}/{t.denominator}"
-
-
-def _reaches_threshold(count: Count, s: Standing, choice: str) -> bool:
-    t = count.rule.threshold
-    assert t is not None
-    assert s.most_valid is not None
-    return t.denominator * _votes(s, choice) >= t.numerator * s.most_valid
-
-
-def _join(items: Sequence[str]) -> str:
-    if len(items) <= 1:
-        return "".join(items)
-    return ", ".join(items[:-1]) + " and " + items[-1]

@@ -22,6 +22,7 @@ from bot.ratelimit import Sleep
 from bot.retry import retry_after_hint, retry_transient
 from bot.sources.base import Source
 from bot.sources.health import SourceHealth
+from bot.words import count_of
 
 log = logging.getLogger(__name__)
 
@@ -94,7 +95,8 @@ class Poller:
                 await self.pipeline.alert(
                     Notice(
                         f"Source {self.source.name} for {self.count_id} is stale: "
-                        f"{self.health.consecutive_failures} failed polls; last error: {exc}",
+                        f"{count_of(self.health.consecutive_failures, 'failed poll')}; "
+                        f"last error: {exc}",
                         self.count_id,
                     )
                 )

@@ -43,11 +43,19 @@ def test_same_figures_are_no_change_even_from_another_source() -> None:
             "only 20 received",
         ),
         (
-            tally(738, 1798, state=TallyState.FINAL),
-            tally(738, 1799, state=TallyState.FINAL),
+            tally(738, 1798, received=2536, state=TallyState.FINAL),
+            tally(738, 1799, received=2537, state=TallyState.FINAL),
             RejectReason.FINAL_CHANGED,
             "correction",
         ),
+        (
+            None,
+            tally(738, 1798, challenged=505, state=TallyState.FINAL),
+            RejectReason.FINAL_UNACCOUNTED,
+            "174 of the 3,215 ballots received are not yet counted, void or challenged",
+        ),
+        (None, tally(1, 2, received=5877), RejectReason.OVER_ELIGIBLE, "only 5,876 eligible"),
+        (None, tally(10**12 + 1, 2), RejectReason.TOO_LARGE, "yes=1,000,000,000,001"),
         (
             tally(738, 1798, state=TallyState.FINAL),
             tally(738, 1798, state=TallyState.COUNTING),
@@ -81,8 +89,8 @@ def test_unknown_and_missing_choices_are_rejected() -> None:
 def test_a_correction_may_lower_figures_and_change_a_final() -> None:
     r = accepted(tally(463, 1100), tally(463, 1090, correction=True))
     assert EventKind.CORRECTION in kinds(r)
-    final = tally(738, 1798, state=TallyState.FINAL)
-    r = accepted(final, tally(738, 1797, state=TallyState.FINAL, correction=True))
+    final = tally(738, 1798, received=2536, state=TallyState.FINAL)
+    r = accepted(final, tally(738, 1797, received=2535, state=TallyState.FINAL, correction=True))
     assert EventKind.CORRECTION in kinds(r)
 
 

@@ -19,6 +19,7 @@ from bot.errors import StoreError
 from bot.model import CountStatus
 from bot.sources.health import SourceHealth
 from bot.store import counts as count_rows
+from bot.words import count_of
 
 if TYPE_CHECKING:
     from bot.app import App
@@ -67,7 +68,7 @@ def source_problem(name: str, health: SourceHealth) -> str | None:
     if not health.is_stale:
         return None
     if health.consecutive_failures >= health.max_failures:
-        why = f"{health.consecutive_failures} failed polls in a row"
+        why = f"{count_of(health.consecutive_failures, 'failed poll')} in a row"
     else:
         why = f"no good fetch for {health.seconds_since_good():.0f} s"
     last = f"; last error: {health.last_error}" if health.last_error is not None else ""

@@ -246,8 +246,10 @@ class Bot:
     async def ingest(
         self, yes: int, no: int, *, state: TallyState = TallyState.COUNTING
     ) -> Message:
+        final = state is TallyState.FINAL  # a final accounts for every ballot received
+        received = yes + no + 505 if final else 3215
         result = await self.app.pipeline.ingest(
-            tally(yes, no, challenged=505, received=3215, state=state)
+            tally(yes, no, challenged=505, received=received, state=state)
         )
         assert result.message is not None
         return result.message
@@ -525,7 +527,7 @@ async def test_admin_commands_need_manage_server_or_a_configured_admin(
     assert refused.callbacks[0].flags == 64  # deferred ephemerally: errors stay private
     no = answer(refused)
     assert no.ephemeral
-    assert no.content == "Error: only admins can update; ask an admin of this server"
+    assert no.content == "Error: only admins can update figures; ask an admin of this server"
     assert no.embeds == []
     accepted = answer(boss)
     assert accepted.ephemeral
@@ -979,7 +981,7 @@ def test_embed_keeps_every_limit_however_long_the_texts() -> None:
     assert small.description == "**Choice 0 leads**\nMargin line.\nWhat remains."
     assert [(f.name, f.value) for f in small.fields] == [
         ("▶ Choice 0", "**0** votes · 1.0%\n`█░░░`\nneeds 5 more"),
-        ("Choice 1", "**1** votes · 1.0%\n`█░░░`\nneeds 5 more"),
+        ("Choice 1", "**1** vote · 1.0%\n`█░░░`\nneeds 5 more"),
     ]
     assert small.colour == PALETTE[0]
     assert small.footer.text == "f"

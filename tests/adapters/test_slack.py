@@ -156,8 +156,10 @@ class Bot:
     async def ingest(
         self, yes: int, no: int, *, state: TallyState = TallyState.COUNTING
     ) -> Message:
+        final = state is TallyState.FINAL  # a final accounts for every ballot received
+        received = yes + no + 505 if final else 3215
         result = await self.app.pipeline.ingest(
-            tally(yes, no, challenged=505, received=3215, state=state)
+            tally(yes, no, challenged=505, received=received, state=state)
         )
         assert result.message is not None
         return result.message

@@ -84,11 +84,17 @@ async def test_a_correction_may_lower_figures(bot: Bot) -> None:
 
 
 async def test_a_final_push_ends_the_count(bot: Bot) -> None:
-    final = {"votes": {"yes": 738, "no": 1798}, "void": 76, "challenged": 505, "state": "final"}
+    final = {
+        "votes": {"yes": 738, "no": 1798},
+        "void": 76,
+        "challenged": 505,
+        "received": 3117,
+        "state": "final",
+    }
     status, body = await bot.push(POLLED, final)
     assert status == 201
     assert body["headline"].startswith("Final tally: No union wins, 1,798 to 738")
-    status, body = await bot.push(POLLED, {**final, "votes": {"yes": 739, "no": 1798}})
+    status, body = await bot.push(POLLED, {**final, "votes": {"yes": 739, "no": 1797}})
     assert status == 409
     assert body["reason"] == "final_changed"
 

@@ -73,7 +73,7 @@ async def test_update_then_decrease_needs_correct(sqlite_db: Database, clock: Fa
     assert not lower.ok
     assert lower.text == (
         "Rejected: figures went down (no 1,100 -> 1,090); send them as a correction if they are "
-        "right (to fix earlier figures: correct bessemer-2021 ...)"
+        "right (to fix earlier figures: correct bessemer-2021 no=1090)"
     )
     fixed = await c.handle(admin("correct bessemer-2021 no=1090"))
     assert fixed.ok
@@ -91,7 +91,7 @@ async def test_update_then_decrease_needs_correct(sqlite_db: Database, clock: Fa
 async def test_non_admin_is_refused_and_audited(sqlite_db: Database, clock: FakeClock) -> None:
     reply = await commands(sqlite_db, clock).handle(user("final bessemer-2021"))
     assert not reply.ok
-    assert "only admins can final" in reply.text
+    assert "only admins can declare a count final" in reply.text
     async with sqlite_db.connect() as conn:
         entries = await audit_rows.recent(conn)
         assert await tally_rows.last(conn, "bessemer-2021") is None

@@ -45,3 +45,11 @@ def test_check_config_names_file_key_and_problem(tmp_path: Path, capsys: object)
     assert main(["check-config", str(bad)]) == 2
     err = capsys.readouterr().err  # type: ignore[attr-defined]
     assert f"{bad}: counts[0].intervall: unknown key (did you mean 'interval'?)" in err
+
+
+def test_check_config_counts_in_the_singular(tmp_path: Path, capsys: object) -> None:
+    one = tmp_path / "one.toml"
+    one.write_text('[[counts]]\nid = "x"\ntitle = "X"\nchoices = [{id="a"},{id="b"}]\n')
+    assert main(["check-config", str(one)]) == 0
+    out = capsys.readouterr().out  # type: ignore[attr-defined]
+    assert out == f"{one}: OK (1 count)\n"

@@ -261,7 +261,7 @@ async def test_only_sends_cut_off_by_a_crash_are_treated_as_maybe_sent(
     assert len(adapter.posted) == 2
 
 
-FINAL = tally(738, 1798, challenged=505, received=3215, state=TallyState.FINAL)
+FINAL = tally(738, 1798, void=76, challenged=505, received=3117, state=TallyState.FINAL)
 
 
 async def test_the_final_message_carries_the_chart_and_no_other_does(
@@ -308,7 +308,7 @@ async def test_the_final_message_carries_the_chart_and_no_other_does(
     clock.advance(600)
     await dispatcher.drain(Platform.CONSOLE)  # the retry, with the chart again
     corrected_final = tally(
-        739, 1798, challenged=505, received=3215, state=TallyState.FINAL, correction=True
+        739, 1797, void=76, challenged=505, received=3117, state=TallyState.FINAL, correction=True
     )
     await pipeline.ingest(corrected_final)
     await dispatcher.drain(Platform.CONSOLE)

@@ -1,0 +1,210 @@
+"""The rules of wording, over random counts of every rule and every kind of message.
+
+Random tallies for every rule (majority with and without a tie holder, plurality, threshold; two
+and three choices; with void and challenged ballots) go through the detector and the formatter
+as the pipeline would send them: counting, pauses, more ballots received, corrections (reversals
+included), finals and corrected finals, and the status of each. Every message must keep the
+rules: nobody "wins" unless the count is final and decided; "clinched" only when certain; every
+number of 1,000 or more has its separator; singular with 1; no "100.0%" while ballots are
+unopened; no percentage over 100.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from dataclasses import dataclass, replace
+from fractions import Fraction
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bot import arithmetic as arith
+from bot import format as fmt
+from bot.arithmetic import Standing
+from bot.detect import Accepted, detect
+from bot.message import Message
+from bot.model import Choice, Count, DecisionRule, RuleKind, Tally, TallyState
+from tests.helpers import T0
+
+FINAL = TallyState.FINAL
+
+
+@st.composite
+def counts(draw: st.DrawFn) -> Count:
+    n = draw(st.integers(min_value=2, max_value=3))
+    ids = ("a", "b", "c")[:n]
+    kind = draw(st.sampled_from(list(RuleKind)))
+    holder = None
+    if not (kind is RuleKind.MAJORITY and n > 2):
+        holder = draw(st.none() | st.sampled_from(ids))
+    threshold = None
+    if kind is RuleKind.THRESHOLD:
+        threshold = draw(st.sampled_from([Fraction(2, 3), Fraction(3, 5), Fraction(3, 4)]))
+    received = draw(st.none() | st.integers(0, 12) | st.integers(900, 4000))
+    eligible = None
+    if draw(st.booleans()):
+        eligible = (received or 0) + draw(st.integers(0, 3000))
+    labels = {"a": "Ana", "b": "Ben", "c": "Cara"}
+    return Count(
+        "prop",
+        "Property count",
+        tuple(Choice(c, labels[c]) for c in ids),
+        DecisionRule(kind, holder, threshold),
+        eligible=eligible,
+        received=received,
+    )
+
+
+@dataclass
+class Walk:
+    count: Count
+    tallies: list[Tally]
+
+
+STEPS = ("count", "count", "count", "pause", "more", "correct", "final")
+
+
+@st.composite
+def walks(draw: st.DrawFn) -> Walk:
+    """A count and tallies through every kind of step; a final is followed only by corrections."""
+    count = draw(counts())
+    ids = count.choice_ids
+    votes = dict.fromkeys(ids, 0)
+    void = challenged = 0
+    received = count.received
+    state = TallyState.COUNTING
+    out: list[Tally] = []
+
+    def room() -> int:
+        opened = sum(votes.values()) + void + challenged
+        return (received if received is not None else opened + 3000) - opened
+
+    for _ in range(draw(st.integers(1, 10))):
+        step = draw(st.sampled_from(STEPS))
+        correction = False
+        if state is FINAL:  # only a correction changes a final: move ballots between choices
+            src, dst = draw(st.sampled_from(ids)), draw(st.sampled_from(ids))
+            k = draw(st.integers(0, votes[src]))
+            votes[src] -= k
+            votes[dst] += k
+            correction = True
+        elif step == "count":
+            for c in ids:
+                votes[c] += draw(st.integers(0, max(0, room())))
+            void += draw(st.integers(0, max(0, min(room(), 5))))
+            challenged = draw(st.integers(0, max(0, challenged + room())))
+            state = TallyState.COUNTING
+        elif step == "pause":
+            state = TallyState.PAUSED
+        elif step == "more":
+            extra = draw(st.integers(1, 1500))
+            limit = count.eligible if count.eligible is not None else None
+            base = received if received is not None else sum(votes.values()) + void + challenged
+            received = base + extra if limit is None else min(limit, base + extra)
+        elif step == "correct":
+            c = draw(st.sampled_from(ids))
+            votes[c] = draw(st.integers(0, votes[c] + max(0, room())))
+            correction = True
+        else:
+            left = max(0, room()) if received is not None else 0
+            share = draw(st.integers(0, left))
+            votes[draw(st.sampled_from(ids))] += share
+            challenged += left - share
+            state = FINAL
+        out.append(
+            Tally(
+                "prop",
+                dict(votes),
+                T0,
+                "walk",
+                void=void,
+                challenged=challenged,
+                received=received,
+                state=state,
+                correction=correction,
+            )
+        )
+    return Walk(count, out)
+
+
+def messages(walk: Walk) -> list[tuple[Message, Standing]]:
+    """Each accepted update's message and the status after it, with the figures behind them."""
+    out: list[tuple[Message, Standing]] = []
+    last: Tally | None = None
+    for seq, t in enumerate(walk.tallies, start=1):
+        result = detect(walk.count, last, t)
+        if not isinstance(result, Accepted):
+            continue
+        stored = replace(t, seq=seq)
+        accepted = replace(result, tally=stored)
+        previous_seq = last.seq if last else None
+        out.append((fmt.for_update(walk.count, accepted, previous_seq), result.standing))
+        out.append((fmt.for_status(walk.count, stored), result.standing))
+        last = stored
+    return out
+
+
+def prose(m: Message) -> str:
+    """Everything a reader sees but the footer (whose date has a four-digit year)."""
+    parts = [m.headline, *m.lines]
+    for c in m.choices:
+        parts.append(f"{c.label} {c.votes_text} {c.share_text} {c.note}")
+    return "\n".join(parts)
+
+
+def brute_certain(count: Count, s: Standing) -> bool:
+    """Whether every completion of the pending ballots gives the same outcome."""
+    assert s.pending is not None
+    ids = count.choice_ids
+    seen = set()
+    for extra in itertools.product(range(s.pending + 1), repeat=len(ids)):
+        if sum(extra) <= s.pending:
+            final = {c: s.votes[c] + e for c, e in zip(ids, extra, strict=True)}
+            seen.add(arith.outcome(count.rule, ids, final))
+    return len(seen) == 1
+
+
+AGREEMENT = re.compile(
+    r"(?<![\d,.#])(\d[\d,]*) (?:of (?:the )?(\d[\d,]*) )?"
+    r"((?:challenged |eligible )?)(ballot|vote|voter|update)(s?)\b"
+)
+PERCENT = re.compile(r"(\d+(?:\.\d)?)%")
+
+
+@settings(max_examples=400, deadline=None)
+@given(walks())
+def test_every_message_keeps_the_rules_of_wording(walk: Walk) -> None:
+    count = walk.count
+    for m, s in messages(walk):
+        text = prose(m)
+        # Nobody "wins" unless the count is final and decided.
+        if re.search(r"\bwins\b", text) or any(c.note == "winner" for c in m.choices):
+            assert m.final, text
+            assert s.decided is not None, text
+        # "clinched" only when certain.
+        if "clinched" in text:
+            assert s.decided is not None, text
+            if s.pending is not None and s.pending <= 8:
+                assert brute_certain(count, s), text
+        # Every number of 1,000 or more has its separator.
+        assert not re.search(r"\d{4,}", text), text
+        # Singular with 1, plural otherwise: the noun agrees with the number that governs it.
+        for match in AGREEMENT.finditer(text):
+            governing = match.group(2) or match.group(1)
+            assert (match.group(5) == "") == (governing == "1"), (match.group(0), text)
+        # No "100.0%" while ballots are unopened; a share is 100.0% only when it is all.
+        if s.outstanding:  # (turnout may be 100.0%: every eligible voter's ballot is in)
+            said = [m.headline, *(x for x in m.lines if not x.startswith("Turnout"))]
+            assert "100.0%" not in "\n".join(said), text
+        for c in m.choices:
+            if c.share_text == "100.0%":
+                assert c.votes == s.valid, text
+            if c.share_text == "0.0%":
+                assert c.votes == 0, text
+        # No percentage over 100.
+        for value in PERCENT.findall(text):
+            assert float(value) <= 100.0, text
+        # "First results" only with valid votes.
+        if m.headline.startswith("First results"):
+            assert s.valid > 0, text
