@@ -301,6 +301,11 @@ class FakeTelegram:
         return [u.body for u in self._updates.pending]
 
     @property
+    def waiting_polls(self) -> int:
+        """getUpdates calls waiting for updates right now."""
+        return self._updates.waiting
+
+    @property
     def webhook(self) -> Webhook | None:
         return self._updates.webhook
 

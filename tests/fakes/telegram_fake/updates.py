@@ -68,6 +68,8 @@ class Updates:
         self.webhook: Webhook | None = None
         self.deliveries: list[WebhookDelivery] = []
         self._generation = 0
+        self.waiting = 0
+        """Long polls waiting right now."""
         self._wake = asyncio.Event()
         self._closing = False
         self._pump: asyncio.Task[None] | None = None
@@ -121,6 +123,16 @@ class Updates:
         generation = self._generation
         self._wakeup()
         deadline = self.core.clock() + timeout
+        self.waiting += 1
+        self.core.notifier.notify()
+        try:
+            return await self._poll(generation, deadline, limit, request)
+        finally:
+            self.waiting -= 1
+
+    async def _poll(
+        self, generation: int, deadline: float, limit: int, request: web.Request
+    ) -> list[JSON]:
         while True:
             self._expire()
             if generation != self._generation:
