@@ -21,6 +21,7 @@ from aiogram.types import (
     BufferedInputFile,
     InlineKeyboardButton,
     InlineKeyboardMarkup,
+    Message,
 )
 
 from bot.clock import FakeClock
@@ -147,6 +148,7 @@ async def test_send_edit_pin_delete_are_recorded(
     edited = await bot.edit_message_text(
         "<b>Yes</b> 11 · No 7", chat_id=group.id, message_id=sent.message_id, parse_mode="HTML"
     )
+    assert isinstance(edited, Message)  # (True only for inline messages)
     assert await bot.pin_chat_message(group.id, sent.message_id, disable_notification=True)
     pinned = (await bot.get_chat(group.id)).pinned_message
     assert await bot.unpin_chat_message(group.id, message_id=sent.message_id)
@@ -193,6 +195,7 @@ async def test_photo_upload_caption_and_resend_by_file_id(
     recaptioned = await bot.edit_message_caption(
         chat_id=scene.group.id, message_id=sent.message_id, caption="Final: No wins"
     )
+    assert isinstance(recaptioned, Message)
 
     assert sent.photo
     assert (sent.photo[-1].width, sent.photo[-1].height) == (1600, 900)
