@@ -45,29 +45,42 @@ async def send_once(
     chat_id: int,
     text: str,
     last_known_id: int,
+    *,
+    ambiguous: bool = False,
     meanwhile: Callable[[], object] = lambda: None,
 ) -> int:
-    """Post ``text`` once, even if the first answer is lost; returns the post's id.
+    """Post ``text`` once, even if an answer is lost; returns the id of the one copy kept.
 
+    ``ambiguous``: an earlier attempt may have landed (e.g. after a crash), so go straight
+    to the repair. Every id between ``last_known_id`` and the silent retry is probed, and
+    the lowest copy found is kept: repeated attempts converge on one copy.
     ``meanwhile`` lets a test have the world move between the lost send and the retry.
     """
-    try:
-        return (await bot.send_message(chat_id, text)).message_id
-    except TelegramNetworkError as exc:
-        if isinstance(exc.__cause__, aiohttp.ClientConnectorError):
-            raise  # never reached Telegram: a plain retry is safe (the caller's job)
-    meanwhile()
+    if not ambiguous:
+        try:
+            return (await bot.send_message(chat_id, text)).message_id
+        except TelegramNetworkError as exc:
+            if isinstance(exc.__cause__, aiohttp.ClientConnectorError):
+                raise  # never reached Telegram: a plain retry is safe (the caller's job)
+        meanwhile()
     retry = await bot.send_message(chat_id, text, disable_notification=True)
+    copies = [retry.message_id]
     for candidate in range(retry.message_id - 1, last_known_id, -1):
         try:
             await bot.edit_message_text(text, chat_id=chat_id, message_id=candidate)
         except TelegramBadRequest as probe:
             if "message is not modified" in probe.message:
-                await bot.delete_message(chat_id, retry.message_id)
-                return candidate
+                copies.append(candidate)
             continue  # "message to edit not found" / "message can't be edited": not ours
         raise AssertionError(f"probe edited message {candidate}: another post of ours in between")
-    return retry.message_id
+    keep = min(copies)
+    for extra in sorted(set(copies) - {keep}):
+        try:
+            await bot.delete_message(chat_id, extra)
+        except TelegramBadRequest as gone:
+            if "message to delete not found" not in gone.message:
+                raise
+    return keep
 
 
 async def test_a_lost_answer_was_carried_out(fake: FakeTelegram, bot: Bot) -> None:
@@ -122,7 +135,11 @@ async def test_send_once_repairs_a_lost_answer(fake: FakeTelegram, bot: Bot) -> 
     fake.lose_answer("sendMessage")
     # A member talks between the lost send and the retry: that id sits in the probe window.
     posted = await send_once(
-        bot, group.id, "Final: No wins", last, lambda: fake.user_says(group, alice, "any news?")
+        bot,
+        group.id,
+        "Final: No wins",
+        last,
+        meanwhile=lambda: fake.user_says(group, alice, "any news?"),
     )
     original = fake.messages(group)[1]
     assert (posted, original.text, original.disable_notification) == (2, "Final: No wins", False)
@@ -153,3 +170,16 @@ async def test_send_once_keeps_the_retry_when_the_first_send_never_happened(
     probes = fake.calls_to("editMessageText")
     assert [p.description for p in probes] == ["Bad Request: message to edit not found"]
     assert [m.text for m in fake.visible(other)] == ["Final: No wins"]  # untouched
+
+
+async def test_send_once_converges_after_a_crash_mid_repair(fake: FakeTelegram, bot: Bot) -> None:
+    group = fake.add_group("Union hall")
+    last = (await bot.send_message(group.id, "Yes 10 · No 7")).message_id
+    fake.lose_answer("sendMessage", times=2)  # the send and its silent retry both land unseen
+    with pytest.raises(TelegramNetworkError):
+        await send_once(bot, group.id, "Final: No wins", last)
+    assert len(fake.visible(group)) == 3  # two copies: the worker "crashed" here
+    posted = await send_once(bot, group.id, "Final: No wins", last, ambiguous=True)
+    assert [m.text for m in fake.visible(group)] == ["Yes 10 · No 7", "Final: No wins"]
+    assert posted == fake.visible(group)[1].message_id == last + 1
+    assert [m.message_id for m in fake.messages(group) if m.deleted] == [last + 2, last + 3]
