@@ -81,7 +81,7 @@ from bot.errors import (
 from bot.secrets import Secret
 from bot.subscription import ChannelRef, Platform
 
-from .slack_blocks import MAX_FALLBACK, blocks_for, fallback_text, reply_payload, safe
+from .slack_blocks import blocks_for, fallback_text, file_comment, file_words, reply_payload
 from .slack_payloads import (
     METADATA_EVENT_TYPE,
     AppMention,
@@ -131,6 +131,8 @@ AUTH_ERRORS = frozenset(
 )  # fmt: skip
 MAX_ALT_TEXT = 1000
 """The longest image description (alt_txt) Slack takes for an upload."""
+MAX_TITLE = 255
+"""The longest file title shown whole (Slack cuts longer ones)."""
 SEEN_EVENTS = 2048
 """How many event ids are remembered to drop Slack's redeliveries (a bounded LRU)."""
 
@@ -449,8 +451,8 @@ class SlackAdapter:
             channel=channel_id,
             content=attachment.data,
             filename=attachment.filename,
-            title=title,
-            alt_txt=attachment.description[:MAX_ALT_TEXT],
+            title=file_words(title, MAX_TITLE),
+            alt_txt=file_words(attachment.description, MAX_ALT_TEXT),
             initial_comment=comment,
             thread_ts=thread_ts,
         )
@@ -567,7 +569,7 @@ class SlackAdapter:
                 attachment,
                 title=title,
                 thread_ts=thread_ts,
-                comment=safe(reply.text, MAX_FALLBACK),
+                comment=file_comment(reply.text),
             )
         except (SlackClientError, aiohttp.ClientError, OSError) as exc:
             error = translate(exc, "the chart could not be posted here")
