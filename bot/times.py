@@ -56,6 +56,6 @@ def zone_named(name: str) -> tzinfo:
     lowered = {k.lower(): k for k in known}
     if name.lower() in lowered:
         return zoneinfo.ZoneInfo(lowered[name.lower()])
-    close = difflib.get_close_matches(name, sorted(known), n=3, cutoff=0.6)
-    hint = f" (did you mean {', '.join(map(repr, close))}?)" if close else ""
+    close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.6)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
     raise ValueError(f"unknown time zone {name!r}{hint}; names look like 'Europe/Berlin'")
