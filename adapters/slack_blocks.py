@@ -33,6 +33,10 @@ MAX_HEADER = 150
 MAX_CONTEXT_ELEMENTS = 10
 MAX_FALLBACK = 3000
 """The notification ``text`` (Slack accepts 40,000; a notification needs far less)."""
+MAX_FILE_TITLE = 255
+"""The longest file title shown whole (Slack cuts longer ones)."""
+MAX_ALT_TEXT = 1000
+"""The longest image description (alt_txt) Slack takes for an upload."""
 MAX_REPLY = 12_000
 """A command reply's text (lists, history), over as many sections as it takes."""
 ELLIPSIS = "…"
@@ -227,6 +231,11 @@ def file_comment(text: str) -> str:
     return clip(mrkdwn(text), MAX_FALLBACK)
 
 
-def file_words(text: str, limit: int) -> str:
-    """A file's title or alt text: plain text to Slack, shown as typed."""
-    return clean(text)[:limit]
+def file_title(text: str) -> str:
+    """A file's title: plain text to Slack, shown as typed."""
+    return clean(text)[:MAX_FILE_TITLE]
+
+
+def alt_text(text: str) -> str:
+    """An image's description (alt text): plain text to Slack, shown as typed."""
+    return clean(text)[:MAX_ALT_TEXT]
