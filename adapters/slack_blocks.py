@@ -180,12 +180,12 @@ def message_blocks(message: Message, *, intro: Timed | None = None) -> list[Bloc
     top: list[Block] = []
     if intro is not None:
         top.extend(text_blocks(intro, room=5))
-    if message.title.strip():
+    if clean(message.title).strip():
         top.append(header(message.title))
-    if message.headline.strip():
+    if clean(message.headline).strip():
         top.append(section(message.headline))
     bottom: list[Block] = []
-    lines = [line for line in message.lines if line.strip()]
+    lines = [line for line in message.lines if clean(line).strip()]
     if lines:
         bottom.append(section("\n".join(lines)))
     for note in message.notes[:5]:

@@ -6,7 +6,15 @@ no control characters, no bidi overrides), with no ping, link, formatting or ter
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+from hypothesis import strategies as st
+
+from bot import format as fmt
+from bot.message import Message, Moment, Timed
+from bot.model import Choice, Count, DecisionRule, RuleKind, Tally
 from bot.safe_text import clean
+from tests.helpers import T0
 
 LONG = "long " * 1200
 """6,000 characters: over every one of Discord's and Slack's limits for a single text."""
@@ -39,3 +47,23 @@ HOSTILE: tuple[str, ...] = (
 def typed(text: str) -> str:
     """What a surface must show for ``text``: it as typed, cleaned."""
     return clean(text)
+
+
+SPECIALS = "\\*_~`|[]<>()#-+.:@!&;^$/ \n\t1a\u200b\u202e\x1b"
+"""The characters that make markup somewhere, and a few that hide it."""
+HOSTILE_TEXT = st.text(alphabet=st.sampled_from(SPECIALS) | st.characters(), max_size=80)
+"""Any text, heavy in markup characters."""
+
+
+def hostile_message(labels: list[str], title: str, source: str) -> Message:
+    """The formatter's message for a count whose every text is hostile (with a status note)."""
+    count = Count(
+        "x",
+        title if title.strip() else f"{title}x",
+        tuple(Choice(f"c{i}", label) for i, label in enumerate(labels)),
+        DecisionRule(RuleKind.PLURALITY),
+    )
+    votes = {f"c{i}": 3 * i for i in range(len(labels))}
+    message = fmt.for_status(count, Tally("x", votes, T0, source, seq=2))
+    note = Timed.of(Moment(T0, lead="Last checked ", relative=True), f"; source stale ({source})")
+    return replace(message, notes=(note,))

@@ -13,7 +13,6 @@ from datetime import UTC, datetime
 
 import pytest
 from hypothesis import given
-from hypothesis import strategies as st
 
 from adapters import discord_text, slack_text
 from adapters.console import ConsoleAdapter
@@ -23,12 +22,10 @@ from bot.render_text import show
 from bot.safe_text import clean
 from tests.fakes.discord_fake import markdown
 from tests.fakes.slack_fake import markup
-from tests.hostile import HOSTILE, typed
+from tests.hostile import HOSTILE, HOSTILE_TEXT, typed
 
 AT = datetime(2021, 4, 8, 18, 0, tzinfo=UTC)
-SPECIALS = "\\*_~`|[]<>()#-+.:@!&;^$/ \n\t1a\u200b\u202e\x1b"
-"""The characters that make markup somewhere, and a few that hide it."""
-hostile_text = st.text(alphabet=st.sampled_from(SPECIALS) | st.characters(), max_size=80)
+hostile_text = HOSTILE_TEXT
 
 
 @pytest.mark.parametrize("text", HOSTILE, ids=range(len(HOSTILE)))

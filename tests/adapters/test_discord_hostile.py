@@ -14,9 +14,22 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from adapters.discord_embeds import MAX_TITLE, clip
+from hypothesis import given
+from hypothesis import strategies as st
+
+from adapters.discord_embeds import (
+    MAX_TITLE,
+    clip,
+    embed_problems,
+    message_embed,
+    notice_content,
+    reply_parts,
+)
+from bot.adapter import Notice
+from bot.commands import Reply
 from bot.safe_text import clean
 from bot.store import tallies as tally_rows
+from bot.times import unix
 from tests.adapters.test_discord import (
     BOSS,
     MANAGE_GUILD,
@@ -33,7 +46,8 @@ from tests.adapters.test_discord import (
 )
 from tests.fakes.discord_fake import RecordedMessage
 from tests.fakes.discord_fake.markdown import markup, visible
-from tests.hostile import HOSTILE, LONG, typed
+from tests.helpers import T0
+from tests.hostile import HOSTILE, HOSTILE_TEXT, LONG, hostile_message, typed
 
 __all__ = ["vt", "world"]  # the fixtures, from test_discord
 
@@ -51,12 +65,11 @@ def hostile_counts() -> list[dict[str, Any]]:
     return [many, long]
 
 
-def description_markup(description: str) -> list[str]:
-    """Markup in an embed's description besides its bold headline."""
-    first, _, rest = description.partition("\n")
-    assert first.startswith("**"), first
-    assert first.endswith("**"), first
-    return markup(first[2:-2]) + markup(rest)
+def description_markup(description: str, ours: tuple[str, ...] = ()) -> list[str]:
+    """Markup in an embed's description besides its bold headline (and ``ours``)."""
+    assert description.startswith("**"), description
+    end = description.index("**", 2)  # escaped, the headline has no "**" of its own
+    return markup(description[2:end], ours=ours) + markup(description[end + 2 :], ours=ours)
 
 
 def field_markup(value: str) -> list[str]:
@@ -67,9 +80,9 @@ def field_markup(value: str) -> list[str]:
     return markup("\n".join(rest))
 
 
-def embed_markup(embed: dict[str, Any]) -> list[str]:
-    found = markup(embed["title"]) + description_markup(embed["description"])
-    for f in embed["fields"]:
+def embed_markup(embed: dict[str, Any], ours: tuple[str, ...] = ()) -> list[str]:
+    found = markup(embed.get("title", "")) + description_markup(embed["description"], ours)
+    for f in embed.get("fields", []):
         found += markup(f["name"].removeprefix("▶ ").removeprefix("✅ "))
         if not f["name"].startswith("…and"):
             found += field_markup(f["value"])
@@ -152,3 +165,22 @@ async def test_hostile_text_shows_as_typed_in_every_payload(tmp_path: Path, worl
     ]
     for message in (posted, long_posted, accepted, status, listed, history, unknown):
         pinged_nobody(message)
+
+
+@given(st.lists(HOSTILE_TEXT, min_size=2, max_size=4), HOSTILE_TEXT, HOSTILE_TEXT)
+def test_every_text_of_any_message_is_escaped_wherever_it_lands(
+    labels: list[str], title: str, source: str
+) -> None:
+    """Any title, labels and source, through the formatter and the embed: nothing is live."""
+    message = hostile_message(labels, title, source)
+    embed = message_embed(message)
+    assert embed_problems(embed) == []
+    shown = embed.to_dict()
+    assert embed_markup(shown, ours=(f"<t:{unix(T0)}:R>",)) == []
+    assert visible(shown.get("title", "")).removesuffix("…") in typed(message.title)
+    content, _ = reply_parts(Reply(str(message.notes[0]), timed=message.notes[0]))
+    assert content is not None
+    assert markup(content, ours=(f"<t:{unix(T0)}:R>",)) == []
+    notice = notice_content(Notice(f"Source {source} is stale: {title}"))
+    assert markup(notice) == []
+    assert visible(notice) == typed(f"⚠️ Source {source} is stale: {title}")

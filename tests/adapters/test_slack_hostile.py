@@ -12,14 +12,27 @@ import re
 from pathlib import Path
 from typing import Any
 
-from adapters.slack_blocks import MAX_HEADER
+from hypothesis import given
+from hypothesis import strategies as st
+
+from adapters.slack_blocks import (
+    MAX_HEADER,
+    blocks_for,
+    fallback_text,
+    message_blocks,
+    reply_payload,
+)
+from bot.adapter import Notice
+from bot.commands import Reply
 from bot.config import Config, parse
 from bot.safe_text import clean
 from bot.store import tallies as tally_rows
+from bot.times import unix
 from tests.adapters.test_slack import VirtualTime, bot_posts, fake, running, vt
 from tests.fakes.slack_fake import FakeSlack
 from tests.fakes.slack_fake.markup import markup, text_objects, visible
-from tests.hostile import HOSTILE, LONG, typed
+from tests.helpers import T0
+from tests.hostile import HOSTILE, HOSTILE_TEXT, LONG, hostile_message, typed
 
 __all__ = ["fake", "vt"]  # the fixtures, from test_slack
 
@@ -130,3 +143,20 @@ async def test_hostile_text_shows_as_typed_in_every_payload(
     dates = [DATE.fullmatch(b["elements"][1]["text"]) for b in lines]
     assert [int(d.group(1)) for d in dates if d] == [int(t.timestamp()) for t in seen]
     assert visible(lines[0]["elements"][2]).endswith(f"(admin {clean(NAME)})")
+
+
+@given(st.lists(HOSTILE_TEXT, min_size=2, max_size=4), HOSTILE_TEXT, HOSTILE_TEXT)
+def test_every_text_of_any_message_is_plain_text_wherever_it_lands(
+    labels: list[str], title: str, source: str
+) -> None:
+    """Any title, labels and source, through the formatter and Block Kit: nothing is markup."""
+    message = hostile_message(labels, title, source)
+    blocks = [dict(b) for b in message_blocks(message)]
+    assert problems(blocks, fallback_text(message), {unix(T0)}) == []
+    if typed(message.title).strip():
+        assert blocks[0]["type"] == "header"
+        assert visible(blocks[0]["text"]).removesuffix("…") in typed(message.title)
+    text, replied = reply_payload(Reply(str(message.notes[0]), timed=message.notes[0]))
+    assert problems([dict(b) for b in replied], text, {unix(T0)}) == []
+    notice = Notice(f"Source {source} is stale: {title}")
+    assert problems([dict(b) for b in blocks_for(notice)], fallback_text(notice), set()) == []
