@@ -6,6 +6,11 @@ exactly as on Discord or Slack (``status``, ``update bessemer-2021 no=1200``, ..
 comes with a reply (the PNG of ``chart``) or with a message (the chart of a final tally) is
 written into a folder, ``tallybot-charts/`` in the current directory unless told otherwise, and
 its path printed.
+
+Text is shown as typed: every text goes into rich as a ``Text`` (never parsed as rich markup,
+so ``[bold]`` or ``[link=...]`` in a title stays as it is) after ``bot.safe_text.clean`` (no
+control characters, so no escape sequence from a source reaches the terminal). Times are shown
+in ``zone``: ``[defaults] timezone`` from the configuration, else the machine's own zone.
 """
 
 from __future__ import annotations
@@ -25,8 +30,10 @@ from rich.text import Text
 from bot.adapter import UNLIMITED, Attachment, Limits, Notice, Outgoing
 from bot.commands import Reply, Request
 from bot.message import Message
-from bot.render_text import render
+from bot.render_text import render, show
+from bot.safe_text import clean
 from bot.subscription import ChannelRef, Platform
+from bot.times import Zone
 
 CONSOLE_CHANNEL = ChannelRef(Platform.CONSOLE, "local", "console")
 CHART_DIR = Path("tallybot-charts")
@@ -34,6 +41,11 @@ CHART_DIR = Path("tallybot-charts")
 COLOURS = ("magenta", "cyan", "yellow", "green", "blue", "red")
 
 Handler = Callable[[Request], Awaitable[Reply]]
+
+
+def text(words: str, style: str = "") -> Text:
+    """Words for the terminal, exactly as typed: no rich markup, no control characters."""
+    return Text(clean(words), style=style)
 
 
 class ConsoleAdapter:
@@ -47,8 +59,10 @@ class ConsoleAdapter:
         limits: Limits = UNLIMITED,
         user: str = "console",
         save_dir: Path = CHART_DIR,
+        zone: Zone = None,
     ) -> None:
         self.limits = limits
+        self.zone = zone
         self.save_dir = save_dir
         stream = out if out is not None else sys.stdout
         self.console = Console(file=stream, force_terminal=rich, highlight=False, soft_wrap=True)
@@ -87,25 +101,26 @@ class ConsoleAdapter:
 
     def show(self, content: Outgoing) -> None:
         if isinstance(content, Notice):
-            self.console.print(Text(f"[admin] {content.text}", style="bold red"))
+            self.console.print(text(f"[admin] {content.text}", style="bold red"))
             return
         if not self.rich:
-            self.console.print(Text(render(content)))
+            self.console.print(Text(render(content, self.zone)))
             self.console.print()
             return
-        self.console.print(panel(content))
+        self.console.print(panel(content, self.zone))
 
-    def note(self, text: str) -> None:
+    def note(self, words: str) -> None:
         """A narrator's line (the demo's notes on what happened)."""
-        self.console.print(Text(f"-- {text}", style="dim italic"))
+        self.console.print(text(f"-- {words}", style="dim italic"))
 
     def show_reply(self, reply: Reply) -> None:
         if reply.message is not None and reply.ok:
             self.show(reply.message)
             if reply.text != reply.message.headline:
-                self.console.print(Text(reply.text))
+                self.console.print(Text(show(reply.body, self.zone)))
         else:
-            self.console.print(Text(reply.text, style="" if reply.ok else "bold red"))
+            style = "" if reply.ok else "bold red"
+            self.console.print(Text(show(reply.body, self.zone), style=style))
         if reply.attachment is not None:
             self.save(reply.attachment)
 
@@ -118,9 +133,9 @@ class ConsoleAdapter:
             path.write_bytes(attachment.data)
         except OSError as exc:
             why = exc.strerror or str(exc)
-            self.console.print(Text(f"Could not save {path}: {why}", style="bold red"))
+            self.console.print(text(f"Could not save {path}: {why}", style="bold red"))
             return None
-        self.console.print(Text(f"Saved: {path}"))
+        self.console.print(text(f"Saved: {path}"))
         return path
 
     async def prompt(self, handle: Handler, stdin: IO[str] | None = None) -> None:
@@ -139,7 +154,7 @@ class ConsoleAdapter:
             self.show_reply(reply)
 
 
-def panel(message: Message) -> Panel:
+def panel(message: Message, zone: Zone = None) -> Panel:
     lead = message.leader_position
     colour = COLOURS[lead % len(COLOURS)] if lead is not None else "white"
     table = Table.grid(padding=(0, 2))
@@ -148,22 +163,23 @@ def panel(message: Message) -> Panel:
     for c in message.choices:
         style = f"bold {COLOURS[c.position % len(COLOURS)]}" if c.leading or c.winner else ""
         table.add_row(
-            Text(("✔ " if c.winner else "  ") + c.label, style=style),
+            text(("✔ " if c.winner else "  ") + c.label, style=style),
             Text(c.votes_text, justify="right"),
             Text(c.share_text, justify="right"),
             Text(c.bar, style=COLOURS[c.position % len(COLOURS)]),
-            Text(c.note, style="dim"),
+            text(c.note, style="dim"),
         )
     body = Group(
-        Text(message.headline, style="bold"),
+        text(message.headline, style="bold"),
         Text(""),
         table,
         Text(""),
-        *(Text(line) for line in message.lines),
+        *(text(line) for line in message.lines),
+        *(Text(show(note, zone)) for note in message.notes),
     )
     return Panel(
         body,
-        title=Text(message.title),
-        subtitle=Text(message.footer, style="dim"),
+        title=text(message.title),
+        subtitle=Text(show(message.footer, zone), style="dim"),
         border_style="bold " + colour if message.significant else colour,
     )

@@ -69,13 +69,13 @@ with warnings.catch_warnings():
     from discord import app_commands
 
 from adapters.discord_embeds import (
-    MAX_CONTENT,
+    choice_name,
     clip,
     escape,
     message_embed,
     notice_content,
-    text_content,
-    text_embed,
+    plain,
+    reply_parts,
 )
 from bot.adapter import Attachment, Limits, Notice, Outgoing, Window
 from bot.command_parse import Verb
@@ -393,19 +393,6 @@ class CountGroup(app_commands.Group):
         await self.adapter.run(interaction, Verb.DELIVERIES, Options())
 
 
-def reply_parts(reply: Reply) -> tuple[str | None, discord.Embed | None]:
-    """A command's reply as message content and/or an embed (mentions escaped)."""
-    if reply.message is not None and reply.ok:
-        embed = message_embed(reply.message)
-        if reply.text == reply.message.headline:
-            return None, embed
-        return clip(escape(reply.text), MAX_CONTENT), embed
-    content = text_content(reply.text)
-    if content is None:
-        return None, text_embed(reply.text)
-    return content, None
-
-
 def file_name(name: str) -> str:
     """``name`` as Discord keeps an attachment's name (and ``attachment://`` finds it): letters,
     digits, ``.``, ``_`` and ``-``; anything else becomes ``_``."""
@@ -419,7 +406,7 @@ def discord_file(attachment: Attachment) -> discord.File:
     return discord.File(
         io.BytesIO(attachment.data),
         filename=file_name(attachment.filename),
-        description=clip(attachment.description, MAX_ALT_TEXT) or None,
+        description=clip(plain(attachment.description), MAX_ALT_TEXT) or None,
     )
 
 
@@ -886,7 +873,7 @@ class DiscordAdapter:
         found = [c for c in counts if typed in c.id.lower() or typed in c.title.lower()]
         found.sort(key=lambda c: (not c.id.lower().startswith(typed), c.id))
         return [
-            app_commands.Choice(name=clip(f"{c.id} — {c.title}", 100), value=c.id)
+            app_commands.Choice(name=choice_name(f"{c.id} — {c.title}", 100), value=c.id)
             for c in found[:25]
         ]
 

@@ -13,15 +13,19 @@ fields, field name 256, field value 1024, footer 2048, 6000 characters in all), 
 is shortened here ("…") instead: a long title is clipped, more than 25 choices are summarised in
 the last field, and when the whole is still over 6000 the longest texts are cut to a common cap.
 
-Every text is passed through ``escape_mentions`` too: an embed never pings, but a count titled
-"@everyone" should not even look like a ping, and the same texts are used as message content in
-replies and notices, where only ``allowed_mentions`` stands between a title and a mass ping.
-Nothing here computes numbers: they come worded by the formatter.
+Every text is escaped for where it lands (``adapters.discord_text``): markdown escaped in the
+title, description, fields and message content, so that a title such as ``[x](https://evil)
+**bold**`` shows as typed and links nothing; left plain in the footer, which Discord does not
+render. Mentions are defused in both: an embed never pings, but a count titled "@everyone"
+should not even look like a ping, and the same texts are used as message content in replies and
+notices, where only ``allowed_mentions`` stands between a title and a mass ping. Times are
+Discord timestamps (``<t:...>``), and the footer's "as of" is the embed's own ``timestamp``:
+each reader sees them in their own zone. Nothing here computes numbers: they come worded by the
+formatter.
 """
 
 from __future__ import annotations
 
-import re
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -31,8 +35,10 @@ with warnings.catch_warnings():
     warnings.filterwarnings("ignore", "'audioop' is deprecated", DeprecationWarning)
     import discord
 
+from adapters.discord_text import escape, plain, show, trim
 from bot.adapter import Notice
-from bot.message import ChoiceLine, Message
+from bot.commands import Reply
+from bot.message import ChoiceLine, Message, Timed
 from bot.words import noun
 
 MAX_TITLE = 256
@@ -58,22 +64,17 @@ PALETTE = (
 NO_LEADER = discord.Colour(0x99AAB5)
 NOTICE_COLOUR = discord.Colour(0xFAA61A)
 
-# discord.utils.escape_mentions only escapes ids of 17 to 20 digits; escape any id here.
-_MENTION = re.compile(r"@(everyone|here|[!&]?\d+)")
-
-
-def escape(text: str) -> str:
-    """Defuse @everyone, @here and <@id>/<@&id> mentions with a zero-width space."""
-    return _MENTION.sub("@\u200b\\1", text)
+__all__ = ["escape", "plain"]  # the escaping of adapters.discord_text, used with what is here
 
 
 def clip(text: str, limit: int) -> str:
-    """``text`` cut to at most ``limit`` characters, ending in "…" when cut."""
+    """``text`` cut to at most ``limit`` characters, ending in "…" when cut (never in a
+    backslash that escaped the character cut off)."""
     if len(text) <= limit:
         return text
     if limit <= 0:
         return ""
-    return text[: limit - 1].rstrip() + ELLIPSIS
+    return trim(text[: limit - 1].rstrip()) + ELLIPSIS
 
 
 def colour_for(position: int | None) -> discord.Colour:
@@ -107,20 +108,20 @@ def fit(texts: Sequence[str], budget: int) -> list[str]:
 
 def _choice_name(c: ChoiceLine) -> str:
     mark = "✅ " if c.winner else ("▶ " if c.leading else "")
-    return mark + c.label
+    return mark + escape(c.label)
 
 
 def _choice_value(c: ChoiceLine) -> str:
-    lines = [f"**{c.votes_text}** {noun(c.votes, 'vote')} · {c.share_text}"]
+    lines = [f"**{escape(c.votes_text)}** {noun(c.votes, 'vote')} · {escape(c.share_text)}"]
     if c.bar:
-        lines.append(f"`{c.bar}`")
+        lines.append(f"`{c.bar.replace('`', '')}`")
     if c.note:
-        lines.append(c.note)
+        lines.append(escape(c.note))
     return "\n".join(lines)
 
 
 def _summary_value(rest: Sequence[ChoiceLine]) -> str:
-    return "\n".join(f"{c.label}: {c.votes_text} ({c.share_text})" for c in rest)
+    return "\n".join(escape(f"{c.label}: {c.votes_text} ({c.share_text})") for c in rest)
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,13 +143,14 @@ def _fields(message: Message) -> list[_Field]:
 def message_embed(message: Message) -> discord.Embed:
     """The embed for one message (an update, a live scoreboard, a status reply)."""
     title = clip(escape(message.title), MAX_TITLE)
-    footer = clip(escape(message.footer), MAX_FOOTER)
-    description = "\n".join([f"**{message.headline}**", *message.lines])
-    description = clip(escape(description), MAX_DESCRIPTION)
+    footer = clip(message.footer.show(plain, None), MAX_FOOTER)
+    headline = f"**{clip(escape(message.headline), MAX_DESCRIPTION // 2)}**"
+    lines = [escape(line) for line in message.lines] + [show(n) for n in message.notes]
+    description = clip("\n".join([headline, *lines]), MAX_DESCRIPTION)
     fields = [
         _Field(
-            clip(escape(f.name), MAX_FIELD_NAME) or "\u200b",
-            clip(escape(f.value), MAX_FIELD_VALUE) or "\u200b",
+            clip(f.name, MAX_FIELD_NAME) or "\u200b",
+            clip(f.value, MAX_FIELD_VALUE) or "\u200b",
         )
         for f in _fields(message)
     ]
@@ -162,7 +164,13 @@ def message_embed(message: Message) -> discord.Embed:
     lead = message.leader_position
     if message.winner is not None:
         lead = next((c.position for c in message.choices if c.choice_id == message.winner), lead)
-    embed = discord.Embed(title=title, description=description, colour=colour_for(lead))
+    moments = message.footer.moments
+    embed = discord.Embed(
+        title=title,
+        description=description,
+        colour=colour_for(lead),
+        timestamp=moments[-1].at if moments else None,
+    )
     for f in fields:
         embed.add_field(name=f.name, value=f.value, inline=False)
     if footer:
@@ -171,19 +179,37 @@ def message_embed(message: Message) -> discord.Embed:
 
 
 def notice_content(notice: Notice) -> str:
-    """An admin notice as plain message content (mentions escaped, within 2000 characters)."""
+    """An admin notice as message content (escaped, within 2000 characters)."""
     return clip("⚠️ " + escape(notice.text), MAX_CONTENT)
 
 
-def text_content(text: str) -> str | None:
+def text_content(text: Timed) -> str | None:
     """A reply's text as message content, or None when it is too long for content."""
-    escaped = escape(text)
+    escaped = show(text)
     return escaped if len(escaped) <= MAX_CONTENT else None
 
 
-def text_embed(text: str) -> discord.Embed:
+def text_embed(text: Timed) -> discord.Embed:
     """A reply too long for message content, as an embed's description."""
-    return discord.Embed(description=clip(escape(text), MAX_DESCRIPTION), colour=NO_LEADER)
+    return discord.Embed(description=clip(show(text), MAX_DESCRIPTION), colour=NO_LEADER)
+
+
+def reply_parts(reply: Reply) -> tuple[str | None, discord.Embed | None]:
+    """A command's reply as message content and/or an embed (escaped)."""
+    if reply.message is not None and reply.ok:
+        embed = message_embed(reply.message)
+        if reply.text == reply.message.headline:
+            return None, embed
+        return clip(show(reply.body), MAX_CONTENT), embed
+    content = text_content(reply.body)
+    if content is None:
+        return None, text_embed(reply.body)
+    return content, None
+
+
+def choice_name(text: str, limit: int) -> str:
+    """The name of an autocomplete choice: plain text to Discord, shown as typed."""
+    return clip(plain(text), limit)
 
 
 def embed_problems(embed: discord.Embed) -> list[str]:

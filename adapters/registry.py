@@ -12,7 +12,7 @@ def adapter_factories(cfg: Config) -> dict[Platform, AdapterFactory]:
     if cfg.console:
         from adapters.console import ConsoleAdapter
 
-        factories[Platform.CONSOLE] = lambda commands: ConsoleAdapter()
+        factories[Platform.CONSOLE] = lambda commands: ConsoleAdapter(zone=cfg.timezone)
     if cfg.slack is not None:
         from adapters.slack import SlackAdapter
         from bot.secrets import require, secret

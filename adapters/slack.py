@@ -81,7 +81,14 @@ from bot.errors import (
 from bot.secrets import Secret
 from bot.subscription import ChannelRef, Platform
 
-from .slack_blocks import MAX_FALLBACK, blocks_for, fallback_text, reply_payload, safe
+from .slack_blocks import (
+    alt_text,
+    blocks_for,
+    fallback_text,
+    file_comment,
+    file_title,
+    reply_payload,
+)
 from .slack_payloads import (
     METADATA_EVENT_TYPE,
     AppMention,
@@ -129,8 +136,6 @@ AUTH_ERRORS = frozenset(
         "org_login_required", "restricted_action", "app_deleted",
     }
 )  # fmt: skip
-MAX_ALT_TEXT = 1000
-"""The longest image description (alt_txt) Slack takes for an upload."""
 SEEN_EVENTS = 2048
 """How many event ids are remembered to drop Slack's redeliveries (a bounded LRU)."""
 
@@ -449,8 +454,8 @@ class SlackAdapter:
             channel=channel_id,
             content=attachment.data,
             filename=attachment.filename,
-            title=title,
-            alt_txt=attachment.description[:MAX_ALT_TEXT],
+            title=file_title(title),
+            alt_txt=alt_text(attachment.description),
             initial_comment=comment,
             thread_ts=thread_ts,
         )
@@ -567,7 +572,7 @@ class SlackAdapter:
                 attachment,
                 title=title,
                 thread_ts=thread_ts,
-                comment=safe(reply.text, MAX_FALLBACK),
+                comment=file_comment(reply.text),
             )
         except (SlackClientError, aiohttp.ClientError, OSError) as exc:
             error = translate(exc, "the chart could not be posted here")

@@ -1,11 +1,14 @@
-"""Block Kit rendering of the formatter's ``Message`` and of admin ``Notice``s.
+"""Block Kit rendering of the formatter's ``Message``, of admin ``Notice``s and of replies.
 
-Rendering only: every number and sentence is already in the ``Message``. Two rules hold for
+Rendering only: every number and sentence is already in the ``Message``. Three rules hold for
 every payload built here:
 
-- Every text that comes from a source, a user or the configuration is escaped (``&`` ``<``
-  ``>``), so that nothing can produce ``<!channel>``, ``<!here>``, ``<@U...>`` or a link; mrkdwn
-  objects are also ``verbatim`` (no auto-linking of URLs or #channel names).
+- Every text that may quote a source, a user or the configuration is a ``plain_text`` object,
+  its ``& < >`` escaped (``adapters.slack_text``): Slack shows it exactly as typed, with no
+  mention, link, bold, code or quote in it. mrkdwn carries only tallybot's own markup: the
+  dates, and the neutralised notification ``text``.
+- Times are Slack dates (``<!date^...>``), shown in each reader's own zone: a text with times
+  becomes a context block, its words in ``plain_text`` elements and its times in mrkdwn ones.
 - Slack's limits are kept, by shortening with "…", never by failing: 50 blocks, 3000 characters
   per text object, 2000 per section field, 10 fields per section, 150 per header, 10 context
   elements. Lengths are counted in UTF-16 code units (what Slack's clients count), which is never
@@ -16,10 +19,12 @@ from __future__ import annotations
 
 from bot.adapter import Notice, Outgoing
 from bot.commands import Reply
-from bot.message import ChoiceLine, Message
+from bot.message import ChoiceLine, Message, Timed
+from bot.safe_text import clean
 from bot.words import noun
 
-from .slack_payloads import Block, ContextBlock, HeaderBlock, Mrkdwn, SectionBlock
+from .slack_payloads import Block, ContextBlock, HeaderBlock, Mrkdwn, PlainText, SectionBlock
+from .slack_text import date, mrkdwn, plain
 
 MAX_BLOCKS = 50
 MAX_TEXT = 3000
@@ -29,15 +34,16 @@ MAX_HEADER = 150
 MAX_CONTEXT_ELEMENTS = 10
 MAX_FALLBACK = 3000
 """The notification ``text`` (Slack accepts 40,000; a notification needs far less)."""
+MAX_FILE_TITLE = 255
+"""The longest file title shown whole (Slack cuts longer ones)."""
+MAX_ALT_TEXT = 1000
+"""The longest image description (alt_txt) Slack takes for an upload."""
 MAX_REPLY = 12_000
-"""A command reply without blocks (lists, history)."""
+"""A command reply's text (lists, history), over as many sections as it takes."""
 ELLIPSIS = "…"
 
-
-def escape(text: str) -> str:
-    """Slack's three control characters as entities: the text can no longer form a mention,
-    a special command (``<!channel>``) or a link."""
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+escape = plain
+"""The escaping of every text here (``adapters.slack_text.plain``)."""
 
 
 def units(text: str) -> int:
@@ -68,39 +74,83 @@ def clip(text: str, limit: int) -> str:
 
 
 def safe(text: str, limit: int) -> str:
-    """Escaped, then shortened."""
-    return clip(escape(text), limit)
+    """Escaped for ``plain_text``, then shortened."""
+    return clip(plain(text), limit)
 
 
-def mrkdwn(text: str) -> Mrkdwn:
+def plain_text(text: str, limit: int = MAX_TEXT) -> PlainText:
+    """A ``plain_text`` object of ``text`` as typed (escaped, shortened, no emoji codes)."""
+    return {"type": "plain_text", "text": safe(text, limit) or " ", "emoji": False}
+
+
+def mrkdwn_text(text: str) -> Mrkdwn:
+    """A mrkdwn object of tallybot's own markup (``text`` is markup already)."""
     return {"type": "mrkdwn", "text": text, "verbatim": True}
 
 
 def section(text: str) -> SectionBlock:
-    return {"type": "section", "text": mrkdwn(clip(text, MAX_TEXT))}
+    return {"type": "section", "text": plain_text(text)}
 
 
 def header(title: str) -> HeaderBlock:
-    return {"type": "header", "text": {"type": "plain_text", "text": safe(title, MAX_HEADER)}}
+    return {"type": "header", "text": plain_text(title, MAX_HEADER)}
 
 
-def context(*texts: str) -> ContextBlock:
-    return {"type": "context", "elements": [mrkdwn(t) for t in texts[:MAX_CONTEXT_ELEMENTS]]}
+def timed_context(text: Timed) -> ContextBlock:
+    """One line with times in it: its words as ``plain_text``, its times as Slack dates."""
+    elements: list[PlainText | Mrkdwn] = []
+    words = ""
+    for part in text.parts:
+        if isinstance(part, str):
+            words += part
+            continue
+        words += part.lead
+        if words.strip():
+            elements.append(plain_text(words.strip()))
+        elements.append(mrkdwn_text(date(part)))
+        words = ""
+    if words.strip():
+        elements.append(plain_text(words.strip()))
+    if len(elements) > MAX_CONTEXT_ELEMENTS:  # more times than fit: all of it in UTC words
+        elements = [plain_text(str(text))]
+    return {"type": "context", "elements": elements}
+
+
+def text_blocks(text: Timed, room: int = MAX_BLOCKS) -> list[Block]:
+    """Text in at most ``room`` blocks: runs of lines without times as sections (3000 units at
+    most each), each line with times as a context block; what does not fit is cut short."""
+    blocks: list[Block] = []
+    run: list[str] = []
+
+    def flush() -> None:
+        if run:
+            blocks.append(section("\n".join(run)))
+            run.clear()
+
+    for line in text.lines():
+        if line.moments:
+            flush()
+            blocks.append(timed_context(line))
+        elif units(plain("\n".join([*run, str(line)]))) > MAX_TEXT:
+            flush()
+            run.append(str(line))
+        else:
+            run.append(str(line))
+    flush()
+    if len(blocks) > room:
+        blocks = [*blocks[: room - 1], section("…")]
+    return blocks
 
 
 # --------------------------------------------------------------------------- Message
 
 
-def choice_text(c: ChoiceLine, limit: int) -> str:
-    """One choice: label, votes, share, the bar and what it still needs (escaped, clipped)."""
+def choice_text(c: ChoiceLine) -> str:
+    """One choice: label, votes, share, the bar and what it still needs."""
     mark = "✔ " if c.winner else ""
-    label = f"*{clip(escape(c.label), limit // 3)}*"
-    figures = f"{escape(c.votes_text)} {noun(c.votes, 'vote')} · {escape(c.share_text)}"
-    bar = f"`{escape(c.bar)}`" if c.bar else ""
-    note = f"_{escape(c.note)}_" if c.note else ""
-    second = "  ".join(part for part in (bar, note) if part)
-    text = f"{mark}{label}  {figures}" + (f"\n{second}" if second else "")
-    return clip(text, limit)
+    second = "  ".join(part for part in (c.bar, c.note) if part)
+    text = f"{mark}{c.label} — {c.votes_text} {noun(c.votes, 'vote')} · {c.share_text}"
+    return text + (f"\n{second}" if second else "")
 
 
 def choice_blocks(choices: tuple[ChoiceLine, ...], room: int) -> list[Block]:
@@ -109,42 +159,47 @@ def choice_blocks(choices: tuple[ChoiceLine, ...], room: int) -> list[Block]:
     if not choices or room <= 0:
         return []
     if len(choices) <= room:
-        return [section(choice_text(c, MAX_TEXT)) for c in choices]
+        return [section(choice_text(c)) for c in choices]
     groups = -(-len(choices) // MAX_FIELDS)
     shown = choices
     if groups > room:
         shown = choices[: (room - 1) * MAX_FIELDS]
     out: list[Block] = []
     for start in range(0, len(shown), MAX_FIELDS):
-        fields = [mrkdwn(choice_text(c, MAX_FIELD)) for c in shown[start : start + MAX_FIELDS]]
+        fields: list[PlainText | Mrkdwn] = [
+            plain_text(choice_text(c), MAX_FIELD) for c in shown[start : start + MAX_FIELDS]
+        ]
         out.append({"type": "section", "fields": fields})
     if len(shown) < len(choices):
         left = len(choices) - len(shown)
-        out.append(section(f"_…and {left} more {noun(left, 'choice')} not shown._"))
+        out.append(section(f"…and {left} more {noun(left, 'choice')} not shown."))
     return out
 
 
-def message_blocks(message: Message, *, intro: str | None = None) -> list[Block]:
-    """A header (the title), the headline in bold, the choices, the detail lines, the footer."""
+def message_blocks(message: Message, *, intro: Timed | None = None) -> list[Block]:
+    """A header (the title), the headline, the choices, the detail lines, the notes (with times),
+    the footer (with its time)."""
     top: list[Block] = []
-    if intro:
-        top.append(section(escape(intro)))
-    if message.title.strip():
+    if intro is not None:
+        top.extend(text_blocks(intro, room=5))
+    if clean(message.title).strip():
         top.append(header(message.title))
-    if message.headline.strip():
-        top.append(section(f"*{clip(escape(message.headline), MAX_TEXT - 2)}*"))
+    if clean(message.headline).strip():
+        top.append(section(message.headline))
     bottom: list[Block] = []
-    lines = [escape(line) for line in message.lines if line.strip()]
+    lines = [line for line in message.lines if clean(line).strip()]
     if lines:
         bottom.append(section("\n".join(lines)))
-    if message.footer.strip():
-        bottom.append(context(safe(message.footer, MAX_TEXT)))
+    for note in message.notes[:5]:
+        bottom.extend(text_blocks(note, room=1))
+    if str(message.footer).strip():
+        bottom.append(timed_context(message.footer))
     room = MAX_BLOCKS - len(top) - len(bottom)
     return [*top, *choice_blocks(message.choices, room), *bottom]
 
 
 def notice_blocks(notice: Notice) -> list[Block]:
-    return [section(f":warning: *tallybot* · {escape(notice.text)}")]
+    return [section(f"⚠️ tallybot · {notice.text}")]
 
 
 def blocks_for(content: Outgoing) -> list[Block]:
@@ -154,16 +209,35 @@ def blocks_for(content: Outgoing) -> list[Block]:
 
 
 def fallback_text(content: Outgoing) -> str:
-    """The plain ``text`` that notifications and screen readers show: the headline."""
+    """The ``text`` that notifications and screen readers show: the headline (mrkdwn to Slack,
+    so neutralised)."""
     if isinstance(content, Notice):
-        return safe(f"tallybot: {content.text}", MAX_FALLBACK)
-    return safe(content.headline or content.title or content.count_id, MAX_FALLBACK)
+        return clip(mrkdwn(f"tallybot: {content.text}"), MAX_FALLBACK)
+    return clip(mrkdwn(content.headline or content.title or content.count_id), MAX_FALLBACK)
 
 
-def reply_payload(reply: Reply) -> tuple[str, list[Block] | None]:
-    """A command's reply as (text, blocks): blocks when it carries a ``Message``."""
+def reply_payload(reply: Reply) -> tuple[str, list[Block]]:
+    """A command's reply as (notification text, blocks)."""
     if reply.message is None:
-        return safe(reply.text or "Done.", MAX_REPLY), None
-    intro = reply.text if reply.text != reply.message.headline else None
+        body = reply.body if reply.text else Timed.of("Done.")
+        if units(str(body)) > MAX_REPLY:
+            body = Timed.of(str(body)[: MAX_REPLY - 1] + ELLIPSIS)
+        return clip(mrkdwn(str(body)), MAX_FALLBACK), text_blocks(body)
+    intro = reply.body if reply.text != reply.message.headline else None
     blocks = message_blocks(reply.message, intro=intro)
-    return safe(reply.text or reply.message.headline, MAX_FALLBACK), blocks
+    return clip(mrkdwn(reply.text or reply.message.headline), MAX_FALLBACK), blocks
+
+
+def file_comment(text: str) -> str:
+    """A file's comment (mrkdwn to Slack, so neutralised)."""
+    return clip(mrkdwn(text), MAX_FALLBACK)
+
+
+def file_title(text: str) -> str:
+    """A file's title: plain text to Slack, shown as typed."""
+    return clean(text)[:MAX_FILE_TITLE]
+
+
+def alt_text(text: str) -> str:
+    """An image's description (alt text): plain text to Slack, shown as typed."""
+    return clean(text)[:MAX_ALT_TEXT]

@@ -34,15 +34,18 @@ class HeaderBlock(TypedDict):
     text: PlainText
 
 
+TextObject = PlainText | Mrkdwn
+
+
 class SectionBlock(TypedDict):
     type: Literal["section"]
-    text: NotRequired[Mrkdwn]
-    fields: NotRequired[list[Mrkdwn]]
+    text: NotRequired[TextObject]
+    fields: NotRequired[list[TextObject]]
 
 
 class ContextBlock(TypedDict):
     type: Literal["context"]
-    elements: list[Mrkdwn]
+    elements: list[TextObject]
 
 
 Block = HeaderBlock | SectionBlock | ContextBlock

@@ -26,6 +26,7 @@ from bot import format as fmt
 from bot.arithmetic import OutcomeKind, Standing, standing
 from bot.chart import subtitle
 from bot.model import Count, RuleKind, Tally, TallyState
+from bot.safe_text import clean
 
 WIDTH_PX = 1200
 HEIGHT_PX = 800
@@ -432,8 +433,9 @@ def _text(
     box: bool = False,
     offset: tuple[float, float] | None = None,
 ) -> Text:
-    """Text exactly as given (``$`` in a count's title is a dollar sign, not mathematics),
-    ``offset`` points away from ``x``, ``y`` when given."""
+    """Text exactly as given (``$`` in a count's title is a dollar sign, not mathematics; no
+    control characters), ``offset`` points away from ``x``, ``y`` when given."""
+    words = clean(words)
     style: dict[str, Any] = {
         "fontsize": size,
         "color": colour,

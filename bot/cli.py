@@ -105,13 +105,14 @@ async def play(
 
 
 async def run_demo(speed: float, out: IO[str] | None = None, interactive: bool = False) -> None:
-    console = ConsoleAdapter(out=out)
+    demo = config_mod.load(demo_config_path())
+    console = ConsoleAdapter(out=out, zone=demo.timezone)
     console.console.print(
         "tallybot demo: the 2021 Amazon Bessemer union election count, replayed "
         f"at {speed:g}x. Messages appear as a subscribed channel would see them.\n"
     )
     with tempfile.TemporaryDirectory(prefix="tallybot-demo-") as tmp:
-        cfg = replay_config(config_mod.load(demo_config_path()), Path(tmp), speed)
+        cfg = replay_config(demo, Path(tmp), speed)
         await play(cfg, console, interactive=sys.stdin if interactive else None)
 
 
@@ -303,4 +304,4 @@ async def run_replay(config: Path, count_id: str, timeline: Path, speed: float) 
     cfg = config_mod.load(config)
     with tempfile.TemporaryDirectory(prefix="tallybot-replay-") as tmp:
         replay = replay_config(cfg, Path(tmp), speed, count_id=count_id, timeline=timeline)
-        await play(replay, ConsoleAdapter())
+        await play(replay, ConsoleAdapter(zone=cfg.timezone))

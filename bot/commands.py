@@ -30,7 +30,7 @@ from bot.command_parse import (
 from bot.config import Admins
 from bot.detect import Accepted, NoChange, Rejected
 from bot.errors import CommandError, NotAuthorized
-from bot.message import Message
+from bot.message import Message, Moment, Part, Timed
 from bot.model import Count, Tally, TallyState
 from bot.pipeline import Pipeline, figures
 from bot.sources.health import SourceHealth
@@ -74,6 +74,14 @@ class Reply:
     """Shown only to the person who asked (errors, lists); status is shown to them too."""
     attachment: Attachment | None = None
     """A file to show with the text, e.g. the PNG of ``chart``."""
+    timed: Timed | None = None
+    """The text with its times as values (``history``), for surfaces that show each reader a
+    time in their own zone; ``text`` says the same with the times in UTC."""
+
+    @property
+    def body(self) -> Timed:
+        """The text to show, times as values."""
+        return self.timed if self.timed is not None else Timed.of(self.text)
 
 
 def is_admin(admins: Admins, request: Request) -> bool:
@@ -211,25 +219,28 @@ class Commands:
         count = await self.find_count(name)
         async with self.db.connect() as conn:
             last = await tally_rows.last(conn, count.id)
-        checked = self._checked_line(count.id)
+        checked = self._checked(count.id)
         if last is None:
-            return Reply(f"{count.title}: no figures yet.{checked}", ephemeral=False)
+            text = Timed.of(f"{count.title}: no figures yet.")
+            if checked is not None:
+                text = Timed.of(*text.parts, " ", *checked.parts)
+            return Reply(str(text), ephemeral=False, timed=text)
         message = fmt.for_status(count, last)
-        if checked:
-            message = replace(message, lines=(*message.lines, checked.strip()))
+        if checked is not None:
+            message = replace(message, notes=(*message.notes, checked))
         return Reply(message.headline, message=message, ephemeral=False)
 
-    def _checked_line(self, count_id: str) -> str:
+    def _checked(self, count_id: str) -> Timed | None:
+        """``Last checked ...; last changed ...; source stale (...)``, the times as values."""
         h = self.health(count_id)
         if h is None or h.last_checked is None:
-            return ""
-        parts = [f"last checked {fmt.when(h.last_checked)}"]
+            return None
+        parts: list[Part] = [Moment(h.last_checked, lead="Last checked ", relative=True)]
         if h.last_changed is not None:
-            parts.append(f"last changed {fmt.when(h.last_changed)}")
+            parts.append(Moment(h.last_changed, lead="; last changed ", relative=True))
         if h.is_stale:
-            parts.append(f"SOURCE STALE ({h.last_error or 'no good fetch'})")
-        text = "; ".join(parts)
-        return f" {text[:1].upper()}{text[1:]}."  # not capitalize(): it lowercases the rest
+            parts.append(f"; source stale ({h.last_error or 'no good fetch'})")
+        return Timed.of(*parts, ".")
 
     async def _subscribe(self, request: Request, count: Count, mode: Mode) -> Reply:
         async with self.db.begin() as conn:
@@ -264,13 +275,13 @@ class Commands:
             rows = await tally_rows.history(conn, count.id, limit=15)
         if not rows:
             return Reply(f"{count.id}: no figures yet.")
-        lines = [
-            f"#{t.seq} {fmt.when(t.observed_at)} {figures(t)} ({t.source})"
-            + (" [correction]" if t.correction else "")
-            for t in rows
-        ]
         last = "the last update" if len(rows) == 1 else f"the last {len(rows)} updates"
-        return Reply(f"{count.title} — {last}:\n" + "\n".join(lines))
+        parts: list[Part] = [f"{count.title} — {last}:"]
+        for t in rows:
+            parts += [f"\n#{t.seq} ", Moment(t.observed_at)]
+            parts.append(f" {figures(t)} ({t.source})" + (" [correction]" if t.correction else ""))
+        text = Timed.of(*parts)
+        return Reply(str(text), timed=text)
 
     async def _chart(self, count: Count) -> Reply:
         async with self.db.connect() as conn:

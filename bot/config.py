@@ -12,6 +12,7 @@ import re
 import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import tzinfo
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,7 @@ from bot.model import (
     RuleKind,
 )
 from bot.subscription import ChannelRef, Platform
+from bot.times import zone_named
 
 DEFAULT_STORE = "sqlite+aiosqlite:///var/tallybot.sqlite3"
 MIN_INTERVAL = 1.0
@@ -90,6 +92,9 @@ class Config:
     slack: SlackConfig | None = None
     console: bool = False
     server: ServerConfig | None = None
+    timezone: tzinfo | None = None
+    """``[defaults] timezone``: where times are shown that cannot be shown in each reader's own
+    zone (the console); None for the machine's own zone."""
 
     @property
     def base_dir(self) -> Path:
@@ -164,7 +169,9 @@ def parse(raw: Mapping[str, Any], path: Path) -> Config:
         ["store", "defaults", "admins", "discord", "slack", "console", "server", "counts"],
     )
     store = top.table_at("store", ["url"])
-    defaults = top.table_at("defaults", ["interval", "stale_after_failures", "stale_after_minutes"])
+    defaults = top.table_at(
+        "defaults", ["interval", "stale_after_failures", "stale_after_minutes", "timezone"]
+    )
     counts_raw = top.get("counts", list, [])
     counts = tuple(_count(path, i, c, defaults) for i, c in enumerate(counts_raw))
     ids = [c.count.id for c in counts]
@@ -180,7 +187,18 @@ def parse(raw: Mapping[str, Any], path: Path) -> Config:
         slack=_slack(top) if "slack" in raw else None,
         console=bool(top.table_at("console", ["enabled"]).get("enabled", bool, False)),
         server=_server(top) if "server" in raw else None,
+        timezone=_timezone(defaults),
     )
+
+
+def _timezone(defaults: _Reader) -> tzinfo | None:
+    name = defaults.get("timezone", str)
+    if name is None:
+        return None
+    try:
+        return zone_named(name)
+    except ValueError as exc:
+        raise defaults.error("timezone", str(exc)) from None
 
 
 def _count(path: Path, i: int, raw: Any, defaults: _Reader) -> CountConfig:

@@ -11,12 +11,12 @@ comes from ``bot.arithmetic``.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from fractions import Fraction
 
 from bot.arithmetic import OutcomeKind, Standing, standing
 from bot.detect import Accepted, Event, EventKind
-from bot.message import ChoiceLine, Message, Significance
+from bot.message import ChoiceLine, Message, Moment, Significance, Timed
 from bot.model import Count, Tally, TallyState
 from bot.phrases import (
     call_noun,
@@ -29,6 +29,7 @@ from bot.phrases import (
     standing_phrase,
     too_close,
 )
+from bot.times import clock_time
 from bot.words import count_of
 from bot.words import n as n
 
@@ -58,7 +59,8 @@ def bar(value: Fraction | None, width: int = BAR_WIDTH) -> str:
 
 
 def when(at: datetime) -> str:
-    return at.strftime("%-d %b %Y %H:%M UTC")
+    """A time in UTC, for texts that are not shown in a reader's zone (the chart's)."""
+    return clock_time(at, UTC)
 
 
 def for_update(count: Count, accepted: Accepted, previous_seq: int | None) -> Message:
@@ -244,7 +246,10 @@ def race_lines(count: Count, s: Standing) -> list[str]:
     return out
 
 
-def footer(tally: Tally) -> str:
+def footer(tally: Tally) -> Timed:
     status = "Final tally" if tally.state is TallyState.FINAL else "Unofficial results"
-    at = when(tally.observed_at)
-    return f"{status} · source: {tally.source} · as of {at} · update #{tally.seq}"
+    return Timed.of(
+        f"{status} · source: {tally.source}",
+        Moment(tally.observed_at, lead=" · as of "),
+        f" · update #{tally.seq}",
+    )

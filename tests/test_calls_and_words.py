@@ -105,7 +105,7 @@ def test_a_reversal_after_the_final_keeps_the_final_framing() -> None:
     )
     assert corrected.final
     assert corrected.winner == "yes"
-    assert corrected.footer.startswith("Final tally")
+    assert str(corrected.footer).startswith("Final tally")
     assert "Correction: these figures replace update #3." in corrected.lines
 
 

@@ -115,7 +115,7 @@ def test_nobody_wins_before_it_is_decided_and_all_is_unofficial_until_final() ->
         words = (m.headline + " ".join(m.lines)).lower()
         if not m.final:
             assert " wins" not in words
-            assert m.footer.startswith("Unofficial")
+            assert str(m.footer).startswith("Unofficial")
         if m.winner is None:
             assert "clinched" not in m.headline
     assert messages[-1].final

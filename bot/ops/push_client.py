@@ -24,6 +24,7 @@ from bot.command_parse import NUMBER
 from bot.errors import ConfigError, PushError
 from bot.model import CEILING_RULE, figure_value
 from bot.ops import signing
+from bot.safe_text import clean
 
 EXIT_OK = 0
 EXIT_REJECTED = 1
@@ -52,7 +53,11 @@ class PushAnswer:
         return EXIT_UNAVAILABLE
 
     def line(self) -> str:
-        """One line for a person: what became of the tally."""
+        """One line for a person: what became of the tally (as the server said it, without
+        control characters: it goes to a terminal)."""
+        return clean(self._words())
+
+    def _words(self) -> str:
         b = self.body
         result = b.get("result")
         if self.status in (200, 201) and result == "accepted":

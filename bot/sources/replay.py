@@ -3,7 +3,9 @@
 The first :meth:`ReplaySource.fetch` starts the playback. From then on a fetch returns the
 newest entry whose ``at / speed`` seconds have passed since the start (entries in between are
 skipped), or None when that is the entry returned last time, or when none is due yet. At speed
-60 an hour of counting plays in a minute.
+60 an hour of counting plays in a minute. A tally keeps the time it was recorded at (the entry's
+``observed_at``, which ``tallybot record`` writes): a count from April 2021 replayed today still
+says "as of 8 Apr 2021". Entries without one are stamped with the clock's time.
 
 Config (``kind = "replay"``)::
 
@@ -121,7 +123,9 @@ class ReplaySource:
         if due < 0 or due == self._last:
             return None
         self._last = due
-        return entries[due].to_tally(self.count.id, observed_at=self._clock.now(), source=self.name)
+        entry = entries[due]
+        observed_at = entry.observed_at or self._clock.now()
+        return entry.to_tally(self.count.id, observed_at=observed_at, source=self.name)
 
     async def _load(self) -> list[TimelineEntry]:
         if self._entries is None:

@@ -9,8 +9,8 @@ Keys: ``at`` (required) seconds from the start of the recording, never decreasin
 (default 0); ``received`` (default null: unknown); ``state`` (``counting``, ``paused`` or
 ``final``; default counting); ``note`` (optional text, not part of the tally); ``correction``
 (optional, default false); ``observed_at`` (optional ISO 8601 time the tally was first seen,
-written by the recorder and not used by replay). Blank lines are ignored; any other key is an
-error.
+written by the recorder; replay stamps the tally with it). Blank lines are ignored; any other
+key is an error.
 """  # noqa: E501
 
 from __future__ import annotations

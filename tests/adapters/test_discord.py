@@ -58,7 +58,7 @@ from bot.errors import (
     PermanentDeliveryError,
     TransientDeliveryError,
 )
-from bot.message import ChoiceLine, Message, Significance
+from bot.message import ChoiceLine, Message, Significance, Timed
 from bot.model import Tally, TallyState
 from bot.secrets import Secret
 from bot.store import audit as audit_rows
@@ -69,6 +69,7 @@ from bot.store.outbox import Delivery, DeliveryStatus
 from bot.store.schema import outbox as outbox_table
 from bot.subscription import ChannelRef, Platform, Subscription
 from tests.fakes.discord_fake import FakeClock, FakeDiscord, FakeInteraction, RecordedMessage
+from tests.fakes.discord_fake.markdown import visible
 from tests.helpers import T0, tally
 
 with warnings.catch_warnings():
@@ -380,13 +381,15 @@ async def test_status_is_deferred_at_once_then_answered_with_the_embed(
     assert bare.callbacks[0].type == 5
     error = answer(bare)
     assert error.ephemeral
-    assert error.content.startswith("Error: which count? usage: status [count]")
+    assert visible(error.content).startswith("Error: which count? usage: status [count]")
     assert bare.original is not None
     assert bare.original.deleted  # the public "thinking…" placeholder was taken back
 
     (immediate,) = helped.callbacks
     assert (immediate.type, immediate.flags) == (4, 64)  # answered at once, privately
-    assert answer(helped).content.startswith("Commands:\n  subscribe <count> [events|all|live]")
+    assert visible(answer(helped).content).startswith(
+        "Commands:\n  subscribe <count> [events|all|live]"
+    )
 
     request = bot.requests[0]
     assert request.text == "status bessemer-2021"
@@ -948,7 +951,7 @@ def _message(
         headline="Choice 0 leads",
         choices=lines,
         lines=("Margin line.", "What remains."),
-        footer=footer,
+        footer=Timed.of(footer),
         significance=Significance.ROUTINE,
         events=(),
         leader="c0",

@@ -43,7 +43,7 @@ from bot.clock import FakeClock
 from bot.commands import Reply, Request
 from bot.config import Config, ServerConfig, parse
 from bot.errors import ConfigError, MessageGone, PermanentDeliveryError, TransientDeliveryError
-from bot.message import ChoiceLine, Message, Significance
+from bot.message import ChoiceLine, Message, Significance, Timed
 from bot.model import Count, Tally, TallyState
 from bot.pipeline import Pipeline
 from bot.secrets import Secret
@@ -54,6 +54,7 @@ from bot.store import subscriptions as sub_rows
 from bot.store.schema import outbox as outbox_table
 from bot.subscription import ChannelRef, Mode, Platform, Subscription
 from tests.fakes.slack_fake import FakeSlack, RecordedSlackMessage, RecordedUpload, ResponseUrlPost
+from tests.fakes.slack_fake.markup import visible
 from tests.helpers import tally
 
 TITLE = "Amazon BHM1 union election, Bessemer AL"
@@ -290,9 +291,16 @@ async def test_status_command_is_acked_first_then_answered_with_blocks(tmp_path:
     assert (post.status, post.response_type) == (200, "in_channel")
     assert post.body["text"] == "No union leads by 117"
     blocks = post.body["blocks"]
-    assert blocks[0] == {"type": "header", "text": {"type": "plain_text", "text": TITLE}}
-    assert blocks[1]["text"]["text"] == "*No union leads by 117*"
-    assert "*No union*  201 votes · 70.5%" in block_texts(blocks)
+    assert blocks[0] == {
+        "type": "header",
+        "text": {"type": "plain_text", "text": TITLE, "emoji": False},
+    }
+    assert blocks[1]["text"] == {
+        "type": "plain_text",
+        "text": "No union leads by 117",
+        "emoji": False,
+    }
+    assert "No union — 201 votes · 70.5%" in block_texts(blocks)
     assert blocks[-1]["type"] == "context"
     assert [m.source for m in fake.messages(channel)] == ["response_url"]  # shown in channel
 
@@ -325,7 +333,7 @@ async def test_subscribed_channels_each_get_the_update_once(
         assert posted.text == "First results: No union leads by 117"
         assert posted.blocks is not None
         assert posted.blocks[0]["text"]["text"] == TITLE
-        assert "*No union*  201 votes" in block_texts(posted.blocks)
+        assert "No union — 201 votes" in block_texts(posted.blocks)
         delivery = deliveries[channel]  # the metadata key names the outbox row it delivers
         assert delivery is not None
         assert delivery.channel == bot.ref(channel)
@@ -449,7 +457,8 @@ async def test_chart_command_uploads_the_png_into_the_channel(
     assert upload.filename == "bessemer-2021-2.png"
     check_png(upload)
     assert upload.title == f"Chart of {TITLE}, as of update #2"
-    assert upload.initial_comment == f"Chart of {TITLE}, as of update #2."
+    assert upload.initial_comment is not None
+    assert visible(upload.initial_comment) == f"Chart of {TITLE}, as of update #2."
     assert upload.alt_txt is not None
     assert upload.alt_txt.startswith(
         f"Chart of {TITLE}: votes for Yes (RWDSU), No union against ballots counted, "
@@ -461,10 +470,11 @@ async def test_chart_command_uploads_the_png_into_the_channel(
     assert not any(p.url == asked.response_url for p in fake.response_url_posts)
     # Where the bot is not a member it cannot upload: a private error that says what to do.
     assert refused.response_type == "ephemeral"
-    assert refused.body["text"].startswith(
+    assert visible(refused.body["text"]).startswith(
         "Error: the chart could not be posted here: the bot is not a member of the channel "
         "(not_in_channel): invite the bot with /invite @tallybot"
     )
+    assert refused.body["blocks"][0]["text"]["text"] == visible(refused.body["text"])
     assert fake.messages(outside) == []
 
 
@@ -592,7 +602,8 @@ async def test_admin_commands_need_an_admin_and_refusals_are_audited(
 
     assert refused.response_type == "ephemeral"
     assert refused.body["text"].startswith("Error: only admins can update")
-    assert "blocks" not in refused.body
+    (block,) = refused.body["blocks"]  # as plain text, shown as it is
+    assert block["text"] == {"type": "plain_text", "text": refused.body["text"], "emoji": False}
     assert (lookups_after_bo, lookups_after_status) == (1, 1)  # status needs no admin check
     assert (status.body["text"], status.response_type) == (
         f"{TITLE}: no figures yet.",
@@ -964,7 +975,7 @@ def absurd(n: int, *, title_len: int = 5000) -> Message:
         headline="H&" * 4000,
         choices=choices,
         lines=tuple("line <b> & " * 100 for _ in range(20)),
-        footer="footer " * 1000,
+        footer=Timed.of("footer " * 1000),
         significance=Significance.SIGNIFICANT,
         events=("first_results",),
         leader="c0",

@@ -134,4 +134,6 @@ def test_answers_and_exit_codes() -> None:
         assert PushAnswer(status, {"error": "x"}).exit_code == 3
     assert PushAnswer(503, {"error": "push ingest is off"}).exit_code == 4
     assert PushAnswer(502, {"error": "<html>"}).line() == "error 502: <html>"
+    hostile = {"result": "accepted", "seq": 3, "count": "x", "headline": "\x1b[2JYes\u202e leads"}
+    assert PushAnswer(201, hostile).line() == "accepted #3 for x: [2JYes leads"  # for a terminal
     assert endpoint("http://h:1/", "a b") == "http://h:1/api/counts/a%20b/tally"

@@ -165,7 +165,10 @@ async def test_broken_feed_goes_stale_once_and_recovers(
         assert health.is_stale
         status = await app.commands.handle(Request(CHAN, "u", "u", "status bessemer-2021"))
         assert status.message is not None
-        assert "SOURCE STALE" in status.message.lines[-1].upper()
+        (checked,) = status.message.notes  # the times as values, shown in each reader's zone
+        assert str(checked).startswith("Last checked ")
+        assert [m.relative for m in checked.moments] == [True, True]
+        assert f"; source stale (GET {url}: HTTP 503" in str(checked)  # quoted as it is
         f.status = 200
         await poller.poll()
         await app.idle()

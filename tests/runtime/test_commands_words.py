@@ -148,8 +148,8 @@ async def test_the_status_line_keeps_the_case_of_what_it_quotes(
     await c.handle(admin("update bessemer-2021 yes=463 no=1100"))
     status = await c.handle(user("status bessemer-2021"))
     assert status.message is not None
-    line = status.message.lines[-1]
-    assert line.startswith("Last checked 8 Apr 2021 12:00 UTC; SOURCE STALE (HTTP 503 from ")
+    line = str(status.message.notes[-1])
+    assert line.startswith("Last checked 8 Apr 2021 12:00 UTC; source stale (HTTP 503 from ")
     assert "https://Feeds.Example.org/NLRB" in line
 
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import io
+from datetime import UTC
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 from adapters.console import ConsoleAdapter
 from bot import config as config_mod
@@ -19,9 +21,13 @@ async def test_demo_replays_bessemer(tmp_path: Path) -> None:
 
     out = io.StringIO()
     cfg = replay_config(config_mod.load(demo_config_path()), tmp_path, speed=1.0)
-    console = ConsoleAdapter(out=out, rich=False, save_dir=tmp_path / "charts")
+    console = ConsoleAdapter(out=out, rich=False, save_dir=tmp_path / "charts", zone=UTC)
     await play(cfg, console, clock=clock, sleep=advance)
     text = out.getvalue()
+    # The times the count happened (the recorded ones), not the clock's (12:00 on 8 April).
+    assert "· as of 8 Apr 2021 19:00 UTC · update #1" in text
+    assert "· as of 8 Apr 2021 23:10 UTC · update #6" in text  # the overnight pause
+    assert "Final tally · source: NLRB count (replay) · as of 9 Apr 2021 18:40 UTC" in text
     assert "Count paused: No union leads by 637" in text
     assert "1,563 of 3,215 ballots counted (48.6%)" in text
     assert "A side needs 1,608 to clinch." in text
@@ -53,3 +59,18 @@ def test_check_config_counts_in_the_singular(tmp_path: Path, capsys: object) -> 
     assert main(["check-config", str(one)]) == 0
     out = capsys.readouterr().out  # type: ignore[attr-defined]
     assert out == f"{one}: OK (1 count)\n"
+
+
+async def test_the_demo_speaks_the_operators_time_zone(tmp_path: Path) -> None:
+    clock = FakeClock()
+
+    async def advance(seconds: float) -> None:
+        clock.advance(seconds)
+
+    out = io.StringIO()
+    cfg = replay_config(config_mod.load(demo_config_path()), tmp_path, speed=1.0)
+    zone = ZoneInfo("America/Chicago")
+    console = ConsoleAdapter(out=out, rich=False, save_dir=tmp_path / "charts", zone=zone)
+    await play(cfg, console, clock=clock, sleep=advance)
+    assert "· as of 8 Apr 2021 14:00 CDT · update #1" in out.getvalue()
+    assert "UTC" not in out.getvalue()
