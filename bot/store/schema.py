@@ -1,7 +1,8 @@
-"""The tables, as the latest migration leaves them (``tests/test_store.py`` checks they agree).
+"""The tables, as the latest revision leaves them (``tests/store/test_migrations.py`` checks
+that Alembic finds no difference between the two, on SQLite and PostgreSQL).
 
-Changing a table here is not enough: add a migration in :mod:`bot.store.migrations` that makes
-the same change to existing databases.
+Changing a table here is not enough: add a revision (``make migration MSG=...``, see
+:mod:`bot.store.migrations`) that makes the same change to existing stores.
 
 Conventions: timestamps are :class:`~bot.store.types.UTCDateTime` (aware, UTC); vote maps, choice
 lists and raw tallies are JSON text; enum values are stored as their string values; there are no
@@ -38,15 +39,6 @@ SLUG = String(64)
 """A count id (``Count.id`` is a slug of at most 64 characters)."""
 WORD = String(32)
 """An enum value or a choice id."""
-
-schema_version = Table(
-    "schema_version",
-    metadata,
-    Column("version", Integer, primary_key=True, autoincrement=False),
-    Column("name", Text, nullable=False),
-    Column("applied_at", UTCDateTime, nullable=False),
-)
-"""One row per applied migration; the highest ``version`` is the schema's version."""
 
 counts = Table(
     "counts",
