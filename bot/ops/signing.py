@@ -27,6 +27,9 @@ TIMESTAMP_HEADER = "X-Tallybot-Timestamp"
 SIGNATURE_HEADER = "X-Tallybot-Signature"
 TOLERANCE = 300.0
 """Seconds a timestamp may be off from the server's clock (5 minutes)."""
+MAX_TIMESTAMP_DIGITS = 12
+"""Unix time in seconds has 10 digits until the year 2286; 12 leaves room and keeps int()
+away from absurd input (past 4,300 digits it raises instead of converting)."""
 
 
 def sign(secret: str, timestamp: str, body: bytes) -> str:
@@ -51,7 +54,7 @@ def verify(secret: str, request_headers: Mapping[str, str], body: bytes, *, now:
         raise RequestError(f"missing {TIMESTAMP_HEADER} header", status=401)
     if not signature:
         raise RequestError(f"missing {SIGNATURE_HEADER} header", status=401)
-    if not timestamp.isascii() or not timestamp.isdigit():
+    if not timestamp.isascii() or not timestamp.isdigit() or len(timestamp) > MAX_TIMESTAMP_DIGITS:
         raise RequestError(
             f"{TIMESTAMP_HEADER} must be Unix time in whole seconds, got {timestamp[:20]!r}",
             status=401,

@@ -12,6 +12,7 @@ server-side defaults, every value is written by the code.
 from __future__ import annotations
 
 from sqlalchemy import (
+    BigInteger,
     Boolean,
     Column,
     ForeignKey,
@@ -37,6 +38,9 @@ metadata = MetaData(naming_convention=NAMING)
 
 SLUG = String(64)
 """A count id (``Count.id`` is a slug of at most 64 characters)."""
+FIGURE = BigInteger
+"""A figure (ballots, votes) or a sequence number: 64 bits (revision 0003), since a count's
+figures are not ours to bound to 2^31 (vote maps are JSON text, unbounded)."""
 WORD = String(32)
 """An enum value or a choice id."""
 
@@ -49,8 +53,8 @@ counts = Table(
     Column("rule_kind", WORD, nullable=False),
     Column("tie_holder", WORD, nullable=True),
     Column("threshold", WORD, nullable=True),  # "2/3"
-    Column("eligible", Integer, nullable=True),
-    Column("received", Integer, nullable=True),
+    Column("eligible", FIGURE, nullable=True),
+    Column("received", FIGURE, nullable=True),
     Column("status", WORD, nullable=False),
 )
 
@@ -59,13 +63,13 @@ tallies = Table(
     metadata,
     Column("id", Id, primary_key=True, autoincrement=True),
     Column("count_id", SLUG, ForeignKey("counts.id"), nullable=False),
-    Column("seq", Integer, nullable=False),
+    Column("seq", FIGURE, nullable=False),
     Column("votes", Text, nullable=False),  # JSON: {choice_id: votes}
     Column("observed_at", UTCDateTime, nullable=False),
     Column("source", Text, nullable=False),
-    Column("void", Integer, nullable=False),
-    Column("challenged", Integer, nullable=False),
-    Column("received", Integer, nullable=True),
+    Column("void", FIGURE, nullable=False),
+    Column("challenged", FIGURE, nullable=False),
+    Column("received", FIGURE, nullable=True),
     Column("state", WORD, nullable=False),
     Column("correction", Boolean, nullable=False),
     UniqueConstraint("count_id", "seq"),
@@ -128,7 +132,7 @@ outbox = Table(
     Column("workspace", String(128), nullable=False),
     Column("channel", String(128), nullable=False),
     Column("count_id", SLUG, nullable=False),
-    Column("tally_seq", Integer, nullable=True),
+    Column("tally_seq", FIGURE, nullable=True),
     Column("action", WORD, nullable=False),
     Column("significant", Boolean, nullable=False),
     Column("payload", Text, nullable=False),  # JSON text, as given

@@ -5,6 +5,8 @@ a store from a newer tallybot, and take turns when several processes open one st
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,7 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from bot.errors import StoreError
 from bot.store import Database, migrations
-from bot.store.engine import ensure_schema, make_engine
+from bot.store.engine import WAL_RETRY_S, enable_wal, ensure_schema, make_engine
 from bot.store.schema import metadata
 from tests.store.legacy import create_legacy_store
 from tests.store.rows import check_v1_rows, insert_v1_rows
@@ -192,10 +194,66 @@ async def test_processes_opening_one_store_at_once_take_turns(
             await check_v1_rows(db)
 
 
-async def test_an_unknown_target_revision_is_a_value_error(tmp_path: Any) -> None:
+@pytest.mark.parametrize("legacy", [False, True])
+async def test_stores_opening_at_once_all_open(
+    store_url: str, store_schema: str | None, legacy: bool
+) -> None:
+    """The same through ``Database``, which on SQLite also switches the file to WAL first."""
+    if legacy:
+        async with Store(store_url, store_schema) as engine:
+            await create_legacy_store(engine, to=2)
+            async with engine.begin() as conn:
+                await insert_v1_rows(conn)
+    async with contextlib.AsyncExitStack() as stack:
+        dbs = await asyncio.gather(
+            *(stack.enter_async_context(Database(store_url, schema=store_schema)) for _ in range(5))
+        )
+        for db in dbs:
+            async with db.connect() as conn:
+                assert await migrations.current_version(conn) == migrations.latest()
+                if db.dialect_name == "sqlite":
+                    assert await conn.scalar(text("PRAGMA journal_mode")) == "wal"
+        if legacy:
+            await check_v1_rows(dbs[0])
+
+
+async def test_an_unknown_target_revision_is_a_value_error(tmp_path: Path) -> None:
     engine = make_engine(f"sqlite+aiosqlite:///{tmp_path / 'x.sqlite3'}")
     try:
         with pytest.raises(ValueError, match="cannot upgrade the store to 'nope'"):
             await migrations.upgrade(engine, to="nope")
     finally:
         await engine.dispose()
+
+
+async def test_switching_to_wal_waits_for_a_writer_of_another_process(tmp_path: Path) -> None:
+    """SQLite refuses the switch at once (no busy wait) while another connection holds the
+    write lock, as a second process migrating the same new store does: it is tried again."""
+    url = f"sqlite+aiosqlite:///{tmp_path / 'new.sqlite3'}"
+    one, two = make_engine(url), make_engine(url)
+    holding, release = asyncio.Event(), asyncio.Event()
+    naps: list[float] = []
+
+    async def hold_the_write_lock() -> None:
+        async with one.begin() as conn:
+            await conn.execute(text("CREATE TABLE t (x INTEGER)"))
+            holding.set()
+            await release.wait()
+
+    async def nap(seconds: float) -> None:
+        naps.append(seconds)
+        release.set()
+        await asyncio.sleep(0)
+
+    try:
+        holder = asyncio.create_task(hold_the_write_lock())
+        await holding.wait()
+        await enable_wal(two, sleep=nap)
+        await holder
+        async with two.connect() as conn:
+            assert await conn.scalar(text("PRAGMA journal_mode")) == "wal"
+    finally:
+        await one.dispose()
+        await two.dispose()
+    assert naps
+    assert naps[0] == WAL_RETRY_S
