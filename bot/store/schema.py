@@ -148,3 +148,15 @@ outbox = Table(
     Index(None, "subscription_id", "status"),
 )
 """The delivery queue: one row per message to post or edit, worked through by status."""
+
+push_receipts = Table(
+    "push_receipts",
+    metadata,
+    Column("signature", String(128), primary_key=True),  # "v0=" + 64 hex digits
+    Column("count_id", SLUG, nullable=False),
+    Column("received_at", UTCDateTime, nullable=False),
+    Column("expires_at", UTCDateTime, nullable=False),
+    Index(None, "expires_at"),
+)
+"""Signed pushes taken in, each kept while its signature is fresh (revision 0004), so that a
+replay inside that window is recognised (``bot.store.push_receipts``)."""

@@ -4,8 +4,9 @@
 It migrates a scratch SQLite store to the latest revision, compares it with
 ``bot.store.schema`` (Alembic's autogenerate) and writes ``versions/vNNNN_what_changes.py``
 with the next number and the operations found, in batch form (SQLite rebuilds a table for a
-change ALTER TABLE cannot make), formatted with ruff. Read what it wrote: autogenerate sees
-tables, columns, types, indexes and constraints, not renames or data that must move.
+change ALTER TABLE cannot make), formatted and fixed by ruff (what it cannot fix, it prints).
+Read what it wrote: autogenerate sees tables, columns, types, indexes and constraints, not
+renames or data that must move.
 """
 
 from __future__ import annotations
@@ -23,8 +24,8 @@ from bot.store.engine import make_engine
 from bot.store.migrations import alembic_config, latest, upgrade
 
 RUFF = {
-    "ruff_fix": "-m ruff check --fix --exit-zero --quiet REVISION_SCRIPT_FILENAME",
     "ruff_format": "-m ruff format --quiet REVISION_SCRIPT_FILENAME",
+    "ruff_fix": "-m ruff check --fix --exit-zero --quiet REVISION_SCRIPT_FILENAME",
 }
 """Alembic's post-write hooks: the new file comes out lint-clean where ruff can fix it."""
 

@@ -9,10 +9,22 @@ switches foreign keys off around it, as SQLite's documentation asks.
 
 from __future__ import annotations
 
+from typing import Any, Literal
+
 from alembic import context
+from sqlalchemy.types import TypeDecorator
 
 from bot.errors import StoreError
 from bot.store.schema import metadata
+
+
+def render_item(kind: str, obj: Any, autogen_context: Any) -> str | Literal[False]:
+    """Write a column of one of our own types (``UTCDateTime``) as the SQLAlchemy type it
+    stores as, so that a revision does not depend on code that may change after it."""
+    if kind == "type" and isinstance(obj, TypeDecorator):
+        return f"sa.{obj.impl_instance!r}"
+    return False
+
 
 config = context.config
 connection = config.attributes.get("connection")
@@ -27,6 +39,7 @@ context.configure(
     target_metadata=metadata,
     render_as_batch=True,
     compare_type=True,
+    render_item=render_item,
     on_version_apply=config.attributes.get("on_version_apply"),
 )
 with context.begin_transaction():  # inside the runner's transaction: adds none of its own
