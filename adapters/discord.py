@@ -39,8 +39,9 @@ Commands: one ``/count`` group whose subcommands build the same text grammar as 
 platform (``bot.command_parse``) and call ``Commands.handle``. Each interaction is acknowledged
 at once (deferred, ephemeral when the answer will be) before any work touches the store, then
 answered with a follow-up, which carries the reply's file when it has one (``/count chart``).
-Admins are members with Manage Server, or the users and roles configured under ``[admins]``
-(checked, and refusals audited, by ``bot.commands``).
+Admins are the users configured under ``[admins]``, and, in the servers listed there
+(``discord_guilds``), members with Manage Server or Administrator or one of the configured
+roles (checked, and refusals audited, by ``bot.commands``).
 """
 
 from __future__ import annotations
@@ -575,11 +576,25 @@ class DiscordAdapter:
         )
 
     def _check_admin_roles(self, client: TallybotClient) -> None:
-        """Warn about configured admin roles that no server the bot is in has (a typo?)."""
-        known = {str(r.id) for g in client.guilds for r in g.roles}
-        known |= {r.name for g in client.guilds for r in g.roles}
+        """Warn about admin settings that make nobody an admin: no server listed under
+        ``discord_guilds`` (only ``discord_users`` are admins then), a listed server the bot is
+        not in, a configured role that no listed server has (a typo?)."""
+        listed = self.admins.discord_guilds
+        if not listed:
+            log.warning(
+                "admins.discord_guilds lists no server: Manage Server and admin roles make "
+                "nobody an admin, only admins.discord_users are"
+            )
+        guilds = [g for g in client.guilds if str(g.id) in listed]
+        for missing in sorted(listed - {str(g.id) for g in guilds}):
+            log.warning("admins.discord_guilds: the bot is not in server %s", missing)
+        known = {str(r.id) for g in guilds for r in g.roles} | {
+            r.name for g in guilds for r in g.roles
+        }
         for role in sorted(self.admins.discord_roles - known):
-            log.warning("admins.discord_roles: no server of the bot has a role %r", role)
+            log.warning(
+                "admins.discord_roles: no server in admins.discord_guilds has a role %r", role
+            )
 
     async def _sync_commands(self, client: TallybotClient) -> None:
         targets: list[discord.Object | None] = [discord.Object(g) for g in self.config.guilds]

@@ -42,7 +42,8 @@ ephemeral error when it cannot be (the bot not in the channel, ``files:write`` m
 app_mention (``@tallybot status bessemer-2021``) is answered in a thread (ephemerally for
 errors); an event Slack delivers again (same event_id) is handled once. Admin commands are
 allowed for the configured user ids (checked by ``bot.commands``) and, unless turned off, for
-workspace admins and owners (users.info, cached a few minutes).
+admins and owners of the workspace the command comes from (users.info, cached a few minutes),
+when the operator lists that workspace under ``[admins] slack_workspaces``.
 """
 
 from __future__ import annotations
@@ -599,7 +600,7 @@ class SlackAdapter:
             and user not in self.admins.slack_users
             and needs_admin(text)
         ):
-            admin = await self.is_workspace_admin(user)
+            admin = await self.is_workspace_admin(user, workspace)
         return Request(
             ChannelRef(Platform.SLACK, workspace, channel),
             user_id=user,
@@ -615,10 +616,14 @@ class SlackAdapter:
             log.exception("slack command %r failed", request.text)
             return Reply("Error: something went wrong; the bot's log has the details.", ok=False)
 
-    async def is_workspace_admin(self, user_id: str) -> bool:
-        """Whether users.info says the user is an admin or owner (cached, fails closed)."""
+    async def is_workspace_admin(self, user_id: str, workspace: str) -> bool:
+        """Whether users.info says the user is an admin or owner of ``workspace`` (cached, fails
+        closed). A user from another workspace (a shared channel, another workspace of an
+        organisation) is not, whatever their rights at home: ``bot.commands`` then decides
+        whether ``workspace`` is one where workspace admins count."""
         now = self._monotonic()
-        cached = self._admin_cache.get(user_id)
+        key = f"{workspace}/{user_id}"
+        cached = self._admin_cache.get(key)
         if cached is not None and cached[0] > now:
             return cached[1]
         try:
@@ -627,6 +632,8 @@ class SlackAdapter:
             log.warning("slack users.info %s failed: %s", user_id, exc)
             return False
         user = response.get("user") or {}
-        admin = any(bool(user.get(k)) for k in ("is_admin", "is_owner", "is_primary_owner"))
-        self._admin_cache[user_id] = (now + self._admin_ttl, admin)
+        admin = user.get("team_id") == workspace and any(
+            bool(user.get(k)) for k in ("is_admin", "is_owner", "is_primary_owner")
+        )
+        self._admin_cache[key] = (now + self._admin_ttl, admin)
         return admin

@@ -67,18 +67,41 @@ class Reply:
 
 
 def is_admin(admins: Admins, request: Request) -> bool:
+    """Whether ``request`` comes from an admin: a configured user id anywhere; a platform right
+    (or, on Discord, an admin role) only inside the servers and workspaces the operator lists."""
     platform = request.channel.platform
+    here = request.channel.workspace
     if platform is Platform.DISCORD:
-        return (
-            request.platform_admin
-            or request.user_id in admins.discord_users
-            or bool(request.roles & admins.discord_roles)
+        return request.user_id in admins.discord_users or (
+            here in admins.discord_guilds
+            and (request.platform_admin or bool(request.roles & admins.discord_roles))
         )
     if platform is Platform.SLACK:
         return request.user_id in admins.slack_users or (
-            admins.slack_workspace_admins and request.platform_admin
+            admins.slack_workspace_admins
+            and here in admins.slack_workspaces
+            and request.platform_admin
         )
     return admins.console
+
+
+def refusal_detail(admins: Admins, request: Request) -> str:
+    """Why ``request`` was refused, for the audit log."""
+    where = request.channel.workspace
+    if request.channel.platform is Platform.DISCORD:
+        rights = request.platform_admin or bool(request.roles & admins.discord_roles)
+        if rights and where not in admins.discord_guilds:
+            return (
+                f"refused: Manage Server and admin roles count only in the servers listed in "
+                f"[admins] discord_guilds, and {where} is not one"
+            )
+    slack = request.channel.platform is Platform.SLACK
+    if slack and request.platform_admin and where not in admins.slack_workspaces:
+        return (
+            f"refused: workspace admins count only in the workspaces listed in [admins] "
+            f"slack_workspaces, and {where} is not one"
+        )
+    return "refused: not an admin"
 
 
 class Commands:
@@ -127,7 +150,7 @@ class Commands:
                     old="",
                     new=request.text,
                     allowed=False,
-                    detail="refused: not an admin",
+                    detail=refusal_detail(self.admins, request),
                 ),
             )
 

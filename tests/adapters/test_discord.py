@@ -173,6 +173,7 @@ def config(tmp_path: Path, world: World, *counts: dict[str, Any]) -> Config:
             "admins": {
                 "discord_roles": ["count-admins"],
                 "discord_users": [str(DAVE)],
+                "discord_guilds": [str(world.guild)],
                 "alerts": [f"discord:{world.guild}/{world.admin}"],
             },
             "discord": {

@@ -92,6 +92,7 @@ def config(
             "store": {"url": f"sqlite+aiosqlite:///{tmp_path / 'var' / 'tallybot.sqlite3'}"},
             "admins": {
                 "slack_users": list(slack_users),
+                "slack_workspaces": [fake.team_id],
                 "alerts": [f"slack:{fake.team_id}/{a}" for a in alerts],
             },
             "slack": {"mode": mode, "api_base": fake.api_url},
