@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import hashlib
 import io
 import logging
@@ -143,6 +144,7 @@ FAILURES: tuple[type[BaseException], ...] = (
 """What a REST call through discord.py raises when Discord or the network fails."""
 
 NO_MENTIONS = discord.AllowedMentions.none()
+FAILED = "Error: tallybot could not do that (an internal error, in the operator's log); try again."
 
 Handler = Callable[[Request], Awaitable[Reply]]
 
@@ -802,6 +804,9 @@ class DiscordAdapter:
             self._inflight.add(task)
         try:
             await self._run(interaction, verb, options)
+        except Exception:  # every command gets an answer, whatever went wrong
+            log.exception("/count %s failed", verb)
+            await _answer_error(interaction, FAILED)
         finally:
             if task is not None:
                 self._inflight.discard(task)
@@ -812,14 +817,21 @@ class DiscordAdapter:
         except CommandError as exc:
             await _answer_error(interaction, f"Error: {exc}")
             return
+        # The limits (bot.throttle) are counted now, the public reply included: the deferral
+        # below must say public or private before the answer is known, and a public
+        # "thinking…" taken back would still have shown in the channel.
         request = self.request_for(interaction, text)
+        ticket = self.commands.throttle.check(
+            request.channel, request.user_id, public=verb in PUBLIC_VERBS
+        )
+        request = dataclasses.replace(request, passed=ticket)
         if verb is Verb.HELP:  # touches no store: answer at once
             try:
                 await self._answer_now(interaction, await self._handle(request))
             except FAILURES as exc:
                 log.warning("could not answer /count help: %s", exc)
             return
-        public = verb in PUBLIC_VERBS
+        public = ticket.public
         try:
             await interaction.response.defer(ephemeral=not public, thinking=True)
         except FAILURES as exc:
@@ -830,7 +842,7 @@ class DiscordAdapter:
             reply = await self._handle(request)
         except Exception:
             log.exception("/count %s failed", verb)
-            reply = Reply("Error: tallybot could not do that just now; try again in a minute.")
+            reply = Reply(FAILED, ok=False)
         try:
             await self._follow_up(interaction, reply, deferred_public=public)
         except FAILURES as exc:

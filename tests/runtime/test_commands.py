@@ -8,9 +8,11 @@ from pathlib import Path
 import pytest
 
 from bot import chart
+from bot.adapter import Window
+from bot.admins import is_admin, refusal_detail
 from bot.chart import ChartCache
 from bot.clock import FakeClock
-from bot.commands import Commands, Request, is_admin, refusal_detail
+from bot.commands import Commands, Request
 from bot.config import Admins
 from bot.config import parse as parse_config
 from bot.errors import ConfigError
@@ -21,6 +23,7 @@ from bot.store import audit as audit_rows
 from bot.store import subscriptions as sub_rows
 from bot.store import tallies as tally_rows
 from bot.subscription import ChannelRef, Mode, Platform
+from bot.throttle import Throttle
 
 CHAN = ChannelRef(Platform.DISCORD, "g1", "c1")
 ADMINS = Admins(
@@ -30,8 +33,13 @@ ADMINS = Admins(
 )
 
 
+def roomy(clock: FakeClock) -> Throttle:
+    """No limit these tests reach (they type faster than anyone: time stands still)."""
+    return Throttle(clock, per_user=Window(1000, 1.0), public_per_channel=Window(1000, 1.0))
+
+
 def commands(db: Database, clock: FakeClock) -> Commands:
-    return Commands(db, Pipeline(db, clock), ADMINS, clock)
+    return Commands(db, Pipeline(db, clock), ADMINS, clock, throttle=roomy(clock))
 
 
 def admin(text: str) -> Request:
@@ -194,7 +202,14 @@ async def test_chart_replies_with_a_png(
         return real(count, history)
 
     monkeypatch.setattr(chart, "render_chart", counting)
-    c = Commands(sqlite_db, Pipeline(sqlite_db, clock), ADMINS, clock, charts=ChartCache())
+    c = Commands(
+        sqlite_db,
+        Pipeline(sqlite_db, clock),
+        ADMINS,
+        clock,
+        charts=ChartCache(),
+        throttle=roomy(clock),
+    )
     empty = await c.handle(user("chart bessemer-2021"))
     assert (empty.text, empty.attachment) == ("bessemer-2021: no figures yet.", None)
     await c.handle(admin("update bessemer-2021 yes=463 no=1100 challenged=505 received=3215"))
