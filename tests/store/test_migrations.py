@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -122,12 +123,25 @@ async def sqlite_ddl(conn: AsyncConnection) -> list[str] | None:
 
 @pytest.mark.parametrize("legacy_version", [1, 2])
 async def test_a_store_from_before_alembic_is_converted_keeping_every_row(
-    store_url: str, store_schema: str | None, legacy_version: int
+    store_url: str,
+    store_schema: str | None,
+    legacy_version: int,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     async with Store(store_url, store_schema) as engine:
         await create_legacy_store(engine, to=legacy_version)
         async with engine.begin() as conn:
             await insert_v1_rows(conn)
+    with caplog.at_level(logging.INFO, logger="bot.store.migrations"):
+        async with Database(store_url, schema=store_schema):
+            pass
+    stamped = f"000{legacy_version}"
+    after = [s.revision for s in reversed(list(migrations.scripts().walk_revisions()))]
+    after = after[after.index(stamped) + 1 :]
+    assert [r.getMessage() for r in caplog.records if r.name == "bot.store.migrations"] == [
+        f"store from before Alembic converted: stamped at revision {stamped}",
+        f"store migrated from revision {stamped} to {after[-1]} (applied {', '.join(after)})",
+    ]
     async with Database(store_url, schema=store_schema) as db:
         async with db.connect() as conn:
             assert await migrations.current_version(conn) == migrations.latest()

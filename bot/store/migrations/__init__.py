@@ -26,6 +26,7 @@ what autogenerate cannot know (renames, data moves), and add an upgrade test tha
 from __future__ import annotations
 
 import functools
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +41,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from bot.errors import StoreError
 from bot.store.engine import quote_identifier
 from bot.store.migrations.legacy import convert_legacy
+
+log = logging.getLogger(__name__)
 
 SCRIPTS = Path(__file__).resolve().parent
 """Alembic's script directory: ``env.py``, ``script.py.mako`` and ``versions/``."""
@@ -127,7 +130,9 @@ async def _lock(conn: AsyncConnection, schema: str | None) -> None:
 
 
 def _upgrade(conn: Connection, to: str) -> list[str]:
-    convert_legacy(conn, scripts())
+    converted = convert_legacy(conn, scripts())
+    if converted is not None:
+        log.info("store from before Alembic converted: stamped at revision %s", converted)
     at = MigrationContext.configure(conn).get_current_heads()
     newer = [rev for rev in at if rev not in known()]
     if newer:
@@ -146,6 +151,13 @@ def _upgrade(conn: Connection, to: str) -> list[str]:
         command.upgrade(cfg, to)
     except AlembicCommandError as exc:
         raise ValueError(f"cannot upgrade the store to {to!r}: {exc}") from exc
+    if applied:
+        log.info(
+            "store migrated from revision %s to %s (applied %s)",
+            ", ".join(at) or "none",
+            applied[-1],
+            ", ".join(applied),
+        )
     return applied
 
 
