@@ -39,14 +39,16 @@ Commands: one ``/count`` group whose subcommands build the same text grammar as 
 platform (``bot.command_parse``) and call ``Commands.handle``. Each interaction is acknowledged
 at once (deferred, ephemeral when the answer will be) before any work touches the store, then
 answered with a follow-up, which carries the reply's file when it has one (``/count chart``).
-Admins are members with Manage Server, or the users and roles configured under ``[admins]``
-(checked, and refusals audited, by ``bot.commands``).
+Admins are the users configured under ``[admins]``, and, in the servers listed there
+(``discord_guilds``), members with Manage Server or Administrator or one of the configured
+roles (checked, and refusals audited, by ``bot.commands``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import hashlib
 import io
 import logging
@@ -142,6 +144,7 @@ FAILURES: tuple[type[BaseException], ...] = (
 """What a REST call through discord.py raises when Discord or the network fails."""
 
 NO_MENTIONS = discord.AllowedMentions.none()
+FAILED = "Error: tallybot could not do that (an internal error, in the operator's log); try again."
 
 Handler = Callable[[Request], Awaitable[Reply]]
 
@@ -562,11 +565,25 @@ class DiscordAdapter:
         )
 
     def _check_admin_roles(self, client: TallybotClient) -> None:
-        """Warn about configured admin roles that no server the bot is in has (a typo?)."""
-        known = {str(r.id) for g in client.guilds for r in g.roles}
-        known |= {r.name for g in client.guilds for r in g.roles}
+        """Warn about admin settings that make nobody an admin: no server listed under
+        ``discord_guilds`` (only ``discord_users`` are admins then), a listed server the bot is
+        not in, a configured role that no listed server has (a typo?)."""
+        listed = self.admins.discord_guilds
+        if not listed:
+            log.warning(
+                "admins.discord_guilds lists no server: Manage Server and admin roles make "
+                "nobody an admin, only admins.discord_users are"
+            )
+        guilds = [g for g in client.guilds if str(g.id) in listed]
+        for missing in sorted(listed - {str(g.id) for g in guilds}):
+            log.warning("admins.discord_guilds: the bot is not in server %s", missing)
+        known = {str(r.id) for g in guilds for r in g.roles} | {
+            r.name for g in guilds for r in g.roles
+        }
         for role in sorted(self.admins.discord_roles - known):
-            log.warning("admins.discord_roles: no server of the bot has a role %r", role)
+            log.warning(
+                "admins.discord_roles: no server in admins.discord_guilds has a role %r", role
+            )
 
     async def _sync_commands(self, client: TallybotClient) -> None:
         targets: list[discord.Object | None] = [discord.Object(g) for g in self.config.guilds]
@@ -774,6 +791,9 @@ class DiscordAdapter:
             self._inflight.add(task)
         try:
             await self._run(interaction, verb, options)
+        except Exception:  # every command gets an answer, whatever went wrong
+            log.exception("/count %s failed", verb)
+            await _answer_error(interaction, FAILED)
         finally:
             if task is not None:
                 self._inflight.discard(task)
@@ -784,14 +804,21 @@ class DiscordAdapter:
         except CommandError as exc:
             await _answer_error(interaction, f"Error: {exc}")
             return
+        # The limits (bot.throttle) are counted now, the public reply included: the deferral
+        # below must say public or private before the answer is known, and a public
+        # "thinking…" taken back would still have shown in the channel.
         request = self.request_for(interaction, text)
+        ticket = self.commands.throttle.check(
+            request.channel, request.user_id, public=verb in PUBLIC_VERBS
+        )
+        request = dataclasses.replace(request, passed=ticket)
         if verb is Verb.HELP:  # touches no store: answer at once
             try:
                 await self._answer_now(interaction, await self._handle(request))
             except FAILURES as exc:
                 log.warning("could not answer /count help: %s", exc)
             return
-        public = verb in PUBLIC_VERBS
+        public = ticket.public
         try:
             await interaction.response.defer(ephemeral=not public, thinking=True)
         except FAILURES as exc:
@@ -802,7 +829,7 @@ class DiscordAdapter:
             reply = await self._handle(request)
         except Exception:
             log.exception("/count %s failed", verb)
-            reply = Reply("Error: tallybot could not do that just now; try again in a minute.")
+            reply = Reply(FAILED, ok=False)
         try:
             await self._follow_up(interaction, reply, deferred_public=public)
         except FAILURES as exc:

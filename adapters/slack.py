@@ -42,7 +42,8 @@ ephemeral error when it cannot be (the bot not in the channel, ``files:write`` m
 app_mention (``@tallybot status bessemer-2021``) is answered in a thread (ephemerally for
 errors); an event Slack delivers again (same event_id) is handled once. Admin commands are
 allowed for the configured user ids (checked by ``bot.commands``) and, unless turned off, for
-workspace admins and owners (users.info, cached a few minutes).
+admins and owners of the workspace the command comes from (users.info, cached a few minutes),
+when the operator lists that workspace under ``[admins] slack_workspaces``.
 """
 
 from __future__ import annotations
@@ -125,6 +126,7 @@ SLACK_LIMITS = Limits(
     edits_per_channel=False,
 )
 INVITE_FIX = "invite the bot with /invite @tallybot"
+FAILED = "Error: tallybot could not do that (an internal error, in the operator's log); try again."
 GONE_ERRORS = frozenset({"message_not_found", "cant_update_message", "edit_window_closed"})
 TRANSIENT_ERRORS = frozenset(
     {"ratelimited", "internal_error", "fatal_error", "service_unavailable", "request_timeout"}
@@ -212,9 +214,11 @@ def strip_mention(text: str, bot_user_id: str | None) -> str:
 
 
 def needs_admin(text: str) -> bool:
+    """Whether ``text`` is an admin command (worth a users.info); unreadable text is not (the
+    command layer answers it with the error)."""
     try:
         return parse(text).verb in ADMIN_VERBS
-    except CommandError:
+    except (CommandError, ValueError):
         return False
 
 
@@ -501,28 +505,38 @@ class SlackAdapter:
     ) -> None:
         await ack()
         with self._tracked():
-            text = str(command.get("text") or "")
-            request = await self._request(
-                team=command.get("team_id"),
-                channel=str(command.get("channel_id") or ""),
-                user=str(command.get("user_id") or ""),
-                name=str(command.get("user_name") or command.get("user_id") or ""),
-                text=text,
-            )
-            reply = await self._answer(request)
-            if reply.attachment is not None and reply.ok:
-                failed = await self._share(request.channel.channel, reply, reply.attachment)
-                if failed is None:
-                    return  # the file, with the reply's text, is the answer
-                reply = failed
-            body, blocks = reply_payload(reply)
-            answer = await respond(
-                text=body,
-                blocks=as_json(blocks) if blocks else None,
-                response_type="ephemeral" if reply.ephemeral else "in_channel",
-            )
-            if answer.status_code != 200:
-                log.warning("slack /count reply refused: %s %s", answer.status_code, answer.body)
+            try:
+                await self._command(command, respond)
+            except Exception:  # every command gets an answer, whatever went wrong
+                log.exception("slack /count %r failed", str(command.get("text") or "")[:200])
+                try:
+                    await respond(text=FAILED, response_type="ephemeral")
+                except (SlackClientError, aiohttp.ClientError, OSError) as exc:
+                    log.warning("could not answer a failed /count either: %s", exc)
+
+    async def _command(self, command: SlashCommand, respond: AsyncRespond) -> None:
+        text = str(command.get("text") or "")
+        request = await self._request(
+            team=command.get("team_id"),
+            channel=str(command.get("channel_id") or ""),
+            user=str(command.get("user_id") or ""),
+            name=str(command.get("user_name") or command.get("user_id") or ""),
+            text=text,
+        )
+        reply = await self._answer(request)
+        if reply.attachment is not None and reply.ok and not reply.ephemeral:
+            failed = await self._share(request.channel.channel, reply, reply.attachment)
+            if failed is None:
+                return  # the file, with the reply's text, is the answer
+            reply = failed
+        body, blocks = reply_payload(reply)
+        answer = await respond(
+            text=body,
+            blocks=as_json(blocks) if blocks else None,
+            response_type="ephemeral" if reply.ephemeral else "in_channel",
+        )
+        if answer.status_code != 200:
+            log.warning("slack /count reply refused: %s %s", answer.status_code, answer.body)
 
     async def _on_mention(self, body: EventCallback, event: AppMention) -> None:
         if not self.first_delivery(str(body.get("event_id") or "")):
@@ -530,35 +544,49 @@ class SlackAdapter:
         if event.get("bot_id") or not event.get("user"):
             return
         with self._tracked():
-            user = str(event["user"])
-            channel = str(event.get("channel") or "")
-            request = await self._request(
-                team=body.get("team_id") or event.get("team"),
-                channel=channel,
-                user=user,
-                name=user,
-                text=strip_mention(str(event.get("text") or ""), self.bot_user_id),
-            )
-            reply = await self._answer(request)
-            thread = event.get("thread_ts") or event.get("ts")
-            if reply.attachment is not None and reply.ok:
-                failed = await self._share(channel, reply, reply.attachment, thread_ts=thread)
-                if failed is None:
-                    return
-                reply = failed
-            text, blocks = reply_payload(reply)
-            kwargs: dict[str, Any] = {"blocks": as_json(blocks) if blocks else None}
             try:
-                if reply.ephemeral:
+                await self._mention(body, event)
+            except Exception:  # every command gets an answer, whatever went wrong
+                log.exception("slack mention %r failed", str(event.get("text") or "")[:200])
+                channel, user = str(event.get("channel") or ""), str(event["user"])
+                thread = event.get("thread_ts") or event.get("ts")
+                try:
                     await self.client.chat_postEphemeral(
-                        channel=channel, user=user, text=text, thread_ts=thread, **kwargs
+                        channel=channel, user=user, text=FAILED, thread_ts=thread
                     )
-                else:
-                    await self.client.chat_postMessage(
-                        channel=channel, text=text, thread_ts=thread, unfurl_links=False, **kwargs
-                    )
-            except (SlackClientError, aiohttp.ClientError, OSError) as exc:
-                log.warning("%s", translate(exc, f"slack mention reply in {channel}"))
+                except (SlackClientError, aiohttp.ClientError, OSError) as exc:
+                    log.warning("could not answer a failed mention either: %s", exc)
+
+    async def _mention(self, body: EventCallback, event: AppMention) -> None:
+        user = str(event["user"])
+        channel = str(event.get("channel") or "")
+        request = await self._request(
+            team=body.get("team_id") or event.get("team"),
+            channel=channel,
+            user=user,
+            name=user,
+            text=strip_mention(str(event.get("text") or ""), self.bot_user_id),
+        )
+        reply = await self._answer(request)
+        thread = event.get("thread_ts") or event.get("ts")
+        if reply.attachment is not None and reply.ok and not reply.ephemeral:
+            failed = await self._share(channel, reply, reply.attachment, thread_ts=thread)
+            if failed is None:
+                return
+            reply = failed
+        text, blocks = reply_payload(reply)
+        kwargs: dict[str, Any] = {"blocks": as_json(blocks) if blocks else None}
+        try:
+            if reply.ephemeral:
+                await self.client.chat_postEphemeral(
+                    channel=channel, user=user, text=text, thread_ts=thread, **kwargs
+                )
+            else:
+                await self.client.chat_postMessage(
+                    channel=channel, text=text, thread_ts=thread, unfurl_links=False, **kwargs
+                )
+        except (SlackClientError, aiohttp.ClientError, OSError) as exc:
+            log.warning("%s", translate(exc, f"slack mention reply in {channel}"))
 
     async def _share(
         self, channel: str, reply: Reply, attachment: Attachment, *, thread_ts: str | None = None
@@ -604,7 +632,7 @@ class SlackAdapter:
             and user not in self.admins.slack_users
             and needs_admin(text)
         ):
-            admin = await self.is_workspace_admin(user)
+            admin = await self.is_workspace_admin(user, workspace)
         return Request(
             ChannelRef(Platform.SLACK, workspace, channel),
             user_id=user,
@@ -620,10 +648,14 @@ class SlackAdapter:
             log.exception("slack command %r failed", request.text)
             return Reply("Error: something went wrong; the bot's log has the details.", ok=False)
 
-    async def is_workspace_admin(self, user_id: str) -> bool:
-        """Whether users.info says the user is an admin or owner (cached, fails closed)."""
+    async def is_workspace_admin(self, user_id: str, workspace: str) -> bool:
+        """Whether users.info says the user is an admin or owner of ``workspace`` (cached, fails
+        closed). A user from another workspace (a shared channel, another workspace of an
+        organisation) is not, whatever their rights at home: ``bot.commands`` then decides
+        whether ``workspace`` is one where workspace admins count."""
         now = self._monotonic()
-        cached = self._admin_cache.get(user_id)
+        key = f"{workspace}/{user_id}"
+        cached = self._admin_cache.get(key)
         if cached is not None and cached[0] > now:
             return cached[1]
         try:
@@ -632,6 +664,8 @@ class SlackAdapter:
             log.warning("slack users.info %s failed: %s", user_id, exc)
             return False
         user = response.get("user") or {}
-        admin = any(bool(user.get(k)) for k in ("is_admin", "is_owner", "is_primary_owner"))
-        self._admin_cache[user_id] = (now + self._admin_ttl, admin)
+        admin = user.get("team_id") == workspace and any(
+            bool(user.get(k)) for k in ("is_admin", "is_owner", "is_primary_owner")
+        )
+        self._admin_cache[key] = (now + self._admin_ttl, admin)
         return admin

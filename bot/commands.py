@@ -8,12 +8,15 @@ Manual figures go through the same pipeline as a polled tally.
 from __future__ import annotations
 
 import difflib
+import logging
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from bot import format as fmt
 from bot.adapter import Attachment
+from bot.admins import is_admin, refusal_detail
 from bot.chart import CHART_TALLIES, ChartCache, chart_attachment
 from bot.clock import Clock
 from bot.command_hints import rejection_hint
@@ -42,6 +45,9 @@ from bot.store import tallies as tally_rows
 from bot.store.audit import AuditEntry
 from bot.store.outbox import DeliveryAction, NewDelivery
 from bot.subscription import ChannelRef, Mode, Platform
+from bot.throttle import Pass, Throttle
+
+log = logging.getLogger(__name__)
 
 MODE_WORDS = {
     Mode.EVENTS: "significant events only",
@@ -59,6 +65,9 @@ class Request:
     platform_admin: bool = False
     """The platform says this user administers the place (Discord Manage Server, Slack admin)."""
     roles: frozenset[str] = field(default_factory=frozenset)
+    passed: Pass | None = None
+    """The limits, already counted by an adapter that had to know them before answering
+    (``Throttle.check``); ``None``: counted when the command is handled."""
 
     @property
     def actor(self) -> str:
@@ -84,21 +93,6 @@ class Reply:
         return self.timed if self.timed is not None else Timed.of(self.text)
 
 
-def is_admin(admins: Admins, request: Request) -> bool:
-    platform = request.channel.platform
-    if platform is Platform.DISCORD:
-        return (
-            request.platform_admin
-            or request.user_id in admins.discord_users
-            or bool(request.roles & admins.discord_roles)
-        )
-    if platform is Platform.SLACK:
-        return request.user_id in admins.slack_users or (
-            admins.slack_workspace_admins and request.platform_admin
-        )
-    return admins.console
-
-
 class Commands:
     def __init__(
         self,
@@ -110,6 +104,7 @@ class Commands:
         health: Callable[[str], SourceHealth | None] = lambda count_id: None,
         on_queued: Callable[[set[Platform]], None] = lambda platforms: None,
         charts: ChartCache | None = None,
+        throttle: Throttle | None = None,
     ) -> None:
         self.db = db
         self.pipeline = pipeline
@@ -118,9 +113,44 @@ class Commands:
         self.health = health
         self.on_queued = on_queued
         self.charts = charts if charts is not None else ChartCache()
+        self.throttle = throttle if throttle is not None else Throttle(clock)
 
     async def handle(self, request: Request) -> Reply:
-        """Carry out one command; every error becomes a one-line reply, never an exception."""
+        """Carry out one command and answer it: always a reply, never an exception.
+
+        Errors are one-line replies; anything unexpected is logged and answered with a short
+        error. Throttled (:mod:`bot.throttle`): beyond a person's limit the command is answered
+        with how long to wait; beyond a channel's public replies, the reply is private.
+        """
+        ticket = request.passed
+        wait = ticket.wait if ticket else self.throttle.admit(request.channel, request.user_id)
+        if wait > 0:
+            limit = self.throttle.per_user
+            return Reply(
+                f"Slow down: at most {limit.limit} commands in {limit.seconds:g} seconds each; "
+                f"try again in {math.ceil(wait)} s.",
+                ok=False,
+            )
+        try:
+            reply = await self._handle(request)
+        except Exception:
+            log.exception("command %r from %s failed", request.text[:200], request.actor)
+            return Reply(
+                "Error: tallybot could not do that (an internal error, in the operator's log); "
+                "try again in a minute.",
+                ok=False,
+            )
+        if reply.ephemeral:
+            return reply
+        if ticket.public if ticket else self.throttle.publish(request.channel):
+            return reply
+        if reply.attachment is not None:  # a file cannot be shown privately everywhere
+            seconds = self.throttle.public_per_channel.seconds
+            note = f"(The channel was shown one less than {seconds:g} s ago: ask again then.)"
+            return replace(reply, text=f"{reply.text} {note}", attachment=None, ephemeral=True)
+        return replace(reply, ephemeral=True)
+
+    async def _handle(self, request: Request) -> Reply:
         try:
             command = parse(request.text)
             if command.verb in ADMIN_VERBS and not is_admin(self.admins, request):
@@ -145,7 +175,7 @@ class Commands:
                     old="",
                     new=request.text,
                     allowed=False,
-                    detail="refused: not an admin",
+                    detail=refusal_detail(self.admins, request),
                 ),
             )
 

@@ -46,12 +46,23 @@ class CountConfig:
 
 @dataclass(frozen=True, slots=True)
 class Admins:
-    """Who may run admin commands, per platform, and where admin notices go."""
+    """Who may run admin commands, per platform, and where admin notices go.
+
+    The configured user ids are admins everywhere. A platform's own rights (Discord: Manage
+    Server or Administrator; Slack: workspace admin or owner) and Discord role names confer
+    admin only inside the servers and workspaces listed here (``discord_guilds``,
+    ``slack_workspaces``): counts have no owners yet, so the owner of any other server the bot
+    is in would otherwise command every count.
+    """
 
     discord_users: frozenset[str] = frozenset()
     discord_roles: frozenset[str] = frozenset()
+    discord_guilds: frozenset[str] = frozenset()
+    """Guild ids where Manage Server, Administrator and ``discord_roles`` make an admin."""
     slack_users: frozenset[str] = frozenset()
     slack_workspace_admins: bool = True
+    slack_workspaces: frozenset[str] = frozenset()
+    """Team ids where (with ``slack_workspace_admins``) workspace admins and owners are admins."""
     console: bool = True
     alerts: tuple[ChannelRef, ...] = ()
 
@@ -290,8 +301,8 @@ def _channel_ref(path: Path, where: str, text: str) -> ChannelRef:
 def _admins(top: _Reader) -> Admins:
     r = top.table_at(
         "admins",
-        ["discord_users", "discord_roles", "slack_users", "slack_workspace_admins", "console",
-         "alerts"],
+        ["discord_users", "discord_roles", "discord_guilds", "slack_users",
+         "slack_workspace_admins", "slack_workspaces", "console", "alerts"],
     )  # fmt: skip
 
     def ids(key: str) -> frozenset[str]:
@@ -301,11 +312,17 @@ def _admins(top: _Reader) -> Admins:
         _channel_ref(top.path, f"admins.alerts[{i}]", str(a))
         for i, a in enumerate(r.get("alerts", list, []))
     )
+    guilds = ids("discord_guilds")
+    for guild in sorted(guilds):
+        if not guild.isascii() or not guild.isdigit():
+            raise r.error("discord_guilds", f"{guild!r} is not a Discord server (guild) id")
     return Admins(
         discord_users=ids("discord_users"),
         discord_roles=ids("discord_roles"),
+        discord_guilds=guilds,
         slack_users=ids("slack_users"),
         slack_workspace_admins=r.get("slack_workspace_admins", bool, True),
+        slack_workspaces=ids("slack_workspaces"),
         console=r.get("console", bool, True),
         alerts=alerts,
     )

@@ -13,6 +13,7 @@
     │   ├── PermanentDeliveryError  the channel is gone or the bot lost its permissions
     │   └── MessageGone             a message to edit (a live scoreboard) no longer exists
     ├── RequestError         a request to the ops server is refused (carries the HTTP status)
+    ├── Replayed             a signed push came again after its figures were superseded
     └── PushError            ``tallybot push`` got no answer from the server
 
 Third-party errors are translated where they enter the bot (``raise SourceError(...) from exc``),
@@ -80,6 +81,11 @@ class RequestError(TallybotError):
     def __init__(self, message: str, *, status: int) -> None:
         super().__init__(message)
         self.status = status
+
+
+class Replayed(TallybotError):
+    """A signed push already taken in arrived again while its signature is still fresh, and its
+    figures are not the ones shown (a replay: refused, and nothing stored)."""
 
 
 class PushError(TallybotError):

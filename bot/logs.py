@@ -30,8 +30,13 @@ from bot.config import Config
 
 REDACTED = "***"
 HANDLER_NAME = "tallybot"
-QUIET = {"apscheduler": logging.WARNING, "aiohttp.access": logging.WARNING}
-"""Libraries that are chatty at INFO (apscheduler logs every job run)."""
+QUIET = {
+    "apscheduler": logging.WARNING,
+    "aiohttp.access": logging.WARNING,
+    "alembic": logging.WARNING,
+}
+"""Libraries that are chatty at INFO (apscheduler logs every job run; alembic its set-up at
+every start: the store logs the revisions it applies itself)."""
 
 _STANDARD = frozenset(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {
     "message",

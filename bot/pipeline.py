@@ -18,17 +18,19 @@ from bot import format as fmt
 from bot.adapter import Notice
 from bot.clock import Clock
 from bot.detect import Accepted, Detection, NoChange, Rejected, detect
-from bot.errors import CommandError
+from bot.errors import CommandError, Replayed
 from bot.message import Message
 from bot.model import Count, CountStatus, Tally, TallyState
 from bot.ops.hooks import NO_HOOKS, Hooks
 from bot.store import Database, outbox
 from bot.store import audit as audit_rows
 from bot.store import counts as count_rows
+from bot.store import push_receipts as receipts
 from bot.store import subscriptions as sub_rows
 from bot.store import tallies as tally_rows
 from bot.store.audit import AuditEntry
 from bot.store.outbox import DeliveryAction, NewDelivery
+from bot.store.push_receipts import Receipt
 from bot.subscription import ChannelRef, Mode, Platform, Subscription
 
 STATUS_OF_STATE = {
@@ -92,13 +94,32 @@ class Pipeline:
     def _lock(self, count_id: str) -> asyncio.Lock:
         return self._locks.setdefault(count_id, asyncio.Lock())
 
-    async def ingest(self, tally: Tally, *, actor: str | None = None, action: str = "") -> Ingested:
-        """Detect, store and queue one tally. ``actor`` (an admin) gets an audit entry."""
+    async def ingest(
+        self,
+        tally: Tally,
+        *,
+        actor: str | None = None,
+        action: str = "",
+        receipt: Receipt | None = None,
+    ) -> Ingested:
+        """Detect, store and queue one tally. ``actor`` (an admin) gets an audit entry.
+
+        ``receipt``: the tally came in a signed request, taken once (see
+        :mod:`bot.store.push_receipts`). Seen before, it is :class:`~bot.errors.Replayed` unless
+        its figures are the ones shown (a repeat of a request whose answer was lost: "no
+        change"); nothing is stored and nobody alerted, and the refusal is audited.
+        """
         async with self._lock(tally.count_id):
-            async with self.db.begin() as conn:
-                result = await self._ingest(conn, tally)
+            try:
+                async with self.db.begin() as conn:
+                    result = await self._ingest(conn, tally, receipt)
+                    if actor is not None:
+                        await audit_rows.record(conn, self._audit_entry(actor, action, result))
+            except Replayed as exc:
                 if actor is not None:
-                    await audit_rows.record(conn, self._audit_entry(actor, action, result))
+                    async with self.db.begin() as conn:
+                        await audit_rows.record(conn, self._refusal(actor, action, tally, exc))
+                raise
             if result.queued:
                 self.on_queued(set(result.queued))
             if isinstance(result.detection, Accepted):
@@ -107,12 +128,25 @@ class Pipeline:
                 self.metrics.tally_rejected(tally.count_id, result.detection.reason.value)
             return result
 
-    async def _ingest(self, conn: AsyncConnection, tally: Tally) -> Ingested:
+    async def _ingest(
+        self, conn: AsyncConnection, tally: Tally, receipt: Receipt | None = None
+    ) -> Ingested:
         count = await count_rows.get(conn, tally.count_id)
         if count is None:
             raise CommandError(f"unknown count {tally.count_id!r}")
+        # The receipt first: another instance taking the same request waits here for us to
+        # commit, then reads our tally below and sees "no change".
+        seen = None
+        if receipt is not None:
+            seen = await receipts.remember(conn, receipt, count.id, at=self.clock.now())
         previous = await tally_rows.last(conn, count.id)
         detection = detect(count, previous, tally)
+        if seen is not None and not isinstance(detection, NoChange):
+            raise Replayed(
+                f"this signed push was already received at {seen:%Y-%m-%d %H:%M:%S} UTC and "
+                "its figures have changed since: a replay (sign each push anew; tallybot push "
+                "does)"
+            )
         if isinstance(detection, NoChange):
             return Ingested(detection, tally, previous)
         now = self.clock.now()
@@ -181,6 +215,18 @@ class Pipeline:
         if items:
             await outbox.enqueue(conn, items)
         return frozenset(c.platform for c in self.alert_channels)
+
+    def _refusal(self, actor: str, action: str, tally: Tally, exc: Replayed) -> AuditEntry:
+        return AuditEntry(
+            at=self.clock.now(),
+            actor=actor,
+            action=action or "update",
+            count_id=tally.count_id,
+            old="",
+            new=figures(tally),
+            allowed=False,
+            detail=f"refused: replayed ({exc})",
+        )
 
     def _audit_entry(self, actor: str, action: str, result: Ingested) -> AuditEntry:
         if isinstance(result.detection, Rejected):

@@ -15,18 +15,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import Connection, UniqueConstraint, bindparam, inspect, text
 from sqlalchemy import exc as sa_exc
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy import text
 
 from bot.errors import ConfigError, StoreError
 from bot.model import Choice, Count, CountStatus, DecisionRule, RuleKind, Tally, TallyState
-from bot.store import Database, audit, codec, counts, migrations, outbox, subscriptions, tallies
+from bot.store import Database, audit, counts, migrations, outbox, subscriptions, tallies
 from bot.store.audit import AuditEntry
-from bot.store.engine import ensure_schema, make_engine
 from bot.store.outbox import DeliveryAction, DeliveryStatus, NewDelivery
 from bot.store.schema import metadata
-from bot.store.types import UTCDateTime
 from bot.subscription import ChannelRef, Mode, Platform
 
 T0 = datetime(2021, 4, 8, 22, 0, tzinfo=UTC)
@@ -632,7 +629,7 @@ async def test_reopening_a_sqlite_file_keeps_everything(tmp_path: Path) -> None:
             await audit.record(conn, AuditEntry(T0, "U", "subscribe", "bessemer-2021"))
             [delivery_id] = await outbox.enqueue(conn, [delivery(sub_id, 2)])
     async with Database(url) as db, db.connect() as conn:
-        assert await migrations.current_version(conn) == migrations.LATEST
+        assert await migrations.current_version(conn) == migrations.latest()
         assert await counts.all_counts(conn) == [BESSEMER]
         assert [t.seq for t in await tallies.history(conn, "bessemer-2021")] == [1, 2]
         assert await tallies.last(conn, "bessemer-2021") == FINAL.with_seq(2)
@@ -731,172 +728,4 @@ async def test_every_table_lives_where_the_store_says(db: Database) -> None:
         else:
             assert db.schema is None
             rows = await conn.execute(text("SELECT name FROM sqlite_master WHERE type = 'table'"))
-        assert {r[0] for r in rows} == set(metadata.tables)
-
-
-# --- migrations -----------------------------------------------------------------------------
-
-
-def layout(sync_conn: Connection) -> dict[str, Any]:
-    """Every table's columns (name, nullable), index names and unique column sets."""
-    insp = inspect(sync_conn)
-    return {
-        table: (
-            {(c["name"], c["nullable"]) for c in insp.get_columns(table)},
-            {
-                i["name"]
-                for i in insp.get_indexes(table)
-                if not i.get("duplicates_constraint") and not str(i["name"]).startswith("sqlite_")
-            },
-            {tuple(u["column_names"]) for u in insp.get_unique_constraints(table)},
-        )
-        for table in insp.get_table_names()
-    }
-
-
-async def test_migrations_build_exactly_the_declared_schema(db: Database) -> None:
-    declared = {
-        table.name: (
-            {(c.name, c.nullable) for c in table.columns},
-            {str(i.name) for i in table.indexes},
-            {
-                tuple(c.name for c in u.columns)
-                for u in table.constraints
-                if isinstance(u, UniqueConstraint)
-            },
-        )
-        for table in metadata.sorted_tables
-    }
-    async with db.connect() as conn:
-        assert await migrations.current_version(conn) == migrations.LATEST == 2
-        assert await conn.run_sync(layout) == declared
-
-
-async def test_a_newer_schema_version_is_refused(store_url: str, store_schema: str | None) -> None:
-    async with Database(store_url, schema=store_schema) as db, db.begin() as conn:
-        await conn.execute(
-            text(
-                "INSERT INTO schema_version (version, name, applied_at) VALUES (99, 'x', :at)"
-            ).bindparams(bindparam("at", type_=UTCDateTime())),
-            {"at": T0},
-        )
-    with pytest.raises(StoreError, match="version 99, newer than this tallybot"):
-        async with Database(store_url, schema=store_schema):
-            pass
-
-
-async def insert_v1_rows(conn: AsyncConnection) -> None:
-    """One row in every table, written as version 1 of the schema had them."""
-
-    async def run(sql: str, **params: Any) -> None:
-        stmt = text(sql)
-        if "at" in params:
-            stmt = stmt.bindparams(bindparam("at", type_=UTCDateTime()))
-        await conn.execute(stmt, params)
-
-    await run(
-        "INSERT INTO counts VALUES ('bessemer-2021', 'Amazon BHM1, Bessemer', :choices,"
-        " 'majority', 'no', NULL, 5876, 3215, 'counting')",
-        choices='[["yes", "Yes (RWDSU)"], ["no", "No union"]]',
-    )
-    await run(
-        "INSERT INTO tallies (count_id, seq, votes, observed_at, source, void, challenged,"
-        " received, state, correction) VALUES ('bessemer-2021', 1, :votes, :at, 'nlrb',"
-        " 0, 0, NULL, 'paused', :no)",
-        votes='{"yes": 463, "no": 1100}',
-        at=T0,
-        no=False,
-    )
-    await run(
-        "INSERT INTO rejected_tallies (count_id, tally, reason, detail, at) VALUES"
-        " ('bessemer-2021', :tally, 'decreased', 'yes 463 -> 400', :at)",
-        tally=codec.tally_to_json(bessemer_tally(400, 1100)),
-        at=T0,
-    )
-    await run(
-        "INSERT INTO subscriptions (platform, workspace, channel, count_id, mode, enabled,"
-        " disabled_reason, created_by, created_at, live_message_id) VALUES ('slack',"
-        " 'T024BE7LD', 'C01RWDSU', 'bessemer-2021', 'live', :yes, NULL, 'U-admin', :at, 'm-9')",
-        yes=True,
-        at=T0,
-    )
-    await run(
-        "INSERT INTO audit_log (at, actor, action, count_id, old, new, allowed, detail) VALUES"
-        " (:at, 'U-admin', 'subscribe', 'bessemer-2021', NULL, 'live', :yes, '')",
-        at=T0,
-        yes=True,
-    )
-    await run(
-        "INSERT INTO outbox (subscription_id, platform, workspace, channel, count_id,"
-        " tally_seq, action, significant, payload, created_at, status, attempts,"
-        " next_attempt_at, sending_at, sent_at, last_error) SELECT id, 'slack',"
-        " 'T024BE7LD', 'C01RWDSU', 'bessemer-2021', 1, 'edit_live', :no, '{}', :at, 'sending',"
-        " 2, :at, :at, NULL, 'timeout' FROM subscriptions",
-        no=False,
-        at=T0,
-    )
-
-
-async def test_upgrading_from_version_1_keeps_every_row(
-    store_url: str, store_schema: str | None
-) -> None:
-    engine = make_engine(store_url, schema=store_schema)
-    try:
-        if store_schema is not None:
-            await ensure_schema(engine, store_schema)
-        assert await migrations.upgrade(engine, to=1) == [1]
-        async with engine.begin() as conn:
-            await insert_v1_rows(conn)
-            before = await conn.run_sync(layout)
-            assert ("platform_message_id", True) not in before["outbox"][0]
-            assert await migrations.current_version(conn) == 1
-    finally:
-        await engine.dispose()
-
-    async with Database(store_url, schema=store_schema) as db:
-        async with db.connect() as conn:
-            assert await migrations.current_version(conn) == 2
-            after = await conn.run_sync(layout)
-            count = await counts.get(conn, "bessemer-2021")
-            history = await tallies.history(conn, "bessemer-2021")
-            [rejected] = await tallies.rejected(conn, "bessemer-2021")
-            [sub] = await subscriptions.for_channel(conn, SLACK)
-            [entry] = await audit.recent(conn)
-            [in_doubt] = await outbox.in_doubt(conn, Platform.SLACK)
-        assert count == BESSEMER.with_status(CountStatus.COUNTING)
-        paused = bessemer_tally(463, 1100, state=TallyState.PAUSED, seq=1)
-        assert history == [paused]
-        assert (rejected.tally, rejected.reason, rejected.at) == (
-            bessemer_tally(400, 1100),
-            "decreased",
-            T0,
-        )
-        assert (sub.mode, sub.live_message_id, sub.created_at) == (Mode.LIVE, "m-9", T0)
-        assert (entry.actor, entry.new, entry.at, entry.allowed) == ("U-admin", "live", T0, True)
-        assert (in_doubt.subscription_id, in_doubt.attempts, in_doubt.last_error) == (
-            sub.id,
-            2,
-            "timeout",
-        )
-        assert (in_doubt.sending_at, in_doubt.platform_message_id) == (T0, None)
-        for table, (columns, indexes, uniques) in before.items():
-            assert columns <= after[table][0], table
-            assert indexes <= after[table][1], table
-            assert uniques == after[table][2], table
-        assert ("platform_message_id", True) in after["outbox"][0]
-        assert "ix_outbox_platform_status_id" in after["outbox"][1]
-
-        async with db.begin() as conn:  # the new column works, and the ids carry on
-            await outbox.mark_sent(conn, in_doubt.id, platform_message_id="1617.0001", at=T0)
-            assert (await tallies.append(conn, FINAL)).seq == 2
-            [new_id] = await outbox.enqueue(conn, [delivery(sub.id, 2)])
-            sub2, created = await subscriptions.subscribe(
-                conn, DISCORD, "bessemer-2021", Mode.ALL, by="D", at=T0
-            )
-        assert new_id > in_doubt.id
-        assert created
-        assert sub2.id > sub.id
-        async with db.connect() as conn:
-            sent = await outbox.get(conn, in_doubt.id)
-        assert sent is not None
-        assert sent.platform_message_id == "1617.0001"
+        assert {r[0] for r in rows} == {*metadata.tables, "alembic_version"}

@@ -16,6 +16,10 @@ Push answers, each a JSON object:
 * 409 ``{"result": "rejected", "count", "reason", "error"}``: the detector turned it away (a
   decrease without ``"correction": true``, more ballots than received, a final count changed);
   the rejection is stored with its reason and the admins are told, as for a polled tally;
+* 409 ``{"result": "replayed", "count", "reason": "replayed", "error"}``: this very request
+  (its signature) was taken in before, inside its five minutes, and its figures are no longer
+  the ones shown: a replay, refused and audited, nothing stored, nobody alerted. (The same
+  request while its figures stand answers 200 "no change": a sender retrying a lost answer.)
 * 400 the body is not JSON; 401 a missing or bad signature, or a timestamp more than 5 minutes
   off; 404 no such count; 413 the body is larger than ``[server] max_body_bytes``; 422 the
   body is not a valid tally (an unknown or missing choice, a negative or fractional figure);
@@ -33,6 +37,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Iterable
+from datetime import UTC, datetime
 from types import TracebackType
 from typing import TYPE_CHECKING, Self
 
@@ -40,7 +45,7 @@ from aiohttp import web
 
 from bot.config import ServerConfig
 from bot.detect import Accepted, NoChange, Rejected
-from bot.errors import CommandError, ConfigError, RequestError, StoreError
+from bot.errors import CommandError, ConfigError, Replayed, RequestError, StoreError
 from bot.model import Count
 from bot.ops import readiness
 from bot.ops.metrics import CONTENT_TYPE
@@ -51,6 +56,7 @@ from bot.secrets import Secret
 from bot.store import counts as count_rows
 from bot.store import outbox
 from bot.store import tallies as tally_rows
+from bot.store.push_receipts import Receipt
 
 if TYPE_CHECKING:
     from bot.app import App
@@ -208,13 +214,19 @@ class OpsServer:
                 status=503,
             )
         raw = await read_body(request, self.settings.max_body_bytes)
-        verify(
+        signed = verify(
             self.push_secret.reveal(), request.headers, raw, now=self.app.clock.now().timestamp()
         )
         count = await self._count(count_id)
         tally = read_push(raw, count, clock=self.app.clock)
+        receipt = Receipt(signed.signature, datetime.fromtimestamp(signed.valid_until, UTC))
         try:
-            result = await self.app.pipeline.ingest(tally, actor=PUSH_ACTOR, action="push")
+            result = await self.app.pipeline.ingest(
+                tally, actor=PUSH_ACTOR, action="push", receipt=receipt
+            )
+        except Replayed as exc:
+            refused = {"result": "replayed", "count": count.id, "reason": "replayed"}
+            return 409, {**refused, "error": str(exc)}
         except CommandError as exc:  # the count left the store in between
             raise RequestError(str(exc), status=404) from None
         except StoreError as exc:

@@ -12,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from bot.errors import ConfigError, StoreError
 from bot.store import migrations
-from bot.store.engine import READ_ONLY, backend_of, ensure_schema, make_engine
+from bot.store.engine import READ_ONLY, backend_of, enable_wal, is_memory, make_engine
 
 TURN_TIMEOUT_S = 30.0
 """How long a SQLite transaction waits for its turn before :class:`StoreError`."""
@@ -60,9 +60,9 @@ class Database:
         engine = make_engine(self._url, schema=self._schema)
         try:
             with _translated("opening the store", connecting=True):
-                if self._schema is not None:
-                    await ensure_schema(engine, self._schema)
-                await migrations.upgrade(engine)
+                if self._dialect == "sqlite" and not is_memory(self._url):
+                    await enable_wal(engine)
+                await migrations.upgrade(engine, schema=self._schema)
         except BaseException:
             await engine.dispose()
             raise

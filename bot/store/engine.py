@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +15,8 @@ from bot.errors import ConfigError
 
 BUSY_TIMEOUT_MS = 10_000
 """How long SQLite waits for another process's write lock before giving up."""
+WAL_RETRY_S = 0.02
+"""How soon :func:`enable_wal` tries again when another connection holds the write lock."""
 CONNECT_TIMEOUT_S = 10.0
 """How long PostgreSQL connection attempts may take."""
 READ_ONLY = "tallybot_read_only"
@@ -41,10 +45,11 @@ def is_memory(url: str | URL) -> bool:
 def make_engine(url: str | URL, *, schema: str | None = None) -> AsyncEngine:
     """An engine for ``url``, set up as the store needs it.
 
-    SQLite file: the parent directory is created; WAL, foreign keys and a busy timeout are enabled
-    on every connection; the pool holds one connection; SQLAlchemy (not the driver) emits
-    ``BEGIN``: ``BEGIN IMMEDIATE`` for transactions that may write, so that writers from other
-    processes queue on the busy timeout instead of failing with "database is locked".
+    SQLite file: the parent directory is created; foreign keys and a busy timeout are enabled
+    on every connection (WAL once per file: :func:`enable_wal`); the pool holds one connection;
+    SQLAlchemy (not the driver) emits ``BEGIN``: ``BEGIN IMMEDIATE`` for transactions that may
+    write, so that writers from other processes queue on the busy timeout instead of failing
+    with "database is locked".
     SQLite ``:memory:``: one shared connection (``StaticPool``), so every connection sees the same
     database. PostgreSQL: with ``schema``, every connection's ``search_path`` is that schema only,
     so all tables live there (see :func:`ensure_schema`).
@@ -77,8 +82,6 @@ def _sqlite_engine(url: URL) -> AsyncEngine:
         try:
             cursor.execute("PRAGMA foreign_keys = ON")
             cursor.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            if not memory:
-                cursor.execute("PRAGMA journal_mode = WAL")
         finally:
             cursor.close()
 
@@ -88,6 +91,40 @@ def _sqlite_engine(url: URL) -> AsyncEngine:
         conn.exec_driver_sql("BEGIN" if read_only else "BEGIN IMMEDIATE")
 
     return engine
+
+
+async def enable_wal(
+    engine: AsyncEngine, *, sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
+) -> None:
+    """Put a SQLite file store in WAL mode (kept in the file: every connection then uses it).
+
+    The switch needs a moment when no other connection writes. If another process holds the
+    write lock (starting at the same time, migrating), SQLite refuses at once rather than wait
+    (waiting could deadlock), so this tries again until :data:`BUSY_TIMEOUT_MS` has passed.
+    """
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + BUSY_TIMEOUT_MS / 1000
+    async with engine.connect() as conn:
+        while True:
+            try:
+                if await conn.run_sync(_set_wal) == "wal":
+                    return
+            except engine.dialect.loaded_dbapi.OperationalError as exc:
+                if "locked" not in str(exc) or loop.time() > deadline:
+                    raise
+            await sleep(WAL_RETRY_S)
+
+
+def _set_wal(conn: Connection) -> str:
+    # On the driver's connection: through SQLAlchemy it would begin a transaction first, and
+    # the journal mode cannot change inside one.
+    cursor = conn.connection.cursor()
+    try:
+        cursor.execute("PRAGMA journal_mode = WAL")
+        row = cursor.fetchone()
+    finally:
+        cursor.close()
+    return str(row[0]).lower() if row else ""
 
 
 def _postgres_engine(url: URL, schema: str | None) -> AsyncEngine:

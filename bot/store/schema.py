@@ -1,7 +1,8 @@
-"""The tables, as the latest migration leaves them (``tests/test_store.py`` checks they agree).
+"""The tables, as the latest revision leaves them (``tests/store/test_migrations.py`` checks
+that Alembic finds no difference between the two, on SQLite and PostgreSQL).
 
-Changing a table here is not enough: add a migration in :mod:`bot.store.migrations` that makes
-the same change to existing databases.
+Changing a table here is not enough: add a revision (``make migration MSG=...``, see
+:mod:`bot.store.migrations`) that makes the same change to existing stores.
 
 Conventions: timestamps are :class:`~bot.store.types.UTCDateTime` (aware, UTC); vote maps, choice
 lists and raw tallies are JSON text; enum values are stored as their string values; there are no
@@ -11,6 +12,7 @@ server-side defaults, every value is written by the code.
 from __future__ import annotations
 
 from sqlalchemy import (
+    BigInteger,
     Boolean,
     Column,
     ForeignKey,
@@ -36,17 +38,11 @@ metadata = MetaData(naming_convention=NAMING)
 
 SLUG = String(64)
 """A count id (``Count.id`` is a slug of at most 64 characters)."""
+FIGURE = BigInteger
+"""A figure (ballots, votes) or a sequence number: 64 bits (revision 0003), since a count's
+figures are not ours to bound to 2^31 (vote maps are JSON text, unbounded)."""
 WORD = String(32)
 """An enum value or a choice id."""
-
-schema_version = Table(
-    "schema_version",
-    metadata,
-    Column("version", Integer, primary_key=True, autoincrement=False),
-    Column("name", Text, nullable=False),
-    Column("applied_at", UTCDateTime, nullable=False),
-)
-"""One row per applied migration; the highest ``version`` is the schema's version."""
 
 counts = Table(
     "counts",
@@ -57,8 +53,8 @@ counts = Table(
     Column("rule_kind", WORD, nullable=False),
     Column("tie_holder", WORD, nullable=True),
     Column("threshold", WORD, nullable=True),  # "2/3"
-    Column("eligible", Integer, nullable=True),
-    Column("received", Integer, nullable=True),
+    Column("eligible", FIGURE, nullable=True),
+    Column("received", FIGURE, nullable=True),
     Column("status", WORD, nullable=False),
 )
 
@@ -67,13 +63,13 @@ tallies = Table(
     metadata,
     Column("id", Id, primary_key=True, autoincrement=True),
     Column("count_id", SLUG, ForeignKey("counts.id"), nullable=False),
-    Column("seq", Integer, nullable=False),
+    Column("seq", FIGURE, nullable=False),
     Column("votes", Text, nullable=False),  # JSON: {choice_id: votes}
     Column("observed_at", UTCDateTime, nullable=False),
     Column("source", Text, nullable=False),
-    Column("void", Integer, nullable=False),
-    Column("challenged", Integer, nullable=False),
-    Column("received", Integer, nullable=True),
+    Column("void", FIGURE, nullable=False),
+    Column("challenged", FIGURE, nullable=False),
+    Column("received", FIGURE, nullable=True),
     Column("state", WORD, nullable=False),
     Column("correction", Boolean, nullable=False),
     UniqueConstraint("count_id", "seq"),
@@ -136,7 +132,7 @@ outbox = Table(
     Column("workspace", String(128), nullable=False),
     Column("channel", String(128), nullable=False),
     Column("count_id", SLUG, nullable=False),
-    Column("tally_seq", Integer, nullable=True),
+    Column("tally_seq", FIGURE, nullable=True),
     Column("action", WORD, nullable=False),
     Column("significant", Boolean, nullable=False),
     Column("payload", Text, nullable=False),  # JSON text, as given
@@ -152,3 +148,15 @@ outbox = Table(
     Index(None, "subscription_id", "status"),
 )
 """The delivery queue: one row per message to post or edit, worked through by status."""
+
+push_receipts = Table(
+    "push_receipts",
+    metadata,
+    Column("signature", String(128), primary_key=True),  # "v0=" + 64 hex digits
+    Column("count_id", SLUG, nullable=False),
+    Column("received_at", UTCDateTime, nullable=False),
+    Column("expires_at", UTCDateTime, nullable=False),
+    Index(None, "expires_at"),
+)
+"""Signed pushes taken in, each kept while its signature is fresh (revision 0004), so that a
+replay inside that window is recognised (``bot.store.push_receipts``)."""

@@ -68,6 +68,7 @@ from bot.store import tallies as tally_rows
 from bot.store.outbox import Delivery, DeliveryStatus
 from bot.store.schema import outbox as outbox_table
 from bot.subscription import ChannelRef, Platform, Subscription
+from bot.throttle import PUBLIC_PER_CHANNEL
 from tests.fakes.discord_fake import FakeClock, FakeDiscord, FakeInteraction, RecordedMessage
 from tests.fakes.discord_fake.markdown import visible
 from tests.helpers import T0, tally
@@ -174,6 +175,7 @@ def config(tmp_path: Path, world: World, *counts: dict[str, Any]) -> Config:
             "admins": {
                 "discord_roles": ["count-admins"],
                 "discord_users": [str(DAVE)],
+                "discord_guilds": [str(world.guild)],
                 "alerts": [f"discord:{world.guild}/{world.admin}"],
             },
             "discord": {
@@ -354,6 +356,7 @@ async def test_status_is_deferred_at_once_then_answered_with_the_embed(
         bot.adapter._handle = after_ack
         ix = await bot.slash(ALICE, "status", opts(count="bessemer-2021"), channel=world.results)
         bot.adapter._handle = handle
+        world.vt.advance(PUBLIC_PER_CHANNEL.seconds)  # the channel may have a public reply again
         bare = await bot.slash(ALICE, "status", channel=world.results)  # no count: ambiguous
         helped = await bot.slash(ALICE, "help", channel=world.results)  # no store: at once
         registered = fake.registered_commands[world.guild]
@@ -460,6 +463,7 @@ async def test_chart_is_answered_with_the_png_for_the_channel(tmp_path: Path, wo
         empty = await bot.slash(ALICE, "chart", opts(count="bessemer-2021"), channel=world.results)
         await bot.ingest(84, 201)
         await bot.ingest(90, 230)
+        world.vt.advance(PUBLIC_PER_CHANNEL.seconds)  # the channel may have a public reply again
         ix = await bot.slash(ALICE, "chart", opts(count="bessemer-2021"), channel=world.results)
         registered = fake.registered_commands[world.guild]
 

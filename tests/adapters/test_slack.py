@@ -93,6 +93,7 @@ def config(
             "store": {"url": f"sqlite+aiosqlite:///{tmp_path / 'var' / 'tallybot.sqlite3'}"},
             "admins": {
                 "slack_users": list(slack_users),
+                "slack_workspaces": [fake.team_id],
                 "alerts": [f"slack:{fake.team_id}/{a}" for a in alerts],
             },
             "slack": {"mode": mode, "api_base": fake.api_url},
@@ -693,6 +694,7 @@ def test_strip_mention() -> None:
 async def test_http_mode_verifies_signatures_and_answers(tmp_path: Path) -> None:
     async with FakeSlack() as fake:
         channel, user = fake.add_channel("general"), fake.add_user("ada")
+        other = fake.add_channel("random")
         async with running(fake, config(tmp_path, fake, mode="http")) as bot:
             url = f"http://127.0.0.1:{bot.adapter.http_port}/slack/events"
             await bot.ingest(84, 201)
@@ -715,14 +717,14 @@ async def test_http_mode_verifies_signatures_and_answers(tmp_path: Path) -> None
             event = {
                 "type": "app_mention",
                 "user": user,
-                "channel": channel,
+                "channel": other,  # "general" had its public answer a moment ago
                 "text": f"<@{fake.bot_user_id}> status bessemer-2021",
             }
             mention = await fake.send_event_http(url, event, event_id="Ev0042")
             again = await fake.send_event_http(
                 url, event, event_id="Ev0042", retry_attempt=1, retry_reason="http_timeout"
             )
-            await fake.wait_for(lambda: len(fake.messages(channel)) == 2)
+            await fake.wait_for(lambda: len(fake.messages(other)) == 1)
 
     assert (ok.status, ok.body, ok.late) == (200, "", False)
     assert statuses == [401, 401]
@@ -730,7 +732,8 @@ async def test_http_mode_verifies_signatures_and_answers(tmp_path: Path) -> None
     assert (answer.response_type, answer.body["text"]) == ("in_channel", "No union leads by 117")
     assert (mention.status, again.status) == (200, 200)
     assert bot.handled == ["status bessemer-2021", "status bessemer-2021"]  # command + mention
-    assert [m.source for m in fake.messages(channel)] == ["response_url", "chat.postMessage"]
+    assert [m.source for m in fake.messages(channel)] == ["response_url"]
+    assert [m.source for m in fake.messages(other)] == ["chat.postMessage"]
     assert not fake.live_socket_connections
     assert not fake.calls_to("apps.connections.open")
 

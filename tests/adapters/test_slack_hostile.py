@@ -27,6 +27,7 @@ from bot.commands import Reply
 from bot.config import Config, parse
 from bot.safe_text import clean
 from bot.store import tallies as tally_rows
+from bot.throttle import PER_USER
 from bot.times import unix
 from tests.adapters.test_slack import VirtualTime, bot_posts, fake, running, vt
 from tests.fakes.slack_fake import FakeSlack
@@ -99,6 +100,7 @@ async def test_hostile_text_shows_as_typed_in_every_payload(
         listed = await slash("list")
         history = await slash("history evil")
         unknown = await slash("status **x**[y](https://evil.example)<!channel>:joy:")
+        vt.clock.advance(PER_USER.seconds)  # the admin may send commands, with public replies
         await fake.send_event(
             {"type": "app_mention", "user": admin, "channel": channel,
              "text": f"<@{fake.bot_user_id}> status evil"},

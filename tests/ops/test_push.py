@@ -132,6 +132,11 @@ async def test_missing_headers_are_refused(bot: Bot) -> None:
     status, body = await bot.push(POLLED, BESSEMER_PAUSE, headers={"X-Tallybot-Timestamp": "12a"})
     assert status == 401
     assert "Unix time" in body["error"]
+    status, body = await bot.push(
+        POLLED, BESSEMER_PAUSE, headers={"X-Tallybot-Timestamp": "9" * 5000}
+    )
+    assert status == 401
+    assert "Unix time" in body["error"]
 
 
 async def test_a_stale_timestamp_is_refused_even_when_signed(bot: Bot) -> None:

@@ -57,3 +57,15 @@ def test_a_non_ascii_signature_is_refused_not_crashed() -> None:
     headers = {**signing.headers("s3cret", NOW, BODY), "X-Tallybot-Signature": "v0=é"}
     with pytest.raises(RequestError, match="bad signature"):
         signing.verify("s3cret", headers, BODY, now=NOW)
+
+
+@pytest.mark.parametrize("timestamp", ["9" * 5000, "1" + "0" * 4300, "16179084000"])
+def test_an_absurd_timestamp_is_refused_not_crashed(timestamp: str) -> None:
+    """Past 4,300 digits int() raises ValueError (a 500 at the server): refused as 401."""
+    headers = {
+        signing.TIMESTAMP_HEADER: timestamp,
+        signing.SIGNATURE_HEADER: signing.sign("s3cret", timestamp, BODY),
+    }
+    with pytest.raises(RequestError, match="X-Tallybot-Timestamp") as caught:
+        signing.verify("s3cret", headers, BODY, now=NOW)
+    assert caught.value.status == 401

@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 import pytest
 
 from bot import chart
+from bot.adapter import Window
+from bot.admins import is_admin, refusal_detail
 from bot.chart import ChartCache
 from bot.clock import FakeClock
 from bot.commands import Commands, Request
 from bot.config import Admins
+from bot.config import parse as parse_config
+from bot.errors import ConfigError
 from bot.model import Count, Tally
 from bot.pipeline import Pipeline
 from bot.store import Database
@@ -18,13 +23,23 @@ from bot.store import audit as audit_rows
 from bot.store import subscriptions as sub_rows
 from bot.store import tallies as tally_rows
 from bot.subscription import ChannelRef, Mode, Platform
+from bot.throttle import Throttle
 
 CHAN = ChannelRef(Platform.DISCORD, "g1", "c1")
-ADMINS = Admins(discord_users=frozenset({"42"}), discord_roles=frozenset({"Count admin"}))
+ADMINS = Admins(
+    discord_users=frozenset({"42"}),
+    discord_roles=frozenset({"Count admin"}),
+    discord_guilds=frozenset({"g1"}),
+)
+
+
+def roomy(clock: FakeClock) -> Throttle:
+    """No limit these tests reach (they type faster than anyone: time stands still)."""
+    return Throttle(clock, per_user=Window(1000, 1.0), public_per_channel=Window(1000, 1.0))
 
 
 def commands(db: Database, clock: FakeClock) -> Commands:
-    return Commands(db, Pipeline(db, clock), ADMINS, clock)
+    return Commands(db, Pipeline(db, clock), ADMINS, clock, throttle=roomy(clock))
 
 
 def admin(text: str) -> Request:
@@ -108,6 +123,48 @@ async def test_role_and_platform_admins_may(sqlite_db: Database, clock: FakeCloc
     assert by_permission.ok, by_permission.text
 
 
+@pytest.mark.parametrize(
+    ("platform", "where", "user_id", "rights", "admin"),
+    [
+        (Platform.DISCORD, "g1", "7", "platform", True),
+        (Platform.DISCORD, "g1", "7", "role", True),
+        (Platform.DISCORD, "g2", "7", "platform", False),  # the owner of another server
+        (Platform.DISCORD, "g2", "7", "role", False),  # a role of the same name there
+        (Platform.DISCORD, "g2", "42", "", True),  # a configured user: everywhere
+        (Platform.DISCORD, "@me", "7", "platform", False),
+        (Platform.SLACK, "T1", "U7", "platform", True),
+        (Platform.SLACK, "T2", "U7", "platform", False),
+        (Platform.SLACK, "T2", "U42", "", True),
+        (Platform.SLACK, "T1", "U7", "", False),
+    ],
+)
+def test_platform_rights_count_only_where_listed(
+    platform: Platform, where: str, user_id: str, rights: str, admin: bool
+) -> None:
+    admins = Admins(
+        discord_users=frozenset({"42"}),
+        discord_roles=frozenset({"Count admin"}),
+        discord_guilds=frozenset({"g1"}),
+        slack_users=frozenset({"U42"}),
+        slack_workspaces=frozenset({"T1"}),
+    )
+    request = Request(
+        ChannelRef(platform, where, "c1"),
+        user_id,
+        "someone",
+        "final bessemer-2021",
+        platform_admin=rights == "platform",
+        roles=frozenset({"Count admin"}) if rights == "role" else frozenset(),
+    )
+    assert is_admin(admins, request) is admin
+    if not admin and rights:
+        assert refusal_detail(admins, request).startswith(
+            "refused: Manage Server and admin roles count only"
+            if platform is Platform.DISCORD
+            else "refused: workspace admins count only"
+        )
+
+
 async def test_subscribe_list_status_history(sqlite_db: Database, clock: FakeClock) -> None:
     c = commands(sqlite_db, clock)
     sub = await c.handle(user("subscribe bessemer-2021 live"))
@@ -145,7 +202,14 @@ async def test_chart_replies_with_a_png(
         return real(count, history)
 
     monkeypatch.setattr(chart, "render_chart", counting)
-    c = Commands(sqlite_db, Pipeline(sqlite_db, clock), ADMINS, clock, charts=ChartCache())
+    c = Commands(
+        sqlite_db,
+        Pipeline(sqlite_db, clock),
+        ADMINS,
+        clock,
+        charts=ChartCache(),
+        throttle=roomy(clock),
+    )
     empty = await c.handle(user("chart bessemer-2021"))
     assert (empty.text, empty.attachment) == ("bessemer-2021: no figures yet.", None)
     await c.handle(admin("update bessemer-2021 yes=463 no=1100 challenged=505 received=3215"))
@@ -171,3 +235,16 @@ async def test_chart_replies_with_a_png(
     assert newer.attachment is not None
     assert newer.attachment.filename == "bessemer-2021-3.png"
     assert renders == [2, 3]
+
+
+def test_the_places_where_platform_rights_count_are_read_from_the_config(tmp_path: Path) -> None:
+    def admins(table: dict[str, object]) -> Admins:
+        return parse_config({"admins": table, "counts": []}, tmp_path / "t.toml").admins
+
+    read = admins({"discord_guilds": [81384788765712384, "81384788765712385"],
+                   "slack_workspaces": ["T024BE7LD"]})  # fmt: skip
+    assert read.discord_guilds == {"81384788765712384", "81384788765712385"}
+    assert read.slack_workspaces == {"T024BE7LD"}
+    assert admins({}).discord_guilds == admins({}).slack_workspaces == frozenset()
+    with pytest.raises(ConfigError, match=r"admins.discord_guilds: 'Bessemer' is not a Discord"):
+        admins({"discord_guilds": ["Bessemer"]})

@@ -172,13 +172,37 @@ class FakeSlack:
     def bot_user_id(self) -> str:
         return self._workspace.bot_user_id
 
-    def add_channel(self, name: str, *, member: bool = True, is_private: bool = False) -> str:
-        """Create a channel (the bot in it unless member=False); returns its "C..." id."""
-        return self._workspace.add_channel(name, member=member, is_private=is_private)
+    def add_workspace(self, domain: str, name: str | None = None) -> str:
+        """Install the app in another workspace of the organisation (an Enterprise Grid
+        org-wide install: one bot token for all); returns its team id. Commands run in its
+        channels carry its team_id and the enterprise_id."""
+        return self._workspace.add_team(domain, name or domain)
 
-    def add_user(self, name: str, *, is_admin: bool = False, is_owner: bool = False) -> str:
-        """Create a user; returns its "U..." id."""
-        return self._workspace.add_user(name, is_admin=is_admin, is_owner=is_owner)
+    def add_channel(
+        self,
+        name: str,
+        *,
+        member: bool = True,
+        is_private: bool = False,
+        team_id: str | None = None,
+    ) -> str:
+        """Create a channel (the bot in it unless member=False) in the first workspace or
+        ``team_id``; returns its "C..." id."""
+        return self._workspace.add_channel(
+            name, member=member, is_private=is_private, team_id=team_id
+        )
+
+    def add_user(
+        self,
+        name: str,
+        *,
+        is_admin: bool = False,
+        is_owner: bool = False,
+        team_id: str | None = None,
+    ) -> str:
+        """Create a member of the first workspace or ``team_id`` (its admin or owner if
+        asked); returns its "U..." id."""
+        return self._workspace.add_user(name, is_admin=is_admin, is_owner=is_owner, team_id=team_id)
 
     def archive_channel(self, channel_id: str) -> None:
         """Later writes answer `is_archived`; conversations.info shows is_archived."""

@@ -68,12 +68,17 @@ class Interactions:
         user = self._ws.known_user(user_id)
         hook_id = self._ws.next_id("H")
         secret = hashlib.sha256(f"{hook_id}{self._clock()}".encode()).hexdigest()[:24]
-        url = f"{self._base_url()}commands/{self._ws.team_id}/{hook_id}/{secret}"
+        # The workspace the command was run in: the channel's. With an org-wide install, Slack
+        # adds the organisation (enterprise_id) and says so (is_enterprise_install).
+        team = channel.team_id
+        org = self._ws.org_install
+        url = f"{self._base_url()}commands/{team}/{hook_id}/{secret}"
         self._urls[url] = _ResponseUrl(url, channel.id, self._clock())
         return {
             "token": self._verification_token,
-            "team_id": self._ws.team_id,
-            "team_domain": self._ws.team_domain,
+            "team_id": team,
+            "team_domain": self._ws.teams[team][0],
+            **({"enterprise_id": self._ws.enterprise_id} if org else {}),
             "channel_id": channel.id,
             "channel_name": channel.name,
             "user_id": user.id,
@@ -81,9 +86,9 @@ class Interactions:
             "command": command,
             "text": text,
             "api_app_id": self._ws.app_id,
-            "is_enterprise_install": "false",
+            "is_enterprise_install": "true" if org else "false",
             "response_url": url,
-            "trigger_id": f"{hook_id[1:]}.{self._ws.team_id}.{secret[:16]}",
+            "trigger_id": f"{hook_id[1:]}.{team}.{secret[:16]}",
         }
 
     def event_callback(self, event: dict[str, Any], *, event_id: str | None) -> dict[str, Any]:

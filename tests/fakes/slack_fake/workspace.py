@@ -18,6 +18,7 @@ class Channel:
     id: str
     name: str
     created: int
+    team_id: str = ""
     is_private: bool = False
     is_member: bool = True
     is_archived: bool = False
@@ -91,6 +92,9 @@ class Workspace:
         self.bot_id = "B0FAKE0001"
         self.bot_user_id = "U0FAKEBOT1"
         self.bot_name = "tallybot"
+        self.enterprise_id = "E0FAKE0001"
+        self.teams: dict[str, tuple[str, str]] = {self.team_id: (self.team_domain, self.team_name)}
+        """team id -> (domain, name): the workspaces the app is installed in."""
         self.channels: dict[str, Channel] = {}
         self.users: dict[str, User] = {
             self.bot_user_id: User(self.bot_user_id, self.bot_name, self.team_id, is_bot=True)
@@ -105,9 +109,29 @@ class Workspace:
         micros = next(self._ts)
         return f"{micros // 1_000_000}.{micros % 1_000_000:06d}"
 
+    # ----------------------------------------------------------- workspaces
+
+    @property
+    def org_install(self) -> bool:
+        """Installed in several workspaces of one Enterprise Grid organisation (one token)."""
+        return len(self.teams) > 1
+
+    def add_team(self, domain: str, name: str) -> str:
+        team_id = f"T0FAKE{len(self.teams) + 1:04d}"
+        self.teams[team_id] = (domain, name)
+        return team_id
+
+    def known_team(self, team_id: str | None) -> str:
+        team = team_id or self.team_id
+        if team not in self.teams:
+            raise KeyError(f"no workspace {team!r} in the fake organisation")
+        return team
+
     # ------------------------------------------------------------- channels
 
-    def add_channel(self, name: str, *, member: bool, is_private: bool) -> str:
+    def add_channel(
+        self, name: str, *, member: bool, is_private: bool, team_id: str | None = None
+    ) -> str:
         name = name.lstrip("#")
         if any(c.name == name and not c.deleted for c in self.channels.values()):
             raise ValueError(f"channel #{name} already exists")
@@ -115,6 +139,7 @@ class Workspace:
             self.next_id("C"),
             name,
             created=1_700_000_000,
+            team_id=self.known_team(team_id),
             is_private=is_private,
             is_member=member,
         )
@@ -153,8 +178,12 @@ class Workspace:
 
     # ---------------------------------------------------------------- users
 
-    def add_user(self, name: str, *, is_admin: bool, is_owner: bool) -> str:
-        user = User(self.next_id("U"), name, self.team_id, is_admin=is_admin, is_owner=is_owner)
+    def add_user(
+        self, name: str, *, is_admin: bool, is_owner: bool, team_id: str | None = None
+    ) -> str:
+        """A member of ``team_id`` (default: the first workspace); admin or owner of it."""
+        team = self.known_team(team_id)
+        user = User(self.next_id("U"), name, team, is_admin=is_admin, is_owner=is_owner)
         self.users[user.id] = user
         return user.id
 

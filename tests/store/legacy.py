@@ -1,13 +1,9 @@
-"""A small versioned migration runner (no Alembic).
+"""A store as tallybot made it before Alembic: its hand-written runner, frozen here.
 
-Each migration is an async function that takes an :class:`AsyncConnection` and changes the schema
-from version ``n - 1`` to ``n``. :func:`upgrade` applies the missing ones in order, one
-transaction each, and records each in ``schema_version``; if a migration fails, its transaction
-rolls back and the database stays at the previous version.
-
-Migrations are frozen history: once released, a migration is never edited. Migration 1 therefore
-carries its own copy of the tables as they were, not :mod:`bot.store.schema` (which is the
-latest layout).
+Until the move to Alembic, ``bot/store/migrations.py`` created the tables itself and kept its
+version in a ``schema_version`` table (migrations 1 and 2). This copy of that code (trimmed to
+what creates a store, no other change) makes such stores for the tests that check tallybot
+converts them without losing a row. Frozen history: never edit it.
 """
 
 from __future__ import annotations
@@ -27,16 +23,27 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
-    func,
     insert,
-    select,
     text,
 )
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from bot.errors import StoreError
-from bot.store.schema import NAMING, schema_version
 from bot.store.types import Id, UTCDateTime
+
+NAMING = {
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+schema_version = Table(
+    "schema_version",
+    MetaData(naming_convention=NAMING),
+    Column("version", Integer, primary_key=True, autoincrement=False),
+    Column("name", Text, nullable=False),
+    Column("applied_at", UTCDateTime, nullable=False),
+)
 
 Apply = Callable[[AsyncConnection], Awaitable[None]]
 
@@ -170,54 +177,18 @@ MIGRATIONS: tuple[Migration, ...] = (
 LATEST = MIGRATIONS[-1].version
 
 
-async def current_version(conn: AsyncConnection) -> int:
-    """The schema version of the database ``conn`` is on; 0 for an empty database."""
-    exists = await conn.run_sync(lambda c: c.dialect.has_table(c, schema_version.name))
-    if not exists:
-        return 0
-    version = await conn.scalar(select(func.max(schema_version.c.version)))
-    return int(version or 0)
-
-
-async def _lock(conn: AsyncConnection) -> None:
-    """Make concurrent upgrades of one database (several processes starting) take turns.
-
-    PostgreSQL: a transaction-level advisory lock per schema. SQLite: the store begins every
-    write transaction with ``BEGIN IMMEDIATE``, which already takes the database's write lock.
-    """
-    if conn.dialect.name == "postgresql":
-        await conn.execute(
-            text("SELECT pg_advisory_xact_lock(hashtext('tallybot.migrate:' || current_schema()))")
-        )
-
-
-async def upgrade(engine: AsyncEngine, *, to: int | None = None) -> list[int]:
-    """Bring the database up to version ``to`` (default: the latest) and return what was applied.
-
-    Each migration runs in its own transaction together with its ``schema_version`` row, so the
-    database is always at a whole version. Raises :class:`StoreError` if the database is at a
-    newer version than this code knows (it was opened by a newer tallybot).
-    """
-    target = LATEST if to is None else to
-    if not 0 <= target <= LATEST:
-        raise ValueError(f"no schema version {target}; versions are 0..{LATEST}")
-    applied: list[int] = []
-    for migration in MIGRATIONS:
-        if migration.version > target:
-            break
+async def create_legacy_store(engine: AsyncEngine, *, to: int = 2) -> None:
+    """Make an empty store at legacy version ``to`` (1 or 2), as the old runner did it."""
+    for migration in MIGRATIONS[:to]:
         async with engine.begin() as conn:
-            await _lock(conn)
-            version = await current_version(conn)
-            if version > LATEST:
-                raise StoreError(
-                    f"the store's schema is at version {version}, newer than this tallybot "
-                    f"knows (up to {LATEST}); upgrade tallybot or use another database"
+            if conn.dialect.name == "postgresql":
+                await conn.execute(
+                    text(
+                        "SELECT pg_advisory_xact_lock("
+                        "hashtext('tallybot.migrate:' || current_schema()))"
+                    )
                 )
-            if version >= migration.version:
-                continue
-            if version != migration.version - 1:
-                raise StoreError(f"schema version {version} skips migrations before {migration}")
-            if version == 0:
+            if migration.version == 1:
                 await conn.run_sync(lambda c: schema_version.create(c, checkfirst=True))
             await migration.apply(conn)
             await conn.execute(
@@ -225,5 +196,3 @@ async def upgrade(engine: AsyncEngine, *, to: int | None = None) -> list[int]:
                     version=migration.version, name=migration.name, applied_at=datetime.now(UTC)
                 )
             )
-            applied.append(migration.version)
-    return applied

@@ -1,0 +1,175 @@
+"""The store's schema migrations: Alembic revisions that the store applies itself when it opens.
+
+The revisions live in this package (``versions/``), so an installed tallybot migrates its store
+with no ``alembic.ini`` and nothing for the operator to run: :class:`~bot.store.Database`
+calls :func:`upgrade` on opening. ``bot.store.schema`` declares the latest layout; a test checks
+that the revisions build exactly that (Alembic's ``compare_metadata`` finds no difference), on
+SQLite and PostgreSQL.
+
+One upgrade is one transaction, whatever the number of revisions, taken in turns:
+
+- several processes opening one store at once take turns (PostgreSQL: an advisory lock per
+  schema; SQLite: ``BEGIN IMMEDIATE``, the database's write lock), and whoever comes second
+  finds the work done;
+- if a revision fails, everything rolls back and the store stays at the revision it was at;
+- on SQLite, foreign keys are switched off around the transaction (a batch revision rebuilds
+  a table by copy, drop and rename, which they would refuse) and checked whole before commit.
+
+Stores made before Alembic (a ``schema_version`` table, versions 1 and 2) are converted in the
+same transaction: stamped at the matching revision, ``schema_version`` dropped, every row kept.
+
+Adding a revision: change ``bot/store/schema.py``, then ``make migration MSG="what changes"``
+writes ``versions/vNNNN_what_changes.py`` from the difference (see ``__main__``); read it, fix
+what autogenerate cannot know (renames, data moves), and add an upgrade test that keeps data.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from pathlib import Path
+from typing import Any
+
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from alembic.util.exc import CommandError as AlembicCommandError
+from sqlalchemy import Connection, text
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from bot.errors import StoreError
+from bot.store.engine import quote_identifier
+from bot.store.migrations.legacy import convert_legacy
+
+log = logging.getLogger(__name__)
+
+SCRIPTS = Path(__file__).resolve().parent
+"""Alembic's script directory: ``env.py``, ``script.py.mako`` and ``versions/``."""
+FILE_TEMPLATE = "v%%(rev)s_%%(slug)s"
+"""Revision files are ``v0003_bigint_figures.py``: importable names, in order."""
+FORWARD_ONLY = "tallybot's store only moves forward: restore a backup to go back"
+
+
+def alembic_config(connection: Connection | None = None) -> Config:
+    """Alembic's configuration, made in code (no ``alembic.ini``)."""
+    cfg = Config()
+    cfg.set_main_option("script_location", str(SCRIPTS))
+    cfg.set_main_option("file_template", FILE_TEMPLATE)
+    cfg.set_main_option("truncate_slug_length", "40")
+    cfg.attributes["connection"] = connection
+    return cfg
+
+
+@functools.cache
+def scripts() -> ScriptDirectory:
+    """The revisions this tallybot knows."""
+    return ScriptDirectory.from_config(alembic_config())
+
+
+def latest() -> str:
+    """The newest revision: what :func:`upgrade` brings a store to."""
+    head = scripts().get_current_head()
+    if head is None:
+        raise StoreError("no store revisions found in " + str(SCRIPTS / "versions"))
+    return head
+
+
+def known() -> frozenset[str]:
+    return frozenset(s.revision for s in scripts().walk_revisions())
+
+
+async def current_version(conn: AsyncConnection) -> str | None:
+    """The revision the store on ``conn`` is at; ``None`` for an empty (or pre-Alembic) store."""
+    return await conn.run_sync(lambda c: MigrationContext.configure(c).get_current_revision())
+
+
+async def upgrade(engine: AsyncEngine, *, to: str = "head", schema: str | None = None) -> list[str]:
+    """Bring the store up to revision ``to`` (default: the latest); return what was applied.
+
+    ``schema`` (PostgreSQL): the schema the store lives in, created if missing; the engine's
+    connections must have it as their ``search_path`` (``make_engine(url, schema=...)``), so
+    the tables and Alembic's ``alembic_version`` are made there. Raises :class:`StoreError` if
+    the store is at a revision this tallybot does not know (a newer tallybot migrated it).
+    """
+    sqlite = engine.dialect.name == "sqlite"
+    async with engine.connect() as conn:
+        if sqlite:  # only outside a transaction does this pragma do anything
+            await conn.run_sync(_foreign_keys, False)
+        try:
+            async with conn.begin():
+                await _lock(conn, schema)
+                if schema is not None:
+                    await conn.execute(
+                        text(f"CREATE SCHEMA IF NOT EXISTS {quote_identifier(schema)}")
+                    )
+                applied = await conn.run_sync(_upgrade, to)
+                if sqlite:
+                    await conn.run_sync(_check_foreign_keys)
+        finally:
+            if sqlite:
+                await conn.run_sync(_foreign_keys, True)
+    return applied
+
+
+async def _lock(conn: AsyncConnection, schema: str | None) -> None:
+    """Make concurrent upgrades of one store (several processes starting) take turns.
+
+    PostgreSQL: a transaction-level advisory lock per schema, under the same key as the
+    pre-Alembic runner took, so an old and a new tallybot starting together take turns too.
+    SQLite: the transaction began with ``BEGIN IMMEDIATE``, which holds the write lock already.
+    """
+    if conn.dialect.name == "postgresql":
+        await conn.execute(
+            text(
+                "SELECT pg_advisory_xact_lock(hashtext('tallybot.migrate:' || "
+                "coalesce(CAST(:schema AS text), current_schema())))"
+            ),
+            {"schema": schema},
+        )
+
+
+def _upgrade(conn: Connection, to: str) -> list[str]:
+    converted = convert_legacy(conn, scripts())
+    if converted is not None:
+        log.info("store from before Alembic converted: stamped at revision %s", converted)
+    at = MigrationContext.configure(conn).get_current_heads()
+    newer = [rev for rev in at if rev not in known()]
+    if newer:
+        raise StoreError(
+            f"the store is at revision {', '.join(newer)}, newer than this tallybot knows (up "
+            f"to {latest()}); upgrade tallybot or use another database"
+        )
+    applied: list[str] = []
+
+    def noted(*, step: Any, **_: Any) -> None:
+        applied.append(str(step.up_revision_id))
+
+    cfg = alembic_config(conn)
+    cfg.attributes["on_version_apply"] = noted
+    try:
+        command.upgrade(cfg, to)
+    except AlembicCommandError as exc:
+        raise ValueError(f"cannot upgrade the store to {to!r}: {exc}") from exc
+    if applied:
+        log.info(
+            "store migrated from revision %s to %s (applied %s)",
+            ", ".join(at) or "none",
+            applied[-1],
+            ", ".join(applied),
+        )
+    return applied
+
+
+def _foreign_keys(conn: Connection, on: bool) -> None:
+    cursor = conn.connection.cursor()
+    try:
+        cursor.execute(f"PRAGMA foreign_keys = {'ON' if on else 'OFF'}")
+    finally:
+        cursor.close()
+
+
+def _check_foreign_keys(conn: Connection) -> None:
+    broken = conn.exec_driver_sql("PRAGMA foreign_key_check").fetchall()
+    if broken:
+        raise StoreError(f"a migration broke foreign keys: {broken[:5]}")
