@@ -103,9 +103,7 @@ def server(top: Reader) -> ServerConfig:
     port = r.problems.attempt(lambda: _port(r, d.port), d.port)
     env_name = r.get("push_secret_env", str, d.push_secret_env)
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", env_name):
-        raise r.error(
-            "push_secret_env", f"{describe(env_name)} is not an environment variable name"
-        )
+        raise r.error("push_secret_env", f"{env_name!r} is not an environment variable name")
     max_body = r.get("max_body_bytes", int, d.max_body_bytes)
     if max_body < 1:
         raise r.error("max_body_bytes", f"must be at least 1, got {max_body}")
