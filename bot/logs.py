@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import sys
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -61,18 +62,22 @@ def secret_values(cfg: Config | None = None, env: Mapping[str, str] | None = Non
 
 
 class SecretFilter(logging.Filter):
-    """Replaces every secret value with ``***`` in a record (message, traceback, extras)."""
+    """Replaces every secret value with ``***`` in a record (message, traceback, extras).
+
+    Whole tokens only: a value is replaced where it stands alone, not where it is part of a
+    longer word (so a secret that happens to be a common string does not turn "next run" into
+    "ne***t run"; :mod:`bot.secrets` refuses values too short to be real anyway).
+    """
 
     def __init__(self, values: Iterable[str]) -> None:
         super().__init__()
         # Longest first, so a secret that contains another is replaced whole.
         self.values = sorted({v for v in values if v}, key=len, reverse=True)
+        alternatives = "|".join(re.escape(v) for v in self.values)
+        self._pattern = re.compile(f"(?<![A-Za-z0-9])(?:{alternatives})(?![A-Za-z0-9])")
 
     def scrub(self, text: str) -> str:
-        for value in self.values:
-            if value in text:
-                text = text.replace(value, REDACTED)
-        return text
+        return self._pattern.sub(REDACTED, text) if self.values else text
 
     def filter(self, record: logging.LogRecord) -> bool:
         if not self.values:

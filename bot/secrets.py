@@ -116,19 +116,25 @@ def platform_secrets(cfg: Config, env: Mapping[str, str] | None = None) -> Platf
     """
     problems = Problems(cfg.path)
 
-    def read(name: str, needed: bool) -> Secret | None:
-        return problems.attempt(lambda: require(name, env) if needed else secret(name, env), None)
+    def read(name: str, needed: bool, table: str) -> Secret | None:
+        try:
+            return require(name, env) if needed else secret(name, env)
+        except ConfigError as exc:
+            problems.add(f"{cfg.path}: {table}: {exc}")
+            return None
 
     slack = cfg.slack
     socket = slack is not None and slack.mode == "socket"
     found = PlatformSecrets(
-        discord_token=read("DISCORD_TOKEN", True) if cfg.discord is not None else None,
-        slack_bot_token=read("SLACK_BOT_TOKEN", True) if slack is not None else None,
-        slack_app_token=read("SLACK_APP_TOKEN", socket) if slack is not None else None,
-        slack_signing_secret=(
-            read("SLACK_SIGNING_SECRET", not socket) if slack is not None else None
+        discord_token=read("DISCORD_TOKEN", True, "discord") if cfg.discord else None,
+        slack_bot_token=read("SLACK_BOT_TOKEN", True, "slack") if slack else None,
+        slack_app_token=read("SLACK_APP_TOKEN", socket, "slack") if slack else None,
+        slack_signing_secret=read("SLACK_SIGNING_SECRET", not socket, "slack") if slack else None,
+        push_secret=(
+            read(cfg.server.push_secret_env, False, "server.push_secret_env")
+            if cfg.server is not None
+            else None
         ),
-        push_secret=read(cfg.server.push_secret_env, False) if cfg.server is not None else None,
     )
     problems.raise_any()
     return found

@@ -172,3 +172,25 @@ async def test_no_secret_in_the_logs_of_a_whole_run(
     for line in lines:
         if line["logger"] == "bot.poller":
             assert line["count"] == POLLED
+
+
+def test_only_whole_tokens_are_scrubbed_and_short_secrets_are_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    scrub = logs.SecretFilter(["xt-run-token-0a1b2c3d", "abc"]).scrub
+    assert scrub("the next run uses xt-run-token-0a1b2c3d now") == "the next run uses *** now"
+    assert scrub("token=xt-run-token-0a1b2c3d&x=1") == "token=***&x=1"
+    assert scrub("Bearer xt-run-token-0a1b2c3d") == "Bearer ***"
+    assert (
+        scrub("abcdef and xt-run-token-0a1b2c3dz stay") == "abcdef and xt-run-token-0a1b2c3dz stay"
+    )
+    from bot.errors import ConfigError
+    from bot.secrets import MIN_LENGTH, secret
+
+    monkeypatch.setenv("DISCORD_TOKEN", "next")
+    with pytest.raises(ConfigError, match="DISCORD_TOKEN: only 4 characters: too short"):
+        secret("DISCORD_TOKEN")
+    monkeypatch.setenv("DISCORD_TOKEN", "x" * MIN_LENGTH)
+    assert secret("DISCORD_TOKEN") is not None
+    monkeypatch.setenv("DISCORD_TOKEN", "next")
+    assert "next" not in logs.secret_values()  # unusable: refused at start, never scrubbed

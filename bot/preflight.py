@@ -1,0 +1,71 @@
+"""Everything ``tallybot run`` would refuse, found before anything starts.
+
+``tallybot check-config`` and ``tallybot run`` both call :func:`load_checked`: the file itself
+(:func:`bot.config.load`), then what the file asks of the machine, without connecting to
+anything: at least one count and one platform, every count's source as the source factory
+builds it (its files exist, the variables named in ``headers_from_env`` are set), and the tokens
+of every enabled platform. Every problem is reported, in one :class:`~bot.errors.ConfigError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from functools import partial
+from pathlib import Path
+
+from bot import config as config_mod
+from bot.clock import SystemClock
+from bot.config import Config
+from bot.config_reader import Problems
+from bot.secrets import platform_secrets
+from bot.sources.factory import build_source
+
+
+def check(cfg: Config, env: Mapping[str, str] | None = None) -> None:
+    """Raise one ConfigError naming every reason ``cfg`` could not run on this machine."""
+    problems = Problems(cfg.path)
+    if not cfg.counts:
+        problems.add(
+            f"{cfg.path}: counts: no count is configured: add a [[counts]] table for each "
+            "(see config/example.toml)"
+        )
+    if not (cfg.console or cfg.discord or cfg.slack):
+        problems.add(
+            f"{cfg.path}: no platform enabled: add a [discord] or [slack] table, "
+            "or [console] enabled = true"
+        )
+    clock = SystemClock()
+    for i, cc in enumerate(cfg.counts):
+        build = partial(
+            build_source,
+            cc.count,
+            cc.source,
+            clock=clock,
+            base_dir=cfg.base_dir,
+            where=f"{cfg.path}: counts[{i}].source",
+            env=env,
+        )
+        problems.attempt(build, None)
+    problems.attempt(partial(platform_secrets, cfg, env), None)
+    problems.raise_any()
+
+
+def load_checked(path: Path, env: Mapping[str, str] | None = None) -> Config:
+    """The configuration at ``path``, checked as :func:`check` does."""
+    cfg = config_mod.load(path)
+    check(cfg, env)
+    return cfg
+
+
+def summary(cfg: Config) -> str:
+    """What a checked configuration runs: ``3 counts; console, discord; ops server on ...``."""
+    platforms = [
+        name
+        for name, on in (("console", cfg.console), ("discord", cfg.discord), ("slack", cfg.slack))
+        if on
+    ]
+    counts = f"{len(cfg.counts)} count{'s' if len(cfg.counts) != 1 else ''}"
+    parts = [counts, f"platforms: {', '.join(platforms)}"]
+    if cfg.server is not None:
+        parts.append(f"ops server on {cfg.server.host}:{cfg.server.port}")
+    return "; ".join(parts)
