@@ -56,6 +56,8 @@ class ReplaySource:
         self._entries: list[TimelineEntry] | None = None
         self._start: float | None = None
         self._last = -1
+        self.last_tally: Tally | None = None
+        """The tally :meth:`fetch` returned last."""
 
     @classmethod
     def from_entries(
@@ -121,7 +123,10 @@ class ReplaySource:
         if due < 0 or due == self._last:
             return None
         self._last = due
-        return entries[due].to_tally(self.count.id, observed_at=self._clock.now(), source=self.name)
+        self.last_tally = entries[due].to_tally(
+            self.count.id, observed_at=self._clock.now(), source=self.name
+        )
+        return self.last_tally
 
     async def _load(self) -> list[TimelineEntry]:
         if self._entries is None:
