@@ -194,3 +194,20 @@ def test_only_whole_tokens_are_scrubbed_and_short_secrets_are_refused(
     assert secret("DISCORD_TOKEN") is not None
     monkeypatch.setenv("DISCORD_TOKEN", "next")
     assert "next" not in logs.secret_values()  # unusable: refused at start, never scrubbed
+
+
+async def test_a_source_that_stays_down_logs_its_changes_of_state_only(
+    bot: Bot, caplog: pytest.LogCaptureFixture
+) -> None:
+    bot.feed.status = 503
+    poller = bot.app.pollers[POLLED]
+    with caplog.at_level(logging.DEBUG, logger="bot.poller"):
+        for _ in range(8):
+            assert await poller.poll() is PollResult.FAILED
+        bot.feed.status = 200
+        assert await poller.poll() is PollResult.ACCEPTED
+    above_debug = [(r.levelname, r.getMessage()) for r in caplog.records if r.levelno > 10]
+    assert [level for level, _ in above_debug] == ["WARNING", "ERROR", "INFO"]
+    assert above_debug[1][1].startswith("source is stale after 2 failed polls")
+    assert above_debug[2][1] == "source recovered"
+    assert sum(r.levelno == logging.DEBUG for r in caplog.records if "again" in r.msg) == 6

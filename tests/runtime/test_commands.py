@@ -11,10 +11,11 @@ from bot.chart import ChartCache
 from bot.clock import FakeClock
 from bot.commands import Commands, Request
 from bot.config import Admins
-from bot.model import Count, Tally
+from bot.model import Choice, Count, CountStatus, DecisionRule, RuleKind, Tally
 from bot.pipeline import Pipeline
 from bot.store import Database
 from bot.store import audit as audit_rows
+from bot.store import counts as count_rows
 from bot.store import subscriptions as sub_rows
 from bot.store import tallies as tally_rows
 from bot.subscription import ChannelRef, Mode, Platform
@@ -171,3 +172,26 @@ async def test_chart_replies_with_a_png(
     assert newer.attachment is not None
     assert newer.attachment.filename == "bessemer-2021-3.png"
     assert renders == [2, 3]
+
+
+async def test_status_without_a_count_sums_up_every_count(
+    sqlite_db: Database, clock: FakeClock
+) -> None:
+    board = Count(
+        "board-2026",
+        "Board election",
+        (Choice("ana", "Ana Ruiz"), Choice("ben", "Ben Okafor")),
+        DecisionRule(RuleKind.PLURALITY),
+        status=CountStatus.COUNTING,
+    )
+    async with sqlite_db.begin() as conn:
+        await count_rows.upsert(conn, board)
+    c = commands(sqlite_db, clock)
+    await c.handle(admin("update bessemer-2021 yes=463 no=1100"))
+    reply = await c.handle(user("status"))  # no subscription here, two counts
+    assert reply.ok
+    assert reply.text.split("\n") == [
+        "bessemer-2021 [counting]: No union leads by 637",
+        "board-2026 [counting]: no figures yet",
+        "For one count's figures: usage: status [count]",
+    ]
