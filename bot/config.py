@@ -18,7 +18,15 @@ from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
-from bot.config_platforms import DiscordConfig, ServerConfig, SlackConfig, discord, server, slack
+from bot.config_platforms import (
+    ENV_NAME,
+    DiscordConfig,
+    ServerConfig,
+    SlackConfig,
+    discord,
+    server,
+    slack,
+)
 from bot.config_reader import Problems, Recorded, describe, suggest
 from bot.config_reader import Reader as _Reader
 from bot.errors import ConfigError
@@ -69,6 +77,8 @@ class Config:
     slack: SlackConfig | None = None
     console: bool = False
     server: ServerConfig | None = None
+    store_password_env: str | None = None
+    """The variable (or ``NAME_FILE``) holding the store's database password, if it needs one."""
 
     @property
     def base_dir(self) -> Path:
@@ -110,8 +120,9 @@ def parse(raw: Mapping[str, Any], path: Path) -> Config:
         ["store", "defaults", "admins", "discord", "slack", "console", "server", "counts"],
         problems,
     )
-    store = top.table_at("store", ["url"])
+    store = top.table_at("store", ["url", "password_env"])
     store_url = problems.attempt(lambda: _store_url(store), DEFAULT_STORE)
+    password_env = problems.attempt(lambda: _env_name(store, "password_env"), None)
     defaults = top.table_at("defaults", ["interval", "stale_after_failures", "stale_after_minutes"])
     counts = _counts(top, defaults)
     config = Config(
@@ -123,6 +134,7 @@ def parse(raw: Mapping[str, Any], path: Path) -> Config:
         slack=problems.attempt(lambda: slack(top), None) if "slack" in raw else None,
         console=bool(top.table_at("console", ["enabled"]).get("enabled", bool, False)),
         server=problems.attempt(lambda: server(top), None) if "server" in raw else None,
+        store_password_env=password_env,
     )
     problems.raise_any()
     return config
@@ -134,6 +146,13 @@ def _store_url(store: _Reader) -> str:
     if problem is not None:
         raise store.error("url", problem)
     return url
+
+
+def _env_name(r: _Reader, key: str) -> str | None:
+    name: str | None = r.get(key, str)
+    if name is not None and not ENV_NAME.fullmatch(name):
+        raise r.error(key, f"{name!r} is not an environment variable name")
+    return name
 
 
 def _counts(top: _Reader, defaults: _Reader) -> tuple[CountConfig, ...]:

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 from bot.config_reader import Reader, describe
 
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
 
 @dataclass(frozen=True, slots=True)
 class DiscordConfig:
@@ -102,7 +104,7 @@ def server(top: Reader) -> ServerConfig:
     host = r.problems.attempt(lambda: _host(r, d.host), d.host)
     port = r.problems.attempt(lambda: _port(r, d.port), d.port)
     env_name = r.get("push_secret_env", str, d.push_secret_env)
-    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", env_name):
+    if not ENV_NAME.fullmatch(env_name):
         raise r.error("push_secret_env", f"{env_name!r} is not an environment variable name")
     max_body = r.get("max_body_bytes", int, d.max_body_bytes)
     if max_body < 1:

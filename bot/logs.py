@@ -48,12 +48,14 @@ def extras(record: logging.LogRecord) -> dict[str, object]:
 
 
 def secret_values(cfg: Config | None = None, env: Mapping[str, str] | None = None) -> list[str]:
-    """Every configured secret value: ``bot.secrets.KNOWN``, the push secret of ``[server]`` and
-    the variables named by the sources' ``headers_from_env``."""
+    """Every configured secret value: ``bot.secrets.KNOWN``, the push secret of ``[server]``, the
+    store's database password and the variables named by the sources' ``headers_from_env``."""
     names: list[str] = []
     if cfg is not None:
         if cfg.server is not None:
             names.append(cfg.server.push_secret_env)
+        if cfg.store_password_env is not None:
+            names.append(cfg.store_password_env)
         for cc in cfg.counts:
             from_env = cc.source.get("headers_from_env")
             if isinstance(from_env, Mapping):

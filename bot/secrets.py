@@ -11,6 +11,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from sqlalchemy import make_url
+
 from bot.config import Config
 from bot.config_reader import Problems
 from bot.errors import ConfigError
@@ -105,6 +107,7 @@ class PlatformSecrets:
     slack_app_token: Secret | None = None
     slack_signing_secret: Secret | None = None
     push_secret: Secret | None = None
+    store_password: Secret | None = None
 
 
 def platform_secrets(cfg: Config, env: Mapping[str, str] | None = None) -> PlatformSecrets:
@@ -135,6 +138,20 @@ def platform_secrets(cfg: Config, env: Mapping[str, str] | None = None) -> Platf
             if cfg.server is not None
             else None
         ),
+        store_password=(
+            read(cfg.store_password_env, True, "store.password_env")
+            if cfg.store_password_env
+            else None
+        ),
     )
     problems.raise_any()
     return found
+
+
+def store_url(cfg: Config, env: Mapping[str, str] | None = None) -> str:
+    """The store URL with the password from ``[store] password_env`` put in, if there is one."""
+    if cfg.store_password_env is None:
+        return cfg.store_url
+    password = require(cfg.store_password_env, env).reveal()
+    url = make_url(cfg.store_url).set(password=password)
+    return url.render_as_string(hide_password=False)
