@@ -91,8 +91,9 @@ class Config:
         return None
 
 
-def load(path: Path) -> Config:
-    """Read and check a configuration file: every problem in it, in one ConfigError."""
+def load(path: Path, problems: Problems | None = None) -> Config:
+    """Read and check a configuration file: every problem in it, in one ConfigError (or, given
+    ``problems``, recorded there, with the configuration as far as it could be read)."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError as exc:
@@ -107,12 +108,14 @@ def load(path: Path) -> Config:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
-    return parse(raw, path)
+    return parse(raw, path, problems)
 
 
-def parse(raw: Mapping[str, Any], path: Path) -> Config:
-    """Check a parsed document; every problem is reported, in one ConfigError."""
-    problems = Problems(path)
+def parse(raw: Mapping[str, Any], path: Path, problems: Problems | None = None) -> Config:
+    """Check a parsed document; every problem is reported, in one ConfigError (or recorded in
+    ``problems``, and the configuration returned as far as it could be read)."""
+    collect = problems is None
+    problems = Problems(path) if problems is None else problems
     top = _Reader(
         path,
         "",
@@ -124,6 +127,7 @@ def parse(raw: Mapping[str, Any], path: Path) -> Config:
     store_url = problems.attempt(lambda: _store_url(store), DEFAULT_STORE)
     password_env = problems.attempt(lambda: _env_name(store, "password_env"), None)
     defaults = top.table_at("defaults", ["interval", "stale_after_failures", "stale_after_minutes"])
+    _check_defaults(defaults)
     counts = _counts(top, defaults)
     config = Config(
         path=path,
@@ -136,7 +140,8 @@ def parse(raw: Mapping[str, Any], path: Path) -> Config:
         server=problems.attempt(lambda: server(top), None) if "server" in raw else None,
         store_password_env=password_env,
     )
-    problems.raise_any()
+    if collect:
+        problems.raise_any()
     return config
 
 
@@ -153,6 +158,14 @@ def _env_name(r: _Reader, key: str) -> str | None:
     if name is not None and not ENV_NAME.fullmatch(name):
         raise r.error(key, f"{name!r} is not an environment variable name")
     return name
+
+
+def _check_defaults(defaults: _Reader) -> None:
+    """Report ``[defaults]`` problems once, before the counts that use them (a count whose only
+    problem is a default is still read, with the built-in default)."""
+    none = _Reader(defaults.path, "", {}, [], defaults.problems)
+    for check in (_interval, _failures, _stale_seconds):
+        defaults.problems.attempt(partial(check, none, defaults), None)
 
 
 def _counts(top: _Reader, defaults: _Reader) -> tuple[CountConfig, ...]:

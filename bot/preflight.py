@@ -21,15 +21,21 @@ from bot.secrets import platform_secrets
 from bot.sources.factory import build_source
 
 
-def check(cfg: Config, env: Mapping[str, str] | None = None) -> None:
-    """Raise one ConfigError naming every reason ``cfg`` could not run on this machine."""
-    problems = Problems(cfg.path)
-    if not cfg.counts:
+def check(
+    cfg: Config, env: Mapping[str, str] | None = None, problems: Problems | None = None
+) -> None:
+    """Raise one ConfigError naming every reason ``cfg`` could not run on this machine (and
+    every problem already in ``problems``)."""
+    problems = Problems(cfg.path) if problems is None else problems
+    if not cfg.counts and not any(": counts" in p for p in problems.items):
         problems.add(
             f"{cfg.path}: counts: no count is configured: add a [[counts]] table for each "
             "(see config/example.toml)"
         )
-    if not (cfg.console or cfg.discord or cfg.slack):
+    platform_tables = (f"{cfg.path}: {name}" for name in ("console", "discord", "slack"))
+    if not (cfg.console or cfg.discord or cfg.slack) and not any(
+        p.startswith(tuple(platform_tables)) for p in problems.items
+    ):
         problems.add(
             f"{cfg.path}: no platform enabled: add a [discord] or [slack] table, "
             "or [console] enabled = true"
@@ -51,9 +57,11 @@ def check(cfg: Config, env: Mapping[str, str] | None = None) -> None:
 
 
 def load_checked(path: Path, env: Mapping[str, str] | None = None) -> Config:
-    """The configuration at ``path``, checked as :func:`check` does."""
-    cfg = config_mod.load(path)
-    check(cfg, env)
+    """The configuration at ``path``, checked as :func:`check` does: the problems of the file
+    and of the machine, all in one ConfigError."""
+    problems = Problems(path)
+    cfg = config_mod.load(path, problems)
+    check(cfg, env, problems)
     return cfg
 
 
