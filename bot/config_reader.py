@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -18,6 +19,7 @@ from typing import Any, TypeVar
 from bot.errors import ConfigError
 
 T = TypeVar("T")
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 
 _KINDS: tuple[tuple[type | tuple[type, ...], str], ...] = (
     (bool, "true/false"),
@@ -44,6 +46,11 @@ def describe(value: object) -> str:
     if len(shown) > 60:
         shown = shown[:57] + "..."
     return f"{shown} ({kind_of(value)})"
+
+
+def toml_key(key: str) -> str:
+    """A key as written in TOML: bare when it can be, quoted otherwise."""
+    return key if _BARE_KEY.fullmatch(key) else json.dumps(key)
 
 
 def suggest(word: str, options: Collection[str]) -> str:
@@ -111,6 +118,9 @@ class Reader:
                 self.problems.add(str(self.error(key, f"unknown key{hint}")))
 
     def error(self, key: str, problem: str) -> ConfigError:
+        """A problem at ``key``; a key that is not a bare TOML key is quoted (``"a b"``), and a
+        key with an index (``choices[0]``) is written as is."""
+        key = key if re.fullmatch(r"[A-Za-z0-9_-]+\[\d+\]", key) else toml_key(key)
         where = f"{self.where}.{key}" if self.where else key
         return ConfigError(f"{self.path}: {where}: {problem}")
 

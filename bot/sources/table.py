@@ -7,7 +7,6 @@ check reports every problem in the table at once (:meth:`Table.raise_any`).
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Callable, Collection, Mapping
@@ -16,15 +15,11 @@ from typing import NoReturn, TypeVar
 from bot.config_reader import Problems
 from bot.config_reader import describe as _describe
 from bot.config_reader import suggest as _suggest
+from bot.config_reader import toml_key as _key
 from bot.errors import ConfigError
 
 T = TypeVar("T")
 _BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
-
-
-def _key(key: str) -> str:
-    """A key as written in TOML: bare when it can be, quoted otherwise."""
-    return key if _BARE_KEY.match(key) else json.dumps(key)
 
 
 class Table:
