@@ -66,6 +66,7 @@ async def read_commands(
         PROMPT,
         history=InMemoryHistory(),
         completer=CommandCompleter(count_ids),
+        complete_while_typing=False,  # Tab completes, as in a shell
         input=input,
         output=output,
     )
