@@ -301,3 +301,19 @@ def test_every_argument_has_help_and_there_is_a_version(fresh_repo: Path) -> Non
     assert result.returncode == 0
     assert result.stdout.startswith("tallybot ")
     assert sys.version_info >= (3, 11)
+
+
+def test_slack_http_mode_listens_on_loopback_unless_told(tmp_path: Path) -> None:
+    import inspect
+
+    from adapters.slack import SlackAdapter
+    from bot.config import parse
+
+    path = tmp_path / "t.toml"
+    slack = parse({"slack": {"mode": "http"}}, path).slack
+    assert slack is not None
+    assert (slack.host, slack.port) == ("127.0.0.1", 3000)
+    slack = parse({"slack": {"mode": "http", "host": "0.0.0.0", "port": 3100}}, path).slack
+    assert slack is not None
+    assert (slack.host, slack.port) == ("0.0.0.0", 3100)
+    assert inspect.signature(SlackAdapter).parameters["http_host"].default == "127.0.0.1"

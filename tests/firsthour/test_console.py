@@ -3,12 +3,14 @@ history, output above the prompt, and Ctrl-C or ``quit`` stops the bot within 5 
 
 from __future__ import annotations
 
+import fcntl
 import os
 import pty
 import re
 import selectors
 import subprocess
 import sys
+import termios
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -57,6 +59,12 @@ class Terminal:
         return time.monotonic() - started
 
 
+def controlling_terminal() -> None:
+    """In the child: a session of its own, with the pty on stdin as its terminal."""
+    os.setsid()
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+
 @pytest.fixture
 def terminal(fresh_repo: Path, tmp_path: Path) -> Iterator[Terminal]:
     config = example_for_tests(fresh_repo, tmp_path / "site")
@@ -69,7 +77,7 @@ def terminal(fresh_repo: Path, tmp_path: Path) -> Iterator[Terminal]:
         stdin=slave,
         stdout=slave,
         stderr=subprocess.DEVNULL,
-        start_new_session=True,
+        preexec_fn=controlling_terminal,  # as in a shell: Ctrl-C outside the prompt is SIGINT
     )
     os.close(slave)
     term = Terminal(proc, master)
@@ -96,6 +104,7 @@ def test_ctrl_c_at_the_prompt_stops_the_bot_within_5_s(terminal: Terminal) -> No
     terminal.type("\x1b[A\x1b[A\r")  # up, up: the status typed first, again
     terminal.expect("For one count's figures")
     assert terminal.text().count("For one count's figures") == 2
+    terminal.expect("tallybot>")  # the prompt is back, waiting
     terminal.type("\x03")  # Ctrl-C
     took = terminal.wait()
     assert took < STOP_WITHIN

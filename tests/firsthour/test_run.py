@@ -124,3 +124,20 @@ def test_run_refuses_what_check_config_refuses_before_starting(
     assert "discord: DISCORD_TOKEN is not set" in log
     assert "Traceback" not in log
     assert not (config.parent / "var").exists()  # nothing was started
+
+
+def test_a_call_stuck_in_a_worker_thread_does_not_hold_up_the_exit() -> None:
+    from bot.run import DaemonExecutor
+
+    release = threading.Event()
+    executor = DaemonExecutor(max_workers=2)
+    stuck = executor.submit(release.wait, 60)  # a DNS lookup of an unreachable feed, say
+    quick = executor.submit(sum, [1, 2, 3])
+    assert quick.result(timeout=10) == 6
+    executor.shutdown(wait=True)  # returns at once: asyncio.run's shutdown does not wait
+    assert not stuck.done()
+    workers = [t for t in threading.enumerate() if t.name == "tallybot-call"]
+    assert workers
+    assert all(t.daemon for t in workers)  # nor does the interpreter's exit
+    release.set()
+    assert stuck.result(timeout=10) is True
