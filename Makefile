@@ -1,16 +1,25 @@
 # tallybot: `make demo` runs the console demo, `make test` runs the test suite,
 # `make migration MSG=...` writes a new store revision.
-PYTHON ?= python3.11
+#
+# The venv is made with the newest Python 3.11 or later that runs from PATH; choose another with
+# `make PYTHON=python3.12 test` (or a full path). It installs the pinned versions of
+# requirements-dev.lock; `make lock` regenerates both lock files from pyproject.toml
+# (`make lock ARGS=--upgrade` moves every pin to the newest release).
+PYTHON ?= $(shell for p in python3.15 python3.14 python3.13 python3.12 python3.11 python3; do \
+	$$p -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null && { echo $$p; break; }; done)
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+LOCK_COMPILE = $(BIN)/uv pip compile pyproject.toml --universal --python-version 3.11 \
+	--generate-hashes --quiet --custom-compile-command "make lock" $(ARGS)
 
-.PHONY: demo test lint bench migration clean
+.PHONY: demo test lint lock bench migration clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml requirements-dev.lock
+	@test -n "$(PYTHON)" || { echo "No Python 3.11 or newer found: install one, or name it: make PYTHON=/path/to/python3.x" >&2; exit 1; }
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet --require-hashes -r requirements-dev.lock
+	$(BIN)/pip install --quiet --no-deps -e .
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -23,6 +32,13 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+
+# The image installs requirements.lock (what tallybot needs to run); the venv and CI install
+# requirements-dev.lock (that and the dev tools). uv resolves for every platform (--universal)
+# and Python 3.11 and later; each pin carries its hashes.
+lock: $(STAMP)
+	$(LOCK_COMPILE) -o requirements.lock
+	$(LOCK_COMPILE) --extra dev -o requirements-dev.lock
 
 bench: $(STAMP)
 	$(BIN)/python -m bench.fanout

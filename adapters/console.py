@@ -15,18 +15,20 @@ in ``zone``: ``[defaults] timezone`` from the configuration, else the machine's 
 
 from __future__ import annotations
 
-import asyncio
-import sys
-from collections.abc import Awaitable, Callable
+import shutil
+from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Self
 
+from prompt_toolkit.input import Input
+from prompt_toolkit.output import Output
 from rich.console import Console, Group
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from adapters.console_prompt import read_commands
 from bot.adapter import UNLIMITED, Attachment, Limits, Notice, Outgoing
 from bot.commands import Reply, Request
 from bot.message import Message
@@ -39,6 +41,8 @@ CONSOLE_CHANNEL = ChannelRef(Platform.CONSOLE, "local", "console")
 CHART_DIR = Path("tallybot-charts")
 """Where attachments are written by default (relative: in the current directory)."""
 COLOURS = ("magenta", "cyan", "yellow", "green", "blue", "red")
+MAX_WIDTH = 80
+"""Output wraps at 80 columns (or the terminal's width, if narrower)."""
 
 Handler = Callable[[Request], Awaitable[Reply]]
 
@@ -64,9 +68,13 @@ class ConsoleAdapter:
         self.limits = limits
         self.zone = zone
         self.save_dir = save_dir
-        stream = out if out is not None else sys.stdout
-        self.console = Console(file=stream, force_terminal=rich, highlight=False, soft_wrap=True)
+        # file=None: Rich writes to whatever sys.stdout is at the time, so that output goes
+        # above the prompt while one is shown (prompt_toolkit's patch_stdout).
+        self.console = Console(
+            file=out, force_terminal=rich, highlight=False, width=output_width(out)
+        )
         self.rich = self.console.is_terminal
+        self.console.soft_wrap = not self.rich  # plain text (a log, a pipe): lines stay whole
         self.user = user
         self._posted = 0
 
@@ -138,20 +146,31 @@ class ConsoleAdapter:
         self.console.print(text(f"Saved: {path}"))
         return path
 
-    async def prompt(self, handle: Handler, stdin: IO[str] | None = None) -> None:
-        """Read commands line by line until end of input, and show each reply."""
-        source = stdin if stdin is not None else sys.stdin
-        loop = asyncio.get_running_loop()
-        while True:
-            line = await loop.run_in_executor(None, source.readline)
-            if not line:
-                return
-            if not line.strip():
-                continue
+    async def prompt(
+        self,
+        handle: Handler,
+        *,
+        count_ids: Iterable[str] = (),
+        input: Input | None = None,
+        output: Output | None = None,
+    ) -> None:
+        """Take commands at the prompt (see ``adapters.console_prompt``) and show each reply,
+        until quit, Ctrl-D or Ctrl-C."""
+
+        async def run(text: str) -> None:
             reply = await handle(
-                Request(CONSOLE_CHANNEL, self.user, self.user, line.strip(), platform_admin=True)
+                Request(CONSOLE_CHANNEL, self.user, self.user, text, platform_admin=True)
             )
             self.show_reply(reply)
+
+        await read_commands(run, count_ids=count_ids, input=input, output=output)
+
+
+def output_width(out: IO[str] | None) -> int:
+    """80 columns, or fewer on a narrower terminal."""
+    if out is not None:
+        return MAX_WIDTH
+    return min(MAX_WIDTH, shutil.get_terminal_size((MAX_WIDTH, 24)).columns)
 
 
 def panel(message: Message, zone: Zone = None) -> Panel:
@@ -176,10 +195,10 @@ def panel(message: Message, zone: Zone = None) -> Panel:
         Text(""),
         *(text(line) for line in message.lines),
         *(Text(show(note, zone)) for note in message.notes),
+        Text(show(message.footer, zone), style="dim"),  # in the body, so it wraps, not cut
     )
     return Panel(
         body,
         title=text(message.title),
-        subtitle=Text(show(message.footer, zone), style="dim"),
         border_style="bold " + colour if message.significant else colour,
     )

@@ -98,6 +98,12 @@ from bot.subscription import ChannelRef, Platform
 
 log = logging.getLogger(__name__)
 
+# The bot never joins a voice channel: discord.py's warnings that voice support is missing
+# ("PyNaCl is not installed", "davey is not installed") on every start are noise. These are
+# the switches discord.py itself turns off after warning once.
+discord.VoiceClient.warn_nacl = False
+discord.VoiceClient.warn_dave = False
+
 DISCORD_LIMITS = Limits(
     requests=Window(50, 1.0),
     channel_posts=Window(5, 5.0),

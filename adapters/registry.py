@@ -1,42 +1,58 @@
-"""Which adapters a configuration turns on, and how each is built."""
+"""Which adapters a configuration turns on, and how each is built.
+
+The console is a terminal: without one on standard input (a container, a service manager,
+``</dev/null``) it stays off and one log line says so; the bot serves the other platforms and the
+ops server all the same.
+"""
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Mapping
+
 from bot.app import AdapterFactory
 from bot.config import Config
+from bot.secrets import platform_secrets
 from bot.subscription import Platform
 
+log = logging.getLogger(__name__)
 
-def adapter_factories(cfg: Config) -> dict[Platform, AdapterFactory]:
+
+def adapter_factories(
+    cfg: Config, *, terminal: bool = True, env: Mapping[str, str] | None = None
+) -> dict[Platform, AdapterFactory]:
+    """The adapters ``cfg`` enables; ``terminal``: whether standard input is a terminal."""
+    secrets = platform_secrets(cfg, env)
     factories: dict[Platform, AdapterFactory] = {}
-    if cfg.console:
+    if cfg.console and not terminal:
+        log.info("console adapter off: standard input is not a terminal")
+    elif cfg.console:
         from adapters.console import ConsoleAdapter
 
         factories[Platform.CONSOLE] = lambda commands: ConsoleAdapter(zone=cfg.timezone)
     if cfg.slack is not None:
         from adapters.slack import SlackAdapter
-        from bot.secrets import require, secret
 
         slack = cfg.slack
-        bot_token = require("SLACK_BOT_TOKEN")
-        socket = slack.mode == "socket"
-        app_token = require("SLACK_APP_TOKEN") if socket else secret("SLACK_APP_TOKEN")
-        signing = secret("SLACK_SIGNING_SECRET") if socket else require("SLACK_SIGNING_SECRET")
+        assert secrets.slack_bot_token is not None  # platform_secrets() has made sure
+        bot_token = secrets.slack_bot_token
         factories[Platform.SLACK] = lambda commands: SlackAdapter(
             commands,
             slack,
             bot_token=bot_token,
-            app_token=app_token,
-            signing_secret=signing,
+            app_token=secrets.slack_app_token,
+            signing_secret=secrets.slack_signing_secret,
             admins=cfg.admins,
+            http_host=slack.host,
+            http_port=slack.port,
             serve_http=cfg.server is None,  # else the ops server mounts its endpoint
         )
     if cfg.discord is not None:
         from adapters.discord import DiscordAdapter
-        from bot.secrets import require as require_secret
 
         discord_cfg = cfg.discord
-        discord_token = require_secret("DISCORD_TOKEN")
+        assert secrets.discord_token is not None
+        discord_token = secrets.discord_token
         factories[Platform.DISCORD] = lambda commands: DiscordAdapter(
             commands, discord_cfg, token=discord_token, admins=cfg.admins
         )

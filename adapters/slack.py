@@ -234,7 +234,7 @@ class SlackAdapter:
         app_token: Secret | None = None,
         signing_secret: Secret | None = None,
         admins: Admins | None = None,
-        http_host: str = "0.0.0.0",
+        http_host: str = "127.0.0.1",
         http_port: int = 3000,
         serve_http: bool = True,
         limits: Limits = SLACK_LIMITS,

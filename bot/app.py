@@ -32,7 +32,7 @@ from bot.pipeline import Pipeline
 from bot.poller import Poller
 from bot.ratelimit import Sleep
 from bot.scheduler import Scheduler
-from bot.secrets import secret
+from bot.secrets import secret, store_url
 from bot.sources.base import Source
 from bot.sources.factory import build_source
 from bot.sources.health import SourceHealth
@@ -57,7 +57,7 @@ class App:
         self.config = config
         self.clock = clock or SystemClock()
         self.sleep = sleep
-        self.db = Database(config.store_url, schema=schema)
+        self.db = Database(store_url(config), schema=schema)
         self.scheduler = Scheduler()
         self.sources: dict[str, Source] = {}
         self.health: dict[str, SourceHealth] = {}

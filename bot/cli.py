@@ -7,18 +7,20 @@ import asyncio
 import contextlib
 import logging
 import os
-import signal
 import sys
 import tempfile
 from collections.abc import Sequence
 from dataclasses import replace
-from importlib import resources
+from importlib import metadata, resources
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
+
+from prompt_toolkit.input import Input
+from prompt_toolkit.output import Output
 
 from adapters.console import CONSOLE_CHANNEL, ConsoleAdapter
 from bot import config as config_mod
-from bot import logs
+from bot import logs, preflight
 from bot.app import AdapterFactory, App
 from bot.clock import Clock, SystemClock
 from bot.commands import Request
@@ -26,11 +28,14 @@ from bot.config import Config
 from bot.errors import ConfigError, PushError, TallybotError
 from bot.ops import invite as invite_mod
 from bot.ops import push_client
+from bot.poller import PollResult
 from bot.ratelimit import Sleep
-from bot.sources.factory import build_source
+from bot.run import run_bot
 from bot.sources.replay import ReplaySource
 from bot.subscription import Platform
-from bot.words import count_of
+
+CONFIG_ENV = "TALLYBOT_CONFIG"
+"""Where ``run`` finds its configuration when ``--config`` is not given (set in the image)."""
 
 
 def demo_config_path() -> Path:
@@ -71,11 +76,17 @@ async def play(
     *,
     clock: Clock | None = None,
     sleep: Sleep = asyncio.sleep,
-    interactive: IO[str] | None = None,
+    interactive: bool = False,
+    prompt_input: Input | None = None,
+    prompt_output: Output | None = None,
 ) -> None:
     """Replay every count of ``cfg`` (replay sources) to the console, then return.
 
-    The final message carries the count's chart, which the console saves as a PNG file."""
+    ``interactive``: commands are taken at the prompt meanwhile (``prompt_input`` and
+    ``prompt_output``: the terminal's, unless given). When an admin's figures make the next
+    recorded tally look like a decrease, the replay goes on with it as a correction (announced
+    as one) instead of rejecting every tally after that. The final message carries the count's
+    chart, which the console saves as a PNG file."""
     factories: dict[Platform, AdapterFactory] = {Platform.CONSOLE: lambda commands: console}
     async with App(cfg, factories, clock=clock, sleep=sleep, poll=False) as app:
         for cc in cfg.counts:
@@ -84,8 +95,13 @@ async def play(
             )
             console.show_reply(reply)
         prompt = None
-        if interactive is not None:
-            prompt = asyncio.create_task(console.prompt(app.commands.handle, interactive))
+        if interactive:
+            ids = [cc.count.id for cc in cfg.counts]
+            prompt = asyncio.create_task(
+                console.prompt(
+                    app.commands.handle, count_ids=ids, input=prompt_input, output=prompt_output
+                )
+            )
         try:
             for count_id, source in app.sources.items():
                 assert isinstance(source, ReplaySource)
@@ -93,7 +109,9 @@ async def play(
                     due = source.next_due()
                     if due:
                         await sleep(due)
-                    await app.pollers[count_id].poll()
+                    result = await app.pollers[count_id].poll()
+                    if result is PollResult.REJECTED and interactive:
+                        await _carry_on(app, source, console)
                     if source.last_note:
                         console.note(source.last_note)
                     await app.idle()
@@ -104,6 +122,15 @@ async def play(
                     await prompt
 
 
+async def _carry_on(app: App, source: ReplaySource, console: ConsoleAdapter) -> None:
+    """The recorded tally just rejected (after an admin's figures), sent again as a correction."""
+    tally = source.last_tally
+    if tally is None:
+        return
+    console.note("The recording differs from the figures typed in: replaying it as a correction.")
+    await app.pipeline.ingest(replace(tally, correction=True), actor="demo", action="correct")
+
+
 async def run_demo(speed: float, out: IO[str] | None = None, interactive: bool = False) -> None:
     demo = config_mod.load(demo_config_path())
     console = ConsoleAdapter(out=out, zone=demo.timezone)
@@ -111,68 +138,62 @@ async def run_demo(speed: float, out: IO[str] | None = None, interactive: bool =
         "tallybot demo: the 2021 Amazon Bessemer union election count, replayed "
         f"at {speed:g}x. Messages appear as a subscribed channel would see them.\n"
     )
+    if interactive and not sys.stdin.isatty():
+        console.console.print("(--interactive needs a terminal on standard input: replaying only)")
+        interactive = False
     with tempfile.TemporaryDirectory(prefix="tallybot-demo-") as tmp:
         cfg = replay_config(demo, Path(tmp), speed)
-        await play(cfg, console, interactive=sys.stdin if interactive else None)
-
-
-async def run_bot(cfg: Config) -> None:
-    from adapters.registry import adapter_factories
-
-    factories = adapter_factories(cfg)
-    if not factories:
-        raise ConfigError(f"{cfg.path}: no platform enabled: add [discord], [slack] or [console]")
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):  # docker stop, Ctrl-C: close cleanly
-        loop.add_signal_handler(sig, stop.set)
-    async with App(cfg, factories, clock=SystemClock()) as app:
-        console = app.adapters.get(Platform.CONSOLE)
-        waits: list[asyncio.Task[Any]] = [asyncio.create_task(stop.wait())]
-        if isinstance(console, ConsoleAdapter):
-            waits.append(asyncio.create_task(console.prompt(app.commands.handle)))
-        _, pending = await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
-        for task in pending:
-            task.cancel()
+        await play(cfg, console, interactive=interactive)
 
 
 def check_config(path: Path) -> Config:
-    """Load ``path`` and build every count's source, so that every key is checked."""
-    cfg = config_mod.load(path)
-    for i, cc in enumerate(cfg.counts):
-        build_source(
-            cc.count,
-            cc.source,
-            clock=SystemClock(),
-            base_dir=cfg.base_dir,
-            where=f"{path}: counts[{i}].source",
-        )
-    return cfg
+    """Everything ``run`` would refuse, without connecting to anything (see bot.preflight)."""
+    return preflight.load_checked(path)
+
+
+def version() -> str:
+    try:
+        return metadata.version("tallybot")
+    except metadata.PackageNotFoundError:  # running from a source tree that is not installed
+        return "unknown (not installed)"
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="tallybot", description="Live vote-count updates in Discord and Slack."
     )
+    parser.add_argument("--version", action="version", version=f"tallybot {version()}")
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run the bot with a configuration file")
-    run.add_argument("--config", type=Path, required=True, help="the TOML configuration")
+    run.add_argument(
+        "--config",
+        type=Path,
+        default=os.environ.get(CONFIG_ENV),
+        help=f"the TOML configuration (default: ${CONFIG_ENV}; see config/example.toml)",
+    )
     demo = sub.add_parser("demo", help="replay the Bessemer 2021 count on the console")
     demo.add_argument("--speed", type=float, default=1.0, help="replay speed (default 1: ~1 min)")
     demo.add_argument(
         "--interactive", action="store_true", help="also take commands typed at the prompt"
     )
-    check = sub.add_parser("check-config", help="check a configuration file and exit")
-    check.add_argument("file", type=Path)
+    check = sub.add_parser(
+        "check-config",
+        help="check a configuration file as run would (every problem, nothing connected)",
+    )
+    check.add_argument("file", type=Path, help="the TOML configuration to check")
     replay = sub.add_parser("replay", help="replay a recorded timeline of a count on the console")
     replay.add_argument("timeline", type=Path, help="a JSON Lines timeline (see record)")
     replay.add_argument("--config", type=Path, required=True, help="where the count is defined")
     replay.add_argument("--count", required=True, help="the count id")
-    replay.add_argument("--speed", type=float, default=1.0)
+    replay.add_argument(
+        "--speed", type=float, default=1.0, help="replay speed (default 1: as recorded)"
+    )
     record = sub.add_parser(
         "record", help="poll one count's source and append each new tally to a timeline"
     )
-    record.add_argument("--config", type=Path, required=True)
+    record.add_argument(
+        "--config", type=Path, required=True, help="the TOML configuration defining the count"
+    )
     record.add_argument("--count", required=True, help="the count id")
     record.add_argument("--out", type=Path, required=True, help="the timeline file to append to")
     add_push_parser(sub)
@@ -204,7 +225,9 @@ def add_push_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="the environment variable holding the push secret (or NAME_FILE: a file path)",
     )
     push.add_argument("--json", type=Path, help="send this JSON file as the tally ('-': stdin)")
-    push.add_argument("--state", choices=["counting", "paused", "final"])
+    push.add_argument(
+        "--state", choices=["counting", "paused", "final"], help="the count's state (optional)"
+    )
     push.add_argument(
         "--correction", action="store_true", help="figures may go down or change a final count"
     )
@@ -253,7 +276,7 @@ def invite_url(client_id: str | None) -> str:
 def log_setup(args: argparse.Namespace) -> contextlib.AbstractContextManager[logging.Handler]:
     """Structured logs on stderr for the command, scrubbed of every configured secret."""
     cfg = None
-    if args.command in ("run", "record"):
+    if args.command in ("run", "record") and args.config is not None:
         with contextlib.suppress(ConfigError):
             cfg = config_mod.load(args.config)  # its errors are reported by the command itself
     quiet = args.command in ("demo", "replay", "push", "invite", "check-config")
@@ -270,6 +293,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except PushError as exc:
         print(f"tallybot: {exc}", file=sys.stderr)
         return push_client.EXIT_UNAVAILABLE
+    except ConfigError as exc:
+        for problem in exc.problems:  # one line each, every problem found
+            print(f"tallybot: {problem}", file=sys.stderr)
+        if len(exc.problems) > 1:
+            print(f"tallybot: {len(exc.problems)} problems", file=sys.stderr)
+        return 2
     except TallybotError as exc:
         print(f"tallybot: {exc}", file=sys.stderr)
         return 2
@@ -282,9 +311,11 @@ def run_command(args: argparse.Namespace) -> int:
         asyncio.run(run_demo(args.speed, interactive=args.interactive))
     elif args.command == "check-config":
         cfg = check_config(args.file)
-        print(f"{args.file}: OK ({count_of(len(cfg.counts), 'count')})")
+        print(f"{args.file}: OK ({preflight.summary(cfg)})")
     elif args.command == "run":
-        asyncio.run(run_bot(config_mod.load(args.config)))
+        if args.config is None:
+            raise ConfigError(f"give --config FILE or set {CONFIG_ENV}")
+        asyncio.run(run_bot(check_config(args.config)))
     elif args.command == "replay":
         if not args.timeline.exists():
             raise ConfigError(f"{args.timeline}: no such file")
@@ -292,7 +323,9 @@ def run_command(args: argparse.Namespace) -> int:
     elif args.command == "record":
         from bot.recording import record_count
 
-        asyncio.run(record_count(config_mod.load(args.config), args.count, args.out))
+        cfg = config_mod.load(args.config)
+        written = asyncio.run(record_count(cfg, args.count, args.out))
+        print(f"{written} tallies recorded in {args.out}")
     elif args.command == "push":
         return asyncio.run(run_push(args))
     elif args.command == "invite":

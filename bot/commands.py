@@ -244,8 +244,7 @@ class Commands:
             elif len(counts) == 1:
                 name = counts[0].id
             else:
-                ids = ", ".join(c.id for c in counts)
-                raise CommandError(f"which count? {usage(Verb.STATUS)} (counts: {ids})")
+                return await self._summary(counts)
         count = await self.find_count(name)
         async with self.db.connect() as conn:
             last = await tally_rows.last(conn, count.id)
@@ -259,6 +258,18 @@ class Commands:
         if checked is not None:
             message = replace(message, notes=(*message.notes, checked))
         return Reply(message.headline, message=message, ephemeral=False)
+
+    async def _summary(self, counts: list[Count]) -> Reply:
+        """``status`` with no count named: one line for each count."""
+        if not counts:
+            return Reply("No counts are configured.")
+        lines = []
+        async with self.db.connect() as conn:
+            for c in counts:
+                last = await tally_rows.last(conn, c.id)
+                now = fmt.for_status(c, last).headline if last else "no figures yet"
+                lines.append(f"{c.id} [{c.status}]: {now}")
+        return Reply("\n".join([*lines, f"For one count's figures: {usage(Verb.STATUS)}"]))
 
     def _checked(self, count_id: str) -> Timed | None:
         """``Last checked ...; last changed ...; source stale (...)``, the times as values."""

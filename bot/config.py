@@ -1,38 +1,60 @@
 """Configuration: one TOML file, checked whole before anything starts.
 
-Every problem is reported as ``FILE: KEY: PROBLEM`` (a ``ConfigError``). Secrets never live in
+Every problem is reported as ``FILE: KEY: PROBLEM``, all of them at once (one ``ConfigError``
+whose ``problems`` lists them; see ``bot.config_reader``). Secrets never live in
 the file: they come from the environment (see ``bot.secrets``). ``config/example.toml``
 documents every key.
 """
 
 from __future__ import annotations
 
-import difflib
-import re
+import math
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import tzinfo
+from enum import Enum
 from fractions import Fraction
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
+from bot.config_platforms import (
+    ENV_NAME,
+    DiscordConfig,
+    ServerConfig,
+    SlackConfig,
+    discord,
+    server,
+    slack,
+)
+from bot.config_reader import Problems, Recorded, describe, suggest
+from bot.config_reader import Reader as _Reader
 from bot.errors import ConfigError
 from bot.model import (
     CEILING_RULE,
     MAX_FIGURE,
+    SLUG,
     Choice,
     Count,
     CountStatus,
     DecisionRule,
     RuleKind,
 )
+from bot.store.engine import url_problem
 from bot.subscription import ChannelRef, Platform
 from bot.times import zone_named
 
+E = TypeVar("E", bound=Enum)
+__all__ = ["Admins", "Config", "CountConfig", "DiscordConfig", "ServerConfig", "SlackConfig"]
+
 DEFAULT_STORE = "sqlite+aiosqlite:///var/tallybot.sqlite3"
 MIN_INTERVAL = 1.0
+MAX_INTERVAL = 86_400.0
 DEFAULT_INTERVAL = 15.0
+MANUAL: Mapping[str, Any] = {"kind": "manual"}
+MAX_STALE_MINUTES = 10_080
+"""A week: a source silent for longer than that is stale whatever the setting."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,32 +90,6 @@ class Admins:
 
 
 @dataclass(frozen=True, slots=True)
-class DiscordConfig:
-    api_base: str = "https://discord.com/api/v10"
-    gateway_url: str = "wss://gateway.discord.gg"
-    guilds: tuple[int, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class SlackConfig:
-    mode: str = "socket"
-    api_base: str = "https://slack.com/api/"
-    http_path: str = "/slack/events"
-
-
-@dataclass(frozen=True, slots=True)
-class ServerConfig:
-    """The ops server: health, readiness, metrics and push ingest (see ``bot.ops.server``)."""
-
-    host: str = "127.0.0.1"
-    port: int = 8080
-    push_secret_env: str = "TALLYBOT_PUSH_SECRET"
-    """The environment variable (or ``NAME_FILE``) holding the push signing secret."""
-    max_body_bytes: int = 65_536
-    """The largest push body accepted; a larger one is answered 413."""
-
-
-@dataclass(frozen=True, slots=True)
 class Config:
     path: Path
     store_url: str
@@ -106,6 +102,8 @@ class Config:
     timezone: tzinfo | None = None
     """``[defaults] timezone``: where times are shown that cannot be shown in each reader's own
     zone (the console); None for the machine's own zone."""
+    store_password_env: str | None = None
+    """The variable (or ``NAME_FILE``) holding the store's database password, if it needs one."""
 
     @property
     def base_dir(self) -> Path:
@@ -118,88 +116,98 @@ class Config:
         return None
 
 
-class _Reader:
-    """Reads one table of the TOML document and says exactly where a problem is."""
-
-    def __init__(self, path: Path, where: str, table: Mapping[str, Any], allowed: Sequence[str]):
-        self.path = path
-        self.where = where
-        self.table = table
-        unknown = [k for k in table if k not in allowed]
-        if unknown:
-            key = unknown[0]
-            close = difflib.get_close_matches(key, allowed, n=1)
-            hint = (
-                f" (did you mean {close[0]!r}?)" if close else f"; known keys: {', '.join(allowed)}"
-            )
-            raise self.error(key, f"unknown key{hint}")
-
-    def error(self, key: str, problem: str) -> ConfigError:
-        where = f"{self.where}.{key}" if self.where else key
-        return ConfigError(f"{self.path}: {where}: {problem}")
-
-    def get(self, key: str, kind: type[Any] | tuple[type[Any], ...], default: Any = None) -> Any:
-        if key not in self.table:
-            return default
-        value = self.table[key]
-        if isinstance(value, bool) and kind in (int, float, (int, float)):
-            raise self.error(key, f"expected a number, got {value!r}")
-        if not isinstance(value, kind):
-            name = (
-                kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
-            )
-            raise self.error(key, f"expected {name}, got {value!r}")
-        return value
-
-    def need(self, key: str, kind: type[Any] | tuple[type[Any], ...]) -> Any:
-        if key not in self.table:
-            raise self.error(key, "is required")
-        return self.get(key, kind)
-
-    def table_at(self, key: str, allowed: Sequence[str]) -> _Reader:
-        value = self.get(key, dict, {})
-        return _Reader(self.path, f"{self.where}.{key}" if self.where else key, value, allowed)
-
-
-def load(path: Path) -> Config:
-    """Read and check a configuration file."""
+def load(path: Path, problems: Problems | None = None) -> Config:
+    """Read and check a configuration file: every problem in it, in one ConfigError (or, given
+    ``problems``, recorded there, with the configuration as far as it could be read)."""
     try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
     except FileNotFoundError as exc:
         raise ConfigError(f"{path}: no such file") from exc
+    except IsADirectoryError as exc:
+        raise ConfigError(f"{path}: is a directory, not a configuration file") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+    try:
+        raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
-    return parse(raw, path)
+    return parse(raw, path, problems)
 
 
-def parse(raw: Mapping[str, Any], path: Path) -> Config:
+def parse(raw: Mapping[str, Any], path: Path, problems: Problems | None = None) -> Config:
+    """Check a parsed document; every problem is reported, in one ConfigError (or recorded in
+    ``problems``, and the configuration returned as far as it could be read)."""
+    collect = problems is None
+    problems = Problems(path) if problems is None else problems
     top = _Reader(
         path,
         "",
         raw,
         ["store", "defaults", "admins", "discord", "slack", "console", "server", "counts"],
+        problems,
     )
-    store = top.table_at("store", ["url"])
+    store = top.table_at("store", ["url", "password_env"])
+    store_url = problems.attempt(lambda: _store_url(store), DEFAULT_STORE)
+    password_env = problems.attempt(lambda: _env_name(store, "password_env"), None)
     defaults = top.table_at(
         "defaults", ["interval", "stale_after_failures", "stale_after_minutes", "timezone"]
     )
-    counts_raw = top.get("counts", list, [])
-    counts = tuple(_count(path, i, c, defaults) for i, c in enumerate(counts_raw))
-    ids = [c.count.id for c in counts]
-    for i, count_id in enumerate(ids):
-        if count_id in ids[:i]:
-            raise ConfigError(f"{path}: counts[{i}].id: {count_id!r} is used twice")
-    return Config(
+    _check_defaults(defaults)
+    counts = _counts(top, defaults)
+    config = Config(
         path=path,
-        store_url=store.get("url", str, DEFAULT_STORE),
+        store_url=store_url,
         counts=counts,
-        admins=_admins(top),
-        discord=_discord(top) if "discord" in raw else None,
-        slack=_slack(top) if "slack" in raw else None,
+        admins=problems.attempt(lambda: _admins(top), Admins()),
+        discord=problems.attempt(lambda: discord(top), None) if "discord" in raw else None,
+        slack=problems.attempt(lambda: slack(top), None) if "slack" in raw else None,
         console=bool(top.table_at("console", ["enabled"]).get("enabled", bool, False)),
-        server=_server(top) if "server" in raw else None,
-        timezone=_timezone(defaults),
+        server=problems.attempt(lambda: server(top), None) if "server" in raw else None,
+        store_password_env=password_env,
+        timezone=problems.attempt(lambda: _timezone(defaults), None),
     )
+    if collect:
+        problems.raise_any()
+    return config
+
+
+def _store_url(store: _Reader) -> str:
+    url: str = store.get("url", str, DEFAULT_STORE)
+    problem = url_problem(url)
+    if problem is not None:
+        raise store.error("url", problem)
+    return url
+
+
+def _env_name(r: _Reader, key: str) -> str | None:
+    name: str | None = r.get(key, str)
+    if name is not None and not ENV_NAME.fullmatch(name):
+        raise r.error(key, f"{name!r} is not an environment variable name")
+    return name
+
+
+def _check_defaults(defaults: _Reader) -> None:
+    """Report ``[defaults]`` problems once, before the counts that use them (a count whose only
+    problem is a default is still read, with the built-in default)."""
+    none = _Reader(defaults.path, "", {}, [], defaults.problems)
+    for check in (_interval, _failures, _stale_seconds):
+        defaults.problems.attempt(partial(check, none, defaults), None)
+
+
+def _counts(top: _Reader, defaults: _Reader) -> tuple[CountConfig, ...]:
+    counts: list[CountConfig] = []
+    for i, raw in enumerate(top.get("counts", list, [])):
+        cc = top.problems.attempt(partial(_count, top.path, i, raw, defaults), None)
+        if cc is not None:
+            counts.append(cc)
+    seen: set[str] = set()
+    for i, cc in enumerate(counts):
+        if cc.count.id in seen:
+            top.problems.add(f"{top.path}: counts[{i}].id: {cc.count.id!r} is used twice")
+        seen.add(cc.count.id)
+    return tuple(counts)
 
 
 def _timezone(defaults: _Reader) -> tzinfo | None:
@@ -215,7 +223,9 @@ def _timezone(defaults: _Reader) -> tzinfo | None:
 def _count(path: Path, i: int, raw: Any, defaults: _Reader) -> CountConfig:
     where = f"counts[{i}]"
     if not isinstance(raw, dict):
-        raise ConfigError(f"{path}: {where}: expected a table")
+        raise ConfigError(f"{path}: {where}: expected a table, got {describe(raw)}")
+    p = defaults.problems
+    before = len(p.items)
     r = _Reader(
         path,
         where,
@@ -224,58 +234,134 @@ def _count(path: Path, i: int, raw: Any, defaults: _Reader) -> CountConfig:
             "id", "title", "choices", "rule", "tie_holder", "threshold", "eligible", "received",
             "status", "interval", "stale_after_failures", "stale_after_minutes", "source",
         ],
+        p,
     )  # fmt: skip
-    choices = []
-    for j, c in enumerate(r.need("choices", list)):
-        if not isinstance(c, dict) or set(c) - {"id", "label"} or "id" not in c:
-            raise r.error(f"choices[{j}]", 'expected { id = "yes", label = "Yes" }')
-        choices.append(Choice(str(c["id"]), str(c.get("label", c["id"]))))
-    rule_name = r.get("rule", str, "majority")
-    try:
-        kind = RuleKind(rule_name)
-    except ValueError:
-        raise r.error("rule", f"must be one of {', '.join(k.value for k in RuleKind)}") from None
-    threshold = None
-    if "threshold" in raw:
-        try:
-            threshold = Fraction(str(r.get("threshold", (str, int, float))))
-        except (ValueError, ZeroDivisionError):
-            raise r.error("threshold", 'expected a fraction like "2/3"') from None
-    eligible, received = _figure(r, "eligible"), _figure(r, "received")
+    count_id = p.attempt(lambda: _count_id(r), "")
+    title: str = p.attempt(lambda: r.need("title", str), "")
+    choices: list[Choice] = p.attempt(lambda: _choices(r), [])
+    kind = p.attempt(lambda: _enum(r, "rule", RuleKind, RuleKind.MAJORITY), RuleKind.MAJORITY)
+    threshold = p.attempt(lambda: _threshold(r), None)
+    status = p.attempt(
+        lambda: _enum(r, "status", CountStatus, CountStatus.COUNTING), CountStatus.COUNTING
+    )
+    tie_holder, eligible, received = (
+        r.get("tie_holder", str),
+        p.attempt(lambda: _figure(r, "eligible"), None),
+        p.attempt(lambda: _figure(r, "received"), None),
+    )
     if eligible is not None and received is not None and received > eligible:
-        raise r.error(
-            "received", f"{received:,} received is more than the {eligible:,} eligible voters"
-        )
-    status_name = r.get("status", str, CountStatus.COUNTING.value)
-    try:
-        status = CountStatus(status_name)
-    except ValueError:
-        raise r.error(
-            "status", f"must be one of {', '.join(s.value for s in CountStatus)}"
-        ) from None
+        p.attempt(lambda: _over_eligible(r, received, eligible), None)
+    interval = p.attempt(lambda: _interval(r, defaults), DEFAULT_INTERVAL)
+    source = p.attempt(lambda: _source(r), MANUAL)
+    failures = p.attempt(lambda: _failures(r, defaults), 5)
+    stale_seconds = p.attempt(lambda: _stale_seconds(r, defaults), 600.0)
+    if len(p.items) > before:
+        raise Recorded(f"{path}: {where}: has problems")
     try:
         count = Count(
-            id=r.need("id", str),
-            title=r.need("title", str),
+            id=count_id,
+            title=title,
             choices=tuple(choices),
-            rule=DecisionRule(kind, r.get("tie_holder", str), threshold),
+            rule=DecisionRule(kind, tie_holder, threshold),
             eligible=eligible,
             received=received,
             status=status,
         )
     except ConfigError as exc:
         raise ConfigError(f"{path}: {where}: {exc}") from None
-    interval = float(r.get("interval", (int, float), defaults.get("interval", (int, float), 15)))
-    if interval < MIN_INTERVAL:
-        raise r.error("interval", f"must be at least {MIN_INTERVAL:g} second")
-    source = r.get("source", dict, {"kind": "manual"})
+    return CountConfig(count, source, interval, failures, stale_seconds)
+
+
+def _count_id(r: _Reader) -> str:
+    count_id: str = r.need("id", str)
+    if not SLUG.match(count_id):
+        raise r.error(
+            "id",
+            f"{describe(count_id)} is not a lowercase slug like 'bessemer-2021' "
+            "(letters, digits and dashes, at most 64)",
+        )
+    return count_id
+
+
+def _choices(r: _Reader) -> list[Choice]:
+    choices = []
+    for j, c in enumerate(r.need("choices", list)):
+        if (
+            not isinstance(c, dict)
+            or set(c) - {"id", "label"}
+            or not isinstance(c.get("id"), str)
+            or not isinstance(c.get("label", ""), str)
+        ):
+            raise r.error(f"choices[{j}]", 'expected { id = "yes", label = "Yes" }')
+        choices.append(Choice(c["id"], str(c.get("label", c["id"]))))
+    return choices
+
+
+def _enum(r: _Reader, key: str, kind: type[E], default: E) -> E:
+    name = r.get(key, str, default.value)
+    try:
+        return kind(name)
+    except ValueError:
+        names = [k.value for k in kind]
+        raise r.error(
+            key, f"unknown {key} {describe(name)}{suggest(name, names)}; one of {', '.join(names)}"
+        ) from None
+
+
+def _threshold(r: _Reader) -> Fraction | None:
+    if "threshold" not in r.table:
+        return None
+    value = r.get("threshold", (str, int, float))
+    try:
+        return None if value is None else Fraction(str(value))
+    except (ValueError, ZeroDivisionError):
+        raise r.error("threshold", 'expected a fraction like "2/3"') from None
+
+
+def _setting(r: _Reader, defaults: _Reader, key: str) -> tuple[_Reader, Any]:
+    """The count's own ``key``, else the one in ``[defaults]``; and the table it came from."""
+    at = r if key in r.table else defaults
+    return at, at.get(key, (int, float))
+
+
+def _interval(r: _Reader, defaults: _Reader) -> float:
+    at, value = _setting(r, defaults, "interval")
+    if value is None:
+        return DEFAULT_INTERVAL
+    if not math.isfinite(value) or not MIN_INTERVAL <= value <= MAX_INTERVAL:
+        raise at.error(
+            "interval", f"must be {MIN_INTERVAL:g} to {MAX_INTERVAL:g} seconds, got {value!r}"
+        )
+    return float(value)
+
+
+def _failures(r: _Reader, defaults: _Reader) -> int:
+    at, value = _setting(r, defaults, "stale_after_failures")
+    if value is None:
+        return 5
+    if not isinstance(value, int) or value < 1:
+        raise at.error(
+            "stale_after_failures", f"must be a whole number of at least 1, got {value!r}"
+        )
+    return value
+
+
+def _stale_seconds(r: _Reader, defaults: _Reader) -> float:
+    at, value = _setting(r, defaults, "stale_after_minutes")
+    if value is None:
+        return 600.0
+    if not (math.isfinite(value) and 0 < value <= MAX_STALE_MINUTES):
+        raise at.error(
+            "stale_after_minutes", f"must be above 0 and at most {MAX_STALE_MINUTES}, got {value!r}"
+        )
+    return float(value) * 60
+
+
+def _source(r: _Reader) -> Mapping[str, Any]:
+    source: Mapping[str, Any] = r.get("source", dict, {"kind": "manual"})
     if "kind" not in source:
         raise r.error("source.kind", "is required (http_json, http_csv, file, manual, replay)")
-    failures = r.get("stale_after_failures", int, defaults.get("stale_after_failures", int, 5))
-    minutes = r.get(
-        "stale_after_minutes", (int, float), defaults.get("stale_after_minutes", (int, float), 10)
-    )
-    return CountConfig(count, source, interval, failures, float(minutes) * 60)
+    return source
 
 
 def _figure(r: _Reader, key: str) -> int | None:
@@ -286,14 +372,22 @@ def _figure(r: _Reader, key: str) -> int | None:
     return value
 
 
-def _channel_ref(path: Path, where: str, text: str) -> ChannelRef:
+def _over_eligible(r: _Reader, received: int, eligible: int) -> None:
+    raise r.error(
+        "received", f"{received:,} received is more than the {eligible:,} eligible voters"
+    )
+
+
+def _channel_ref(path: Path, where: str, text: object) -> ChannelRef:
     try:
+        if not isinstance(text, str):
+            raise ValueError(text)
         platform_name, rest = text.split(":", 1)
         workspace, channel = rest.split("/", 1)
         return ChannelRef(Platform(platform_name), workspace, channel)
     except ValueError:
         raise ConfigError(
-            f"{path}: {where}: {text!r} should look like 'discord:GUILD_ID/CHANNEL_ID', "
+            f"{path}: {where}: {describe(text)} should look like 'discord:GUILD_ID/CHANNEL_ID', "
             "'slack:TEAM_ID/CHANNEL_ID' or 'console:local/console'"
         ) from None
 
@@ -309,8 +403,14 @@ def _admins(top: _Reader) -> Admins:
         return frozenset(str(v) for v in r.get(key, list, []))
 
     alerts = tuple(
-        _channel_ref(top.path, f"admins.alerts[{i}]", str(a))
+        ref
         for i, a in enumerate(r.get("alerts", list, []))
+        if (
+            ref := r.problems.attempt(
+                partial(_channel_ref, top.path, f"admins.alerts[{i}]", a), None
+            )
+        )
+        is not None
     )
     guilds = ids("discord_guilds")
     for guild in sorted(guilds):
@@ -324,47 +424,5 @@ def _admins(top: _Reader) -> Admins:
         slack_workspace_admins=r.get("slack_workspace_admins", bool, True),
         slack_workspaces=ids("slack_workspaces"),
         console=r.get("console", bool, True),
-        alerts=alerts,
+        alerts=tuple(alerts),
     )
-
-
-def _discord(top: _Reader) -> DiscordConfig:
-    r = top.table_at("discord", ["api_base", "gateway_url", "guilds"])
-    d = DiscordConfig()
-    guilds = tuple(int(g) for g in r.get("guilds", list, []))
-    return DiscordConfig(
-        api_base=r.get("api_base", str, d.api_base),
-        gateway_url=r.get("gateway_url", str, d.gateway_url),
-        guilds=guilds,
-    )
-
-
-def _slack(top: _Reader) -> SlackConfig:
-    r = top.table_at("slack", ["mode", "api_base", "http_path"])
-    d = SlackConfig()
-    mode = r.get("mode", str, d.mode)
-    if mode not in ("socket", "http"):
-        raise r.error("mode", "must be 'socket' or 'http'")
-    return SlackConfig(
-        mode=mode,
-        api_base=r.get("api_base", str, d.api_base),
-        http_path=r.get("http_path", str, d.http_path),
-    )
-
-
-def _server(top: _Reader) -> ServerConfig:
-    r = top.table_at("server", ["host", "port", "push_secret_env", "max_body_bytes"])
-    d = ServerConfig()
-    host = r.get("host", str, d.host)
-    if not host.strip():
-        raise r.error("host", 'is empty (use "127.0.0.1", or "0.0.0.0" in a container)')
-    port = r.get("port", int, d.port)
-    if not 0 <= port <= 65535:
-        raise r.error("port", f"must be 0 to 65535 (0: any free port), got {port}")
-    env_name = r.get("push_secret_env", str, d.push_secret_env)
-    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", env_name):
-        raise r.error("push_secret_env", f"{env_name!r} is not an environment variable name")
-    max_body = r.get("max_body_bytes", int, d.max_body_bytes)
-    if max_body < 1:
-        raise r.error("max_body_bytes", f"must be at least 1, got {max_body}")
-    return ServerConfig(host=host, port=port, push_secret_env=env_name, max_body_bytes=max_body)

@@ -22,13 +22,31 @@ so the core never needs to know about aiohttp, discord.py or slack_sdk exception
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 
 class TallybotError(Exception):
     """Root of every error tallybot raises on purpose."""
 
 
 class ConfigError(TallybotError):
-    """A configuration file or value is wrong."""
+    """A configuration file or value is wrong.
+
+    ``problems`` lists each problem found, one line each (``FILE: KEY: PROBLEM``); a checker that
+    reads a whole file reports them all at once with :meth:`of`.
+    """
+
+    def __init__(self, message: str, *, problems: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.problems: tuple[str, ...] = tuple(problems) or (message,)
+
+    @classmethod
+    def of(cls, problems: Sequence[str]) -> ConfigError:
+        """One error for every problem in ``problems`` (at least one)."""
+        if len(problems) == 1:
+            return cls(problems[0])
+        listed = "\n".join(f"  {p}" for p in problems)
+        return cls(f"{len(problems)} problems:\n{listed}", problems=problems)
 
 
 class CommandError(TallybotError):

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import sys
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -52,12 +53,14 @@ def extras(record: logging.LogRecord) -> dict[str, object]:
 
 
 def secret_values(cfg: Config | None = None, env: Mapping[str, str] | None = None) -> list[str]:
-    """Every configured secret value: ``bot.secrets.KNOWN``, the push secret of ``[server]`` and
-    the variables named by the sources' ``headers_from_env``."""
+    """Every configured secret value: ``bot.secrets.KNOWN``, the push secret of ``[server]``, the
+    store's database password and the variables named by the sources' ``headers_from_env``."""
     names: list[str] = []
     if cfg is not None:
         if cfg.server is not None:
             names.append(cfg.server.push_secret_env)
+        if cfg.store_password_env is not None:
+            names.append(cfg.store_password_env)
         for cc in cfg.counts:
             from_env = cc.source.get("headers_from_env")
             if isinstance(from_env, Mapping):
@@ -66,18 +69,22 @@ def secret_values(cfg: Config | None = None, env: Mapping[str, str] | None = Non
 
 
 class SecretFilter(logging.Filter):
-    """Replaces every secret value with ``***`` in a record (message, traceback, extras)."""
+    """Replaces every secret value with ``***`` in a record (message, traceback, extras).
+
+    Whole tokens only: a value is replaced where it stands alone, not where it is part of a
+    longer word (so a secret that happens to be a common string does not turn "next run" into
+    "ne***t run"; :mod:`bot.secrets` refuses values too short to be real anyway).
+    """
 
     def __init__(self, values: Iterable[str]) -> None:
         super().__init__()
         # Longest first, so a secret that contains another is replaced whole.
         self.values = sorted({v for v in values if v}, key=len, reverse=True)
+        alternatives = "|".join(re.escape(v) for v in self.values)
+        self._pattern = re.compile(f"(?<![A-Za-z0-9])(?:{alternatives})(?![A-Za-z0-9])")
 
     def scrub(self, text: str) -> str:
-        for value in self.values:
-            if value in text:
-                text = text.replace(value, REDACTED)
-        return text
+        return self._pattern.sub(REDACTED, text) if self.values else text
 
     def filter(self, record: logging.LogRecord) -> bool:
         if not self.values:

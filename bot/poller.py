@@ -2,7 +2,9 @@
 
 A not-modified answer costs no store write. Failures are counted in the count's
 ``SourceHealth``; the poll that makes the source stale, and the one that ends the stale spell,
-each queue one notice for the admins.
+each queue one notice for the admins. The log follows the same rule: the first failure, the
+moment the source goes stale and its recovery are logged; a failure that changes nothing is
+debug.
 """
 
 from __future__ import annotations
@@ -82,24 +84,7 @@ class Poller:
                 rng=self.rng,
             )
         except SourceError as exc:
-            stale = self.health.record_failure(exc)
-            log.warning(
-                "poll failed: %s", exc, extra={"count": self.count_id, "source": self.source.name}
-            )
-            if stale:
-                log.error(
-                    "source is stale after %d failed polls",
-                    self.health.consecutive_failures,
-                    extra={"count": self.count_id, "source": self.source.name},
-                )
-                await self.pipeline.alert(
-                    Notice(
-                        f"Source {self.source.name} for {self.count_id} is stale: "
-                        f"{count_of(self.health.consecutive_failures, 'failed poll')}; "
-                        f"last error: {exc}",
-                        self.count_id,
-                    )
-                )
+            await self._failed(exc)
             return PollResult.FAILED
         changed = False
         result = PollResult.NOT_MODIFIED
@@ -117,9 +102,44 @@ class Poller:
                 )
             else:
                 result = PollResult.ACCEPTED
+        failures = self.health.consecutive_failures
         if self.health.record_success(changed):
-            log.info("source recovered", extra={"count": self.count_id, "source": self.source.name})
+            log.info("source recovered", extra=self._context())
             await self.pipeline.alert(
                 Notice(f"Source {self.source.name} for {self.count_id} is back.", self.count_id)
             )
+        elif failures:
+            log.info("source answers again after %d failed polls", failures, extra=self._context())
         return result
+
+    def _context(self) -> dict[str, str]:
+        return {"count": self.count_id, "source": self.source.name}
+
+    async def _failed(self, exc: SourceError) -> None:
+        """Count a failed poll. Logs only the changes of state (failing, stale), so a source
+        that stays down does not log on every poll; the rest goes to debug."""
+        first = self.health.consecutive_failures == 0
+        if self.health.record_failure(exc):
+            log.error(
+                "source is stale after %d failed polls: %s",
+                self.health.consecutive_failures,
+                exc,
+                extra=self._context(),
+            )
+            await self.pipeline.alert(
+                Notice(
+                    f"Source {self.source.name} for {self.count_id} is stale: "
+                    f"{count_of(self.health.consecutive_failures, 'failed poll')}; "
+                    f"last error: {exc}",
+                    self.count_id,
+                )
+            )
+        elif first:
+            log.warning("poll failed: %s", exc, extra=self._context())
+        else:
+            log.debug(
+                "poll failed again (%d in a row): %s",
+                self.health.consecutive_failures,
+                exc,
+                extra=self._context(),
+            )

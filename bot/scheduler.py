@@ -7,6 +7,8 @@ the present, which is how tests (and a push of "check now") trigger a poll witho
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 
@@ -23,8 +25,15 @@ class Scheduler:
     def add(self, count_id: str, interval: float, poll: Callable[[], Awaitable[object]]) -> None:
         if interval < MIN_INTERVAL:
             raise ValueError(f"interval must be at least {MIN_INTERVAL} s")
+
+        async def job() -> None:
+            # Stopping cancels a poll that is under way: that is the end of it, not an error
+            # for APScheduler to log with a traceback.
+            with contextlib.suppress(asyncio.CancelledError):
+                await poll()
+
         self._scheduler.add_job(
-            poll,
+            job,
             IntervalTrigger(seconds=interval, timezone=UTC),
             id=count_id,
             name=f"poll {count_id}",

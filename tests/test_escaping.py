@@ -118,9 +118,10 @@ def test_the_console_prints_hostile_text_as_typed_in_either_mode() -> None:
         assert "\x1b[31m" not in printed  # the injected sequences never reach the terminal
         assert "\x1b[2J" not in printed
         assert "\x07" not in printed
-        assert "[bold red]rich[/] [link=https://x]x[/link]" in printed  # rich markup as typed
-        assert "RLO evil PDF isolate עברית" in printed
-        assert f"{HOSTILE[0]}8 Apr 2021 18:00 UTC" in printed
+        flat = " ".join(printed.split())  # the terminal console wraps at 80 columns
+        assert "[bold red]rich[/] [link=https://x]x[/link]" in flat  # rich markup as typed
+        assert "RLO evil PDF isolate עברית" in flat
+        assert " ".join(f"{HOSTILE[0]}8 Apr 2021 18:00 UTC".split()) in flat
         if not rich:
             assert "\x1b" not in printed
 

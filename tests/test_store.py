@@ -704,7 +704,7 @@ async def test_an_unreachable_postgres_is_a_store_error() -> None:
 
 
 def test_bad_urls_and_schemas_are_config_errors() -> None:
-    with pytest.raises(ConfigError, match="unsupported store URL"):
+    with pytest.raises(ConfigError, match="store URL: unsupported database"):
         Database("mysql+aiomysql://root@localhost/tallybot")
     with pytest.raises(ConfigError, match="only supported on PostgreSQL"):
         Database("sqlite+aiosqlite:///:memory:", schema="x")

@@ -65,7 +65,7 @@ def test_defaults_timezone_in_the_config(tmp_path: Path) -> None:
         f"{path}: defaults.timezone: unknown time zone 'America/Chicgo' (did you mean "
         "'America/Chicago'?); names look like 'Europe/Berlin'"
     )
-    with pytest.raises(ConfigError, match=r"defaults.timezone: expected str, got 5"):
+    with pytest.raises(ConfigError, match=r"defaults.timezone: expected text, got 5"):
         parse({"defaults": {"timezone": 5}}, path)
 
 

@@ -29,20 +29,22 @@ suggested.
 
 from __future__ import annotations
 
-import difflib
-import json
-import math
 import os
 import re
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Mapping
+from functools import partial
 from pathlib import Path
-from typing import NoReturn
+from typing import TypeVar
 
 from yarl import URL
 
 from bot.clock import Clock
+from bot.config_reader import Problems
+from bot.config_reader import describe as _describe
+from bot.config_reader import suggest as _suggest
 from bot.errors import ConfigError
 from bot.model import Count, TallyState
+from bot.secrets import secret
 from bot.sources.base import Source
 from bot.sources.csv_doc import CsvLayout
 from bot.sources.file import FileFormat, FileSource
@@ -53,6 +55,7 @@ from bot.sources.json_doc import check_path
 from bot.sources.manual import ManualSource
 from bot.sources.mapping import OPTIONAL_TARGETS, FieldMap, StateValues
 from bot.sources.replay import ReplaySource
+from bot.sources.table import Table
 
 _HTTP_KEYS = (
     "url",
@@ -72,6 +75,8 @@ KEYS: Mapping[str, tuple[str, ...]] = {
 }
 """The keys each kind accepts."""
 
+T = TypeVar("T")
+
 _BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
@@ -85,35 +90,38 @@ def build_source(
     base_dir: Path,
     where: str,
     env: Mapping[str, str] | None = None,
+    check_files: bool = True,
 ) -> Source:
-    """The source ``cfg`` describes for ``count``; ConfigError naming ``where`` and the key.
+    """The source ``cfg`` describes for ``count``; one ConfigError naming ``where``, the key and
+    the problem, for every problem in the table. Nothing is opened or connected.
 
-    ``env`` is where ``headers_from_env`` looks (default: the process environment).
+    ``env`` is where ``headers_from_env`` looks (default: the process environment);
+    ``check_files``: the ``path`` of a file or replay source must name an existing file.
     """
-    t = _Table(cfg, where)
+    t = Table(cfg, where, Problems())
     kind = t.choice("kind", KEYS, required=True) or ""
     t.only(KEYS[kind])
-    name = t.text("name") or kind.replace("_", "-")
+    name = t.attempt(lambda: t.text("name"), None) or kind.replace("_", "-")
     if kind == "manual":
+        t.raise_any()
         return ManualSource(name)
     if kind == "replay":
-        path = _path(t, base_dir)
-        speed = t.number("speed", default=1.0)
+        path = t.attempt(lambda: _path(t, base_dir, check_file=check_files), Path())
+        speed = t.attempt(lambda: t.number("speed", default=1.0), 1.0)
+        t.raise_any()
         return ReplaySource(count, path, clock=clock, speed=speed, name=name)
-    states = _state_values(t)
+    states = t.attempt(lambda: _state_values(t), StateValues({}))
     if kind == "file":
-        path = _path(t, base_dir)
-        fmt_name = t.choice("format", [f.value for f in FileFormat])
-        fmt = FileFormat(fmt_name) if fmt_name else FileFormat.from_suffix(path)
-        if fmt is None:
-            t.fail(
-                "format",
-                f"cannot tell the format of {path.name!r} from its extension; "
-                'set format = "json" or "csv"',
-            )
-        layout = _layout(t, csv=fmt is FileFormat.CSV)
-        fields = _fields(t, count, json_paths=fmt is FileFormat.JSON)
-        max_bytes = t.integer("max_bytes", default=DEFAULT_MAX_BYTES, minimum=1)
+        path = t.attempt(lambda: _path(t, base_dir, check_file=check_files), Path())
+        fmt = t.attempt(lambda: _format(t, path), FileFormat.JSON)
+        layout = t.attempt(lambda: _layout(t, csv=fmt is FileFormat.CSV), CsvLayout.ROWS)
+        fields = t.attempt(
+            lambda: _fields(t, count, json_paths=fmt is FileFormat.JSON), FieldMap.default(count)
+        )
+        max_bytes = t.attempt(
+            lambda: t.integer("max_bytes", default=DEFAULT_MAX_BYTES, minimum=1), DEFAULT_MAX_BYTES
+        )
+        t.raise_any()
         return FileSource(
             count,
             path,
@@ -126,147 +134,56 @@ def build_source(
             name=name,
         )
     options = _http_options(t, os.environ if env is None else env)
+    json_paths = kind == "http_json"
+    fields = t.attempt(lambda: _fields(t, count, json_paths=json_paths), FieldMap.default(count))
+    layout = (
+        CsvLayout.ROWS if json_paths else t.attempt(lambda: _layout(t, csv=True), CsvLayout.ROWS)
+    )
+    t.raise_any()
     if kind == "http_json":
-        fields = _fields(t, count, json_paths=True)
         return HttpJsonSource(count, options, clock=clock, fields=fields, states=states, name=name)
-    layout = _layout(t, csv=True)
-    fields = _fields(t, count, json_paths=False)
     return HttpCsvSource(
         count, options, clock=clock, layout=layout, fields=fields, states=states, name=name
     )
 
 
-def _key(key: str) -> str:
-    """A key as written in TOML: bare when it can be, quoted otherwise."""
-    return key if _BARE_KEY.match(key) else json.dumps(key)
-
-
-def _describe(value: object) -> str:
-    kinds: list[tuple[type | tuple[type, ...], str]] = [
-        (bool, "true/false"),
-        (int, "an integer"),
-        (float, "a number"),
-        (str, "text"),
-        ((list, tuple), "a list"),
-        (Mapping, "a table"),
-    ]
-    kind = next((label for t, label in kinds if isinstance(value, t)), type(value).__name__)
-    shown = json.dumps(value) if isinstance(value, str) else repr(value)
-    if len(shown) > 60:
-        shown = shown[:57] + "..."
-    return f"{shown} ({kind})"
-
-
-def _suggest(word: str, options: Collection[str]) -> str:
-    close = difflib.get_close_matches(word, list(options), n=1, cutoff=0.6)
-    return f" (did you mean {close[0]!r}?)" if close else ""
-
-
-class _Table:
-    """Typed reads from one config table, with errors that name the key."""
-
-    def __init__(self, data: Mapping[str, object], where: str) -> None:
-        if not isinstance(data, Mapping):
-            raise ConfigError(f"{where}: must be a table, got {_describe(data)}")
-        self.data = data
-        self.where = where
-
-    def fail(self, key: str | None, problem: str) -> NoReturn:
-        """Raise ConfigError for ``key`` (or the table itself when None)."""
-        at = self.where if key is None else f"{self.where}.{_key(key)}"
-        raise ConfigError(f"{at}: {problem}")
-
-    def only(self, allowed: Collection[str]) -> None:
-        """Refuse keys not in ``allowed``, suggesting the closest one."""
-        for key in self.data:
-            if not isinstance(key, str):
-                self.fail(None, f"key {key!r} is not text")
-            if key not in allowed:
-                valid = ", ".join(sorted(allowed))
-                self.fail(
-                    None,
-                    f"unknown key {key!r}{_suggest(key, allowed)}; valid keys here: {valid}",
-                )
-
-    def sub(self, key: str) -> _Table | None:
-        """The sub-table at ``key``, or None when absent."""
-        value = self.data.get(key)
-        if value is None:
-            return None
-        if not isinstance(value, Mapping):
-            self.fail(key, f"must be a table, got {_describe(value)}")
-        return _Table(value, f"{self.where}.{_key(key)}")
-
-    def text(self, key: str, *, required: bool = False, what: str = "") -> str | None:
-        """A non-empty string at ``key``."""
-        value = self.data.get(key)
-        if value is None:
-            if required:
-                self.fail(key, f"missing{what}")
-            return None
-        if not isinstance(value, str):
-            self.fail(key, f"must be text, got {_describe(value)}")
-        if not value.strip():
-            self.fail(key, "is empty")
-        return value
-
-    def required_text(self, key: str, *, what: str = "") -> str:
-        """A non-empty string at ``key`` that must be there; ``what`` hints at a value."""
-        value = self.text(key, required=True, what=what)
-        if value is None:  # text() has already raised
-            self.fail(key, "missing")
-        return value
-
-    def choice(self, key: str, options: Collection[str], *, required: bool = False) -> str | None:
-        """One of ``options`` at ``key``, suggesting the closest one on a typo."""
-        listed = ", ".join(map(repr, sorted(options)))
-        value = self.text(key, required=required, what=f" (one of {listed})")
-        if value is not None and value not in options:
-            self.fail(key, f"unknown value {value!r}{_suggest(value, options)}; one of {listed}")
-        return value
-
-    def number(self, key: str, *, default: float) -> float:
-        """A finite number above 0 at ``key``."""
-        value = self.data.get(key)
-        if value is None:
-            return default
-        if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
-            self.fail(key, f"must be a number above 0, got {_describe(value)}")
-        if not math.isfinite(value):
-            self.fail(key, f"must be a finite number, got {_describe(value)}")
-        return float(value)
-
-    def integer(self, key: str, *, default: int, minimum: int) -> int:
-        """An integer of at least ``minimum`` at ``key``."""
-        value = self.data.get(key)
-        if value is None:
-            return default
-        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-            self.fail(key, f"must be a whole number of at least {minimum}, got {_describe(value)}")
-        return value
-
-    def text_map(self, key: str, check: Callable[[str, str], str | None]) -> dict[str, str]:
-        """A table of text values at ``key``; ``check(k, v)`` returns a problem or None."""
-        table = self.sub(key)
-        if table is None:
-            return {}
-        result: dict[str, str] = {}
-        for k in table.data:
-            v = table.required_text(k)
-            problem = check(k, v)
-            if problem is not None:
-                table.fail(k, problem)
-            result[k] = v
-        return result
-
-
-def _path(t: _Table, base_dir: Path) -> Path:
+def _path(t: Table, base_dir: Path, *, check_file: bool) -> Path:
+    """The file at ``path`` (relative to the config's folder); ``check_file``: it must exist."""
     raw = t.required_text("path", what=' (e.g. path = "feeds/bessemer.json")')
-    path = Path(raw).expanduser()
-    return path if path.is_absolute() else base_dir / path
+    if "\0" in raw:
+        t.fail("path", "contains a NUL character")
+    try:
+        path = Path(raw).expanduser()
+    except RuntimeError:  # ~user that does not exist
+        t.fail("path", f"{_describe(raw)}: no such user's home folder")
+    path = path if path.is_absolute() else base_dir / path
+    if check_file:
+        t.attempt(partial(_exists, t, path), None)
+    return path
 
 
-def _layout(t: _Table, *, csv: bool) -> CsvLayout:
+def _exists(t: Table, path: Path) -> None:
+    if path.is_dir():
+        t.fail("path", f"{path} is a folder, not a file")
+    if not path.is_file():
+        t.fail("path", f"no such file: {path} (create it first, or fix the path)")
+
+
+def _format(t: Table, path: Path) -> FileFormat:
+    fmt_name = t.choice("format", [f.value for f in FileFormat])
+    fmt = FileFormat(fmt_name) if fmt_name else FileFormat.from_suffix(path)
+    if fmt is None and not path.name:  # no path: that problem is reported already
+        return FileFormat.JSON
+    if fmt is None:
+        t.fail(
+            "format",
+            f"cannot tell the format of {path.name!r} from its extension; "
+            'set format = "json" or "csv"',
+        )
+    return fmt
+
+
+def _layout(t: Table, *, csv: bool) -> CsvLayout:
     value = t.choice("layout", [layout.value for layout in CsvLayout])
     if value is None:
         return CsvLayout.ROWS
@@ -275,13 +192,13 @@ def _layout(t: _Table, *, csv: bool) -> CsvLayout:
     return CsvLayout(value)
 
 
-def _fields(t: _Table, count: Count, *, json_paths: bool) -> FieldMap:
+def _fields(t: Table, count: Count, *, json_paths: bool) -> FieldMap:
     table = t.sub("fields")
     if table is None:
         return FieldMap.default(count)
     table.only(("votes", *OPTIONAL_TARGETS))
 
-    def locator(target: _Table, key: str) -> str:
+    def locator(target: Table, key: str) -> str:
         value = target.required_text(key)
         if json_paths:
             problem = check_path(value)
@@ -307,7 +224,7 @@ def _fields(t: _Table, count: Count, *, json_paths: bool) -> FieldMap:
     return FieldMap(votes=votes, **optional)
 
 
-def _state_values(t: _Table) -> StateValues:
+def _state_values(t: Table) -> StateValues:
     names = [s.value for s in TallyState]
 
     def check(word: str, state: str) -> str | None:
@@ -327,16 +244,23 @@ def _state_values(t: _Table) -> StateValues:
         t.fail("state_values", str(exc).removeprefix("state_values: "))
 
 
-def _http_options(t: _Table, env: Mapping[str, str]) -> HttpOptions:
+def _url(t: Table) -> str:
     url = t.required_text("url", what=' (e.g. url = "https://example.org/feed.json")')
     try:
         parsed = URL(url)
     except (ValueError, TypeError) as exc:
         t.fail("url", f"not a valid URL ({exc})")
     if parsed.scheme not in ("http", "https") or not parsed.host:
-        t.fail("url", f"must be an http:// or https:// address, got {url!r}")
-    timeout = t.number("timeout", default=DEFAULT_TIMEOUT)
-    max_bytes = t.integer("max_bytes", default=DEFAULT_MAX_BYTES, minimum=1)
+        t.fail("url", f"must be an http:// or https:// address, got {_describe(url)}")
+    return url
+
+
+def _http_options(t: Table, env: Mapping[str, str]) -> HttpOptions:
+    url = t.attempt(lambda: _url(t), "http://unset.invalid/")
+    timeout = t.attempt(lambda: t.number("timeout", default=DEFAULT_TIMEOUT), DEFAULT_TIMEOUT)
+    max_bytes = t.attempt(
+        lambda: t.integer("max_bytes", default=DEFAULT_MAX_BYTES, minimum=1), DEFAULT_MAX_BYTES
+    )
 
     def header_problem(header: str) -> str | None:
         if not _HEADER_NAME.match(header):
@@ -353,20 +277,31 @@ def _http_options(t: _Table, env: Mapping[str, str]) -> HttpOptions:
             "header values cannot contain line breaks" if "\n" in value or "\r" in value else None
         )
 
+    values: dict[str, str] = {}
+
     def from_env(header: str, var: str) -> str | None:
         problem = header_problem(header)
         if problem is not None:
             return problem
         if not _ENV_NAME.match(var):
             return f"{var!r} is not an environment variable name"
-        if not env.get(var):
-            return f"environment variable {var!r} is not set (or is empty)"
+        try:
+            found = secret(var, env)
+        except ConfigError as exc:
+            return str(exc)
+        if found is None:
+            return (
+                f"environment variable {var!r} is not set (or is empty): "
+                f"export {var}=... or {var}_FILE=/path/to/file"
+            )
+        values[var] = found.reveal()
         return None
 
-    headers = t.text_map("headers", static)
-    secret = t.text_map("headers_from_env", from_env)
-    clash = {h.casefold() for h in headers} & {h.casefold() for h in secret}
+    none: dict[str, str] = {}
+    headers = t.attempt(lambda: t.text_map("headers", static), none)
+    secrets = t.attempt(lambda: t.text_map("headers_from_env", from_env), none)
+    clash = {h.casefold() for h in headers} & {h.casefold() for h in secrets}
     if clash:
         t.fail("headers_from_env", f"header {sorted(clash)[0]!r} is also set in headers")
-    merged = {**headers, **{h: env[var] for h, var in secret.items()}}
+    merged = {**headers, **{h: values[var] for h, var in secrets.items() if var in values}}
     return HttpOptions(url=url, timeout=timeout, max_bytes=max_bytes, headers=merged)

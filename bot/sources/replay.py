@@ -58,6 +58,8 @@ class ReplaySource:
         self._entries: list[TimelineEntry] | None = None
         self._start: float | None = None
         self._last = -1
+        self.last_tally: Tally | None = None
+        """The tally :meth:`fetch` returned last."""
 
     @classmethod
     def from_entries(
@@ -125,7 +127,8 @@ class ReplaySource:
         self._last = due
         entry = entries[due]
         observed_at = entry.observed_at or self._clock.now()
-        return entry.to_tally(self.count.id, observed_at=observed_at, source=self.name)
+        self.last_tally = entry.to_tally(self.count.id, observed_at=observed_at, source=self.name)
+        return self.last_tally
 
     async def _load(self) -> list[TimelineEntry]:
         if self._entries is None:

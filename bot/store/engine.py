@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import URL, Connection, event, make_url, text
+from sqlalchemy.exc import ArgumentError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlalchemy.pool import StaticPool
 
@@ -23,17 +24,38 @@ READ_ONLY = "tallybot_read_only"
 """Execution option marking an engine or connection that only reads (SQLite: plain ``BEGIN``)."""
 
 DIALECTS = ("sqlite", "postgresql")
+DRIVERS = {"sqlite": "aiosqlite", "postgresql": "asyncpg"}
+"""The asyncio driver the store uses for each dialect."""
+EXAMPLES = "sqlite+aiosqlite:///path/to/file.sqlite3 or postgresql+asyncpg://user@host:5432/db"
+
+
+def url_problem(url: str) -> str | None:
+    """What is wrong with ``url`` as a store URL (None: nothing), without connecting."""
+    try:
+        u = make_url(url)
+    except (ArgumentError, ValueError):
+        return f"{url!r} is not a database URL: use {EXAMPLES}"
+    backend = u.get_backend_name()
+    if backend not in DIALECTS:
+        return f"unsupported database {backend!r}: use {EXAMPLES}"
+    driver = DRIVERS[backend]
+    if u.get_driver_name() != driver:
+        fixed = u.set(drivername=f"{backend}+{driver}").render_as_string(hide_password=True)
+        return (
+            f"the {u.get_driver_name()!r} driver does not work here (tallybot is async): "
+            f"write {fixed!r}"
+        )
+    if "\0" in url:
+        return "the URL contains a NUL character"
+    return None
 
 
 def backend_of(url: str | URL) -> str:
     """The dialect name of ``url`` (``sqlite`` or ``postgresql``), or :class:`ConfigError`."""
-    backend = make_url(url).get_backend_name()
-    if backend not in DIALECTS:
-        raise ConfigError(
-            f"unsupported store URL {make_url(url)!r}: use "
-            "sqlite+aiosqlite:///path/to/file.sqlite3 or postgresql+asyncpg://user@host:5432/db"
-        )
-    return backend
+    problem = url_problem(url if isinstance(url, str) else url.render_as_string(False))
+    if problem is not None:
+        raise ConfigError(f"store URL: {problem}")
+    return make_url(url).get_backend_name()
 
 
 def is_memory(url: str | URL) -> bool:

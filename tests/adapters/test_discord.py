@@ -380,11 +380,15 @@ async def test_status_is_deferred_at_once_then_answered_with_the_embed(
     assert embed["color"] == PALETTE[1].value  # "No union" (position 1) leads
     assert fake.messages(world.results, include_deleted=False) == [shown]  # and nothing else
 
-    # Without a count, with two counts configured and no subscription: a private error.
+    # Without a count, with two counts configured and no subscription: a private summary,
+    # one line per count.
     assert bare.callbacks[0].type == 5
     error = answer(bare)
     assert error.ephemeral
-    assert visible(error.content).startswith("Error: which count? usage: status [count]")
+    lines = visible(error.content).split("\n")
+    assert lines[0].startswith("bessemer-2021 [counting]: No union leads by 117")
+    assert lines[-1] == "For one count's figures: usage: status [count]"
+    assert len(lines) == 3
     assert bare.original is not None
     assert bare.original.deleted  # the public "thinking…" placeholder was taken back
 
@@ -1131,12 +1135,12 @@ def test_registry_builds_the_discord_adapter_from_the_environment(
     with pytest.raises(ConfigError, match="DISCORD_TOKEN is not set"):
         adapter_factories(cfg)
     secret_file = tmp_path / "token"
-    secret_file.write_text("from-a-file\n")
+    secret_file.write_text("token-from-a-file\n")
     monkeypatch.setenv("DISCORD_TOKEN_FILE", str(secret_file))
     commands: Any = SimpleNamespace(handle=None)
     adapter = adapter_factories(cfg)[Platform.DISCORD](commands)
     assert isinstance(adapter, DiscordAdapter)
-    assert adapter._token.reveal() == "from-a-file"
+    assert adapter._token.reveal() == "token-from-a-file"
     assert adapter.config.guilds == (123,)
     assert adapter.admins.discord_roles == {"mods"}
     assert adapter.platform is Platform.DISCORD

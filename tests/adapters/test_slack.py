@@ -940,14 +940,14 @@ def test_limits_and_registry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     socket_cfg = config(tmp_path, Ws())  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match="SLACK_BOT_TOKEN"):
         adapter_factories(socket_cfg)
-    monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-1")
+    monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-1-registry-test")
     with pytest.raises(ConfigError, match="SLACK_APP_TOKEN"):
         adapter_factories(socket_cfg)
     http_cfg = config(tmp_path, Ws(), mode="http")  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match="SLACK_SIGNING_SECRET"):
         adapter_factories(http_cfg)
     monkeypatch.setenv("SLACK_SIGNING_SECRET_FILE", str(tmp_path / "secret"))
-    (tmp_path / "secret").write_text("s3cret\n")
+    (tmp_path / "secret").write_text("s3cret-signing-secret\n")
     assert set(adapter_factories(http_cfg)) == {Platform.SLACK}
 
 

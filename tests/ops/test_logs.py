@@ -172,3 +172,42 @@ async def test_no_secret_in_the_logs_of_a_whole_run(
     for line in lines:
         if line["logger"] == "bot.poller":
             assert line["count"] == POLLED
+
+
+def test_only_whole_tokens_are_scrubbed_and_short_secrets_are_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    scrub = logs.SecretFilter(["xt-run-token-0a1b2c3d", "abc"]).scrub
+    assert scrub("the next run uses xt-run-token-0a1b2c3d now") == "the next run uses *** now"
+    assert scrub("token=xt-run-token-0a1b2c3d&x=1") == "token=***&x=1"
+    assert scrub("Bearer xt-run-token-0a1b2c3d") == "Bearer ***"
+    assert (
+        scrub("abcdef and xt-run-token-0a1b2c3dz stay") == "abcdef and xt-run-token-0a1b2c3dz stay"
+    )
+    from bot.errors import ConfigError
+    from bot.secrets import MIN_LENGTH, secret
+
+    monkeypatch.setenv("DISCORD_TOKEN", "next")
+    with pytest.raises(ConfigError, match="DISCORD_TOKEN: only 4 characters: too short"):
+        secret("DISCORD_TOKEN")
+    monkeypatch.setenv("DISCORD_TOKEN", "x" * MIN_LENGTH)
+    assert secret("DISCORD_TOKEN") is not None
+    monkeypatch.setenv("DISCORD_TOKEN", "next")
+    assert "next" not in logs.secret_values()  # unusable: refused at start, never scrubbed
+
+
+async def test_a_source_that_stays_down_logs_its_changes_of_state_only(
+    bot: Bot, caplog: pytest.LogCaptureFixture
+) -> None:
+    bot.feed.status = 503
+    poller = bot.app.pollers[POLLED]
+    with caplog.at_level(logging.DEBUG, logger="bot.poller"):
+        for _ in range(8):
+            assert await poller.poll() is PollResult.FAILED
+        bot.feed.status = 200
+        assert await poller.poll() is PollResult.ACCEPTED
+    above_debug = [(r.levelname, r.getMessage()) for r in caplog.records if r.levelno > 10]
+    assert [level for level, _ in above_debug] == ["WARNING", "ERROR", "INFO"]
+    assert above_debug[1][1].startswith("source is stale after 2 failed polls")
+    assert above_debug[2][1] == "source recovered"
+    assert sum(r.levelno == logging.DEBUG for r in caplog.records if "again" in r.msg) == 6

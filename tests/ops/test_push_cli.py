@@ -93,7 +93,7 @@ async def test_no_server_and_no_secret(
     with socket.socket() as s:  # a port nobody listens on
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    monkeypatch.setenv("TALLYBOT_PUSH_SECRET", "s")
+    monkeypatch.setenv("TALLYBOT_PUSH_SECRET", "push-secret-5f0c2a9e7d")
     url = f"http://127.0.0.1:{port}"
     assert await tallybot("push", "--url", url, "--count", POLLED, "yes=1", "no=2") == 4
     assert f"POST {url}/api/counts/bessemer-2021/tally: ClientConnectorError" in (

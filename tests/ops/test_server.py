@@ -258,7 +258,7 @@ def test_server_config_defaults_and_checks(tmp_path: Path) -> None:
     assert cfg.server == ServerConfig("0.0.0.0", 9100, "TALLYBOT_PUSH_SECRET", 4096)
     bad: list[tuple[dict[str, Any], str]] = [
         ({"port": 70000}, "server.port: must be 0 to 65535"),
-        ({"port": "80"}, "server.port: expected int"),
+        ({"port": "80"}, "server.port: expected an integer"),
         ({"max_body_bytes": 0}, "server.max_body_bytes: must be at least 1"),
         ({"push_secret_env": "MY-SECRET"}, "server.push_secret_env: 'MY-SECRET' is not"),
         ({"host": " "}, "server.host: is empty"),

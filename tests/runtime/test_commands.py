@@ -16,10 +16,11 @@ from bot.commands import Commands, Request
 from bot.config import Admins
 from bot.config import parse as parse_config
 from bot.errors import ConfigError
-from bot.model import Count, Tally
+from bot.model import Choice, Count, CountStatus, DecisionRule, RuleKind, Tally
 from bot.pipeline import Pipeline
 from bot.store import Database
 from bot.store import audit as audit_rows
+from bot.store import counts as count_rows
 from bot.store import subscriptions as sub_rows
 from bot.store import tallies as tally_rows
 from bot.subscription import ChannelRef, Mode, Platform
@@ -248,3 +249,26 @@ def test_the_places_where_platform_rights_count_are_read_from_the_config(tmp_pat
     assert admins({}).discord_guilds == admins({}).slack_workspaces == frozenset()
     with pytest.raises(ConfigError, match=r"admins.discord_guilds: 'Bessemer' is not a Discord"):
         admins({"discord_guilds": ["Bessemer"]})
+
+
+async def test_status_without_a_count_sums_up_every_count(
+    sqlite_db: Database, clock: FakeClock
+) -> None:
+    board = Count(
+        "board-2026",
+        "Board election",
+        (Choice("ana", "Ana Ruiz"), Choice("ben", "Ben Okafor")),
+        DecisionRule(RuleKind.PLURALITY),
+        status=CountStatus.COUNTING,
+    )
+    async with sqlite_db.begin() as conn:
+        await count_rows.upsert(conn, board)
+    c = commands(sqlite_db, clock)
+    await c.handle(admin("update bessemer-2021 yes=463 no=1100"))
+    reply = await c.handle(user("status"))  # no subscription here, two counts
+    assert reply.ok
+    assert reply.text.split("\n") == [
+        "bessemer-2021 [counting]: No union leads by 637",
+        "board-2026 [counting]: no figures yet",
+        "For one count's figures: usage: status [count]",
+    ]

@@ -55,10 +55,12 @@ def test_check_config_names_file_key_and_problem(tmp_path: Path, capsys: object)
 
 def test_check_config_counts_in_the_singular(tmp_path: Path, capsys: object) -> None:
     one = tmp_path / "one.toml"
-    one.write_text('[[counts]]\nid = "x"\ntitle = "X"\nchoices = [{id="a"},{id="b"}]\n')
+    one.write_text(
+        '[console]\nenabled = true\n[[counts]]\nid = "x"\ntitle = "X"\nchoices = [{id="a"},{id="b"}]\n'
+    )
     assert main(["check-config", str(one)]) == 0
     out = capsys.readouterr().out  # type: ignore[attr-defined]
-    assert out == f"{one}: OK (1 count)\n"
+    assert out == f"{one}: OK (1 count; platforms: console)\n"
 
 
 async def test_the_demo_speaks_the_operators_time_zone(tmp_path: Path) -> None:

@@ -71,7 +71,7 @@ class FakeDiscord:
     def __init__(
         self,
         *,
-        token: str = "fake-token",
+        token: str = "fake-discord-bot-token",
         global_limit_per_s: int = 50,
         global_window_s: float = 1.0,
         channel_msg_limit: int = 5,

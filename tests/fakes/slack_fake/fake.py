@@ -44,9 +44,9 @@ class FakeSlack:
     def __init__(
         self,
         *,
-        bot_token: str = "xoxb-fake",
-        app_token: str = "xapp-fake",
-        signing_secret: str = "fake-secret",
+        bot_token: str = "xoxb-fake-bot-token",
+        app_token: str = "xapp-fake-app-token",
+        signing_secret: str = "fake-signing-secret",
         post_per_channel_per_s: float = 1.0,
         post_burst: int = 3,
         update_per_min: int = 50,

@@ -1,0 +1,130 @@
+"""``tallybot run``: serve until told to stop, and stop within seconds whatever is going on.
+
+SIGTERM (``docker stop``) and SIGINT (Ctrl-C) cancel the serving task wherever it waits (a
+poll, a send, the console's prompt, the start itself); leaving the ``App`` then closes
+everything in order. What has not closed after ``STOP_GRACE`` seconds is cancelled again and
+abandoned, so the process is gone well within the 5 s an operator (or a container runtime's
+stop timeout) should have to wait. A bot never stops because its input ended: without a terminal
+the console adapter stays off (``adapters.registry``) and the bot serves until signalled.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import logging
+import signal
+import sys
+import threading
+from collections.abc import Callable
+from typing import ParamSpec, TypeVar
+
+from adapters.console import ConsoleAdapter
+from bot.app import AdapterFactory, App
+from bot.clock import SystemClock
+from bot.config import Config
+from bot.subscription import Platform
+
+log = logging.getLogger(__name__)
+
+STOP_GRACE = 3.0
+"""Seconds the orderly close may take after a signal before what is left is cancelled."""
+SIGNALS = (signal.SIGTERM, signal.SIGINT)
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+class DaemonExecutor(concurrent.futures.ThreadPoolExecutor):
+    """The event loop's executor for ``run``: each call on a daemon thread of its own.
+
+    A thread stuck in a call (a DNS lookup of an unreachable feed takes its resolver's timeout)
+    then holds up neither the loop's shutdown nor the interpreter's exit, which both wait for a
+    ``ThreadPoolExecutor``'s threads. At most ``max_workers`` calls run at once. (A
+    ``ThreadPoolExecutor`` only because asyncio accepts nothing else; its own pool is unused.)
+    """
+
+    def __init__(self, max_workers: int = 8) -> None:
+        super().__init__(max_workers=1)
+        self._slots = threading.BoundedSemaphore(max_workers)
+        self._closed = False
+
+    def submit(
+        self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs
+    ) -> concurrent.futures.Future[T]:
+        if self._closed:
+            raise RuntimeError("cannot schedule new calls after shutdown")
+        future: concurrent.futures.Future[T] = concurrent.futures.Future()
+
+        def work() -> None:
+            with self._slots:
+                if not future.set_running_or_notify_cancel():
+                    return
+                try:
+                    result = fn(*args, **kwargs)
+                except BaseException as exc:
+                    future.set_exception(exc)
+                else:
+                    future.set_result(result)
+
+        threading.Thread(target=work, name="tallybot-call", daemon=True).start()
+        return future
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        """Take no more calls; never waits for the running ones (see the class docstring)."""
+        self._closed = True
+
+
+async def run_bot(cfg: Config, *, terminal: bool | None = None) -> None:
+    """Run ``cfg`` until a signal (or the console's ``quit``); ``terminal``: whether standard
+    input is a terminal (default: ask it)."""
+    from adapters.registry import adapter_factories
+
+    if terminal is None:
+        terminal = sys.stdin.isatty()
+    factories = adapter_factories(cfg, terminal=terminal)
+    loop = asyncio.get_running_loop()
+    loop.set_default_executor(DaemonExecutor())
+    signalled = asyncio.Event()
+    for sig in SIGNALS:
+        loop.add_signal_handler(sig, signalled.set)
+    try:
+        await _serve_until(signalled, cfg, factories)
+    finally:
+        for sig in SIGNALS:
+            loop.remove_signal_handler(sig)
+
+
+async def _serve_until(
+    signalled: asyncio.Event, cfg: Config, factories: dict[Platform, AdapterFactory]
+) -> None:
+    serving = asyncio.create_task(serve(cfg, factories), name="serve")
+    waiting = asyncio.create_task(signalled.wait(), name="signal")
+    await asyncio.wait({serving, waiting}, return_when=asyncio.FIRST_COMPLETED)
+    waiting.cancel()
+    if serving.done():
+        serving.result()  # its error, if it failed
+        return
+    log.info("signal received: stopping")
+    started = asyncio.get_running_loop().time()
+    serving.cancel()
+    await asyncio.wait({serving}, timeout=STOP_GRACE)
+    if not serving.done():
+        log.warning("not closed after %.0f s: stopping anyway", STOP_GRACE)
+        serving.cancel()
+        await asyncio.wait({serving}, timeout=1.0)
+    elif not serving.cancelled() and serving.exception() is not None:
+        log.error("error while stopping", exc_info=serving.exception())
+    took = asyncio.get_running_loop().time() - started
+    log.info("stopped in %.2f s", took, extra={"seconds": round(took, 3)})
+
+
+async def serve(cfg: Config, factories: dict[Platform, AdapterFactory]) -> None:
+    """Run the bot until cancelled, or until the console's user quits."""
+    async with App(cfg, factories, clock=SystemClock()) as app:
+        console = app.adapters.get(Platform.CONSOLE)
+        if isinstance(console, ConsoleAdapter):
+            ids = [cc.count.id for cc in cfg.counts]
+            await console.prompt(app.commands.handle, count_ids=ids)
+            log.info("console closed: stopping")
+        else:
+            await asyncio.Event().wait()  # until cancelled by a signal
