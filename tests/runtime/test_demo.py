@@ -56,7 +56,7 @@ def test_check_config_names_file_key_and_problem(tmp_path: Path, capsys: object)
 def test_check_config_counts_in_the_singular(tmp_path: Path, capsys: object) -> None:
     one = tmp_path / "one.toml"
     one.write_text(
-        '[console]\nenabled = true\n'
+        "[console]\nenabled = true\n"
         '[[counts]]\nid = "x"\ntitle = "X"\nchoices = [{id="a"},{id="b"}]\n'
     )
     assert main(["check-config", str(one)]) == 0
