@@ -2,9 +2,14 @@
 
 A delivery moves PENDING -> SENDING -> SENT. A failed send goes back to PENDING with a later
 ``next_attempt_at`` (:func:`mark_retry`) or ends as DEAD (:func:`mark_dead`); a PENDING delivery
-made pointless by a newer one ends as SUPERSEDED. SENT, SUPERSEDED and DEAD are final: the store
-refuses to change a finished delivery. A delivery still SENDING when the bot starts was cut off
-mid-send (:func:`in_doubt`): it may or may not have reached the platform.
+made pointless by a newer one ends as SUPERSEDED; one whose subscription was removed or disabled
+ends as CANCELLED (:func:`cancel_for_subscription`, :func:`cancel_orphans`, and
+:func:`mark_attempt` at the last moment). SENT, SUPERSEDED, CANCELLED and DEAD are final: the
+store refuses to change a finished delivery, except that a CANCELLED one whose request was
+already on its way is recorded as SENT when it arrived (that is what the channel shows).
+
+A delivery still SENDING when the bot starts was cut off mid-send (:func:`in_doubt`); if its
+``sending_at`` is set, its request may have reached the platform.
 """
 
 from __future__ import annotations
@@ -15,11 +20,11 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import ColumnElement, Row, case, func, insert, select, update
+from sqlalchemy import ColumnElement, Row, and_, case, exists, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot.errors import StoreError
-from bot.store.schema import outbox
+from bot.store.schema import outbox, subscriptions
 from bot.subscription import ChannelRef, Platform
 
 
@@ -37,6 +42,8 @@ class DeliveryStatus(StrEnum):
     SENDING = "sending"
     SENT = "sent"
     SUPERSEDED = "superseded"
+    CANCELLED = "cancelled"
+    """Its subscription was removed or disabled before it went out."""
     DEAD = "dead"
 
 
@@ -66,7 +73,8 @@ class NewDelivery:
 class Delivery(NewDelivery):
     """A queued message and where it stands.
 
-    ``attempts`` counts failed sends; ``sending_at`` is when it was last claimed for sending.
+    ``attempts`` counts failed sends (not 429s); ``sending_at`` is when its first request that
+    could post it was about to go out (None: none ever did).
     """
 
     id: int
@@ -216,17 +224,48 @@ async def mark_sending(
     return result.rowcount
 
 
-async def mark_attempt(conn: AsyncConnection, delivery_id: int, *, at: datetime) -> None:
-    """Record, before the request goes out, that a claimed delivery is being sent now.
+async def mark_attempt(conn: AsyncConnection, delivery_id: int, *, at: datetime) -> bool:
+    """Record, right before its request goes out, that a claimed delivery may reach the platform
+    from now on; False (nothing to send) when it must not go out any more.
 
-    A delivery still SENDING with ``sending_at`` set after a crash may have reached the
-    platform; one with ``sending_at`` unset was claimed but never tried.
+    It must not when it is no longer SENDING (its subscription was removed meanwhile and took
+    it along) or when its subscription is gone or disabled (it is CANCELLED here). A delivery
+    still SENDING with ``sending_at`` set after a crash may have reached the platform; one with
+    ``sending_at`` unset was claimed but never tried. ``sending_at`` keeps the first attempt's
+    time: from then on an earlier copy may exist.
     """
+    mine = and_(outbox.c.id == delivery_id, outbox.c.status == str(DeliveryStatus.SENDING))
     await conn.execute(
         update(outbox)
-        .where(outbox.c.id == delivery_id, outbox.c.status == str(DeliveryStatus.SENDING))
-        .values(sending_at=at)
+        .where(mine, _orphaned())
+        .values(status=str(DeliveryStatus.CANCELLED))
     )
+    result = await conn.execute(
+        update(outbox).where(mine).values(sending_at=func.coalesce(outbox.c.sending_at, at))
+    )
+    return result.rowcount == 1
+
+
+def _orphaned() -> ColumnElement[bool]:
+    """The delivery belongs to a subscription that is gone or disabled."""
+    live = exists().where(
+        subscriptions.c.id == outbox.c.subscription_id, subscriptions.c.enabled.is_(True)
+    )
+    return and_(outbox.c.subscription_id.is_not(None), ~live)
+
+
+async def cancel_orphans(conn: AsyncConnection, ids: Sequence[int]) -> set[int]:
+    """Cancel the open deliveries among ``ids`` whose subscription is gone or disabled (queued
+    just as it was removed); returns their ids."""
+    if not ids:
+        return set()
+    rows = await conn.execute(
+        update(outbox)
+        .where(outbox.c.id.in_(list(ids)), outbox.c.status.in_([str(s) for s in OPEN]), _orphaned())
+        .values(status=str(DeliveryStatus.CANCELLED))
+        .returning(outbox.c.id)
+    )
+    return {int(r.id) for r in rows}
 
 
 async def release(conn: AsyncConnection, ids: Sequence[int]) -> int:
@@ -280,11 +319,13 @@ async def next_due(conn: AsyncConnection, platform: Platform) -> datetime | None
 async def mark_sent(
     conn: AsyncConnection, delivery_id: int, *, platform_message_id: str | None, at: datetime
 ) -> None:
-    """Record that the delivery reached the platform (as message ``platform_message_id``)."""
+    """Record that the delivery reached the platform (as message ``platform_message_id``); also
+    for one CANCELLED while its request was on its way."""
     await _finish_open(
         conn,
         delivery_id,
         "mark it sent",
+        also=DeliveryStatus.CANCELLED,
         status=str(DeliveryStatus.SENT),
         sent_at=at,
         platform_message_id=platform_message_id,
@@ -292,23 +333,30 @@ async def mark_sent(
 
 
 async def mark_retry(
-    conn: AsyncConnection, delivery_id: int, *, error: str, next_attempt_at: datetime
-) -> None:
-    """Record a failed send: one more attempt, PENDING again, due at ``next_attempt_at``."""
-    await _finish_open(
+    conn: AsyncConnection,
+    delivery_id: int,
+    *,
+    error: str,
+    next_attempt_at: datetime,
+    counted: bool = True,
+) -> bool:
+    """Record a failed send: PENDING again, due at ``next_attempt_at``, and one more attempt
+    unless not ``counted`` (a 429). False, changing nothing, when it was CANCELLED meanwhile."""
+    return await _finish_open(
         conn,
         delivery_id,
         "retry it",
         status=str(DeliveryStatus.PENDING),
-        attempts=outbox.c.attempts + 1,
+        attempts=outbox.c.attempts + (1 if counted else 0),
         last_error=error,
         next_attempt_at=next_attempt_at,
     )
 
 
-async def mark_dead(conn: AsyncConnection, delivery_id: int, *, error: str) -> None:
-    """Give up on the delivery (DEAD); a send that was in flight counts as one more attempt."""
-    await _finish_open(
+async def mark_dead(conn: AsyncConnection, delivery_id: int, *, error: str) -> bool:
+    """Give up on the delivery (DEAD); a send that was in flight counts as one more attempt.
+    False, changing nothing, when it was CANCELLED meanwhile."""
+    return await _finish_open(
         conn,
         delivery_id,
         "mark it dead",
@@ -334,15 +382,19 @@ async def supersede(conn: AsyncConnection, ids: Sequence[int]) -> int:
     return result.rowcount
 
 
-async def supersede_for_subscription(conn: AsyncConnection, subscription_id: int) -> int:
-    """Mark every PENDING delivery for the subscription SUPERSEDED; returns how many were."""
+async def cancel_for_subscription(conn: AsyncConnection, subscription_id: int) -> int:
+    """Cancel every open (PENDING or SENDING) delivery of the subscription; returns how many.
+
+    A SENDING one whose request is already on its way still arrives (and is then recorded as
+    sent); one waiting for its turn is dropped when its turn comes (:func:`mark_attempt`).
+    """
     result = await conn.execute(
         update(outbox)
         .where(
             outbox.c.subscription_id == subscription_id,
-            outbox.c.status == str(DeliveryStatus.PENDING),
+            outbox.c.status.in_([str(s) for s in OPEN]),
         )
-        .values(status=str(DeliveryStatus.SUPERSEDED))
+        .values(status=str(DeliveryStatus.CANCELLED))
     )
     return result.rowcount
 
@@ -360,16 +412,27 @@ async def _select(
     return [_delivery(row) for row in rows]
 
 
-async def _finish_open(conn: AsyncConnection, delivery_id: int, doing: str, **values: Any) -> None:
-    """Update a PENDING or SENDING delivery; :class:`StoreError` if it is missing or finished."""
+async def _finish_open(
+    conn: AsyncConnection,
+    delivery_id: int,
+    doing: str,
+    *,
+    also: DeliveryStatus | None = None,
+    **values: Any,
+) -> bool:
+    """Update a PENDING or SENDING delivery (or one in status ``also``); False when it was
+    CANCELLED (and ``also`` is not that); :class:`StoreError` if it is missing or finished."""
+    open_ = [str(s) for s in (*OPEN, *([also] if also is not None else []))]
     result = await conn.execute(
         update(outbox)
-        .where(outbox.c.id == delivery_id, outbox.c.status.in_([str(s) for s in OPEN]))
+        .where(outbox.c.id == delivery_id, outbox.c.status.in_(open_))
         .values(**values)
     )
     if result.rowcount == 1:
-        return
+        return True
     found = await get(conn, delivery_id)
     if found is None:
         raise StoreError(f"cannot {doing}: there is no delivery {delivery_id}")
+    if found.status is DeliveryStatus.CANCELLED:
+        return False
     raise StoreError(f"cannot {doing}: delivery {delivery_id} is already {found.status}")
