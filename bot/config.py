@@ -51,6 +51,9 @@ class DiscordConfig:
     api_base: str = "https://discord.com/api/v10"
     gateway_url: str = "wss://gateway.discord.gg"
     guilds: tuple[int, ...] = ()
+    limits: tuple[tuple[str, int, float], ...] = ()
+    """``[discord.limits]``: rate-limit buckets changed by name, ``name = [requests, seconds]``
+    (see ``adapters.discord_delivery.DISCORD_LIMITS``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +61,8 @@ class SlackConfig:
     mode: str = "socket"
     api_base: str = "https://slack.com/api/"
     http_path: str = "/slack/events"
+    limits: tuple[tuple[str, int, float], ...] = ()
+    """``[slack.limits]``, like ``DiscordConfig.limits`` (``adapters.slack_delivery``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -272,19 +277,32 @@ def _admins(top: _Reader) -> Admins:
     )
 
 
+def _limits(r: _Reader) -> tuple[tuple[str, int, float], ...]:
+    """A ``limits`` table: ``"bucket name" = [requests, seconds]``."""
+    out = []
+    for name, value in r.get("limits", dict, {}).items():
+        ok = isinstance(value, list) and len(value) == 2
+        n, seconds = value if ok else (0, 0)
+        if not (ok and type(n) is int and n >= 1 and type(seconds) in (int, float) and seconds > 0):
+            raise r.error(f"limits.{name}", "expected [requests, seconds], e.g. [50, 1.0]")
+        out.append((str(name), n, float(seconds)))
+    return tuple(out)
+
+
 def _discord(top: _Reader) -> DiscordConfig:
-    r = top.table_at("discord", ["api_base", "gateway_url", "guilds"])
+    r = top.table_at("discord", ["api_base", "gateway_url", "guilds", "limits"])
     d = DiscordConfig()
     guilds = tuple(int(g) for g in r.get("guilds", list, []))
     return DiscordConfig(
         api_base=r.get("api_base", str, d.api_base),
         gateway_url=r.get("gateway_url", str, d.gateway_url),
         guilds=guilds,
+        limits=_limits(r),
     )
 
 
 def _slack(top: _Reader) -> SlackConfig:
-    r = top.table_at("slack", ["mode", "api_base", "http_path"])
+    r = top.table_at("slack", ["mode", "api_base", "http_path", "limits"])
     d = SlackConfig()
     mode = r.get("mode", str, d.mode)
     if mode not in ("socket", "http"):
@@ -293,6 +311,7 @@ def _slack(top: _Reader) -> SlackConfig:
         mode=mode,
         api_base=r.get("api_base", str, d.api_base),
         http_path=r.get("http_path", str, d.http_path),
+        limits=_limits(r),
     )
 
 

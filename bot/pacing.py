@@ -11,8 +11,8 @@ line in an adapter's table, not a field here.
 
 Slots are taken in one fixed order (channel buckets first, then platform buckets, each by
 name), so two requests can never each hold a slot the other waits for. A 429 the platform
-answered anyway (it counts limits we do not know, or shares them with other apps) holds the
-route's platform-wide buckets for the ``retry_after`` it gave (:meth:`Pacer.hold`).
+answered anyway (it counts limits we do not know, or shares them with other apps) holds a
+platform-wide route's buckets for the ``retry_after`` it gave (:meth:`Pacer.hold`).
 """
 
 from __future__ import annotations
@@ -103,21 +103,24 @@ UNLIMITED = Limits()
 
 
 class Pace(Protocol):
-    """How an adapter paces one request: ``async with pace(route, posts=...):`` around it.
+    """How an adapter paces one request: ``async with pace(route, delivers=...):`` around it.
 
-    ``posts``: the request may create the delivery's message. Once its turn is granted, right
-    before it goes out, the dispatcher durably notes the attempt (so that a crash afterwards
-    leaves the delivery "in doubt", to be confirmed from the channel), and it raises
-    :class:`~bot.errors.DeliveryCancelled` instead when the delivery must no longer go out (its
-    subscription was removed meanwhile)."""
+    ``delivers``: the request carries the delivery out (it posts or edits its message). Once
+    its turn is granted, right before it goes out, the dispatcher durably notes the attempt
+    (so that a crash afterwards leaves the delivery "in doubt", to be confirmed from the channel
+    before it is sent again), or raises :class:`~bot.errors.DeliveryCancelled` instead when the
+    delivery must no longer go out (its subscription was removed meanwhile). Errors are to be
+    translated inside the block, so that the pacer sees a :class:`~bot.errors.RateLimited`."""
 
-    def __call__(self, route: Route, *, posts: bool = False) -> AbstractAsyncContextManager[None]:
+    def __call__(
+        self, route: Route, *, delivers: bool = False
+    ) -> AbstractAsyncContextManager[None]:
         """Wait for the route's turn, then run the request in the block."""
         ...
 
 
 @asynccontextmanager
-async def unpaced(route: Route, *, posts: bool = False) -> AsyncIterator[None]:
+async def unpaced(route: Route, *, delivers: bool = False) -> AsyncIterator[None]:
     """A :class:`Pace` that does not wait (commands' own replies, tests)."""
     yield
 
@@ -152,8 +155,11 @@ class Pacer:
             yield
 
     def hold(self, route: Route, seconds: float) -> None:
-        """The platform answered 429 to ``route``: its platform-wide buckets take no request
-        for ``seconds``."""
-        for bucket in self.limits.buckets(route):
-            if not bucket.per_channel:
-                self._limiter(bucket, None).hold(seconds)
+        """The platform answered 429 to ``route``: when all its buckets are platform-wide (a
+        Slack tier), they take no request for ``seconds``. A route with a channel bucket is
+        most likely limited for that channel alone: only that delivery waits."""
+        buckets = self.limits.buckets(route)
+        if any(b.per_channel for b in buckets):
+            return
+        for bucket in buckets:
+            self._limiter(bucket, None).hold(seconds)
