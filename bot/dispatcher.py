@@ -136,6 +136,7 @@ class Dispatcher:
         self._draining = {p: asyncio.Lock() for p in self.adapters}
         self._fanouts: dict[tuple[Platform, str, int | None], Fanout] = {}
         self._down: dict[Platform, str] = {}
+        self._recovered: set[Platform] = set()
         self._running = False
 
     def wake(self, platforms: set[Platform]) -> None:
@@ -150,16 +151,22 @@ class Dispatcher:
         return dict(self._down)
 
     async def recover(self, platform: Platform | None = None) -> int:
-        """After a restart: deliveries left SENDING by a crash go back to the queue (those that
-        may have gone out are confirmed from their channel before they go again)."""
+        """After a (re)start: deliveries left SENDING go back to the queue (those that may have
+        gone out are confirmed from their channel before they go again). Done by the first
+        drain of a platform anyway; never while a drain of it is sending."""
         n = 0
         for p in [platform] if platform is not None else list(self.adapters):
-            async with self.db.begin() as conn:
-                doubtful = await outbox.in_doubt(conn, p)
-                if doubtful:
-                    await outbox.release(conn, [d.id for d in doubtful])
-            n += len(doubtful)
+            async with self._draining[p]:
+                n += await self._recover(p)
         return n
+
+    async def _recover(self, platform: Platform) -> int:
+        async with self.db.begin() as conn:
+            doubtful = await outbox.in_doubt(conn, platform)
+            if doubtful:
+                await outbox.release(conn, [d.id for d in doubtful])
+        self._recovered.add(platform)
+        return len(doubtful)
 
     async def run(self) -> None:
         """Drain every platform until cancelled, each in a supervised worker loop."""
@@ -176,6 +183,7 @@ class Dispatcher:
         while True:
             started = self.clock.monotonic()
             try:
+                self._recovered.discard(platform)  # what the loop left claimed goes back
                 await self.recover(platform)
                 self._down.pop(platform, None)
                 await self._run_platform(platform)
@@ -210,6 +218,8 @@ class Dispatcher:
     async def drain(self, platform: Platform) -> int:
         """Send everything due now on ``platform``; return how many deliveries were handled."""
         async with self._draining[platform]:
+            if platform not in self._recovered:
+                await self._recover(platform)
             handled = await self._drain(platform)
             if self._fanouts:
                 await self._summarise(platform)

@@ -378,6 +378,17 @@ async def test_a_cancelled_delivery_never_starts_and_a_late_answer_still_counts(
 async def test_orphans_are_cancelled_and_a_429_is_not_an_attempt(db: Database) -> None:
     await seed(db)
     sub_id = await subscribe(db, SLACK)
+    gone_id = await subscribe(db, DISCORD)  # its channel was deleted
+    async with db.begin() as conn:
+        queued, claimed = await outbox.enqueue(
+            conn, [delivery(gone_id, 1, channel=DISCORD), delivery(gone_id, 2, channel=DISCORD)]
+        )
+        await outbox.mark_sending(conn, [claimed])
+        await subscriptions.disable(conn, gone_id, "the channel was deleted")
+        assert not await outbox.mark_attempt(conn, claimed, at=T0)
+    async with db.connect() as conn:
+        gone = [await outbox.get(conn, i) for i in (queued, claimed)]
+    assert [d.status if d else None for d in gone] == [DeliveryStatus.CANCELLED] * 2
     async with db.begin() as conn:
         orphan, alert = await outbox.enqueue(conn, [delivery(sub_id, 1), delivery(None, 1)])
         await conn.execute(delete(subscriptions_table).where(subscriptions_table.c.id == sub_id))
