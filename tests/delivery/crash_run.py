@@ -16,9 +16,14 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Callable
+import uuid
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import create_async_engine
+from sqlalchemy.pool import NullPool
 
 from bot.clock import SystemClock
 from bot.config import load
@@ -59,6 +64,27 @@ class Figures:
             f"doubled {self.doubled}, 429s {self.http_429}, extra requests {self.extra}, "
             f"{self.seconds:.1f} s"
         )
+
+
+async def _autocommit(server_url: str, sql: str) -> None:
+    engine = create_async_engine(server_url, poolclass=NullPool, isolation_level="AUTOCOMMIT")
+    try:
+        async with engine.connect() as conn:
+            await conn.execute(text(sql))
+    finally:
+        await engine.dispose()
+
+
+@contextlib.asynccontextmanager
+async def fresh_postgres(server_url: str) -> AsyncIterator[str]:
+    """The URL of a new, empty PostgreSQL database next to ``server_url``'s (dropped after):
+    the bot's configuration has no schema setting, so each run gets a database of its own."""
+    name = f"crash_{uuid.uuid4().hex[:12]}"
+    await _autocommit(server_url, f'CREATE DATABASE "{name}"')
+    try:
+        yield server_url.rsplit("/", 1)[0] + f"/{name}"
+    finally:
+        await _autocommit(server_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 def toml_value(value: object) -> str:

@@ -16,17 +16,13 @@ The fakes enforce the platforms' limits times ``SCALE`` and the bot is told the 
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from sqlalchemy import text
-from sqlalchemy.ext.asyncio import create_async_engine
-from sqlalchemy.pool import NullPool
 
 from tests.conftest import PG_URL, _require_postgres
-from tests.delivery.crash_run import crash_and_restart, fakes
+from tests.delivery.crash_run import crash_and_restart, fakes, fresh_postgres
 
 CHANNELS = 500
 SCALE = 40
@@ -40,15 +36,6 @@ def _no_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name, raising=False)
 
 
-async def _autocommit(sql: str) -> None:
-    engine = create_async_engine(PG_URL, poolclass=NullPool, isolation_level="AUTOCOMMIT")
-    try:
-        async with engine.connect() as conn:
-            await conn.execute(text(sql))
-    finally:
-        await engine.dispose()
-
-
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 async def crash_store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
     """A store URL of its own for the subprocess: a SQLite file, or a fresh PostgreSQL
@@ -57,12 +44,8 @@ async def crash_store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIt
         yield f"sqlite+aiosqlite:///{tmp_path / 'tallybot.sqlite3'}"
         return
     await _require_postgres()
-    name = f"crash_{uuid.uuid4().hex[:12]}"
-    await _autocommit(f'CREATE DATABASE "{name}"')
-    try:
-        yield PG_URL.rsplit("/", 1)[0] + f"/{name}"
-    finally:
-        await _autocommit(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    async with fresh_postgres(PG_URL) as url:
+        yield url
 
 
 @pytest.mark.timeout(90)
