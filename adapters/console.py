@@ -16,7 +16,8 @@ in ``zone``: ``[defaults] timezone`` from the configuration, else the machine's 
 from __future__ import annotations
 
 import shutil
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Collection, Iterable
+from datetime import datetime
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Self
@@ -29,9 +30,10 @@ from rich.table import Table
 from rich.text import Text
 
 from adapters.console_prompt import read_commands
-from bot.adapter import UNLIMITED, Attachment, Limits, Notice, Outgoing
+from bot.adapter import Attachment, Earlier, Notice, Outgoing
 from bot.commands import Reply, Request
 from bot.message import Message
+from bot.pacing import UNLIMITED, Limits, Pace, Route, unpaced
 from bot.render_text import render, show
 from bot.safe_text import clean
 from bot.subscription import ChannelRef, Platform
@@ -54,6 +56,8 @@ def text(words: str, style: str = "") -> Text:
 
 class ConsoleAdapter:
     platform = Platform.CONSOLE
+    dedup_window = 0.0
+    """A terminal cannot be read back: a line cut off by a crash may be printed again."""
 
     def __init__(
         self,
@@ -95,17 +99,34 @@ class ConsoleAdapter:
         content: Outgoing,
         *,
         key: str,
-        maybe_sent: bool = False,
+        pace: Pace = unpaced,
         attachment: Attachment | None = None,
+        earlier: Earlier | None = None,
     ) -> str:
-        self.show(content)
-        if attachment is not None:
-            self.save(attachment)
+        if earlier is not None:
+            return earlier.message_id
+        async with pace(Route("print"), delivers=True):
+            self.show(content)
+            if attachment is not None:
+                self.save(attachment)
         self._posted += 1
         return f"console-{self._posted}"
 
-    async def edit(self, channel: ChannelRef, message_id: str, content: Outgoing) -> None:
-        self.show(content)
+    async def edit(
+        self, channel: ChannelRef, message_id: str, content: Outgoing, *, pace: Pace = unpaced
+    ) -> None:
+        async with pace(Route("print"), delivers=True):
+            self.show(content)
+
+    async def find_posted(
+        self,
+        channel: ChannelRef,
+        keys: Collection[str],
+        *,
+        since: datetime,
+        pace: Pace = unpaced,
+    ) -> dict[str, Earlier]:
+        return {}  # what was printed cannot be read back
 
     def show(self, content: Outgoing) -> None:
         if isinstance(content, Notice):

@@ -10,30 +10,10 @@ client and the gateway task. ``api_base`` and ``gateway_url`` are applied to dis
 ``Route.BASE`` and ``DiscordWebSocket.DEFAULT_GATEWAY`` (process-wide class attributes: one
 Discord adapter per process) and restored on leaving.
 
-Delivery (called by ``bot.dispatcher``, which owns pacing and retries):
-
-- ``post`` sends one embed (a ``Notice`` as plain content) with ``allowed_mentions`` none and
-  ``nonce=key`` (discord.py always adds ``enforce_nonce``), so that a retry of a send whose
-  answer was lost is deduplicated by Discord for a few minutes: one message, not two. An
-  attachment (the chart of a final tally) goes in the same request, as a file with its alt text
-  and shown as the embed's image (``attachment://``), so the nonce covers it too. Refused for it
-  (no Attach Files permission, too large), the message is sent again without it.
-- ``edit`` edits a live scoreboard without fetching it first (``get_partial_message().edit``).
-- Errors are translated where they leave discord.py: 429 (``RateLimited``, raised by
-  discord.py instead of sleeping longer than ``max_ratelimit_timeout``), 5xx, timeouts and
-  connection errors are ``TransientDeliveryError`` (with ``retry_after`` when Discord said);
-  an unknown channel (10003), lost access (50001) or permissions (50013) are
-  ``PermanentDeliveryError`` worded for an admin to act on; a scoreboard that is gone (10008)
-  or can no longer be edited (30046, 50005) is ``MessageGone``.
-
-Limits reported to the dispatcher (``DISCORD_LIMITS``):
-
-- requests: 50 per second, Discord's documented global limit per bot
-  (https://discord.com/developers/docs/topics/rate-limits#global-rate-limit). discord.py does
-  not pace itself to it: it only waits out a 429 after the fact.
-- channel_posts: 5 per 5 s per channel, the message-create bucket Discord reports in its
-  ``X-RateLimit-*`` headers (observed; Discord does not document bucket sizes).
-- edits: 5 per 5 s per channel, the message-edit bucket, likewise per channel.
+Delivery (called by ``bot.dispatcher``, which owns pacing and retries) is the adapter's base,
+``adapters.discord_delivery.DiscordSender``: posts with a nonce and the delivery key in the
+footer, finding earlier posts in the channel, live-scoreboard edits, error translation, and
+``DISCORD_LIMITS``.
 
 Commands: one ``/count`` group whose subcommands build the same text grammar as every other
 platform (``bot.command_parse``) and call ``Commands.handle``. Each interaction is acknowledged
@@ -49,8 +29,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import hashlib
-import io
 import logging
 import re
 import warnings
@@ -59,7 +37,6 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Self
 
-import aiohttp
 import yarl
 
 with warnings.catch_warnings():
@@ -70,28 +47,27 @@ with warnings.catch_warnings():
     import discord.http
     from discord import app_commands
 
+from adapters.discord_delivery import (
+    DISCORD_LIMITS,
+    FAILURES,
+    NO_MENTIONS,
+    DiscordSender,
+    discord_file,
+)
 from adapters.discord_embeds import (
     choice_name,
-    clip,
     escape,
-    message_embed,
-    notice_content,
-    plain,
     reply_parts,
 )
-from bot.adapter import Attachment, Limits, Notice, Outgoing, Window
 from bot.command_parse import Verb
 from bot.commands import Commands, Reply, Request
 from bot.config import Admins, DiscordConfig
 from bot.errors import (
     CommandError,
     ConfigError,
-    DeliveryError,
-    MessageGone,
-    PermanentDeliveryError,
     TallybotError,
-    TransientDeliveryError,
 )
+from bot.pacing import Limits
 from bot.secrets import Secret
 from bot.store import counts as count_rows
 from bot.subscription import ChannelRef, Platform
@@ -104,21 +80,9 @@ log = logging.getLogger(__name__)
 discord.VoiceClient.warn_nacl = False
 discord.VoiceClient.warn_dave = False
 
-DISCORD_LIMITS = Limits(
-    requests=Window(50, 1.0),
-    channel_posts=Window(5, 5.0),
-    edits=Window(5, 5.0),
-    edits_per_channel=True,
-    # GET /users/@me, GET /oauth2/applications/@me and the command sync (one PUT per guild;
-    # more guilds than this only cost a 429 that discord.py waits out).
-    startup_requests=4,
-)
 MAX_RATELIMIT_TIMEOUT = 30.0
 """discord.py sleeps through a 429 up to this long, and raises ``RateLimited`` beyond it (30 s
 is the smallest it accepts); the dispatcher then reschedules the delivery."""
-MAX_NONCE = 25
-MAX_ALT_TEXT = 1024
-"""Discord's limit on an attachment's description (its alt text)."""
 SHUTDOWN_GRACE_S = 5.0
 """How long leaving waits for commands being answered before cancelling them."""
 GATEWAY_GRACE_S = 1.0
@@ -128,28 +92,6 @@ PUBLIC_VERBS = frozenset({Verb.SUBSCRIBE, Verb.STATUS, Verb.CHART})
 """Commands whose answer is shown to the channel; every other answer (and every error) is
 ephemeral."""
 
-# Discord JSON error codes (https://discord.com/developers/docs/topics/opcodes-and-status-codes)
-UNKNOWN_CHANNEL = 10003
-UNKNOWN_GUILD = 10004
-UNKNOWN_MESSAGE = 10008
-EDIT_LIMIT_OLD_MESSAGE = 30046
-UNAUTHORIZED = 40001
-MISSING_ACCESS = 50001
-CANNOT_EDIT_OTHERS_MESSAGE = 50005
-CANNOT_DM_USER = 50007
-MISSING_PERMISSIONS = 50013
-INVALID_FORM_BODY = 50035
-ENTITY_TOO_LARGE = 40005
-
-FAILURES: tuple[type[BaseException], ...] = (
-    discord.DiscordException,
-    aiohttp.ClientError,
-    OSError,
-    TimeoutError,
-)
-"""What a REST call through discord.py raises when Discord or the network fails."""
-
-NO_MENTIONS = discord.AllowedMentions.none()
 FAILED = "Error: tallybot could not do that (an internal error, in the operator's log); try again."
 
 Handler = Callable[[Request], Awaitable[Reply]]
@@ -402,36 +344,11 @@ class CountGroup(app_commands.Group):
         await self.adapter.run(interaction, Verb.DELIVERIES, Options())
 
 
-def file_name(name: str) -> str:
-    """``name`` as Discord keeps an attachment's name (and ``attachment://`` finds it): letters,
-    digits, ``.``, ``_`` and ``-``; anything else becomes ``_``."""
-    safe = re.sub(r"[^A-Za-z0-9._-]", "_", name.rsplit("/", 1)[-1])
-    return safe.lstrip(".") or "file"
-
-
-def discord_file(attachment: Attachment) -> discord.File:
-    """A fresh ``discord.File`` (one is consumed by the request that sends it), with its alt
-    text."""
-    return discord.File(
-        io.BytesIO(attachment.data),
-        filename=file_name(attachment.filename),
-        description=clip(plain(attachment.description), MAX_ALT_TEXT) or None,
-    )
-
-
-def nonce_for(key: str) -> str:
-    """Discord takes nonces of up to 25 characters; longer keys are hashed (still stable)."""
-    if len(key) <= MAX_NONCE:
-        return key
-    return "tb" + hashlib.sha256(key.encode()).hexdigest()[: MAX_NONCE - 2]
-
-
 # ---------------------------------------------------------------------------- adapter
 
 
-class DiscordAdapter:
-    platform = Platform.DISCORD
-    limits = DISCORD_LIMITS
+class DiscordAdapter(DiscordSender):
+    """Discord for tallybot: the delivery half (``DiscordSender``), the lifecycle, the commands."""
 
     def __init__(
         self,
@@ -442,9 +359,11 @@ class DiscordAdapter:
         admins: Admins,
         client_options: Mapping[str, Any] | None = None,
         ready_timeout: float = 60.0,
+        limits: Limits = DISCORD_LIMITS,
     ) -> None:
         """``client_options`` go to ``discord.Client`` as they are (tests pass e.g. a short
         ``guild_ready_timeout``); ``ready_timeout`` bounds the wait for the gateway's READY."""
+        super().__init__(limits)
         self.commands = commands
         self._handle: Handler = commands.handle
         self.config = config
@@ -455,9 +374,11 @@ class DiscordAdapter:
         self._client: TallybotClient | None = None
         self._gateway_task: asyncio.Task[None] | None = None
         self._inflight: set[asyncio.Task[Any]] = set()
-        self._names: dict[int, str] = {}
         self._saved_endpoints: tuple[str, yarl.URL] | None = None
         self._applied_endpoints: tuple[str, yarl.URL] | None = None
+
+    def open_client(self) -> TallybotClient | None:
+        return self._client
 
     @property
     def client(self) -> TallybotClient:
@@ -631,163 +552,6 @@ class DiscordAdapter:
                 log.debug("the Discord gateway task ended with %r", exc)
         self._restore_endpoints()
 
-    # ------------------------------------------------------------------- delivery
-
-    def _target(self, channel: ChannelRef) -> discord.PartialMessageable:
-        try:
-            channel_id = int(channel.channel)
-        except ValueError:
-            raise PermanentDeliveryError(
-                f"{channel}: {channel.channel!r} is not a Discord channel id"
-            ) from None
-        guild_id = int(channel.workspace) if channel.workspace.isdigit() else None
-        return self.client.get_partial_messageable(
-            channel_id, guild_id=guild_id, type=discord.ChannelType.text
-        )
-
-    async def post(
-        self,
-        channel: ChannelRef,
-        content: Outgoing,
-        *,
-        key: str,
-        maybe_sent: bool = False,
-        attachment: Attachment | None = None,
-    ) -> str:
-        """Send one message; ``key`` is the nonce, so a retry is deduplicated by Discord.
-
-        ``maybe_sent`` needs nothing more here: the same nonce makes Discord return the message
-        an earlier attempt created (for a few minutes after it), with its attachment: the file
-        goes in the same request as the message, so it cannot be sent twice either."""
-        target = self._target(channel)
-        nonce = nonce_for(key)
-        if attachment is not None:
-            try:
-                return await self._send(target, content, nonce, attachment)
-            except discord.HTTPException as exc:
-                if not _refused_for_the_file(exc):
-                    raise self.translate(exc, channel) from exc
-                log.warning(
-                    "%s: sending the message without its %s (%s); the bot needs Attach Files "
-                    "there to show it",
-                    self.describe(channel), attachment.filename, exc,
-                )  # fmt: skip
-            except FAILURES as exc:
-                raise self.translate(exc, channel) from exc
-        try:
-            return await self._send(target, content, nonce, None)
-        except FAILURES as exc:
-            raise self.translate(exc, channel) from exc
-
-    async def _send(
-        self,
-        target: discord.PartialMessageable,
-        content: Outgoing,
-        nonce: str,
-        attachment: Attachment | None,
-    ) -> str:
-        extra: dict[str, Any] = {}
-        if attachment is not None:
-            extra["file"] = discord_file(attachment)
-        if isinstance(content, Notice):
-            sent = await target.send(
-                notice_content(content), allowed_mentions=NO_MENTIONS, nonce=nonce, **extra
-            )
-        else:
-            embed = message_embed(content)
-            if attachment is not None:  # the chart inside the message's card, under the figures
-                embed.set_image(url=f"attachment://{extra['file'].filename}")
-            sent = await target.send(
-                embed=embed, allowed_mentions=NO_MENTIONS, nonce=nonce, **extra
-            )
-        return str(sent.id)
-
-    async def edit(self, channel: ChannelRef, message_id: str, content: Outgoing) -> None:
-        """Replace a message posted before (a live scoreboard), without fetching it."""
-        target = self._target(channel)
-        try:
-            message = target.get_partial_message(int(message_id))
-        except ValueError:
-            raise MessageGone(f"{channel}: {message_id!r} is not a Discord message id") from None
-        try:
-            if isinstance(content, Notice):
-                await message.edit(
-                    content=notice_content(content), embed=None, allowed_mentions=NO_MENTIONS
-                )
-            else:
-                await message.edit(embed=message_embed(content), allowed_mentions=NO_MENTIONS)
-        except FAILURES as exc:
-            raise self.translate(exc, channel, editing=True) from exc
-
-    def translate(
-        self, exc: BaseException, channel: ChannelRef, *, editing: bool = False
-    ) -> DeliveryError:
-        """What a discord.py or network failure means for the dispatcher."""
-        where = self.describe(channel)
-        if isinstance(exc, discord.RateLimited):
-            return TransientDeliveryError(
-                f"{where}: rate limited by Discord for {exc.retry_after:.1f} s",
-                retry_after=exc.retry_after,
-            )
-        if isinstance(exc, discord.HTTPException):
-            status, code = exc.status, exc.code
-            said = f"Discord answered {status}" + (f" (code {code})" if code else "")
-            if status == 429:
-                return TransientDeliveryError(
-                    f"{where}: rate limited; {said}", retry_after=_retry_after(exc)
-                )
-            if status >= 500 or status == 408:
-                return TransientDeliveryError(f"{where}: Discord failed; {said}")
-            if status == 401 or code == UNAUTHORIZED:
-                # The token, not the channel: do not disable the subscription over it.
-                return TransientDeliveryError(
-                    f"Discord refused the bot's token ({said}): check DISCORD_TOKEN",
-                    retry_after=60.0,
-                )
-            if editing and code in (
-                UNKNOWN_MESSAGE,
-                EDIT_LIMIT_OLD_MESSAGE,
-                CANNOT_EDIT_OTHERS_MESSAGE,
-            ):
-                return MessageGone(f"{where}: the message can no longer be edited; {said}")
-            if code == UNKNOWN_CHANNEL:
-                return PermanentDeliveryError(
-                    f"{where} no longer exists (deleted?); {said}. Subscribe another channel"
-                )
-            if code == UNKNOWN_GUILD:
-                return PermanentDeliveryError(
-                    f"the bot is no longer in the server of {where}; {said}"
-                )
-            if code in (MISSING_ACCESS, MISSING_PERMISSIONS) or status == 403:
-                return PermanentDeliveryError(
-                    f"the bot lost access to {where}: give it View Channel, Send Messages and "
-                    f"Embed Links there; {said}"
-                )
-            if code == INVALID_FORM_BODY:
-                return PermanentDeliveryError(
-                    f"{where}: Discord refused the message as invalid; {said}: {exc.text}"
-                )
-            return PermanentDeliveryError(f"{where}: Discord refused the message; {said}")
-        if isinstance(exc, aiohttp.ClientError | OSError | TimeoutError):
-            return TransientDeliveryError(f"{where}: cannot reach Discord: {exc!r}")
-        return TransientDeliveryError(f"{where}: {exc!r}")
-
-    def remember_channel_name(self, channel_id: int, name: str) -> None:
-        self._names[channel_id] = name
-
-    def describe(self, channel: ChannelRef) -> str:
-        """``#name (server)`` when discord.py's cache knows the channel, else its id."""
-        try:
-            channel_id = int(channel.channel)
-        except ValueError:
-            return str(channel)
-        found = self._client.get_channel(channel_id) if self._client is not None else None
-        name = getattr(found, "name", None) or self._names.get(channel_id)
-        if not name:
-            return f"channel {channel_id}"
-        guild = getattr(found, "guild", None)
-        return f"#{name}" + (f" ({guild.name})" if guild is not None else "")
-
     # ------------------------------------------------------------------- commands
 
     async def run(self, interaction: Ix, verb: Verb, options: Options) -> None:
@@ -909,21 +673,3 @@ class DiscordAdapter:
             app_commands.Choice(name=choice_name(f"{c.id} — {c.title}", 100), value=c.id)
             for c in found[:25]
         ]
-
-
-def _refused_for_the_file(exc: discord.HTTPException) -> bool:
-    """Discord refused a message because of its file: no Attach Files permission (403, 50013;
-    also what it says without Send Messages, and then the retry without the file fails too),
-    or too large (413, 40005)."""
-    return (exc.status == 403 and exc.code == MISSING_PERMISSIONS) or (
-        exc.status == 413 or exc.code == ENTITY_TOO_LARGE
-    )
-
-
-def _retry_after(exc: discord.HTTPException) -> float | None:
-    headers = getattr(exc.response, "headers", None)
-    raw = headers.get("Retry-After") if headers is not None else None
-    try:
-        return float(raw) if raw is not None else None
-    except ValueError:
-        return None

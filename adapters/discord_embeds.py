@@ -5,7 +5,7 @@ A ``Message`` becomes one embed:
     title        the count's title                                  (<= 256)
     description  **headline**, then one line each for margin, what remains, challenged, turnout
     fields       one per choice: label; votes, share, bar and what it still needs  (<= 25)
-    footer       provenance and time                                (<= 2048)
+    footer       provenance and time, then the delivery key (``ref``)  (<= 2048)
     colour       by the leading (or winning) choice's position, grey before anything is counted
 
 Discord answers 400 (code 50035) to an embed over any limit (title 256, description 4096, 25
@@ -140,10 +140,12 @@ def _fields(message: Message) -> list[_Field]:
     return fields
 
 
-def message_embed(message: Message) -> discord.Embed:
-    """The embed for one message (an update, a live scoreboard, a status reply)."""
+def message_embed(message: Message, *, ref: str | None = None) -> discord.Embed:
+    """The embed for one message (an update, a live scoreboard, a status reply); ``ref`` (a
+    delivery key) ends the footer, where the bot finds its posts again."""
+    tail = f" · ref {ref}" if ref else ""
     title = clip(escape(message.title), MAX_TITLE)
-    footer = clip(message.footer.show(plain, None), MAX_FOOTER)
+    footer = clip(message.footer.show(plain, None), MAX_FOOTER - len(tail)) + tail
     headline = f"**{clip(escape(message.headline), MAX_DESCRIPTION // 2)}**"
     lines = [escape(line) for line in message.lines] + [show(n) for n in message.notes]
     description = clip("\n".join([headline, *lines]), MAX_DESCRIPTION)
@@ -178,9 +180,11 @@ def message_embed(message: Message) -> discord.Embed:
     return embed
 
 
-def notice_content(notice: Notice) -> str:
-    """An admin notice as message content (escaped, within 2000 characters)."""
-    return clip("⚠️ " + escape(notice.text), MAX_CONTENT)
+def notice_content(notice: Notice, *, ref: str | None = None) -> str:
+    """An admin notice as plain message content (mentions escaped, within 2000 characters);
+    ``ref`` (a delivery key) ends it, in small print."""
+    tail = f"\n-# ref {ref}" if ref else ""
+    return clip("⚠️ " + escape(notice.text), MAX_CONTENT - len(tail)) + tail
 
 
 def text_content(text: Timed) -> str | None:

@@ -4,36 +4,37 @@ Built on slack-bolt's ``AsyncApp`` and slack_sdk's ``AsyncWebClient``. Socket Mo
 (``SLACK_APP_TOKEN``, no public URL); HTTP mode as an option (an aiohttp app that verifies
 request signatures and refuses stale timestamps, through bolt, with ``SLACK_SIGNING_SECRET``).
 
-Delivery. The dispatcher owns pacing and retries; this adapter reports Slack's limits
-(``SLACK_LIMITS``) and turns every failure into ``TransientDeliveryError`` (429 with its
-Retry-After, 5xx, timeouts, dropped connections), ``PermanentDeliveryError`` (channel gone or
-archived, bot not invited, token or scopes refused, a payload Slack rejects) or ``MessageGone``
-(the scoreboard to edit was deleted). The web client has no retry handlers: slack_sdk's default
-one resends a request whose answer was lost, which doubles a chat.postMessage.
+Delivery. The dispatcher owns pacing and retries: every request of a delivery goes through the
+``pace`` it is given, named by its Web API method (``SLACK_LIMITS`` says which buckets each
+draws from: Slack's limits are per method per workspace, and chat.postMessage per channel too).
+Every failure becomes ``RateLimited`` (429, with its Retry-After), ``TransientDeliveryError``
+(5xx, timeouts, dropped connections), ``PermanentDeliveryError`` (channel gone or archived,
+bot not invited, token or scopes refused, a payload Slack rejects) or ``MessageGone`` (the
+scoreboard to edit was deleted). The web client has no retry handlers: slack_sdk's default one
+resends a request whose answer was lost, which doubles a chat.postMessage.
 
 Exactly once. Slack has no idempotency key, so every post carries its delivery key in the
-message metadata (``event_type`` ``tallybot_delivery``); when an earlier attempt may have gone
-through (``maybe_sent``) the adapter first looks for that key among the channel's recent
-messages (conversations.history, ``include_all_metadata``) and returns the earlier message's ts
-instead of posting again: record-then-confirm. (conversations.history is Tier 3 for internal and
-Marketplace apps; since 2025 Slack limits it much further for commercially distributed apps
-outside the Marketplace, which tallybot, installed by each organisation itself, is not.)
+message metadata (``event_type`` ``tallybot_delivery``). When earlier attempts may have gone
+through, the dispatcher first asks ``find_posted``: one conversations.history read of the
+channel's latest ``history_limit`` messages (``include_all_metadata``) finds every key asked
+for; a found message is not posted again: record-then-confirm. (conversations.history is Tier
+3 for internal and Marketplace apps; since 2025 Slack limits it much further for commercially
+distributed apps outside the Marketplace, which tallybot, installed by each organisation
+itself, is not.)
 
 Charts. A post with an attachment (the chart of a final tally) is the message as above, then
-the PNG uploaded into the same channel with ``files_upload_v2`` (files.getUploadURLExternal, the
-upload, files.completeUploadExternal; needs ``files:write``), in the message's thread
-(``thread_ts``) so that it stays with the result it shows, whatever else the channel gets
-meanwhile. Both are one delivery: a transient failure of the upload fails the delivery, which
-the dispatcher retries; a permanent one (the scope missing) only leaves the chart out, logged,
-since the message is out. A retry does not upload the chart twice: it is a retry with
-``maybe_sent``, so the adapter finds its earlier message by the key in its metadata, and the
-same conversations.history answer says who replied in that message's thread
-(``reply_users``). The bot replies in the thread of its own delivery only with the chart, so
-if the bot is among them the chart is there already; if not, it is uploaded now. No extra
-request, nothing to record: the channel itself is the record. (Slack shares a completed
-upload a moment after answering; a retry in that moment could miss it and show a second copy,
-in the thread, never a second message. The dispatcher's backoff, a second or more, makes that
-unlikely.)
+the PNG uploaded into the same channel (files.getUploadURLExternal, the upload, then
+files.completeUploadExternal, each paced under its own method's budget; needs
+``files:write``), in the message's thread (``thread_ts``) so that it stays with the result it
+shows, whatever else the channel gets meanwhile. Both are one delivery: a transient failure of
+the upload fails the delivery, which the dispatcher retries; a permanent one (the scope
+missing) only leaves the chart out, logged, since the message is out. A retry does not upload
+the chart twice: the same conversations.history answer that finds the earlier message says
+who replied in its thread (``reply_users``). The bot replies in the thread of its own delivery
+only with the chart, so if the bot is among them the chart is there already; if not, it is
+uploaded now. (Slack shares a completed upload a moment after answering; a retry in that
+moment could miss it and show a second copy, in the thread, never a second message. The
+dispatcher's backoff, a second or more, makes that unlikely.)
 
 Commands. ``/count <text>`` is acknowledged at once and answered through ``respond()``:
 ephemeral for errors and lists, in the channel for status and subscriptions. ``/count chart``
@@ -51,11 +52,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import math
 import re
 import time
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterator
 from types import TracebackType
 from typing import Any, Protocol, Self
 
@@ -67,7 +67,7 @@ from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncRespond
 from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.adapter import Attachment, Limits, Notice, Outgoing, Window
+from bot.adapter import Attachment
 from bot.command_parse import ADMIN_VERBS, parse
 from bot.commands import Reply, Request
 from bot.config import Admins, SlackConfig
@@ -75,29 +75,22 @@ from bot.errors import (
     CommandError,
     ConfigError,
     DeliveryError,
-    MessageGone,
-    PermanentDeliveryError,
     TransientDeliveryError,
 )
+from bot.pacing import Limits
 from bot.secrets import Secret
 from bot.subscription import ChannelRef, Platform
 
 from .slack_blocks import (
-    alt_text,
-    blocks_for,
-    fallback_text,
     file_comment,
-    file_title,
     reply_payload,
 )
+from .slack_delivery import SLACK_LIMITS, SlackSender, translate
 from .slack_payloads import (
-    METADATA_EVENT_TYPE,
     AppMention,
     EventCallback,
-    HistoryMessage,
     SlashCommand,
     as_json,
-    delivery_metadata,
 )
 
 log = logging.getLogger("tallybot.slack")
@@ -113,31 +106,8 @@ class _QuietTokenWarning(logging.Filter):
 
 log.addFilter(_QuietTokenWarning())
 
-SLACK_LIMITS = Limits(
-    # Slack documents a workspace-wide limit on chat.postMessage above the per-channel one
-    # without giving a number (docs.slack.dev/apis/web-api/rate-limits, "Special tier"). 5 per
-    # second (300 a minute, spread evenly) is our conservative choice; pass ``limits`` to change.
-    requests=Window(5, 1.0),
-    # "Posting messages: 1 per second" per channel, short bursts allowed but not guaranteed to
-    # be displayed (same page). No bursts here.
-    channel_posts=Window(1, 1.0),
-    # chat.update is Tier 3, "50+ per minute", counted per method per workspace.
-    edits=Window(50, 60.0),
-    edits_per_channel=False,
-)
 INVITE_FIX = "invite the bot with /invite @tallybot"
 FAILED = "Error: tallybot could not do that (an internal error, in the operator's log); try again."
-GONE_ERRORS = frozenset({"message_not_found", "cant_update_message", "edit_window_closed"})
-TRANSIENT_ERRORS = frozenset(
-    {"ratelimited", "internal_error", "fatal_error", "service_unavailable", "request_timeout"}
-)
-AUTH_ERRORS = frozenset(
-    {
-        "not_authed", "invalid_auth", "account_inactive", "token_revoked", "token_expired",
-        "no_permission", "not_allowed_token_type", "ekm_access_denied", "team_access_not_granted",
-        "org_login_required", "restricted_action", "app_deleted",
-    }
-)  # fmt: skip
 SEEN_EVENTS = 2048
 """How many event ids are remembered to drop Slack's redeliveries (a bounded LRU)."""
 
@@ -146,60 +116,6 @@ Handler = Callable[[Request], Awaitable[Reply]]
 
 class SupportsHandle(Protocol):
     async def handle(self, request: Request) -> Reply: ...
-
-
-def retry_after(headers: Mapping[str, Any] | None) -> float | None:
-    """Seconds from a ``Retry-After`` header (Slack sends whole seconds), or None."""
-    for name, value in (headers or {}).items():
-        if name.lower() != "retry-after":
-            continue
-        raw = value[0] if isinstance(value, list | tuple) and value else value
-        try:
-            seconds = float(str(raw).strip())
-        except ValueError:
-            return None
-        return seconds if math.isfinite(seconds) and seconds >= 0 else None
-    return None
-
-
-def translate(exc: BaseException, where: str, *, editing: bool = False) -> DeliveryError:
-    """A slack_sdk / aiohttp failure as a tallybot delivery error (raise it ``from exc``)."""
-    if not isinstance(exc, SlackApiError):
-        what = (
-            "no answer from Slack" if isinstance(exc, aiohttp.ClientError | OSError) else "failed"
-        )
-        return TransientDeliveryError(f"{where}: {what} ({type(exc).__name__}: {exc})")
-    status = int(exc.response.status_code)
-    error = str(exc.response.get("error") or f"HTTP {status}")
-    if status == 429 or error == "ratelimited":
-        wait = retry_after(exc.response.headers)
-        return TransientDeliveryError(f"{where}: rate limited by Slack (429)", retry_after=wait)
-    if editing and error in GONE_ERRORS:
-        return MessageGone(f"{where}: the message to edit is gone ({error})")
-    if status >= 500 or error in TRANSIENT_ERRORS:
-        return TransientDeliveryError(f"{where}: Slack failed ({status} {error})")
-    if error == "not_in_channel":
-        return PermanentDeliveryError(
-            f"{where}: the bot is not a member of the channel (not_in_channel): {INVITE_FIX}"
-        )
-    if error == "channel_not_found":
-        return PermanentDeliveryError(
-            f"{where}: channel_not_found: the channel was deleted, or it is private and the "
-            f"bot is not in it ({INVITE_FIX})"
-        )
-    if error == "is_archived":
-        return PermanentDeliveryError(f"{where}: the channel is archived (is_archived)")
-    if error == "missing_scope":
-        needed = exc.response.get("needed") or "a scope"
-        return PermanentDeliveryError(
-            f"{where}: missing_scope: the Slack app needs {needed}; add it (see "
-            "config/slack-manifest.yml) and reinstall the app"
-        )
-    if error in AUTH_ERRORS:
-        return PermanentDeliveryError(
-            f"{where}: Slack refused the bot's token ({error}): check SLACK_BOT_TOKEN"
-        )
-    return PermanentDeliveryError(f"{where}: Slack refused the request ({error})")
 
 
 MENTION = re.compile(r"<@([A-Z0-9]+)(?:\|[^>]*)?>")
@@ -222,8 +138,8 @@ def needs_admin(text: str) -> bool:
         return False
 
 
-class SlackAdapter:
-    platform = Platform.SLACK
+class SlackAdapter(SlackSender):
+    """Slack for tallybot: the delivery half (``SlackSender``), the lifecycle, the commands."""
 
     def __init__(
         self,
@@ -251,7 +167,6 @@ class SlackAdapter:
             raise ConfigError("SLACK_SIGNING_SECRET is not set: HTTP mode needs it")
         self._handle: Handler = commands if callable(commands) else commands.handle
         self.config = config
-        self.limits = limits
         self.admins = admins or Admins()
         self.http_host = http_host
         self.http_port = http_port
@@ -259,11 +174,8 @@ class SlackAdapter:
         """HTTP mode: serve the endpoint on our own port; False when the ops server mounts
         ``http_routes()`` instead."""
         self.team_id: str | None = None
-        self.bot_user_id: str | None = None
-        self.bot_id: str | None = None
         self._app_token = app_token
         self._admin_ttl = admin_cache_seconds
-        self._history_limit = history_limit
         self._monotonic = monotonic
         self._admin_cache: dict[str, tuple[float, bool]] = {}
         self._seen_events: OrderedDict[str, None] = OrderedDict()
@@ -272,9 +184,10 @@ class SlackAdapter:
         self._runner: web.AppRunner | None = None
         # retry_handlers=[]: the dispatcher owns retries (slack_sdk's default handler resends
         # a request whose answer was lost, which would double a chat.postMessage).
-        self.client = AsyncWebClient(
+        client = AsyncWebClient(
             token=bot_token.reveal(), base_url=config.api_base, timeout=timeout, retry_handlers=[]
         )
+        super().__init__(client, limits=limits, history_limit=history_limit)
         self.bolt = AsyncApp(
             name="tallybot",
             client=self.client,
@@ -317,6 +230,7 @@ class SlackAdapter:
         if runner is not None:
             await runner.cleanup()
         await self._finish_inflight()
+        await self.close_sender()
 
     async def _connect_socket(self) -> None:
         assert self._app_token is not None
@@ -381,122 +295,6 @@ class SlackAdapter:
     async def _http(self, request: web.Request) -> web.Response:
         bolt_response = await self.bolt.async_dispatch(await to_bolt_request(request))
         return await to_aiohttp_response(bolt_response)
-
-    # ------------------------------------------------------------------- delivery
-
-    async def post(
-        self,
-        channel: ChannelRef,
-        content: Outgoing,
-        *,
-        key: str,
-        maybe_sent: bool = False,
-        attachment: Attachment | None = None,
-    ) -> str:
-        where = f"slack post to {channel}"
-        earlier = await self.find_posted(channel, key) if maybe_sent else None
-        if earlier is None:
-            ts = await self._post_message(channel, content, key, where)
-        else:
-            ts = str(earlier.get("ts"))
-            log.info("%s: %s was already posted as %s", where, key, ts)
-            if attachment is not None and self.bot_user_id in (earlier.get("reply_users") or []):
-                log.info("%s: its %s was already uploaded too", where, attachment.filename)
-                return ts
-        if attachment is not None:
-            await self._upload_to_thread(channel, ts, content, attachment)
-        return ts
-
-    async def _post_message(
-        self, channel: ChannelRef, content: Outgoing, key: str, where: str
-    ) -> str:
-        try:
-            response = await self.client.chat_postMessage(
-                channel=channel.channel,
-                text=fallback_text(content),
-                blocks=as_json(blocks_for(content)),
-                metadata=dict(delivery_metadata(key)),
-                unfurl_links=False,
-                unfurl_media=False,
-            )
-        except (SlackClientError, aiohttp.ClientError, OSError) as exc:
-            raise translate(exc, where) from exc
-        ts = response.get("ts")
-        if not isinstance(ts, str):
-            raise TransientDeliveryError(f"{where}: Slack's answer had no ts")
-        return ts
-
-    async def _upload_to_thread(
-        self, channel: ChannelRef, ts: str, content: Outgoing, attachment: Attachment
-    ) -> None:
-        """Upload ``attachment`` into the thread of the message ``ts`` (posted just now, or by an
-        earlier attempt). A transient failure fails the delivery (the retry finds the message
-        and uploads then); a permanent one leaves the chart out, since the message is out."""
-        title = attachment.filename
-        if not isinstance(content, Notice):
-            title = f"Chart of {content.title}, as of update #{content.seq}"
-        try:
-            await self.upload(channel.channel, attachment, title=title, thread_ts=ts)
-        except (SlackClientError, aiohttp.ClientError, OSError) as exc:
-            error = translate(exc, f"slack upload of {attachment.filename} to {channel}")
-            if isinstance(error, TransientDeliveryError):
-                raise error from exc
-            log.warning("the message %s in %s went without its chart: %s", ts, channel, error)
-
-    async def upload(
-        self,
-        channel_id: str,
-        attachment: Attachment,
-        *,
-        title: str,
-        thread_ts: str | None = None,
-        comment: str | None = None,
-    ) -> None:
-        """Upload ``attachment`` and share it in the channel (in a thread with ``thread_ts``),
-        with its description as the image's alt text. Raises what slack_sdk raises."""
-        await self.client.files_upload_v2(
-            channel=channel_id,
-            content=attachment.data,
-            filename=attachment.filename,
-            title=file_title(title),
-            alt_txt=alt_text(attachment.description),
-            initial_comment=comment,
-            thread_ts=thread_ts,
-        )
-
-    async def find_posted(self, channel: ChannelRef, key: str) -> HistoryMessage | None:
-        """Our message carrying ``key`` among the channel's recent messages (its ``ts``, and
-        who replied in its thread)."""
-        try:
-            response = await self.client.conversations_history(
-                channel=channel.channel, include_all_metadata=True, limit=self._history_limit
-            )
-        except (SlackClientError, aiohttp.ClientError, OSError) as exc:
-            raise translate(exc, f"slack history of {channel}") from exc
-        messages: list[HistoryMessage] = response.get("messages") or []
-        for message in messages:
-            metadata = message.get("metadata") or {}
-            payload = metadata.get("event_payload") or {}
-            ours = self.bot_id is None or message.get("bot_id") == self.bot_id
-            if (
-                ours
-                and metadata.get("event_type") == METADATA_EVENT_TYPE
-                and payload.get("key") == key
-                and isinstance(message.get("ts"), str)
-            ):
-                return message
-        return None
-
-    async def edit(self, channel: ChannelRef, message_id: str, content: Outgoing) -> None:
-        try:
-            await self.client.chat_update(
-                channel=channel.channel,
-                ts=message_id,
-                text=fallback_text(content),
-                blocks=as_json(blocks_for(content)),
-            )
-        except (SlackClientError, aiohttp.ClientError, OSError) as exc:
-            raise translate(exc, f"slack edit of {message_id} in {channel}", editing=True) from exc
 
     # ------------------------------------------------------------------- commands
 
@@ -602,10 +400,13 @@ class SlackAdapter:
                 thread_ts=thread_ts,
                 comment=file_comment(reply.text),
             )
-        except (SlackClientError, aiohttp.ClientError, OSError) as exc:
-            error = translate(exc, "the chart could not be posted here")
+        except DeliveryError as exc:
+            error = str(exc).replace(
+                f"slack upload of {attachment.filename} to {channel}",
+                "the chart could not be posted here",
+            )
             log.warning("slack: %s", error)
-            if isinstance(error, TransientDeliveryError):
+            if isinstance(exc, TransientDeliveryError):
                 return Reply(f"Error: {error}; try again in a minute.", ok=False)
             return Reply(f"Error: {error}", ok=False)
         return None

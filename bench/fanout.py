@@ -1,8 +1,9 @@
 """Fan-out: one significant update to N Discord and N Slack channels, on the test fakes at the
 limits they enforce, delivered by tallybot and, side by side, by a plain loop of sends with the
-same client library.
+same client library; and a count's final, which carries its chart (on Slack an upload of three
+requests, two of them Tier 4 methods, 100 a minute each).
 
-    python -m bench.fanout [--discord 2000] [--slack 2000] [--only bot|naive]
+    python -m bench.fanout [--discord 2000] [--slack 2000] [--only bot|naive|final]
 
 Each scenario runs in its own process (so peak memory is its own; the fake platform runs in
 that process too and is included). Printed per scenario: wall time from the tally accepted to
@@ -11,7 +12,9 @@ channels that got nothing (lost) or more than one copy (doubled), and peak RSS.
 
 Limits enforced by the fakes: Discord 50 requests/s per bot and 5 messages per 5 s per channel;
 Slack 1 post per second per channel (burst 3) and, workspace-wide, the window tallybot's Slack
-adapter assumes (``SLACK_LIMITS.requests``), since Slack gives no number for it.
+adapter assumes for chat.postMessage (Slack gives no number for it), files.getUploadURLExternal
+and files.completeUploadExternal 100 a minute each. "no chart" counts the channels whose final
+came without its chart.
 """
 
 from __future__ import annotations
@@ -34,10 +37,11 @@ from pathlib import Path
 from typing import Any
 
 from adapters.registry import adapter_factories
-from adapters.slack import SLACK_LIMITS
+from adapters.slack_delivery import SLACK_LIMITS
 from bot.app import App
 from bot.config import parse
-from bot.model import Tally
+from bot.model import Tally, TallyState
+from bot.pacing import Route
 from bot.store import counts as count_rows
 from bot.store import subscriptions as sub_rows
 from bot.subscription import ChannelRef, Mode, Platform
@@ -53,8 +57,14 @@ COUNT = {
     "source": {"kind": "manual"},
 }
 TALLY = Tally("bessemer-2021", {"yes": 84, "no": 201}, datetime(2021, 4, 8, tzinfo=UTC), "bench")
+FINAL = Tally(
+    "bessemer-2021", {"yes": 738, "no": 1798}, datetime(2021, 4, 9, tzinfo=UTC), "bench",
+    challenged=505, received=3215, state=TallyState.FINAL,
+)  # fmt: skip
 DISCORD_GLOBAL = (50, 1.0)
-SLACK_WORKSPACE = (SLACK_LIMITS.requests.limit, SLACK_LIMITS.requests.seconds)
+_POSTS = next(b for b in SLACK_LIMITS.buckets(Route("chat.postMessage")) if not b.per_channel)
+SLACK_WORKSPACE = (_POSTS.window.limit, int(_POSTS.window.seconds))
+SLACK_UPLOADS = (100, 60.0)
 
 
 @dataclass
@@ -67,6 +77,7 @@ class Row:
     lost: int
     doubled: int
     peak_rss_mb: float
+    no_chart: int = 0
 
 
 def ideal(n: int, window: tuple[int, float]) -> float:
@@ -88,7 +99,9 @@ async def wait_until(check: Callable[[], bool], waiter: Any, limit: float) -> No
         await waiter.wait_for(check, timeout=limit)
 
 
-async def bot_fanout(platform: Platform, n: int) -> Row:
+async def bot_fanout(platform: Platform, n: int, *, final: bool = False) -> Row:
+    tally = FINAL if final else TALLY
+    kind = "final" if final else "update"
     with tempfile.TemporaryDirectory() as tmp:
         store = f"sqlite+aiosqlite:///{Path(tmp) / 'bench.sqlite3'}"
         raw: dict[str, Any] = {"store": {"url": store}, "counts": [COUNT]}
@@ -104,10 +117,15 @@ async def bot_fanout(platform: Platform, n: int) -> Row:
                 }
                 os.environ["DISCORD_TOKEN"] = fake_d.token
                 refs = [ChannelRef(platform, str(guild), str(c)) for c in chans]
-                seconds = await run_bot(raw, tmp, refs, fake_d, lambda: count_d(fake_d, chans))
+                seconds = await run_bot(
+                    raw, tmp, refs, tally, fake_d, lambda: count_d(fake_d, chans)
+                )
                 lost, doubled = tally_of([len(fake_d.messages(c)) for c in chans])
-                return Row("tallybot discord", n, seconds, ideal(n, DISCORD_GLOBAL),
-                           fake_d.count_429, lost, doubled, peak_mb())  # fmt: skip
+                no_chart = sum(1 for c in chans if final and not any(
+                    m.attachments for m in fake_d.messages(c)
+                ))  # fmt: skip
+                return Row(f"tallybot discord {kind}", n, seconds, ideal(n, DISCORD_GLOBAL),
+                           fake_d.count_429, lost, doubled, peak_mb(), no_chart)  # fmt: skip
         fake_s = FakeSlack(method_windows={"chat.postMessage": SLACK_WORKSPACE})
         async with fake_s:
             chans_s = [fake_s.add_channel(f"c{i}") for i in range(n)]
@@ -118,10 +136,22 @@ async def bot_fanout(platform: Platform, n: int) -> Row:
                 SLACK_SIGNING_SECRET=fake_s.signing_secret,
             )
             refs = [ChannelRef(platform, fake_s.team_id, c) for c in chans_s]
-            seconds = await run_bot(raw, tmp, refs, fake_s, lambda: count_s(fake_s, chans_s))
-            lost, doubled = tally_of([len(fake_s.messages(c)) for c in chans_s])
-            return Row("tallybot slack", n, seconds, ideal(n, SLACK_WORKSPACE),
-                       fake_s.count_429, lost, doubled, peak_mb())  # fmt: skip
+
+            def done_s() -> int:
+                if not final:
+                    return count_s(fake_s, chans_s)
+                return len({u.channel for u in fake_s.uploads})
+
+            seconds = await run_bot(raw, tmp, refs, tally, fake_s, done_s)
+            lost, doubled = tally_of(
+                [len([m for m in fake_s.messages(c) if not m.thread_ts]) for c in chans_s]
+            )
+            charted = {u.channel for u in fake_s.uploads}
+            no_chart = sum(1 for c in chans_s if final and c not in charted)
+            limit = max(ideal(n, SLACK_WORKSPACE), ideal(n, SLACK_UPLOADS)) if final else None
+            return Row(f"tallybot slack {kind}", n, seconds,
+                       limit if limit is not None else ideal(n, SLACK_WORKSPACE),
+                       fake_s.count_429, lost, doubled, peak_mb(), no_chart)  # fmt: skip
 
 
 def count_d(fake: FakeDiscord, chans: list[int]) -> int:
@@ -133,7 +163,12 @@ def count_s(fake: FakeSlack, chans: list[str]) -> int:
 
 
 async def run_bot(
-    raw: dict[str, Any], tmp: str, refs: list[ChannelRef], waiter: Any, done: Callable[[], int]
+    raw: dict[str, Any],
+    tmp: str,
+    refs: list[ChannelRef],
+    tally: Tally,
+    waiter: Any,
+    done: Callable[[], int],
 ) -> float:
     cfg = parse(raw, Path(tmp) / "bench.toml")
     async with App(cfg, adapter_factories(cfg), poll=False) as app:
@@ -147,7 +182,7 @@ async def run_bot(
         # dispatcher counts it as used); the update comes in after it, as on a count night.
         await asyncio.sleep(1.5)
         start = time.perf_counter()
-        await app.pipeline.ingest(TALLY)
+        await app.pipeline.ingest(tally)
         n = len(refs)
         await wait_until(lambda: done() >= n, waiter, limit=3600)
         return time.perf_counter() - start
@@ -198,6 +233,8 @@ async def naive_slack(n: int) -> Row:
 SCENARIOS = {
     "bot-discord": lambda n: bot_fanout(Platform.DISCORD, n),
     "bot-slack": lambda n: bot_fanout(Platform.SLACK, n),
+    "final-discord": lambda n: bot_fanout(Platform.DISCORD, n, final=True),
+    "final-slack": lambda n: bot_fanout(Platform.SLACK, n, final=True),
     "naive-discord": naive_discord,
     "naive-slack": naive_slack,
 }
@@ -218,7 +255,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--discord", type=int, default=2000)
     parser.add_argument("--slack", type=int, default=2000)
-    parser.add_argument("--only", choices=["bot", "naive"])
+    parser.add_argument("--only", choices=["bot", "naive", "final"])
     parser.add_argument("--scenario", choices=sorted(SCENARIOS), help=argparse.SUPPRESS)
     parser.add_argument("-n", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -230,7 +267,7 @@ def main() -> None:
         print(json.dumps(asdict(row)))
         return
     plan = []
-    for kind in ("bot", "naive"):
+    for kind in ("bot", "naive", "final"):
         if args.only and args.only != kind:
             continue
         if args.discord:
@@ -238,13 +275,13 @@ def main() -> None:
         if args.slack:
             plan.append((f"{kind}-slack", args.slack))
     print(f"{'scenario':<24}{'channels':>9}{'seconds':>9}{'ideal':>8}{'ratio':>7}"
-          f"{'429s':>6}{'lost':>6}{'doubled':>8}{'peak MB':>9}")  # fmt: skip
+          f"{'429s':>6}{'lost':>6}{'doubled':>8}{'no chart':>9}{'peak MB':>9}")  # fmt: skip
     for scenario, n in plan:
         r = run_child(scenario, n)
         ratio = r.seconds / r.ideal if r.ideal else float("nan")
         print(
             f"{r.scenario:<24}{r.channels:>9}{r.seconds:>9.1f}{r.ideal:>8.1f}{ratio:>7.2f}"
-            f"{r.http_429:>6}{r.lost:>6}{r.doubled:>8}{r.peak_rss_mb:>9.0f}",
+            f"{r.http_429:>6}{r.lost:>6}{r.doubled:>8}{r.no_chart:>9}{r.peak_rss_mb:>9.0f}",
             flush=True,
         )
 

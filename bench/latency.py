@@ -15,11 +15,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from bot.adapter import Attachment, Outgoing, RecordingAdapter
+from bot.adapter import Attachment, Earlier, Outgoing, RecordingAdapter
 from bot.app import App
 from bot.commands import Request
 from bot.config import parse
 from bot.model import Tally
+from bot.pacing import Pace, unpaced
 from bot.subscription import ChannelRef, Platform
 from tests.helpers import T0
 
@@ -36,14 +37,15 @@ class TimedAdapter(RecordingAdapter):
         content: Outgoing,
         *,
         key: str,
-        maybe_sent: bool = False,
+        pace: Pace = unpaced,
         attachment: Attachment | None = None,
+        earlier: Earlier | None = None,
     ) -> str:
         if not self.first_post.is_set():
             self.at = time.perf_counter()
             self.first_post.set()
         return await super().post(
-            channel, content, key=key, maybe_sent=maybe_sent, attachment=attachment
+            channel, content, key=key, pace=pace, attachment=attachment, earlier=earlier
         )
 
 

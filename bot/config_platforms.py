@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from bot.config_reader import Reader, describe
 
@@ -19,6 +20,9 @@ class DiscordConfig:
     api_base: str = "https://discord.com/api/v10"
     gateway_url: str = "wss://gateway.discord.gg"
     guilds: tuple[int, ...] = ()
+    limits: tuple[tuple[str, int, float], ...] = ()
+    """``[discord.limits]``: rate-limit buckets changed by name, ``name = [requests, seconds]``
+    (see ``adapters.discord_delivery.DISCORD_LIMITS``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +34,8 @@ class SlackConfig:
     """HTTP mode without a ``[server]`` table: the address the endpoint listens on."""
     port: int = 3000
     """HTTP mode without a ``[server]`` table: the port (with ``[server]``, the ops server's)."""
+    limits: tuple[tuple[str, int, float], ...] = ()
+    """``[slack.limits]``, like ``DiscordConfig.limits`` (``adapters.slack_delivery``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,7 +51,7 @@ class ServerConfig:
 
 
 def discord(top: Reader) -> DiscordConfig:
-    r = top.table_at("discord", ["api_base", "gateway_url", "guilds"])
+    r = top.table_at("discord", ["api_base", "gateway_url", "guilds", "limits"])
     d = DiscordConfig()
     guilds = []
     for j, g in enumerate(r.get("guilds", list, [])):
@@ -66,11 +72,12 @@ def discord(top: Reader) -> DiscordConfig:
         api_base=r.get("api_base", str, d.api_base),
         gateway_url=r.get("gateway_url", str, d.gateway_url),
         guilds=tuple(guilds),
+        limits=_limits(r),
     )
 
 
 def slack(top: Reader) -> SlackConfig:
-    r = top.table_at("slack", ["mode", "api_base", "http_path", "host", "port"])
+    r = top.table_at("slack", ["mode", "api_base", "http_path", "host", "port", "limits"])
     d = SlackConfig()
     mode = r.get("mode", str, d.mode)
     if mode not in ("socket", "http"):
@@ -81,7 +88,22 @@ def slack(top: Reader) -> SlackConfig:
         http_path=r.get("http_path", str, d.http_path),
         host=_host(r, d.host),
         port=_port(r, d.port),
+        limits=_limits(r),
     )
+
+
+def _limits(r: Reader) -> tuple[tuple[str, int, float], ...]:
+    """A ``limits`` table: ``"bucket name" = [requests, seconds]``."""
+    table: dict[str, Any] = r.get("limits", dict, {})
+    limits = r.table_at("limits", list(table))  # any bucket name; unknown ones fail later
+    out = []
+    for name, value in table.items():
+        ok = isinstance(value, list) and len(value) == 2
+        n, seconds = value if ok else (0, 0)
+        if not (ok and type(n) is int and n >= 1 and type(seconds) in (int, float) and seconds > 0):
+            raise limits.error(name, "expected [requests, seconds], e.g. [50, 1.0]")
+        out.append((str(name), n, float(seconds)))
+    return tuple(out)
 
 
 def _host(r: Reader, default: str) -> str:

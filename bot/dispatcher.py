@@ -1,23 +1,22 @@
 """The dispatcher drains the outbox into the adapters: paced, coalesced, retried, never doubled.
 
-For each platform: take the deliveries that are due, drop the routine ones that a newer message
-for the same channel already covers (``coalesce``), then send channel by channel, in order
-within a channel and concurrently across channels, each request waiting for its slot under the
-platform's global limit and the channel's own. Every delivery is marked SENDING before it goes
-out and SENT (with the platform's message id) after; a crash in between leaves it SENDING, and
-on start those go out again with the same idempotency key, so the platform (Discord's nonce) or
-the adapter (Slack's metadata check) drops the copy.
+For each platform a worker loop takes the deliveries that are due, drops those whose
+subscription is gone (CANCELLED, logged, never sent) and the routine ones that a newer message
+for the same channel already covers (``coalesce``), then sends channel by channel, in order
+within a channel and concurrently across channels. How one delivery is confirmed, sent and
+recorded is :mod:`bot.delivery`; every request waits for its slots under the platform's limits
+(:mod:`bot.pacing`).
 
-Transient failures are retried with jittered exponential backoff that honours Retry-After, up to
-``max_attempts``; permanent ones (channel gone, permission lost) disable the subscription and
-tell the admins. Nothing is retried forever: what gave up is DEAD and listed for admins.
+Every delivery is claimed (SENDING) before it is worked on; right before a request that could
+post it goes out, the attempt is noted. A crash in between leaves it SENDING: on start those go
+back to the queue (``recover``), and the ones whose request may have gone out are confirmed
+from their channel before they are sent again (or resent with the same key while the platform
+itself still drops the copy: Discord's nonce).
 
-The final message of a count goes out with its chart: for a POST of a final ``Message`` the
-chart of the count's history up to that update is drawn (through the ``ChartCache`` shared with
-the commands, so N channels cost one render) and handed to ``Adapter.post`` as an attachment,
-which the adapter shows as part of the same delivery. Drawing happens before the delivery takes
-its rate slot. A chart that cannot be drawn (an error, or longer than ``chart_timeout``) is left
-out and the log says why: the final message itself always goes.
+The worker loop is supervised: if it ever ends (the store failed while recording an outcome)
+the failure is logged, the platform counts as down for ``/readyz`` (``problems``) with the
+reason, and the loop starts again after a backoff, first putting back what it left claimed.
+One info line per fan-out (the deliveries of one update on one platform) says how it went.
 """
 
 from __future__ import annotations
@@ -27,41 +26,31 @@ import contextlib
 import logging
 import random
 from collections import defaultdict
-from collections.abc import AsyncIterator, Mapping, Sequence
-from dataclasses import dataclass
-from datetime import timedelta
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
-from bot.adapter import Adapter, Attachment, Notice, Outgoing
-from bot.chart import CHART_TALLIES, ChartCache, chart_attachment
+from bot.adapter import Adapter
+from bot.chart import ChartCache
 from bot.clock import Clock
-from bot.errors import DeliveryError, MessageGone, PermanentDeliveryError, TransientDeliveryError
-from bot.message import Message
+from bot.delivery import ChannelCheck, Courier, Stats, where
+from bot.final_charts import CHART_TIMEOUT_S, FinalCharts
 from bot.ops.hooks import NO_HOOKS, Hooks
-from bot.ratelimit import RateLimiter, Sleep
+from bot.pacing import Pacer
+from bot.ratelimit import Sleep
 from bot.retry import backoff
 from bot.store import Database, outbox
-from bot.store import counts as count_rows
-from bot.store import subscriptions as sub_rows
-from bot.store import tallies as tally_rows
-from bot.store.outbox import Delivery, DeliveryAction, NewDelivery
+from bot.store.outbox import Delivery, DeliveryAction
 from bot.subscription import ChannelRef, Platform
 
 BATCH = 5000
-CHART_TIMEOUT_S = 30.0
-"""How long a final message waits for its chart to be drawn before it goes without it."""
+RESTART_CAP_S = 60.0
+"""The longest wait before a stopped worker loop starts again."""
 
 log = logging.getLogger(__name__)
+summary = logging.getLogger("bot.dispatcher.fanout")
+"""One line per finished fan-out (the per-delivery lines are debug)."""
 
-
-def _where(d: Delivery) -> dict[str, object]:
-    """What every delivery log line carries (``extra=``)."""
-    return {
-        "count": d.count_id,
-        "platform": d.channel.platform.value,
-        "channel": f"{d.channel.workspace}/{d.channel.channel}",
-        "delivery": d.id,
-        "action": d.action.value,
-    }
+__all__ = ["CHART_TIMEOUT_S", "Dispatcher", "Stats", "coalesce"]
 
 
 def coalesce(due: Sequence[Delivery]) -> tuple[list[Delivery], list[Delivery]]:
@@ -94,13 +83,11 @@ def coalesce(due: Sequence[Delivery]) -> tuple[list[Delivery], list[Delivery]]:
 
 
 @dataclass
-class Stats:
-    sent: int = 0
-    edited: int = 0
-    retried: int = 0
-    dead: int = 0
-    superseded: int = 0
-    disabled: int = 0
+class Fanout:
+    """What became of the deliveries of one update on one platform, for its summary line."""
+
+    started: float
+    outcomes: dict[str, int] = field(default_factory=lambda: defaultdict(int))
 
 
 class Dispatcher:
@@ -121,54 +108,96 @@ class Dispatcher:
         """``charts``: where the charts of final messages are drawn and kept (the cache the
         ``chart`` command uses too); without one, final messages go without a chart."""
         self.db = db
-        self.charts = charts
-        self._final_charts: dict[tuple[str, int | None], asyncio.Task[Attachment | None]] = {}
-        """One drawing per final update, shared by every channel it goes to (the last few)."""
-        self.chart_timeout = chart_timeout
-        self.metrics = metrics
         self.adapters = dict(adapters)
         self.clock = clock
         self.sleep = sleep
-        self.max_attempts = max_attempts
-        self.alert_channels = tuple(alert_channels)
         self.rng = rng or random.Random()
         self.stats = Stats()
+        self.charts = FinalCharts(db, charts, timeout=chart_timeout)
+        self.pacers = {p: Pacer(a.limits, clock, sleep) for p, a in self.adapters.items()}
+        self._couriers = {
+            p: Courier(
+                db,
+                a,
+                self.pacers[p],
+                clock,
+                charts=self.charts,
+                stats=self.stats,
+                metrics=metrics,
+                outcome=self._outcome,
+                alerted=self.wake,
+                alert_channels=alert_channels,
+                max_attempts=max_attempts,
+                rng=self.rng,
+            )
+            for p, a in self.adapters.items()
+        }
         self._wake = {p: asyncio.Event() for p in self.adapters}
         self._draining = {p: asyncio.Lock() for p in self.adapters}
-        self._global = {
-            p: RateLimiter(a.limits.requests.limit, a.limits.requests.seconds, clock)
-            for p, a in self.adapters.items()
-        }
-        for p, limiter in self._global.items():
-            limiter.note(self.adapters[p].limits.startup_requests)  # login, command sync, ...
-        self._channel: dict[tuple[ChannelRef, DeliveryAction], RateLimiter] = {}
-        self._edits = {
-            p: RateLimiter(a.limits.edits.limit, a.limits.edits.seconds, clock)
-            for p, a in self.adapters.items()
-        }
+        self._fanouts: dict[tuple[Platform, str, int | None], Fanout] = {}
+        self._down: dict[Platform, str] = {}
+        self._recovered: set[Platform] = set()
+        self._running = False
 
     def wake(self, platforms: set[Platform]) -> None:
         for p in platforms:
             if p in self._wake:
                 self._wake[p].set()
 
-    async def recover(self) -> int:
-        """After a restart: deliveries left SENDING by a crash go out again (same key)."""
+    def problems(self) -> dict[Platform, str]:
+        """Why delivery is down, per platform (empty while every worker loop runs)."""
+        if not self._running:
+            return dict.fromkeys(self.adapters, "the dispatcher is not running")
+        return dict(self._down)
+
+    async def recover(self, platform: Platform | None = None) -> int:
+        """After a (re)start: deliveries left SENDING go back to the queue (those that may have
+        gone out are confirmed from their channel before they go again). Done by the first
+        drain of a platform anyway; never while a drain of it is sending."""
         n = 0
-        for platform in self.adapters:
-            async with self.db.begin() as conn:
-                doubtful = await outbox.in_doubt(conn, platform)
-                if doubtful:
-                    await outbox.release(conn, [d.id for d in doubtful])
-                n += len(doubtful)
+        for p in [platform] if platform is not None else list(self.adapters):
+            async with self._draining[p]:
+                n += await self._recover(p)
         return n
 
+    async def _recover(self, platform: Platform) -> int:
+        async with self.db.begin() as conn:
+            doubtful = await outbox.in_doubt(conn, platform)
+            if doubtful:
+                await outbox.release(conn, [d.id for d in doubtful])
+        self._recovered.add(platform)
+        return len(doubtful)
+
     async def run(self) -> None:
-        """Drain every platform until cancelled."""
-        await self.recover()
-        async with asyncio.TaskGroup() as group:
-            for platform in self.adapters:
-                group.create_task(self._run_platform(platform))
+        """Drain every platform until cancelled, each in a supervised worker loop."""
+        self._running = True
+        try:
+            async with asyncio.TaskGroup() as group:
+                for platform in self.adapters:
+                    group.create_task(self._supervise(platform), name=f"deliver {platform}")
+        finally:
+            self._running = False
+
+    async def _supervise(self, platform: Platform) -> None:
+        failures = 0
+        while True:
+            started = self.clock.monotonic()
+            try:
+                self._recovered.discard(platform)  # what the loop left claimed goes back
+                await self.recover(platform)
+                self._down.pop(platform, None)
+                await self._run_platform(platform)
+                reason = "the worker loop ended"
+            except Exception as exc:
+                reason = f"{type(exc).__name__}: {exc}"
+                log.error("delivery to %s stopped: %s", platform.value, reason, exc_info=exc)
+            if self.clock.monotonic() - started > RESTART_CAP_S:
+                failures = 0  # it ran well for a while: start again quickly
+            failures += 1
+            delay = max(1.0, backoff(failures, base=1.0, cap=RESTART_CAP_S, rng=self.rng))
+            self._down[platform] = f"{reason} (restarting in {delay:.0f} s)"
+            log.warning("delivery to %s restarts in %.0f s", platform.value, delay)
+            await self.sleep(delay)
 
     async def _run_platform(self, platform: Platform) -> None:
         wake = self._wake[platform]
@@ -189,7 +218,12 @@ class Dispatcher:
     async def drain(self, platform: Platform) -> int:
         """Send everything due now on ``platform``; return how many deliveries were handled."""
         async with self._draining[platform]:
-            return await self._drain(platform)
+            if platform not in self._recovered:
+                await self._recover(platform)
+            handled = await self._drain(platform)
+            if self._fanouts:
+                await self._summarise(platform)
+            return handled
 
     async def _drain(self, platform: Platform) -> int:
         now = self.clock.now()
@@ -197,222 +231,73 @@ class Dispatcher:
             due = await outbox.due(conn, platform, now=now, limit=BATCH)
             waiting = await outbox.waiting_channels(conn, platform, now=now)
             due = [d for d in due if d.channel not in waiting]  # keep each channel in order
-            send, drop = coalesce(due)
+            orphans = await outbox.cancel_orphans(conn, [d.id for d in due])
+            send, drop = coalesce([d for d in due if d.id not in orphans])
             if drop:
                 await outbox.supersede(conn, [d.id for d in drop])
             if send:
                 await outbox.mark_sending(conn, [d.id for d in send])
+        for d in due:
+            if d.id in orphans:
+                self._outcome(d, "cancelled")
+                log.info("dropped, never sent: its subscription is gone", extra=where(d))
+        self.stats.cancelled += len(orphans)
         self.stats.superseded += len(drop)
+        for d in drop:
+            self._outcome(d, "superseded")
         by_channel: dict[ChannelRef, list[Delivery]] = defaultdict(list)
         for d in send:
+            self._fanout(d)  # it starts now, if it has not before
             by_channel[d.channel].append(d)
+        courier = self._couriers[platform]
         # A TaskGroup, not gather: on cancellation (shutdown) it waits for every channel's task
         # to finish, so none is left running against a store that is being closed.
         async with asyncio.TaskGroup() as group:
-            for items in by_channel.values():
-                group.create_task(self._send_channel(items))
+            for channel, items in by_channel.items():
+                check = courier.check_for(channel, items)
+                group.create_task(self._send_channel(courier, items, check))
         return len(due)
 
-    async def _send_channel(self, items: list[Delivery]) -> None:
+    async def _send_channel(
+        self, courier: Courier, items: list[Delivery], check: ChannelCheck
+    ) -> None:
         """Send one channel's deliveries in order; stop at the first that must wait."""
         for i, d in enumerate(items):
-            ok = await self._deliver(d)
-            if not ok:
+            if not await courier.deliver(d, check):
                 rest = [x.id for x in items[i + 1 :]]
                 if rest:
                     async with self.db.begin() as conn:
                         await outbox.release(conn, rest)
                 return
 
-    def _channel_limiter(self, d: Delivery) -> RateLimiter:
-        adapter = self.adapters[d.channel.platform]
-        editing = d.action is DeliveryAction.EDIT_LIVE
-        key = (d.channel, DeliveryAction.EDIT_LIVE if editing else DeliveryAction.POST)
-        limiter = self._channel.get(key)
-        if limiter is None:
-            w = adapter.limits.edits if editing else adapter.limits.channel_posts
-            limiter = self._channel[key] = RateLimiter(w.limit, w.seconds, self.clock)
-        return limiter
-
-    async def _attempt(self, d: Delivery) -> None:
-        """Durably note that ``d`` is going out now, before it does (see outbox.mark_attempt)."""
-        async with self.db.begin() as conn:
-            await outbox.mark_attempt(conn, d.id, at=self.clock.now())
-
-    @contextlib.asynccontextmanager
-    async def _sending(self, d: Delivery, *, edit: bool) -> AsyncIterator[None]:
-        """Wait for the channel's (or the platform's edit) slot, then the platform's; note the
-        attempt; run the request in the block. Each slot counts from the request's end."""
-        platform = d.channel.platform
-        if edit and not self.adapters[platform].limits.edits_per_channel:
-            own = self._edits[platform]
-        else:
-            own = self._channel_limiter(d)
-        async with own.slot(self.sleep):
-            await self._attempt(d)  # noted before the turn: a store write is no request
-            async with self._global[platform].slot(self.sleep):
-                yield
-
-    async def _deliver(self, d: Delivery) -> bool:
-        """Send one delivery and record the result; False when the channel must wait."""
-        adapter = self.adapters[d.channel.platform]
-        content: Outgoing = (
-            Notice.from_json(d.payload)
-            if d.action is DeliveryAction.ALERT
-            else Message.from_json(d.payload)
-        )
-        key = f"tb{d.id}"
-        chart = await self._chart_for(d, content)  # before the slot: drawing is no request
-        try:
-            if d.action is DeliveryAction.EDIT_LIVE:
-                message_id = await self._edit_live(adapter, d, content, key)
-            else:
-                async with self._sending(d, edit=False):
-                    message_id = await adapter.post(
-                        d.channel, content, key=key, maybe_sent=_maybe_sent(d), attachment=chart
-                    )
-        except TransientDeliveryError as exc:
-            await self._retry(d, exc)
-            return False
-        except (PermanentDeliveryError, DeliveryError) as exc:
-            await self._give_up(d, exc)
-            return True
-        async with self.db.begin() as conn:
-            await outbox.mark_sent(conn, d.id, platform_message_id=message_id, at=self.clock.now())
-        if d.action is DeliveryAction.EDIT_LIVE:
-            self.stats.edited += 1
-        else:
-            self.stats.sent += 1
-        latency = (self.clock.now() - d.created_at).total_seconds()
-        self.metrics.delivered(d.channel.platform.value, d.action.value, latency)
-        log.info("delivered after %.1f s", latency, extra=_where(d))
-        return True
-
-    async def _chart_for(self, d: Delivery, content: Outgoing) -> Attachment | None:
-        """The chart that goes with a POST of a count's final message (None for anything else).
-
-        Drawn from the count's history up to the message's update. Any failure only leaves the
-        chart out: it is logged with the reason, and the message goes without it."""
-        if (
-            self.charts is None
-            or d.action is not DeliveryAction.POST
-            or not isinstance(content, Message)
-            or not content.final
-        ):
+    def _fanout(self, d: Delivery) -> Fanout | None:
+        """The fan-out ``d`` belongs to (None for an alert to admins: not part of one)."""
+        if d.action is DeliveryAction.ALERT:
             return None
-        key = (d.count_id, d.tally_seq)
-        task = self._final_charts.get(key)
-        if task is None or task.cancelled():
-            task = asyncio.create_task(self._draw_final_chart(d), name=f"chart {key}")
-            self._final_charts[key] = task
-            while len(self._final_charts) > 8:
-                del self._final_charts[next(iter(self._final_charts))]
-        return await task  # no shield: shutting down cancels the drawing with the senders
+        key = (d.channel.platform, d.count_id, d.tally_seq)
+        fanout = self._fanouts.get(key)
+        if fanout is None:
+            fanout = self._fanouts[key] = Fanout(self.clock.monotonic())
+        return fanout
 
-    async def _draw_final_chart(self, d: Delivery) -> Attachment | None:
-        assert self.charts is not None
-        try:
-            async with self.db.connect() as conn:
-                count = await count_rows.get(conn, d.count_id)
-                history = await tally_rows.history(
-                    conn, d.count_id, limit=CHART_TALLIES, through=d.tally_seq
-                )
-            if count is None:
-                raise LookupError(f"count {d.count_id!r} is not in the store")
-            async with asyncio.timeout(self.chart_timeout):
-                return await chart_attachment(count, history, cache=self.charts)
-        except TimeoutError:
-            log.warning(
-                "the final message goes without its chart: not drawn within %g s",
-                self.chart_timeout,
-                extra=_where(d),
-            )
-        except Exception as exc:
-            log.warning(
-                "the final message goes without its chart: %s: %s", type(exc).__name__, exc,
-                exc_info=exc, extra=_where(d),
-            )  # fmt: skip
-        return None
+    def _outcome(self, d: Delivery, what: str) -> None:
+        fanout = self._fanout(d)
+        if fanout is not None:
+            fanout.outcomes[what] += 1
 
-    async def _edit_live(self, adapter: Adapter, d: Delivery, content: Outgoing, key: str) -> str:
-        assert d.subscription_id is not None
+    async def _summarise(self, platform: Platform) -> None:
+        """One info line for each fan-out on ``platform`` that has nothing left to send."""
         async with self.db.connect() as conn:
-            sub = await sub_rows.get(conn, d.subscription_id)
-        if sub is not None and sub.live_message_id:
-            try:
-                async with self._sending(d, edit=True):
-                    await adapter.edit(d.channel, sub.live_message_id, content)
-                return sub.live_message_id
-            except MessageGone:
-                pass  # deleted or too old to edit: post a new scoreboard below
-        async with self._sending(d, edit=False):
-            message_id = await adapter.post(d.channel, content, key=key, maybe_sent=_maybe_sent(d))
-        async with self.db.begin() as conn:
-            await sub_rows.set_live_message(conn, d.subscription_id, message_id)
-        return message_id
-
-    async def _retry(self, d: Delivery, exc: TransientDeliveryError) -> None:
-        attempt = d.attempts + 1
-        if attempt >= self.max_attempts:
-            await self._give_up(d, exc)
-            return
-        delay = backoff(attempt, base=1.0, cap=120.0, rng=self.rng)
-        if exc.retry_after is not None:
-            delay = max(delay, exc.retry_after)
-        async with self.db.begin() as conn:
-            await outbox.mark_retry(
-                conn,
-                d.id,
-                error=str(exc),
-                next_attempt_at=self.clock.now() + timedelta(seconds=delay),
-            )
-        self.stats.retried += 1
-        self.metrics.retried(d.channel.platform.value)
-        log.warning(
-            "delivery failed (attempt %d), retrying in %.1f s: %s", attempt, delay, exc,
-            extra=_where(d),
-        )  # fmt: skip
-
-    async def _give_up(self, d: Delivery, exc: DeliveryError) -> None:
-        permanent = isinstance(exc, PermanentDeliveryError)
-        async with self.db.begin() as conn:
-            await outbox.mark_dead(conn, d.id, error=str(exc))
-            if permanent and d.subscription_id is not None:
-                await sub_rows.disable(conn, d.subscription_id, str(exc))
-                self.stats.disabled += 1
-            if d.action is not DeliveryAction.ALERT and self.alert_channels:
-                what = "stopped posting" if permanent else "gave up on a message"
-                notice = Notice(
-                    f"tallybot {what} for {d.count_id} in {d.channel}: {exc}"
-                    + (
-                        ". Fix the channel or permissions, then subscribe again."
-                        if permanent
-                        else ""
-                    ),
-                    d.count_id,
-                )
-                await outbox.enqueue(
-                    conn,
-                    [
-                        NewDelivery(
-                            subscription_id=None,
-                            channel=channel,
-                            count_id=d.count_id,
-                            tally_seq=d.tally_seq,
-                            action=DeliveryAction.ALERT,
-                            significant=True,
-                            payload=notice.to_json(),
-                            created_at=self.clock.now(),
-                        )
-                        for channel in self.alert_channels
-                    ],
-                )
-        self.stats.dead += 1
-        self.metrics.failed(d.channel.platform.value)
-        log.error("delivery gave up: %s", exc, extra=_where(d))
-        self.wake({c.platform for c in self.alert_channels})
-
-
-def _maybe_sent(d: Delivery) -> bool:
-    """An earlier attempt failed, or was claimed and never recorded (a crash)."""
-    return d.attempts > 0 or d.sending_at is not None
+            still = await outbox.open_updates(conn, platform)
+        for key in [k for k in self._fanouts if k[0] is platform and k[1:] not in still]:
+            fanout = self._fanouts.pop(key)
+            _, count_id, seq = key
+            o = fanout.outcomes
+            took = self.clock.monotonic() - fanout.started
+            summary.info(
+                "fan-out of %s update #%s to %s done in %.1f s: %d sent, %d edited, %d gave up, "
+                "%d cancelled, %d superseded; %d retries, %d rate limited",
+                count_id, seq, platform.value, took, o["sent"], o["edited"], o["dead"],
+                o["cancelled"], o["superseded"], o["retried"], o["rate_limited"],
+                extra={"count": count_id, "platform": platform.value},
+            )  # fmt: skip

@@ -10,8 +10,10 @@
     │   └── PermanentSourceError   not worth retrying until someone fixes it (404, bad mapping)
     ├── DeliveryError        a platform refused or failed a send
     │   ├── TransientDeliveryError  worth retrying (timeout, 5xx, 429), may carry retry_after
+    │   │   └── RateLimited         a 429: wait and try again; never counts as a failed attempt
     │   ├── PermanentDeliveryError  the channel is gone or the bot lost its permissions
-    │   └── MessageGone             a message to edit (a live scoreboard) no longer exists
+    │   ├── MessageGone             a message to edit (a live scoreboard) no longer exists
+    │   └── DeliveryCancelled       the delivery must not go out (its subscription is gone)
     ├── RequestError         a request to the ops server is refused (carries the HTTP status)
     ├── Replayed             a signed push came again after its figures were superseded
     └── PushError            ``tallybot push`` got no answer from the server
@@ -85,12 +87,22 @@ class TransientDeliveryError(DeliveryError):
         self.retry_after = retry_after
 
 
+class RateLimited(TransientDeliveryError):
+    """The platform answered 429: nothing went wrong with the delivery, it waits ``retry_after``
+    and goes again (not counted as a failed attempt)."""
+
+
 class PermanentDeliveryError(DeliveryError):
     """The channel is gone or the bot lost its permissions: retrying will not help."""
 
 
 class MessageGone(DeliveryError):
     """A message to edit (a live scoreboard) was deleted or can no longer be edited."""
+
+
+class DeliveryCancelled(DeliveryError):
+    """The delivery was cancelled before its request went out (its subscription was removed or
+    disabled meanwhile): it is dropped, never sent."""
 
 
 class RequestError(TallybotError):

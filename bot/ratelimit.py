@@ -45,6 +45,7 @@ class RateLimiter:
         self.window = window * (1 + margin)
         self.clock = clock
         self._slots: list[Slot] = []
+        self._held_until = float("-inf")
         self._turn = asyncio.Lock()  # first come, first served
 
     def delay(self) -> float:
@@ -54,11 +55,16 @@ class RateLimiter:
         the platform saw it), so this can grow while requests are in flight.
         """
         now = self.clock.monotonic()
+        held = max(0.0, self._held_until - now)
         self._slots = [s for s in self._slots if not (s.finished and s.at + self.window <= now)]
         if len(self._slots) < self.limit:
-            return 0.0
+            return held
         busy = sorted(s.at if s.finished else now for s in self._slots)
-        return max(0.0, busy[-self.limit] + self.window - now)
+        return max(held, busy[-self.limit] + self.window - now)
+
+    def hold(self, seconds: float) -> None:
+        """Let no request start for ``seconds`` from now (the platform said to wait)."""
+        self._held_until = max(self._held_until, self.clock.monotonic() + max(0.0, seconds))
 
     def note(self, requests: int) -> None:
         """Count ``requests`` made just now outside the limiter (an adapter's own start-up

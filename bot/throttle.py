@@ -19,8 +19,8 @@ from collections import OrderedDict
 from collections.abc import Hashable
 from dataclasses import dataclass
 
-from bot.adapter import Window
 from bot.clock import Clock
+from bot.pacing import Window
 from bot.ratelimit import RateLimiter
 from bot.subscription import ChannelRef
 

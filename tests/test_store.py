@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from sqlalchemy import delete, text, update
 from sqlalchemy import exc as sa_exc
-from sqlalchemy import text
 
 from bot.errors import ConfigError, StoreError
 from bot.model import Choice, Count, CountStatus, DecisionRule, RuleKind, Tally, TallyState
@@ -24,6 +24,7 @@ from bot.store import Database, audit, counts, migrations, outbox, subscriptions
 from bot.store.audit import AuditEntry
 from bot.store.outbox import DeliveryAction, DeliveryStatus, NewDelivery
 from bot.store.schema import metadata
+from bot.store.schema import subscriptions as subscriptions_table
 from bot.subscription import ChannelRef, Mode, Platform
 
 T0 = datetime(2021, 4, 8, 22, 0, tzinfo=UTC)
@@ -58,7 +59,7 @@ FINAL = bessemer_tally(738, 1798, 600, void=76, challenged=505, state=TallyState
 
 
 def delivery(
-    sub_id: int,
+    sub_id: int | None,
     seq: int,
     *,
     channel: ChannelRef = SLACK,
@@ -304,7 +305,7 @@ async def test_subscription_queries_and_changes(db: Database) -> None:
         assert await subscriptions.get(conn, 999999) is None
 
 
-async def test_unsubscribe_removes_it_and_supersedes_its_pending_deliveries(db: Database) -> None:
+async def test_unsubscribe_removes_it_and_cancels_its_open_deliveries(db: Database) -> None:
     await seed(db)
     sub_id = await subscribe(db, SLACK)
     other_id = await subscribe(db, DISCORD)
@@ -320,10 +321,83 @@ async def test_unsubscribe_removes_it_and_supersedes_its_pending_deliveries(db: 
         assert await subscriptions.for_channel(conn, SLACK) == []
         statuses = [await outbox.get(conn, i) for i in (pending, sending, others)]
     assert [d.status if d else None for d in statuses] == [
-        DeliveryStatus.SUPERSEDED,
-        DeliveryStatus.SENDING,
+        DeliveryStatus.CANCELLED,
+        DeliveryStatus.CANCELLED,  # claimed, not yet sent: dropped when its turn comes
         DeliveryStatus.PENDING,
     ]
+
+
+async def test_a_cancelled_delivery_never_starts_and_a_late_answer_still_counts(
+    db: Database,
+) -> None:
+    await seed(db)
+    sub_id = await subscribe(db, SLACK)
+    other_id = await subscribe(db, DISCORD)
+    async with db.begin() as conn:
+        waiting, on_its_way, disabled, kept = await outbox.enqueue(
+            conn,
+            [
+                delivery(sub_id, 1),
+                delivery(sub_id, 2),
+                delivery(other_id, 1, channel=DISCORD),
+                delivery(None, 1, channel=DISCORD),  # an alert: no subscription
+            ],
+        )
+        await outbox.mark_sending(conn, [waiting, on_its_way, disabled, kept])
+        assert await outbox.mark_attempt(conn, on_its_way, at=T0)  # its request goes out
+        assert await subscriptions.unsubscribe(conn, SLACK, "bessemer-2021")
+        # The one waiting for its turn is told not to go; the other arrives and is recorded.
+        assert not await outbox.mark_attempt(conn, waiting, at=T0)
+        await outbox.mark_sent(conn, on_its_way, platform_message_id="m1", at=T0)
+        assert not await outbox.mark_retry(conn, waiting, error="x", next_attempt_at=T0)
+        assert not await outbox.mark_dead(conn, waiting, error="x")
+        # A subscription disabled behind the outbox's back (no cancel): caught at the attempt.
+        await conn.execute(
+            update(subscriptions_table)
+            .where(subscriptions_table.c.id == other_id)
+            .values(enabled=False)
+        )
+        assert not await outbox.mark_attempt(conn, disabled, at=T0)
+        assert await outbox.mark_attempt(conn, kept, at=T0)
+        assert await outbox.mark_attempt(conn, kept, at=T0 + timedelta(minutes=5))
+    async with db.connect() as conn:
+        got = {i: await outbox.get(conn, i) for i in (waiting, on_its_way, disabled, kept)}
+    assert {i: d.status if d else None for i, d in got.items()} == {
+        waiting: DeliveryStatus.CANCELLED,
+        on_its_way: DeliveryStatus.SENT,
+        disabled: DeliveryStatus.CANCELLED,
+        kept: DeliveryStatus.SENDING,
+    }
+    assert got[kept] is not None
+    assert got[kept].sending_at == T0  # the first attempt's time is kept
+
+
+async def test_orphans_are_cancelled_and_a_429_is_not_an_attempt(db: Database) -> None:
+    await seed(db)
+    sub_id = await subscribe(db, SLACK)
+    gone_id = await subscribe(db, DISCORD)  # its channel was deleted
+    async with db.begin() as conn:
+        queued, claimed = await outbox.enqueue(
+            conn, [delivery(gone_id, 1, channel=DISCORD), delivery(gone_id, 2, channel=DISCORD)]
+        )
+        await outbox.mark_sending(conn, [claimed])
+        await subscriptions.disable(conn, gone_id, "the channel was deleted")
+        assert not await outbox.mark_attempt(conn, claimed, at=T0)
+    async with db.connect() as conn:
+        gone = [await outbox.get(conn, i) for i in (queued, claimed)]
+    assert [d.status if d else None for d in gone] == [DeliveryStatus.CANCELLED] * 2
+    async with db.begin() as conn:
+        orphan, alert = await outbox.enqueue(conn, [delivery(sub_id, 1), delivery(None, 1)])
+        await conn.execute(delete(subscriptions_table).where(subscriptions_table.c.id == sub_id))
+        assert await outbox.cancel_orphans(conn, [orphan, alert]) == {orphan}
+        await outbox.mark_sending(conn, [alert])
+        await outbox.mark_retry(conn, alert, error="429", next_attempt_at=T0, counted=False)
+        await outbox.mark_sending(conn, [alert])
+        await outbox.mark_retry(conn, alert, error="503", next_attempt_at=T0)
+    async with db.connect() as conn:
+        got = await outbox.get(conn, alert)
+    assert got is not None
+    assert got.attempts == 1
 
 
 async def test_subscribing_to_an_unknown_count_fails_on_its_foreign_key(db: Database) -> None:

@@ -4,6 +4,8 @@
 * ``adapter:<platform>``: every adapter is connected. The ``Adapter`` protocol has no such
   method: an adapter counts as connected unless it has a ``connected`` attribute that is not
   True (a gateway that dropped and is reconnecting, say);
+* ``delivery:<platform>``: the dispatcher's worker loop for the platform runs (it is down, with
+  the reason, from a failure until it has started again: ``Dispatcher.problems``);
 * ``source:<count>``: the polled source of every count that is counting is fresh (not
   :attr:`SourceHealth.is_stale`). Manual and push-only counts, and counts that are scheduled,
   paused or final, are not checked.
@@ -91,6 +93,9 @@ async def check(app: App) -> Readiness:
     for platform, adapter in app.adapters.items():
         problem = None if is_connected(adapter) else "not connected"
         checks.append(Check(f"adapter:{platform.value}", problem))
+    down = app.dispatcher.problems() if app.adapters else {}
+    for platform in app.adapters:
+        checks.append(Check(f"delivery:{platform.value}", down.get(platform)))
     for count_id, source in app.sources.items():
         health = app.health.get(count_id)
         if health is None or not source.polled or statuses.get(count_id) != CountStatus.COUNTING:

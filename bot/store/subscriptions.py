@@ -92,14 +92,15 @@ async def subscribe(
 async def unsubscribe(conn: AsyncConnection, channel: ChannelRef, count_id: str) -> bool:
     """Remove the channel's subscription to the count; returns whether there was one.
 
-    Its PENDING deliveries are superseded, so nothing more is posted for it.
+    Its open deliveries are cancelled in the same transaction, so nothing more is posted for
+    it (a request already on its way still arrives).
     """
     sub_id = await conn.scalar(
         delete(subscriptions).where(*_channel_is(channel), _t.count_id == count_id).returning(_t.id)
     )
     if sub_id is None:
         return False
-    await outbox.supersede_for_subscription(conn, int(sub_id))
+    await outbox.cancel_for_subscription(conn, int(sub_id))
     return True
 
 
@@ -126,11 +127,13 @@ async def for_channel(conn: AsyncConnection, channel: ChannelRef) -> list[Subscr
 
 
 async def disable(conn: AsyncConnection, sub_id: int, reason: str) -> None:
-    """Stop the subscription (kept, with ``reason``); :class:`StoreError` if there is none."""
+    """Stop the subscription (kept, with ``reason``) and cancel its open deliveries;
+    :class:`StoreError` if there is none."""
     result = await conn.execute(
         update(subscriptions).where(_t.id == sub_id).values(enabled=False, disabled_reason=reason)
     )
     require_changed(result, f"subscription {sub_id}")
+    await outbox.cancel_for_subscription(conn, sub_id)
 
 
 async def set_live_message(conn: AsyncConnection, sub_id: int, message_id: str | None) -> None:

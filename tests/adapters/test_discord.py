@@ -26,14 +26,13 @@ import pytest
 from sqlalchemy import func, select
 
 from adapters.discord import (
-    DISCORD_LIMITS,
     MAX_RATELIMIT_TIMEOUT,
     DiscordAdapter,
     DiscordStartError,
     Options,
     command_text,
-    nonce_for,
 )
+from adapters.discord_delivery import DISCORD_LIMITS, NONCE_TRUST_S, nonce_for
 from adapters.discord_embeds import (
     MAX_FIELD_VALUE,
     MAX_TITLE,
@@ -44,7 +43,7 @@ from adapters.discord_embeds import (
     message_embed,
 )
 from adapters.registry import adapter_factories
-from bot.adapter import Notice, Window
+from bot.adapter import Notice
 from bot.app import App
 from bot.clock import FakeClock as BotClock
 from bot.command_parse import Verb, parse
@@ -56,10 +55,12 @@ from bot.errors import (
     ConfigError,
     MessageGone,
     PermanentDeliveryError,
+    RateLimited,
     TransientDeliveryError,
 )
 from bot.message import ChoiceLine, Message, Significance, Timed
 from bot.model import Tally, TallyState
+from bot.pacing import Route, Window
 from bot.secrets import Secret
 from bot.store import audit as audit_rows
 from bot.store import outbox
@@ -653,7 +654,7 @@ async def test_a_429_burst_loses_and_doubles_nothing(
     limited = [r for r in fake.requests if r.status == 429]
     print(
         f"\n{scenario}: {fake.count_429} x 429 for {len(channels) * len(figures)} posts, "
-        f"{stats.retried} rescheduled by the dispatcher, {elapsed:.2f} s"
+        f"{stats.rate_limited} rescheduled by the dispatcher, {elapsed:.2f} s"
     )
     assert fake.count_429 == len(limited) > 0
     assert [d for d in deliveries if d.status is not DeliveryStatus.SENT] == []
@@ -663,11 +664,14 @@ async def test_a_429_burst_loses_and_doubles_nothing(
         assert headlines == expected  # nothing lost, nothing doubled, in order
         assert len({m.nonce for m in posted}) == len(figures)
     if scenario == "shared-429s":
-        assert stats.retried == 4  # discord.py raised RateLimited(45): the dispatcher waited
+        # discord.py raised RateLimited(45): the dispatcher waited, counting no failed attempt
+        assert (stats.rate_limited, stats.retried) == (4, 0)
+        assert all(d.attempts == 0 for d in deliveries)
         assert any(r.response_headers.get("X-RateLimit-Scope") == "user" for r in limited)
     else:
         assert all(r.response["global"] for r in limited)
-        assert stats.retried <= fake.count_429  # discord.py waits out most by itself
+        assert stats.rate_limited <= fake.count_429  # discord.py waits out most by itself
+        assert stats.retried == 0
 
 
 @pytest.mark.parametrize("status", [503, 429], ids=["503-after-commit", "429-after-commit"])
@@ -688,7 +692,8 @@ async def test_a_post_whose_answer_was_lost_appears_once(
     assert (first.status, second.status) == (status, 200)
     assert first.json["nonce"] == second.json["nonce"] == f"tb{delivery.id}"
     assert delivery.status is DeliveryStatus.SENT
-    assert delivery.attempts == 1  # failed once, then Discord returned the first message
+    # failed once (a 429 is no failed attempt), then Discord returned the first message
+    assert delivery.attempts == (1 if status == 503 else 0)
     assert delivery.platform_message_id == str(posted.id)
 
 
@@ -1029,10 +1034,26 @@ def test_slash_options_become_the_text_grammar() -> None:
 
 
 def test_limits_and_nonces() -> None:
-    assert DISCORD_LIMITS.requests == Window(50, 1.0)
-    assert DISCORD_LIMITS.channel_posts == Window(5, 5.0)
-    assert DISCORD_LIMITS.edits == Window(5, 5.0)
-    assert DISCORD_LIMITS.edits_per_channel
+    def windows(method: str) -> list[tuple[str, Window, bool]]:
+        return [(b.name, b.window, b.per_channel) for b in DISCORD_LIMITS.buckets(Route(method))]
+
+    assert windows("POST /channels/{channel_id}/messages") == [
+        ("messages per channel", Window(5, 5.0), True),
+        ("global", Window(50, 1.0), False),
+    ]
+    assert windows("PATCH /channels/{channel_id}/messages/{message_id}") == [
+        ("edits per channel", Window(5, 5.0), True),
+        ("global", Window(50, 1.0), False),
+    ]
+    assert windows("GET /channels/{channel_id}/messages") == [
+        ("reads per channel", Window(5, 5.0), True),
+        ("global", Window(50, 1.0), False),
+    ]
+    assert windows("PUT /applications/{application_id}/commands") == [
+        ("global", Window(50, 1.0), False)
+    ]
+    assert DISCORD_LIMITS.startup_requests == 4
+    assert NONCE_TRUST_S == 60.0
     assert MAX_RATELIMIT_TIMEOUT == 30.0
     assert nonce_for("tb12345") == "tb12345"
     long = nonce_for("x" * 40)
@@ -1054,11 +1075,11 @@ def _http(cls: type[discord.HTTPException], status: int, code: int, **headers: s
 @pytest.mark.parametrize(
     ("exc", "editing", "kind", "words"),
     [
-        (discord.RateLimited(45.5), False, TransientDeliveryError, "rate limited"),
+        (discord.RateLimited(45.5), False, RateLimited, "rate limited"),
         (
             _http(discord.HTTPException, 429, 0, **{"Retry-After": "7"}),
             False,
-            TransientDeliveryError,
+            RateLimited,
             "rate",
         ),
         (_http(discord.DiscordServerError, 503, 0), False, TransientDeliveryError, "503"),

@@ -128,7 +128,7 @@ async def test_hostile_text_shows_as_typed_in_every_payload(tmp_path: Path, worl
     assert names == [typed(label) for label in LABELS]
     assert embed_markup(embed) == []
     source = f"admin {clean(EVIL_NAME)}"
-    assert embed["footer"]["text"] == f"Unofficial results · source: {source} · update #1"
+    assert embed["footer"]["text"] == f"Unofficial results · source: {source} · update #1 · ref tb1"
     assert datetime.fromisoformat(embed["timestamp"]) == seen[0]  # "as of", in the reader's zone
 
     # Over every limit: clipped, still escaped, and the fake (which refuses 400) took it.

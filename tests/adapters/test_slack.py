@@ -24,7 +24,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from sqlalchemy import func, select
 
 from adapters.registry import adapter_factories
-from adapters.slack import SLACK_LIMITS, SlackAdapter, strip_mention
+from adapters.slack import SlackAdapter, strip_mention
 from adapters.slack_blocks import (
     MAX_BLOCKS,
     MAX_FIELD,
@@ -36,8 +36,9 @@ from adapters.slack_blocks import (
     message_blocks,
     units,
 )
+from adapters.slack_delivery import SLACK_LIMITS
 from bot import chart
-from bot.adapter import Notice, Window
+from bot.adapter import Earlier, Notice
 from bot.app import App
 from bot.clock import FakeClock
 from bot.commands import Reply, Request
@@ -45,6 +46,7 @@ from bot.config import Config, ServerConfig, parse
 from bot.errors import ConfigError, MessageGone, PermanentDeliveryError, TransientDeliveryError
 from bot.message import ChoiceLine, Message, Significance, Timed
 from bot.model import Count, Tally, TallyState
+from bot.pacing import Route, Window
 from bot.pipeline import Pipeline
 from bot.secrets import Secret
 from bot.store import Database, outbox
@@ -55,7 +57,7 @@ from bot.store.schema import outbox as outbox_table
 from bot.subscription import ChannelRef, Mode, Platform, Subscription
 from tests.fakes.slack_fake import FakeSlack, RecordedSlackMessage, RecordedUpload, ResponseUrlPost
 from tests.fakes.slack_fake.markup import visible
-from tests.helpers import tally
+from tests.helpers import T0, tally
 
 TITLE = "Amazon BHM1 union election, Bessemer AL"
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -907,17 +909,22 @@ async def test_edit_of_a_gone_message_is_message_gone(fake: FakeSlack, error: st
     assert fake.messages(channel)[0].text == "tallybot: board, edited"
 
 
-async def test_maybe_sent_finds_only_our_own_copy(fake: FakeSlack) -> None:
+async def test_find_posted_finds_only_our_own_copies_in_one_read(fake: FakeSlack) -> None:
     channel, user = fake.add_channel("news"), fake.add_user("ada")
     async with adapter_for(fake, config(Path("/nonexistent"), fake), _never) as adapter:
         ref = adapter_ref(fake, channel)
         ts = await adapter.post(ref, Notice("one"), key="tb7")
+        ts9 = await adapter.post(ref, Notice("three"), key="tb9")
         fake.post_user_message(channel, user, "chatter")
-        again = await adapter.post(ref, Notice("one"), key="tb7", maybe_sent=True)
-        other = await adapter.post(ref, Notice("two"), key="tb8", maybe_sent=True)
+        found = await adapter.find_posted(ref, ["tb7", "tb8", "tb9"], since=T0)
+        again = await adapter.post(ref, Notice("one"), key="tb7", earlier=found["tb7"])
+        other = await adapter.post(ref, Notice("two"), key="tb8", earlier=found.get("tb8"))
+    assert found == {"tb7": Earlier(ts), "tb9": Earlier(ts9)}
     assert again == ts
     assert other != ts
-    assert [m.text for m in fake.messages(channel)] == ["tallybot: one", "chatter", "tallybot: two"]
+    assert len(fake.calls_to("conversations.history")) == 1
+    texts = [m.text for m in fake.messages(channel)]
+    assert texts == ["tallybot: one", "tallybot: three", "chatter", "tallybot: two"]
 
 
 async def _never(request: Request) -> Reply:
@@ -929,9 +936,17 @@ def adapter_ref(fake: FakeSlack, channel: str) -> ChannelRef:
 
 
 def test_limits_and_registry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    assert SLACK_LIMITS.channel_posts == Window(1, 1.0)
-    assert SLACK_LIMITS.edits == Window(50, 60.0)
-    assert not SLACK_LIMITS.edits_per_channel
+    def windows(method: str) -> list[tuple[str, Window, bool]]:
+        return [(b.name, b.window, b.per_channel) for b in SLACK_LIMITS.buckets(Route(method))]
+
+    assert windows("chat.postMessage") == [
+        ("chat.postMessage per channel", Window(1, 1.0), True),
+        ("chat.postMessage", Window(5, 1.0), False),
+    ]
+    assert windows("chat.update") == [("chat.update", Window(50, 60.0), False)]
+    assert windows("conversations.history") == [("conversations.history", Window(50, 60.0), False)]
+    for method in ("files.getUploadURLExternal", "files.completeUploadExternal"):
+        assert windows(method) == [(method, Window(100, 60.0), False)]
 
     class Ws:
         team_id = "T1"

@@ -13,11 +13,12 @@ import aiohttp
 import pytest
 
 from bot import logs
-from bot.adapter import Attachment, Outgoing, RecordingAdapter
+from bot.adapter import Attachment, Earlier, Outgoing, RecordingAdapter
 from bot.app import App
 from bot.clock import FakeClock
 from bot.commands import Request
 from bot.errors import TransientDeliveryError
+from bot.pacing import Pace, unpaced
 from bot.poller import PollResult
 from bot.subscription import ChannelRef, Platform
 from tests.ops.conftest import CHAN, MANUAL, POLLED, SECRET, Bot, Feed, no_sleep, ops_config
@@ -103,14 +104,15 @@ class LeakyAdapter(RecordingAdapter):
         content: Outgoing,
         *,
         key: str,
-        maybe_sent: bool = False,
+        pace: Pace = unpaced,
         attachment: Attachment | None = None,
+        earlier: Earlier | None = None,
     ) -> str:
         if not self.failed_once:
             self.failed_once = True
             raise TransientDeliveryError(f"401 Unauthorized for Bot {self.token}")
         return await super().post(
-            channel, content, key=key, maybe_sent=maybe_sent, attachment=attachment
+            channel, content, key=key, pace=pace, attachment=attachment, earlier=earlier
         )
 
 
@@ -165,10 +167,14 @@ async def test_no_secret_in_the_logs_of_a_whole_run(
     assert any("HTTP 401 Denied for ***" in m for m in messages)
     assert any("unknown field '***'" in m for m in messages)
     deliveries = [line for line in lines if line["logger"] == "bot.dispatcher"]
-    assert len(deliveries) >= 4  # a retry, then the update, the notices and the board
+    assert len(deliveries) >= 2  # a retry, the notices (each post of a fan-out is debug)
     for line in deliveries:
         assert {"count", "platform", "channel"} <= line.keys(), line
         assert line["platform"] == "console"
+    fanouts = [line for line in lines if line["logger"] == "bot.dispatcher.fanout"]
+    assert len(fanouts) >= 1  # one line per update delivered
+    for line in fanouts:
+        assert {"count", "platform"} <= line.keys(), line
     for line in lines:
         if line["logger"] == "bot.poller":
             assert line["count"] == POLLED

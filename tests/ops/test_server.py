@@ -48,6 +48,7 @@ async def test_readyz_turns_not_ready_on_failures_and_back_on_recovery(bot: Bot)
         "checks": {
             "store": {"ok": True},
             "adapter:console": {"ok": True},
+            "delivery:console": {"ok": True},
             "source:bessemer-2021": {"ok": True},
         },
     }  # the manual count has no source to go stale

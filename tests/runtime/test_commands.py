@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 from bot import chart
-from bot.adapter import Window
 from bot.admins import is_admin, refusal_detail
 from bot.chart import ChartCache
 from bot.clock import FakeClock
@@ -17,6 +16,7 @@ from bot.config import Admins
 from bot.config import parse as parse_config
 from bot.errors import ConfigError
 from bot.model import Choice, Count, CountStatus, DecisionRule, RuleKind, Tally
+from bot.pacing import Window
 from bot.pipeline import Pipeline
 from bot.store import Database
 from bot.store import audit as audit_rows

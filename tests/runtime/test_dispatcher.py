@@ -10,13 +10,14 @@ from collections.abc import Sequence
 import pytest
 
 from bot import chart
-from bot.adapter import Attachment, Notice, Outgoing, RecordingAdapter
+from bot.adapter import Attachment, Earlier, Notice, Outgoing, RecordingAdapter
 from bot.chart import ChartCache
 from bot.clock import FakeClock
 from bot.dispatcher import Dispatcher, coalesce
 from bot.errors import TransientDeliveryError
 from bot.message import Message
 from bot.model import Count, Tally, TallyState
+from bot.pacing import Pace, unpaced
 from bot.pipeline import Pipeline
 from bot.store import Database, outbox
 from bot.store import subscriptions as sub_rows
@@ -288,16 +289,19 @@ async def test_the_final_message_carries_the_chart_and_no_other_does(
         content: Outgoing,
         *,
         key: str,
-        maybe_sent: bool = False,
+        pace: Pace = unpaced,
         attachment: Attachment | None = None,
+        earlier: Earlier | None = None,
     ) -> str:
         if attachment is not None:
             charted.append(key)
         if channel == CHAN and attachment is not None and not failed:
             failed.append(key)  # as if the request went out and its answer was lost
-            await post(channel, content, key=key, maybe_sent=maybe_sent, attachment=attachment)
+            await post(channel, content, key=key, pace=pace, attachment=attachment)
             raise TransientDeliveryError("503 service unavailable", retry_after=0.0)
-        return await post(channel, content, key=key, maybe_sent=maybe_sent, attachment=attachment)
+        return await post(
+            channel, content, key=key, pace=pace, attachment=attachment, earlier=earlier
+        )
 
     monkeypatch.setattr(adapter, "post", fails_once_in_chan)
     await pipeline.ingest(tally(84, 201, challenged=505, received=3215))
@@ -332,7 +336,7 @@ async def test_the_final_message_carries_the_chart_and_no_other_does(
     assert board.attachment is None
     assert len([p for p in adapter.posted if p.channel == CHAN]) == 4  # each once
     assert dispatcher.stats.retried == 1
-    assert adapter.checked_keys == failed  # retried as maybe sent, and not posted again
+    assert adapter.checked_keys == failed  # looked for before the retry, and not posted again
     assert charted.count(failed[0]) == 2  # the retry carried the chart again
     assert len(charted) == 3 + 1 + 3  # three channels' finals (one tried twice), corrections
     assert renders == [3, 4]  # one render per final, whatever the channels and retries

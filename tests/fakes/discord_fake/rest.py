@@ -17,6 +17,7 @@ from .models import (
     FLAG_SUPPRESS_EMBEDS,
     FLAG_SUPPRESS_NOTIFICATIONS,
     JSON,
+    READ_MESSAGE_HISTORY,
     SEND_MESSAGES,
     VIEW_CHANNEL,
     Channel,
@@ -289,13 +290,23 @@ async def delete_message(fake: FakeDiscord, ctx: Ctx) -> Reply:
     return Reply(204)
 
 
+def stored_json(fake: FakeDiscord, msg: RecordedMessage) -> JSON:
+    """A message as reading it back returns it: Discord keeps no nonce (only the answer to the
+    create and the gateway's MESSAGE_CREATE carry it; observed, the docs mark it optional)."""
+    out = fake.message_json(msg)
+    out.pop("nonce", None)
+    return out
+
+
 async def fetch_message(fake: FakeDiscord, ctx: Ctx) -> Reply:
     chan = get_channel(fake, ctx.params["channel_id"])
-    return Reply(200, fake.message_json(get_message(fake, chan, ctx.params["message_id"])))
+    return Reply(200, stored_json(fake, get_message(fake, chan, ctx.params["message_id"])))
 
 
 async def list_messages(fake: FakeDiscord, ctx: Ctx) -> Reply:
     chan = get_channel(fake, ctx.params["channel_id"])
+    if chan.guild_id is not None and not fake.bot_permissions(chan.id) & READ_MESSAGE_HISTORY:
+        return Reply(200, [])  # as Discord documents: no error, no messages
     query = ctx.request.query
     limit = int(query.get("limit", "50"))
     if not 1 <= limit <= 100:
@@ -306,7 +317,7 @@ async def list_messages(fake: FakeDiscord, ctx: Ctx) -> Reply:
     if "after" in query:
         msgs = [m for m in msgs if m.id > int(query["after"])][:limit]
     newest_first = list(reversed(msgs))[:limit]
-    return Reply(200, [fake.message_json(m) for m in newest_first])
+    return Reply(200, [stored_json(fake, m) for m in newest_first])
 
 
 # ---------------------------------------------------------- users, channels

@@ -23,6 +23,7 @@ from .models import (
     INTENT_GUILD_MEMBERS,
     INTENT_GUILDS,
     JSON,
+    READ_MESSAGE_HISTORY,
     SEND_MESSAGES,
     Channel,
     Guild,
@@ -333,6 +334,11 @@ class FakeDiscord:
         """Deny the bot SEND_MESSAGES in a channel (a member overwrite, announced by
         CHANNEL_UPDATE): later sends answer 403 code 50013."""
         self._set_bot_overwrite(channel_id, deny=SEND_MESSAGES)
+
+    def revoke_read_history(self, channel_id: int) -> None:
+        """Deny the bot READ_MESSAGE_HISTORY in a channel: reading its messages then answers
+        an empty list (as Discord documents), not an error."""
+        self._set_bot_overwrite(channel_id, deny=READ_MESSAGE_HISTORY)
 
     def restore_send(self, channel_id: int) -> None:
         self._set_bot_overwrite(channel_id, deny=0)

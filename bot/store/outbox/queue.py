@@ -1,11 +1,4 @@
-"""The outbox: the durable queue of messages to post or edit on the platforms.
-
-A delivery moves PENDING -> SENDING -> SENT. A failed send goes back to PENDING with a later
-``next_attempt_at`` (:func:`mark_retry`) or ends as DEAD (:func:`mark_dead`); a PENDING delivery
-made pointless by a newer one ends as SUPERSEDED. SENT, SUPERSEDED and DEAD are final: the store
-refuses to change a finished delivery. A delivery still SENDING when the bot starts was cut off
-mid-send (:func:`in_doubt`): it may or may not have reached the platform.
-"""
+"""The outbox's deliveries and the queue: what a delivery is, queueing, and the reads."""
 
 from __future__ import annotations
 
@@ -15,7 +8,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import ColumnElement, Row, case, func, insert, select, update
+from sqlalchemy import ColumnElement, Row, func, insert, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot.errors import StoreError
@@ -37,6 +30,8 @@ class DeliveryStatus(StrEnum):
     SENDING = "sending"
     SENT = "sent"
     SUPERSEDED = "superseded"
+    CANCELLED = "cancelled"
+    """Its subscription was removed or disabled before it went out."""
     DEAD = "dead"
 
 
@@ -66,7 +61,8 @@ class NewDelivery:
 class Delivery(NewDelivery):
     """A queued message and where it stands.
 
-    ``attempts`` counts failed sends; ``sending_at`` is when it was last claimed for sending.
+    ``attempts`` counts failed sends (not 429s); ``sending_at`` is when its first request that
+    could post it was about to go out (None: none ever did).
     """
 
     id: int
@@ -193,59 +189,6 @@ async def depth(conn: AsyncConnection, platform: Platform) -> int:
     return int(n or 0)
 
 
-async def mark_sending(
-    conn: AsyncConnection, ids: Sequence[int], *, at: datetime | None = None
-) -> int:
-    """Claim the PENDING deliveries among ``ids`` for sending; returns how many were claimed.
-
-    With ``at``, also record that the send starts now (see :func:`mark_attempt`); without it,
-    ``sending_at`` is left as it was. Deliveries that are not PENDING (another worker claimed
-    them, or they were superseded) are left alone, so a caller should only send the claimed
-    ones when the count falls short.
-    """
-    if not ids:
-        return 0
-    values: dict[str, object] = {"status": str(DeliveryStatus.SENDING)}
-    if at is not None:
-        values["sending_at"] = at
-    result = await conn.execute(
-        update(outbox)
-        .where(outbox.c.id.in_(list(ids)), outbox.c.status == str(DeliveryStatus.PENDING))
-        .values(**values)
-    )
-    return result.rowcount
-
-
-async def mark_attempt(conn: AsyncConnection, delivery_id: int, *, at: datetime) -> None:
-    """Record, before the request goes out, that a claimed delivery is being sent now.
-
-    A delivery still SENDING with ``sending_at`` set after a crash may have reached the
-    platform; one with ``sending_at`` unset was claimed but never tried.
-    """
-    await conn.execute(
-        update(outbox)
-        .where(outbox.c.id == delivery_id, outbox.c.status == str(DeliveryStatus.SENDING))
-        .values(sending_at=at)
-    )
-
-
-async def release(conn: AsyncConnection, ids: Sequence[int]) -> int:
-    """Put the SENDING deliveries among ``ids`` back to PENDING, not counting an attempt.
-
-    For claimed deliveries that were not tried (the batch stopped early) or whose send was cut
-    off by a crash (:func:`in_doubt`). ``sending_at`` is kept: when set, it tells the next
-    sender that an earlier attempt may have gone through. Returns how many were released.
-    """
-    if not ids:
-        return 0
-    result = await conn.execute(
-        update(outbox)
-        .where(outbox.c.id.in_(list(ids)), outbox.c.status == str(DeliveryStatus.SENDING))
-        .values(status=str(DeliveryStatus.PENDING))
-    )
-    return result.rowcount
-
-
 async def waiting_channels(
     conn: AsyncConnection, platform: Platform, *, now: datetime
 ) -> set[ChannelRef]:
@@ -266,6 +209,16 @@ async def waiting_channels(
     return {ChannelRef(platform, r.workspace, r.channel) for r in rows}
 
 
+async def open_updates(conn: AsyncConnection, platform: Platform) -> set[tuple[str, int | None]]:
+    """The (count, update) pairs that still have open deliveries on ``platform``."""
+    rows = await conn.execute(
+        select(outbox.c.count_id, outbox.c.tally_seq)
+        .where(outbox.c.platform == str(platform), outbox.c.status.in_([str(s) for s in OPEN]))
+        .distinct()
+    )
+    return {(r.count_id, r.tally_seq) for r in rows}
+
+
 async def next_due(conn: AsyncConnection, platform: Platform) -> datetime | None:
     """The earliest ``next_attempt_at`` of the PENDING deliveries for ``platform``, or ``None``
     when there are none (it may be in the past: something is due now)."""
@@ -275,76 +228,6 @@ async def next_due(conn: AsyncConnection, platform: Platform) -> datetime | None
         )
     )
     return at
-
-
-async def mark_sent(
-    conn: AsyncConnection, delivery_id: int, *, platform_message_id: str | None, at: datetime
-) -> None:
-    """Record that the delivery reached the platform (as message ``platform_message_id``)."""
-    await _finish_open(
-        conn,
-        delivery_id,
-        "mark it sent",
-        status=str(DeliveryStatus.SENT),
-        sent_at=at,
-        platform_message_id=platform_message_id,
-    )
-
-
-async def mark_retry(
-    conn: AsyncConnection, delivery_id: int, *, error: str, next_attempt_at: datetime
-) -> None:
-    """Record a failed send: one more attempt, PENDING again, due at ``next_attempt_at``."""
-    await _finish_open(
-        conn,
-        delivery_id,
-        "retry it",
-        status=str(DeliveryStatus.PENDING),
-        attempts=outbox.c.attempts + 1,
-        last_error=error,
-        next_attempt_at=next_attempt_at,
-    )
-
-
-async def mark_dead(conn: AsyncConnection, delivery_id: int, *, error: str) -> None:
-    """Give up on the delivery (DEAD); a send that was in flight counts as one more attempt."""
-    await _finish_open(
-        conn,
-        delivery_id,
-        "mark it dead",
-        status=str(DeliveryStatus.DEAD),
-        attempts=outbox.c.attempts
-        + case((outbox.c.status == str(DeliveryStatus.SENDING), 1), else_=0),
-        last_error=error,
-    )
-
-
-async def supersede(conn: AsyncConnection, ids: Sequence[int]) -> int:
-    """Mark the PENDING deliveries among ``ids`` SUPERSEDED; returns how many were.
-
-    Deliveries already SENDING are not touched: they may be on their way.
-    """
-    if not ids:
-        return 0
-    result = await conn.execute(
-        update(outbox)
-        .where(outbox.c.id.in_(list(ids)), outbox.c.status == str(DeliveryStatus.PENDING))
-        .values(status=str(DeliveryStatus.SUPERSEDED))
-    )
-    return result.rowcount
-
-
-async def supersede_for_subscription(conn: AsyncConnection, subscription_id: int) -> int:
-    """Mark every PENDING delivery for the subscription SUPERSEDED; returns how many were."""
-    result = await conn.execute(
-        update(outbox)
-        .where(
-            outbox.c.subscription_id == subscription_id,
-            outbox.c.status == str(DeliveryStatus.PENDING),
-        )
-        .values(status=str(DeliveryStatus.SUPERSEDED))
-    )
-    return result.rowcount
 
 
 async def _select(
@@ -358,18 +241,3 @@ async def _select(
     order = outbox.c.id.desc() if newest else outbox.c.id.asc()
     rows = await conn.execute(select(outbox).where(*where).order_by(order).limit(limit))
     return [_delivery(row) for row in rows]
-
-
-async def _finish_open(conn: AsyncConnection, delivery_id: int, doing: str, **values: Any) -> None:
-    """Update a PENDING or SENDING delivery; :class:`StoreError` if it is missing or finished."""
-    result = await conn.execute(
-        update(outbox)
-        .where(outbox.c.id == delivery_id, outbox.c.status.in_([str(s) for s in OPEN]))
-        .values(**values)
-    )
-    if result.rowcount == 1:
-        return
-    found = await get(conn, delivery_id)
-    if found is None:
-        raise StoreError(f"cannot {doing}: there is no delivery {delivery_id}")
-    raise StoreError(f"cannot {doing}: delivery {delivery_id} is already {found.status}")

@@ -1,0 +1,317 @@
+"""The Slack adapter's delivery half: what the dispatcher calls, and Slack's limits and errors.
+
+``SlackSender`` posts (Block Kit, with the delivery key in the message metadata), edits live
+scoreboards, finds earlier posts (``find_posted``) and uploads a final's chart into the thread
+of its message; ``SlackAdapter`` (``adapters.slack``) adds the lifecycle and the commands.
+Every request goes through the ``pace`` the dispatcher gives, named by its Web API method;
+``SLACK_LIMITS`` says which buckets each method draws from. See ``adapters.slack`` for the
+whole story (exactly once, charts).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Collection, Mapping
+from datetime import datetime
+from typing import Any
+
+import aiohttp
+from slack_sdk.errors import SlackApiError, SlackClientError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.adapter import Attachment, Earlier, Notice, Outgoing
+from bot.errors import (
+    DeliveryError,
+    MessageGone,
+    PermanentDeliveryError,
+    RateLimited,
+    TransientDeliveryError,
+)
+from bot.pacing import Bucket, Limits, Pace, Route, Window, unpaced
+from bot.subscription import ChannelRef, Platform
+
+from .slack_blocks import alt_text, blocks_for, fallback_text, file_title
+from .slack_payloads import METADATA_EVENT_TYPE, HistoryMessage, as_json, delivery_metadata
+
+log = logging.getLogger("tallybot.slack")
+
+SLACK_LIMITS = Limits(
+    routes={
+        "chat.postMessage": (
+            # Slack documents a workspace-wide limit on chat.postMessage above the per-channel
+            # one without giving a number (docs.slack.dev/apis/web-api/rate-limits, "Special
+            # tier"). 5 per second (300 a minute, spread evenly) is our conservative choice.
+            Bucket("chat.postMessage", Window(5, 1.0)),
+            # "Posting messages: 1 per second" per channel, short bursts allowed but not
+            # guaranteed to be displayed (same page). No bursts here.
+            Bucket("chat.postMessage per channel", Window(1, 1.0), per_channel=True),
+        ),
+        # Tiers count per method per workspace: Tier 3 is "50+ per minute", Tier 4 "100+".
+        "chat.update": (Bucket("chat.update", Window(50, 60.0)),),
+        "conversations.history": (Bucket("conversations.history", Window(50, 60.0)),),
+        "files.getUploadURLExternal": (Bucket("files.getUploadURLExternal", Window(100, 60.0)),),
+        "files.completeUploadExternal": (
+            Bucket("files.completeUploadExternal", Window(100, 60.0)),
+        ),
+    },
+)
+"""What the dispatcher paces Slack requests by; ``[slack.limits]`` in the configuration can
+change a bucket's window by name."""
+INVITE_FIX = "invite the bot with /invite @tallybot"
+GONE_ERRORS = frozenset({"message_not_found", "cant_update_message", "edit_window_closed"})
+TRANSIENT_ERRORS = frozenset(
+    {"ratelimited", "internal_error", "fatal_error", "service_unavailable", "request_timeout"}
+)
+AUTH_ERRORS = frozenset(
+    {
+        "not_authed", "invalid_auth", "account_inactive", "token_revoked", "token_expired",
+        "no_permission", "not_allowed_token_type", "ekm_access_denied", "team_access_not_granted",
+        "org_login_required", "restricted_action", "app_deleted",
+    }
+)  # fmt: skip
+MAX_ALT_TEXT = 1000
+"""The longest image description (alt_txt) Slack takes for an upload."""
+
+
+def retry_after(headers: Mapping[str, Any] | None) -> float | None:
+    """Seconds from a ``Retry-After`` header (Slack sends whole seconds), or None."""
+    for name, value in (headers or {}).items():
+        if name.lower() != "retry-after":
+            continue
+        raw = value[0] if isinstance(value, list | tuple) and value else value
+        try:
+            seconds = float(str(raw).strip())
+        except ValueError:
+            return None
+        return seconds if math.isfinite(seconds) and seconds >= 0 else None
+    return None
+
+
+def translate(exc: BaseException, where: str, *, editing: bool = False) -> DeliveryError:
+    """A slack_sdk / aiohttp failure as a tallybot delivery error (raise it ``from exc``)."""
+    if not isinstance(exc, SlackApiError):
+        what = (
+            "no answer from Slack" if isinstance(exc, aiohttp.ClientError | OSError) else "failed"
+        )
+        return TransientDeliveryError(f"{where}: {what} ({type(exc).__name__}: {exc})")
+    status = int(exc.response.status_code)
+    error = str(exc.response.get("error") or f"HTTP {status}")
+    if status == 429 or error == "ratelimited":
+        wait = retry_after(exc.response.headers)
+        return RateLimited(f"{where}: rate limited by Slack (429)", retry_after=wait)
+    if editing and error in GONE_ERRORS:
+        return MessageGone(f"{where}: the message to edit is gone ({error})")
+    if status >= 500 or error in TRANSIENT_ERRORS:
+        return TransientDeliveryError(f"{where}: Slack failed ({status} {error})")
+    if error == "not_in_channel":
+        return PermanentDeliveryError(
+            f"{where}: the bot is not a member of the channel (not_in_channel): {INVITE_FIX}"
+        )
+    if error == "channel_not_found":
+        return PermanentDeliveryError(
+            f"{where}: channel_not_found: the channel was deleted, or it is private and the "
+            f"bot is not in it ({INVITE_FIX})"
+        )
+    if error == "is_archived":
+        return PermanentDeliveryError(f"{where}: the channel is archived (is_archived)")
+    if error == "missing_scope":
+        needed = exc.response.get("needed") or "a scope"
+        return PermanentDeliveryError(
+            f"{where}: missing_scope: the Slack app needs {needed}; add it (see "
+            "config/slack-manifest.yml) and reinstall the app"
+        )
+    if error in AUTH_ERRORS:
+        return PermanentDeliveryError(
+            f"{where}: Slack refused the bot's token ({error}): check SLACK_BOT_TOKEN"
+        )
+    return PermanentDeliveryError(f"{where}: Slack refused the request ({error})")
+
+
+class SlackSender:
+    """Delivery on Slack through ``client`` (see the module docstring). ``bot_id`` and
+    ``bot_user_id`` (from auth.test) tell the bot's own messages and thread replies apart."""
+
+    platform = Platform.SLACK
+    dedup_window = 0.0
+    """Slack drops no repeated post: one that may have gone out is always looked for first."""
+
+    def __init__(
+        self, client: AsyncWebClient, *, limits: Limits = SLACK_LIMITS, history_limit: int = 200
+    ) -> None:
+        self.client = client
+        self.limits = limits
+        self.bot_user_id: str | None = None
+        self.bot_id: str | None = None
+        self._history_limit = history_limit
+        self._files: aiohttp.ClientSession | None = None
+
+    async def close_sender(self) -> None:
+        """Close the HTTP session the uploads' bytes went through."""
+        files, self._files = self._files, None
+        if files is not None:
+            await files.close()
+
+    async def post(
+        self,
+        channel: ChannelRef,
+        content: Outgoing,
+        *,
+        key: str,
+        pace: Pace = unpaced,
+        attachment: Attachment | None = None,
+        earlier: Earlier | None = None,
+    ) -> str:
+        where = f"slack post to {channel}"
+        if earlier is None:
+            ts = await self._post_message(channel, content, key, where, pace)
+        else:
+            ts = earlier.message_id
+            log.info("%s: %s was already posted as %s", where, key, ts)
+            if attachment is not None and earlier.with_attachment:
+                log.info("%s: its %s was already uploaded too", where, attachment.filename)
+                return ts
+        if attachment is not None:
+            await self._upload_to_thread(channel, ts, content, attachment, pace)
+        return ts
+
+    async def _post_message(
+        self, channel: ChannelRef, content: Outgoing, key: str, where: str, pace: Pace
+    ) -> str:
+        async with pace(Route("chat.postMessage", channel.channel), delivers=True):
+            try:
+                response = await self.client.chat_postMessage(
+                    channel=channel.channel,
+                    text=fallback_text(content),
+                    blocks=as_json(blocks_for(content)),
+                    metadata=dict(delivery_metadata(key)),
+                    unfurl_links=False,
+                    unfurl_media=False,
+                )
+            except (SlackClientError, aiohttp.ClientError, OSError) as exc:
+                raise translate(exc, where) from exc
+        ts = response.get("ts")
+        if not isinstance(ts, str):
+            raise TransientDeliveryError(f"{where}: Slack's answer had no ts")
+        return ts
+
+    async def _upload_to_thread(
+        self, channel: ChannelRef, ts: str, content: Outgoing, attachment: Attachment, pace: Pace
+    ) -> None:
+        """Upload ``attachment`` into the thread of the message ``ts`` (posted just now, or by an
+        earlier attempt). A transient failure fails the delivery (the retry finds the message
+        and uploads then); a permanent one leaves the chart out, since the message is out."""
+        title = attachment.filename
+        if not isinstance(content, Notice):
+            title = f"Chart of {content.title}, as of update #{content.seq}"
+        try:
+            await self.upload(channel.channel, attachment, title=title, thread_ts=ts, pace=pace)
+        except (PermanentDeliveryError, MessageGone) as error:
+            log.warning("the message %s in %s went without its chart: %s", ts, channel, error)
+
+    async def upload(
+        self,
+        channel_id: str,
+        attachment: Attachment,
+        *,
+        title: str,
+        thread_ts: str | None = None,
+        comment: str | None = None,
+        pace: Pace = unpaced,
+    ) -> None:
+        """Upload ``attachment`` and share it in the channel (in a thread with ``thread_ts``),
+        with its description as the image's alt text: files.getUploadURLExternal, the bytes to
+        the URL it gives, files.completeUploadExternal, each paced. Raises ``DeliveryError``."""
+        where = f"slack upload of {attachment.filename} to {channel_id}"
+        async with pace(Route("files.getUploadURLExternal", channel_id)):
+            try:
+                got = await self.client.files_getUploadURLExternal(
+                    filename=attachment.filename,
+                    length=len(attachment.data),
+                    alt_txt=alt_text(attachment.description),
+                )
+            except (SlackClientError, aiohttp.ClientError, OSError) as exc:
+                raise translate(exc, where) from exc
+        url, file_id = got.get("upload_url"), got.get("file_id")
+        if not isinstance(url, str) or not isinstance(file_id, str):
+            raise TransientDeliveryError(f"{where}: Slack's answer had no upload_url")
+        await self._send_file(url, attachment.data, where)
+        async with pace(Route("files.completeUploadExternal", channel_id)):
+            try:
+                await self.client.files_completeUploadExternal(
+                    files=[{"id": file_id, "title": file_title(title)}],
+                    channel_id=channel_id,
+                    initial_comment=comment,
+                    thread_ts=thread_ts,
+                )
+            except (SlackClientError, aiohttp.ClientError, OSError) as exc:
+                raise translate(exc, where) from exc
+
+    async def _send_file(self, url: str, data: bytes, where: str) -> None:
+        """The bytes of an upload to the URL files.getUploadURLExternal gave (not a Web API
+        method: no tier applies)."""
+        if self._files is None:
+            self._files = aiohttp.ClientSession(
+                timeout=aiohttp.ClientTimeout(total=self.client.timeout)
+            )
+        try:
+            async with self._files.post(url, data=data) as response:
+                status = response.status
+        except (aiohttp.ClientError, OSError, TimeoutError) as exc:
+            raise TransientDeliveryError(f"{where}: no answer ({type(exc).__name__})") from exc
+        if status == 429 or status >= 500:
+            raise TransientDeliveryError(f"{where}: Slack failed the upload ({status})")
+        if status != 200:
+            raise PermanentDeliveryError(f"{where}: Slack refused the upload ({status})")
+
+    async def find_posted(
+        self,
+        channel: ChannelRef,
+        keys: Collection[str],
+        *,
+        since: datetime,
+        pace: Pace = unpaced,
+    ) -> dict[str, Earlier]:
+        """Our messages carrying any of ``keys`` among the channel's latest ``history_limit``
+        (one conversations.history read), with whether the bot replied in their thread (where
+        a final's chart goes). ``since`` is not used: Slack's ts and our clock may disagree."""
+        wanted = set(keys)
+        async with pace(Route("conversations.history", channel.channel)):
+            try:
+                response = await self.client.conversations_history(
+                    channel=channel.channel, include_all_metadata=True, limit=self._history_limit
+                )
+            except (SlackClientError, aiohttp.ClientError, OSError) as exc:
+                raise translate(exc, f"slack history of {channel}") from exc
+        messages: list[HistoryMessage] = response.get("messages") or []
+        found: dict[str, Earlier] = {}
+        for message in messages:
+            metadata = message.get("metadata") or {}
+            key = (metadata.get("event_payload") or {}).get("key")
+            ts = message.get("ts")
+            ours = self.bot_id is None or message.get("bot_id") == self.bot_id
+            if (
+                ours
+                and metadata.get("event_type") == METADATA_EVENT_TYPE
+                and key in wanted
+                and key not in found
+                and isinstance(ts, str)
+            ):
+                replied = self.bot_user_id in (message.get("reply_users") or [])
+                found[key] = Earlier(ts, with_attachment=replied)
+        return found
+
+    async def edit(
+        self, channel: ChannelRef, message_id: str, content: Outgoing, *, pace: Pace = unpaced
+    ) -> None:
+        where = f"slack edit of {message_id} in {channel}"
+        async with pace(Route("chat.update", channel.channel), delivers=True):
+            try:
+                await self.client.chat_update(
+                    channel=channel.channel,
+                    ts=message_id,
+                    text=fallback_text(content),
+                    blocks=as_json(blocks_for(content)),
+                )
+            except (SlackClientError, aiohttp.ClientError, OSError) as exc:
+                raise translate(exc, where, editing=True) from exc

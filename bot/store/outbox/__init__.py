@@ -1,0 +1,67 @@
+"""The outbox: the durable queue of messages to post or edit on the platforms.
+
+A delivery moves PENDING -> SENDING -> SENT. A failed send goes back to PENDING with a later
+``next_attempt_at`` (:func:`mark_retry`) or ends as DEAD (:func:`mark_dead`); a PENDING delivery
+made pointless by a newer one ends as SUPERSEDED; one whose subscription was removed or disabled
+ends as CANCELLED (:func:`cancel_for_subscription`, :func:`cancel_orphans`, and
+:func:`mark_attempt` at the last moment). SENT, SUPERSEDED, CANCELLED and DEAD are final: the
+store refuses to change a finished delivery, except that a CANCELLED one whose request was
+already on its way is recorded as SENT when it arrived (that is what the channel shows).
+
+A delivery still SENDING when the bot starts was cut off mid-send (:func:`in_doubt`); if its
+``sending_at`` is set, its request may have reached the platform.
+"""
+
+from bot.store.outbox.moves import (
+    cancel_for_subscription,
+    cancel_orphans,
+    mark_attempt,
+    mark_dead,
+    mark_retry,
+    mark_sending,
+    mark_sent,
+    release,
+    supersede,
+)
+from bot.store.outbox.queue import (
+    OPEN,
+    Delivery,
+    DeliveryAction,
+    DeliveryStatus,
+    NewDelivery,
+    dead,
+    depth,
+    due,
+    enqueue,
+    get,
+    in_doubt,
+    next_due,
+    open_updates,
+    waiting_channels,
+)
+
+__all__ = [
+    "OPEN",
+    "Delivery",
+    "DeliveryAction",
+    "DeliveryStatus",
+    "NewDelivery",
+    "cancel_for_subscription",
+    "cancel_orphans",
+    "dead",
+    "depth",
+    "due",
+    "enqueue",
+    "get",
+    "in_doubt",
+    "mark_attempt",
+    "mark_dead",
+    "mark_retry",
+    "mark_sending",
+    "mark_sent",
+    "next_due",
+    "open_updates",
+    "release",
+    "supersede",
+    "waiting_channels",
+]

@@ -1,0 +1,206 @@
+"""Moving deliveries along: claimed, attempted, released, sent, retried, dead, superseded,
+cancelled. Each change applies only to a delivery in the status it expects."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import ColumnElement, and_, case, exists, func, update
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from bot.errors import StoreError
+from bot.store.outbox.queue import OPEN, DeliveryStatus, get
+from bot.store.schema import outbox, subscriptions
+
+
+async def mark_sending(
+    conn: AsyncConnection, ids: Sequence[int], *, at: datetime | None = None
+) -> int:
+    """Claim the PENDING deliveries among ``ids`` for sending; returns how many were claimed.
+
+    With ``at``, also record that the send starts now (see :func:`mark_attempt`); without it,
+    ``sending_at`` is left as it was. Deliveries that are not PENDING (another worker claimed
+    them, or they were superseded) are left alone, so a caller should only send the claimed
+    ones when the count falls short.
+    """
+    if not ids:
+        return 0
+    values: dict[str, object] = {"status": str(DeliveryStatus.SENDING)}
+    if at is not None:
+        values["sending_at"] = at
+    result = await conn.execute(
+        update(outbox)
+        .where(outbox.c.id.in_(list(ids)), outbox.c.status == str(DeliveryStatus.PENDING))
+        .values(**values)
+    )
+    return result.rowcount
+
+
+async def mark_attempt(conn: AsyncConnection, delivery_id: int, *, at: datetime) -> bool:
+    """Record, right before its request goes out, that a claimed delivery may reach the platform
+    from now on; False (nothing to send) when it must not go out any more.
+
+    It must not when it is no longer SENDING (its subscription was removed meanwhile and took
+    it along) or when its subscription is gone or disabled (it is CANCELLED here). A delivery
+    still SENDING with ``sending_at`` set after a crash may have reached the platform; one with
+    ``sending_at`` unset was claimed but never tried. ``sending_at`` keeps the first attempt's
+    time: from then on an earlier copy may exist.
+    """
+    mine = and_(outbox.c.id == delivery_id, outbox.c.status == str(DeliveryStatus.SENDING))
+    await conn.execute(
+        update(outbox).where(mine, _orphaned()).values(status=str(DeliveryStatus.CANCELLED))
+    )
+    result = await conn.execute(
+        update(outbox).where(mine).values(sending_at=func.coalesce(outbox.c.sending_at, at))
+    )
+    return result.rowcount == 1
+
+
+def _orphaned() -> ColumnElement[bool]:
+    """The delivery belongs to a subscription that is gone or disabled."""
+    live = exists().where(
+        subscriptions.c.id == outbox.c.subscription_id, subscriptions.c.enabled.is_(True)
+    )
+    return and_(outbox.c.subscription_id.is_not(None), ~live)
+
+
+async def cancel_orphans(conn: AsyncConnection, ids: Sequence[int]) -> set[int]:
+    """Cancel the open deliveries among ``ids`` whose subscription is gone or disabled (queued
+    just as it was removed); returns their ids."""
+    if not ids:
+        return set()
+    rows = await conn.execute(
+        update(outbox)
+        .where(outbox.c.id.in_(list(ids)), outbox.c.status.in_([str(s) for s in OPEN]), _orphaned())
+        .values(status=str(DeliveryStatus.CANCELLED))
+        .returning(outbox.c.id)
+    )
+    return {int(r.id) for r in rows}
+
+
+async def release(conn: AsyncConnection, ids: Sequence[int]) -> int:
+    """Put the SENDING deliveries among ``ids`` back to PENDING, not counting an attempt.
+
+    For claimed deliveries that were not tried (the batch stopped early) or whose send was cut
+    off by a crash (:func:`in_doubt`). ``sending_at`` is kept: when set, it tells the next
+    sender that an earlier attempt may have gone through. Returns how many were released.
+    """
+    if not ids:
+        return 0
+    result = await conn.execute(
+        update(outbox)
+        .where(outbox.c.id.in_(list(ids)), outbox.c.status == str(DeliveryStatus.SENDING))
+        .values(status=str(DeliveryStatus.PENDING))
+    )
+    return result.rowcount
+
+
+async def mark_sent(
+    conn: AsyncConnection, delivery_id: int, *, platform_message_id: str | None, at: datetime
+) -> None:
+    """Record that the delivery reached the platform (as message ``platform_message_id``); also
+    for one CANCELLED while its request was on its way."""
+    await _finish_open(
+        conn,
+        delivery_id,
+        "mark it sent",
+        also=DeliveryStatus.CANCELLED,
+        status=str(DeliveryStatus.SENT),
+        sent_at=at,
+        platform_message_id=platform_message_id,
+    )
+
+
+async def mark_retry(
+    conn: AsyncConnection,
+    delivery_id: int,
+    *,
+    error: str,
+    next_attempt_at: datetime,
+    counted: bool = True,
+) -> bool:
+    """Record a failed send: PENDING again, due at ``next_attempt_at``, and one more attempt
+    unless not ``counted`` (a 429). False, changing nothing, when it was CANCELLED meanwhile."""
+    return await _finish_open(
+        conn,
+        delivery_id,
+        "retry it",
+        status=str(DeliveryStatus.PENDING),
+        attempts=outbox.c.attempts + (1 if counted else 0),
+        last_error=error,
+        next_attempt_at=next_attempt_at,
+    )
+
+
+async def mark_dead(conn: AsyncConnection, delivery_id: int, *, error: str) -> bool:
+    """Give up on the delivery (DEAD); a send that was in flight counts as one more attempt.
+    False, changing nothing, when it was CANCELLED meanwhile."""
+    return await _finish_open(
+        conn,
+        delivery_id,
+        "mark it dead",
+        status=str(DeliveryStatus.DEAD),
+        attempts=outbox.c.attempts
+        + case((outbox.c.status == str(DeliveryStatus.SENDING), 1), else_=0),
+        last_error=error,
+    )
+
+
+async def supersede(conn: AsyncConnection, ids: Sequence[int]) -> int:
+    """Mark the PENDING deliveries among ``ids`` SUPERSEDED; returns how many were.
+
+    Deliveries already SENDING are not touched: they may be on their way.
+    """
+    if not ids:
+        return 0
+    result = await conn.execute(
+        update(outbox)
+        .where(outbox.c.id.in_(list(ids)), outbox.c.status == str(DeliveryStatus.PENDING))
+        .values(status=str(DeliveryStatus.SUPERSEDED))
+    )
+    return result.rowcount
+
+
+async def cancel_for_subscription(conn: AsyncConnection, subscription_id: int) -> int:
+    """Cancel every open (PENDING or SENDING) delivery of the subscription; returns how many.
+
+    A SENDING one whose request is already on its way still arrives (and is then recorded as
+    sent); one waiting for its turn is dropped when its turn comes (:func:`mark_attempt`).
+    """
+    result = await conn.execute(
+        update(outbox)
+        .where(
+            outbox.c.subscription_id == subscription_id,
+            outbox.c.status.in_([str(s) for s in OPEN]),
+        )
+        .values(status=str(DeliveryStatus.CANCELLED))
+    )
+    return result.rowcount
+
+
+async def _finish_open(
+    conn: AsyncConnection,
+    delivery_id: int,
+    doing: str,
+    *,
+    also: DeliveryStatus | None = None,
+    **values: Any,
+) -> bool:
+    """Update a PENDING or SENDING delivery (or one in status ``also``); False when it was
+    CANCELLED (and ``also`` is not that); :class:`StoreError` if it is missing or finished."""
+    open_ = [str(s) for s in (*OPEN, *([also] if also is not None else []))]
+    result = await conn.execute(
+        update(outbox)
+        .where(outbox.c.id == delivery_id, outbox.c.status.in_(open_))
+        .values(**values)
+    )
+    if result.rowcount == 1:
+        return True
+    found = await get(conn, delivery_id)
+    if found is None:
+        raise StoreError(f"cannot {doing}: there is no delivery {delivery_id}")
+    if found.status is DeliveryStatus.CANCELLED:
+        return False
+    raise StoreError(f"cannot {doing}: delivery {delivery_id} is already {found.status}")

@@ -1,0 +1,276 @@
+"""One kill -9 and restart of the real bot in the middle of a fan-out, on both platforms' fakes.
+
+Used by ``tests/delivery/test_crash.py`` (limits scaled up, so that 500 channels take seconds)
+and by ``bench/crash.py`` (the platforms' real limits). The bot is a real subprocess
+(``python -m bot run``) on the store at ``store_url``; the fakes run in this process. One
+significant update is queued to ``channels`` Discord channels and as many Slack channels before
+the bot starts; it is killed with SIGKILL once ``kill_at`` messages have arrived in all (0: at
+the first request of the fan-out), then started again until every channel has the message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import sys
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import create_async_engine
+from sqlalchemy.pool import NullPool
+
+from bot.clock import SystemClock
+from bot.config import load
+from bot.pipeline import Pipeline
+from bot.store import Database, outbox
+from bot.store import counts as count_rows
+from bot.store import subscriptions as sub_rows
+from bot.store.outbox import Delivery
+from bot.subscription import ChannelRef, Mode, Platform
+from tests.fakes.discord_fake import FakeDiscord
+from tests.fakes.slack_fake import FakeSlack
+from tests.helpers import bessemer, tally
+
+REAL = 1
+"""``scale`` for the platforms' real limits."""
+
+
+@dataclass
+class Figures:
+    """What one run came to, per platform where it says so."""
+
+    killed_at: int
+    """Messages in the channels (both platforms) when the bot was killed."""
+    in_doubt: dict[str, int]
+    """Deliveries whose request may have gone out when it was killed, per platform."""
+    lost: int
+    doubled: int
+    http_429: int
+    extra: dict[str, int]
+    """Requests the restart made beyond the posts still missing: Discord's repeated posts
+    (dropped by their nonce) and channel reads; Slack's history reads."""
+    seconds: float
+    """From the bot's first start until every channel had the message."""
+
+    def line(self) -> str:
+        return (
+            f"killed at {self.killed_at}: in doubt {self.in_doubt}, lost {self.lost}, "
+            f"doubled {self.doubled}, 429s {self.http_429}, extra requests {self.extra}, "
+            f"{self.seconds:.1f} s"
+        )
+
+
+async def _autocommit(server_url: str, sql: str) -> None:
+    engine = create_async_engine(server_url, poolclass=NullPool, isolation_level="AUTOCOMMIT")
+    try:
+        async with engine.connect() as conn:
+            await conn.execute(text(sql))
+    finally:
+        await engine.dispose()
+
+
+@contextlib.asynccontextmanager
+async def fresh_postgres(server_url: str) -> AsyncIterator[str]:
+    """The URL of a new, empty PostgreSQL database next to ``server_url``'s (dropped after):
+    the bot's configuration has no schema setting, so each run gets a database of its own."""
+    name = f"crash_{uuid.uuid4().hex[:12]}"
+    await _autocommit(server_url, f'CREATE DATABASE "{name}"')
+    try:
+        yield server_url.rsplit("/", 1)[0] + f"/{name}"
+    finally:
+        await _autocommit(server_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def toml_value(value: object) -> str:
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(value, list):
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def fakes(scale: int) -> tuple[FakeDiscord, FakeSlack]:
+    """Both fakes, enforcing the platforms' limits times ``scale`` (the bot is told the same)."""
+    return (
+        FakeDiscord(global_limit_per_s=50 * scale),
+        FakeSlack(
+            post_burst=1,
+            method_windows={"chat.postMessage": (5 * scale, 1.0)},
+            method_limits_per_min={"conversations.history": 50 * scale},
+        ),
+    )
+
+
+def write_config(
+    path: Path, store_url: str, guild: int, d: FakeDiscord, s: FakeSlack, scale: int
+) -> None:
+    lines = [
+        f"[store]\nurl = {toml_value(store_url)}",
+        f"[discord]\napi_base = {toml_value(d.base_url)}",
+        f"gateway_url = {toml_value(d.gateway_url)}",
+        f"guilds = [{guild}]",
+        f"[discord.limits]\nglobal = [{50 * scale}, 1.0]",
+        f"[slack]\napi_base = {toml_value(s.api_url)}",
+        f'[slack.limits]\n"chat.postMessage" = [{5 * scale}, 1.0]',
+        f'"conversations.history" = [{50 * scale}, 60.0]',
+        "[[counts]]",
+        'id = "bessemer-2021"\ntitle = "Amazon BHM1 union election, Bessemer AL"',
+        'tie_holder = "no"\nreceived = 3215',
+        'choices = [{id = "yes", label = "Yes (RWDSU)"}, {id = "no", label = "No union"}]',
+        'source = {kind = "manual"}',
+    ]
+    path.write_text("\n".join(lines) + "\n")
+    load(path)  # the documented format
+
+
+async def start_bot(config: Path, env: dict[str, str], log: Path) -> asyncio.subprocess.Process:
+    with log.open("ab") as sink:  # the child writes its logs to a file, never a full pipe
+        return await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "bot", "run", "--config", str(config),
+            env=env, stdin=asyncio.subprocess.DEVNULL, stdout=sink, stderr=sink,
+        )  # fmt: skip
+
+
+async def stop(proc: asyncio.subprocess.Process, sig: int) -> None:
+    if proc.returncode is None:
+        proc.send_signal(sig)
+    await proc.wait()
+
+
+async def either(d: FakeDiscord, s: FakeSlack, check: Callable[[], bool], limit: float) -> None:
+    """Wait until ``check()`` holds, re-checking whenever either fake records something."""
+    async with asyncio.timeout(limit):
+        while not check():
+            waits = [asyncio.create_task(f.wait_for(check, timeout=limit)) for f in (d, s)]
+            _, pending = await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+            for task in pending:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, TimeoutError):
+                    await task
+
+
+async def left_sending(store_url: str) -> list[Delivery]:
+    async with Database(store_url) as db, db.connect() as conn:
+        found = []
+        for platform in (Platform.DISCORD, Platform.SLACK):
+            found += await outbox.in_doubt(conn, platform)
+        return found
+
+
+async def crash_and_restart(
+    d: FakeDiscord,
+    s: FakeSlack,
+    store_url: str,
+    tmp: Path,
+    *,
+    channels: int,
+    kill_at: int,
+    scale: int,
+    limit: float = 600,
+) -> Figures:
+    guild = d.add_guild("Bessemer organisers")
+    d_chans = [d.add_channel(guild, f"count-{i}") for i in range(channels)]
+    s_chans = [s.add_channel(f"count-{i}") for i in range(channels)]
+    config = tmp / "tallybot.toml"
+    write_config(config, store_url, guild, d, s, scale)
+    clock = SystemClock()
+    async with Database(store_url) as db:
+        async with db.begin() as conn:
+            await count_rows.upsert(conn, bessemer())
+            refs = [ChannelRef(Platform.DISCORD, str(guild), str(c)) for c in d_chans]
+            refs += [ChannelRef(Platform.SLACK, s.team_id, c) for c in s_chans]
+            for ref in refs:
+                await sub_rows.subscribe(
+                    conn, ref, "bessemer-2021", Mode.EVENTS, by="t", at=clock.now()
+                )
+        result = await Pipeline(db, clock).ingest(tally(84, 201))
+        assert result.message is not None
+        assert result.message.significant
+
+    env = {
+        **{k: v for k, v in os.environ.items() if "PROXY" not in k.upper()},
+        "DISCORD_TOKEN": d.token,
+        "SLACK_BOT_TOKEN": s.bot_token,
+        "SLACK_APP_TOKEN": s.app_token,
+        "SLACK_SIGNING_SECRET": s.signing_secret,
+    }
+
+    paths = {f"/channels/{c}/messages" for c in d_chans}
+
+    def posts_d() -> int:
+        return sum(1 for r in d.requests if r.method == "POST" and r.path in paths)
+
+    def reads_d() -> int:
+        return sum(1 for r in d.requests if r.method == "GET" and r.path in paths)
+
+    def on_d() -> int:
+        return sum(1 for c in d_chans if d.messages(c))
+
+    def on_s() -> int:
+        return sum(1 for c in s_chans if s.messages(c))
+
+    def started() -> bool:
+        return posts_d() + len(s.calls_to("chat.postMessage")) >= 1
+
+    log = tmp / "bot.log"
+    began = time.monotonic()
+    first = await start_bot(config, env, log)
+    try:
+        await either(d, s, started if kill_at == 0 else lambda: on_d() + on_s() >= kill_at, limit)
+    except TimeoutError:
+        raise AssertionError(log.read_text()[-3000:]) from None
+    finally:
+        await stop(first, signal.SIGKILL)  # kill -9: no cleanup, deliveries left in flight
+    killed_at = on_d() + on_s()
+    doubtful = [x for x in await left_sending(store_url) if x.sending_at is not None]
+    in_doubt = {p.value: sum(1 for x in doubtful if x.channel.platform is p) for p in Platform}
+    in_doubt = {k: v for k, v in in_doubt.items() if k != "console"}
+    missing_d, missing_s = channels - on_d(), channels - on_s()
+    posts_before, reads_d_before = posts_d(), reads_d()
+    history_before = len(s.calls_to("chat.postMessage")), len(s.calls_to("conversations.history"))
+
+    # The restart is done when every channel has the message and what was in doubt has been
+    # seen to: sent again with its nonce (Discord), looked for once per channel (Slack).
+    doubt_d = {x.channel.channel for x in doubtful if x.channel.platform is Platform.DISCORD}
+    doubt_s = {x.channel.channel for x in doubtful if x.channel.platform is Platform.SLACK}
+    sends_d = len(doubt_d | {str(c) for c in d_chans if not d.messages(c)})
+
+    def done() -> bool:
+        return (
+            on_d() == on_s() == channels
+            and posts_d() - posts_before >= sends_d
+            and len(s.calls_to("conversations.history")) - history_before[1] >= len(doubt_s)
+        )
+
+    second = await start_bot(config, env, log)
+    try:
+        await either(d, s, done, limit)
+        seconds = time.monotonic() - began
+    except TimeoutError:
+        raise AssertionError(log.read_text()[-3000:]) from None
+    finally:
+        await stop(second, signal.SIGTERM)
+    counts = [len([m for m in d.messages(c) if m.embeds]) for c in d_chans]
+    counts += [len(s.messages(c)) for c in s_chans]
+    slack_posts = len(s.calls_to("chat.postMessage")) - history_before[0]
+    extra = {
+        "discord posts": posts_d() - posts_before - missing_d,
+        "discord reads": reads_d() - reads_d_before,
+        "slack posts": slack_posts - missing_s,
+        "slack reads": len(s.calls_to("conversations.history")) - history_before[1],
+    }
+    return Figures(
+        killed_at=killed_at,
+        in_doubt=in_doubt,
+        lost=sum(1 for n in counts if n == 0),
+        doubled=sum(1 for n in counts if n > 1),
+        http_429=d.count_429 + s.count_429,
+        extra=extra,
+        seconds=seconds,
+    )

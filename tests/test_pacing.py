@@ -1,0 +1,104 @@
+"""Rate limits as buckets derived per request: which buckets a route draws from, the pacer
+waiting for all of them, a 429 holding a platform-wide route, and the configuration's
+``limits`` tables. Driven by a fake clock."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from adapters.discord_delivery import DISCORD_LIMITS
+from adapters.registry import windows
+from adapters.slack_delivery import SLACK_LIMITS
+from bot.clock import FakeClock
+from bot.config import parse
+from bot.errors import ConfigError
+from bot.pacing import Bucket, Limits, Pacer, Route, Window
+from tests.test_ratelimit import Sleeper
+
+LIMITS = Limits(
+    routes={
+        "post": (Bucket("posts", Window(2, 1.0)), Bucket("per channel", Window(1, 1.0), True)),
+        "read": (Bucket("reads", Window(1, 60.0)),),
+    },
+    every=(Bucket("global", Window(3, 1.0)),),
+)
+
+
+def test_a_route_draws_from_its_own_buckets_and_every_requests_channel_ones_first() -> None:
+    names = [b.name for b in LIMITS.buckets(Route("post", "c1"))]
+    assert names == ["per channel", "global", "posts"]
+    assert [b.name for b in LIMITS.buckets(Route("read"))] == ["global", "reads"]
+    assert [b.name for b in LIMITS.buckets(Route("other"))] == ["global"]
+
+
+async def test_the_pacer_waits_for_every_bucket_of_a_request() -> None:
+    clock = FakeClock()
+    sleep = Sleeper(clock)
+    pacer = Pacer(LIMITS, clock, sleep)
+    for channel in ("c1", "c2", "c1"):  # posts: 2 a second overall, 1 per channel
+        async with pacer.slot(Route("post", channel)):
+            pass
+    assert sum(sleep.slept) == pytest.approx(1.005)  # the third waited for both windows
+    async with pacer.slot(Route("read")):
+        pass
+    async with pacer.slot(Route("read")):
+        pass
+    assert sum(sleep.slept) == pytest.approx(1.005 + 60.3)
+
+
+async def test_a_429_holds_a_platform_wide_route_but_not_a_channels() -> None:
+    clock = FakeClock()
+    sleep = Sleeper(clock)
+    pacer = Pacer(LIMITS, clock, sleep)
+    pacer.hold(Route("post", "c1"), 30.0)  # most likely c1's own limit: nobody else waits
+    async with pacer.slot(Route("post", "c2")):
+        pass
+    assert sleep.slept == []
+    pacer.hold(Route("read"), 30.0)  # a tier of the whole workspace
+    async with pacer.slot(Route("read")):
+        pass
+    assert sleep.slept == pytest.approx([30.0])
+
+
+async def test_startup_requests_count_against_every_request() -> None:
+    clock = FakeClock()
+    sleep = Sleeper(clock)
+    limits = Limits(every=(Bucket("global", Window(3, 1.0)),), startup_requests=3)
+    async with Pacer(limits, clock, sleep).slot(Route("anything")):
+        pass
+    assert sleep.slept == pytest.approx([1.005])  # the start-up used the first window
+
+
+def test_the_configuration_changes_buckets_by_name(tmp_path: Path) -> None:
+    cfg = parse(
+        {
+            "discord": {"limits": {"global": [500, 1]}},
+            "slack": {
+                "limits": {"chat.postMessage": [100, 1.0], "conversations.history": [500, 60]}
+            },
+        },
+        tmp_path / "t.toml",
+    )
+    assert cfg.discord is not None
+    assert cfg.slack is not None
+    discord = DISCORD_LIMITS.with_windows(windows(cfg.discord.limits))
+    assert discord.every == (Bucket("global", Window(500, 1.0)),)
+    slack = SLACK_LIMITS.with_windows(windows(cfg.slack.limits))
+    found = {b.name: b.window for b in slack.buckets(Route("chat.postMessage", "C1"))}
+    assert found == {
+        "chat.postMessage per channel": Window(1, 1.0),
+        "chat.postMessage": Window(100, 1.0),
+    }
+    assert slack.named()["conversations.history"].window == Window(500, 60.0)
+    with pytest.raises(ConfigError, match=r"no bucket named chat\.postMesage"):
+        SLACK_LIMITS.with_windows({"chat.postMesage": Window(1, 1.0)})
+
+
+@pytest.mark.parametrize("value", [[0, 1], [5], [5, 0], ["5", 1], [True, 1], 5])
+def test_a_bad_limits_entry_is_a_clear_error(tmp_path: Path, value: object) -> None:
+    with pytest.raises(
+        ConfigError, match=r"slack\.limits\.\"chat\.update\": expected \[requests, seconds\]"
+    ):
+        parse({"slack": {"limits": {"chat.update": value}}}, tmp_path / "t.toml")
