@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,9 +25,8 @@ from aiogram.types import (
 )
 
 from bot.clock import FakeClock
-
-from .telegram_fake import CAPTION_LIMIT, TEXT_LIMIT, Chat, FakeTelegram, User
-from .telegram_fake.testing import aiogram_bot, png
+from tests.fakes.telegram_fake import CAPTION_LIMIT, TEXT_LIMIT, Chat, FakeTelegram, User
+from tests.fakes.telegram_fake.testing import aiogram_bot, png
 
 
 @dataclass
@@ -38,23 +37,6 @@ class Scene:
     """Supergroup "Union hall": the bot a plain member, alice an admin, bob a member."""
     dm: Chat
     """Alice's private chat with the bot."""
-
-
-@pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
-
-
-@pytest.fixture
-async def fake(clock: FakeClock) -> AsyncIterator[FakeTelegram]:
-    async with FakeTelegram(clock=clock.monotonic) as f:
-        yield f
-
-
-@pytest.fixture
-async def bot(fake: FakeTelegram) -> AsyncIterator[Bot]:
-    async with aiogram_bot(fake) as b:
-        yield b
 
 
 @pytest.fixture

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 
 import pytest
 from aiogram import Bot, Dispatcher
@@ -15,26 +14,8 @@ from aiogram.webhook.aiohttp_server import SimpleRequestHandler
 from aiohttp import web
 
 from bot.clock import FakeClock
-
-from .telegram_fake import ANONYMOUS_ADMIN_ID, SECRET_HEADER, FakeTelegram
-from .telegram_fake.testing import aiogram_bot
-
-
-@pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
-
-
-@pytest.fixture
-async def fake(clock: FakeClock) -> AsyncIterator[FakeTelegram]:
-    async with FakeTelegram(clock=clock.monotonic) as f:
-        yield f
-
-
-@pytest.fixture
-async def bot(fake: FakeTelegram) -> AsyncIterator[Bot]:
-    async with aiogram_bot(fake) as b:
-        yield b
+from tests.fakes.telegram_fake import ANONYMOUS_ADMIN_ID, SECRET_HEADER, FakeTelegram
+from tests.fakes.telegram_fake.testing import aiogram_bot
 
 
 async def answer_count(message: Message, command: CommandObject) -> None:

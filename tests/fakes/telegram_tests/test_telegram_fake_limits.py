@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import aiohttp
 import pytest
 from aiogram import Bot
@@ -11,26 +9,8 @@ from aiogram.exceptions import TelegramBadRequest, TelegramRetryAfter
 from aiogram.methods import SendMessage
 
 from bot.clock import FakeClock
-
-from .telegram_fake import FakeTelegram, FloodLimits
-from .telegram_fake.testing import aiogram_bot
-
-
-@pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
-
-
-@pytest.fixture
-async def fake(clock: FakeClock) -> AsyncIterator[FakeTelegram]:
-    async with FakeTelegram(clock=clock.monotonic) as f:
-        yield f
-
-
-@pytest.fixture
-async def bot(fake: FakeTelegram) -> AsyncIterator[Bot]:
-    async with aiogram_bot(fake) as b:
-        yield b
+from tests.fakes.telegram_fake import FakeTelegram, FloodLimits
+from tests.fakes.telegram_fake.testing import aiogram_bot
 
 
 async def test_a_chat_takes_a_short_burst_then_one_per_second(

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import pytest
 from aiogram import Bot
 from aiogram.exceptions import TelegramBadRequest, TelegramForbiddenError
@@ -17,26 +15,7 @@ from aiogram.types import (
 )
 
 from bot.clock import FakeClock
-
-from .telegram_fake import FakeTelegram
-from .telegram_fake.testing import aiogram_bot
-
-
-@pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
-
-
-@pytest.fixture
-async def fake(clock: FakeClock) -> AsyncIterator[FakeTelegram]:
-    async with FakeTelegram(clock=clock.monotonic) as f:
-        yield f
-
-
-@pytest.fixture
-async def bot(fake: FakeTelegram) -> AsyncIterator[Bot]:
-    async with aiogram_bot(fake) as b:
-        yield b
+from tests.fakes.telegram_fake import FakeTelegram
 
 
 async def test_member_status_per_user_and_chat(fake: FakeTelegram, bot: Bot) -> None:

@@ -18,26 +18,13 @@ from aiogram import Bot
 from aiogram.exceptions import TelegramBadRequest, TelegramNetworkError, TelegramServerError
 
 from bot.clock import FakeClock
-
-from .telegram_fake import FakeTelegram, FloodLimits
-from .telegram_fake.testing import aiogram_bot
-
-
-@pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
+from tests.fakes.telegram_fake import FakeTelegram, FloodLimits
 
 
 @pytest.fixture
 async def fake(clock: FakeClock) -> AsyncIterator[FakeTelegram]:
     async with FakeTelegram(clock=clock.monotonic, limits=FloodLimits(chat_burst=10)) as f:
         yield f
-
-
-@pytest.fixture
-async def bot(fake: FakeTelegram) -> AsyncIterator[Bot]:
-    async with aiogram_bot(fake) as b:
-        yield b
 
 
 async def send_once(
