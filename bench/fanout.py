@@ -36,12 +36,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from adapters.registry import adapter_factories
-from adapters.slack_delivery import SLACK_LIMITS
+from adapters.slack.delivery import SLACK_LIMITS
 from bot.app import App
 from bot.config import parse
 from bot.model import Tally, TallyState
 from bot.pacing import Route
+from bot.plugins import adapter_factories
 from bot.store import counts as count_rows
 from bot.store import subscriptions as sub_rows
 from bot.subscription import ChannelRef, Mode, Platform
@@ -105,7 +105,7 @@ async def bot_fanout(platform: Platform, n: int, *, final: bool = False) -> Row:
     with tempfile.TemporaryDirectory() as tmp:
         store = f"sqlite+aiosqlite:///{Path(tmp) / 'bench.sqlite3'}"
         raw: dict[str, Any] = {"store": {"url": store}, "counts": [COUNT]}
-        if platform is Platform.DISCORD:
+        if platform == Platform("discord"):
             fake_d = FakeDiscord()
             async with fake_d:
                 guild = fake_d.add_guild("bench")
@@ -231,10 +231,10 @@ async def naive_slack(n: int) -> Row:
 
 
 SCENARIOS = {
-    "bot-discord": lambda n: bot_fanout(Platform.DISCORD, n),
-    "bot-slack": lambda n: bot_fanout(Platform.SLACK, n),
-    "final-discord": lambda n: bot_fanout(Platform.DISCORD, n, final=True),
-    "final-slack": lambda n: bot_fanout(Platform.SLACK, n, final=True),
+    "bot-discord": lambda n: bot_fanout(Platform("discord"), n),
+    "bot-slack": lambda n: bot_fanout(Platform("slack"), n),
+    "final-discord": lambda n: bot_fanout(Platform("discord"), n, final=True),
+    "final-slack": lambda n: bot_fanout(Platform("slack"), n, final=True),
     "naive-discord": naive_discord,
     "naive-slack": naive_slack,
 }

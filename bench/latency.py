@@ -27,7 +27,7 @@ from tests.helpers import T0
 
 class TimedAdapter(RecordingAdapter):
     def __init__(self) -> None:
-        super().__init__(Platform.CONSOLE)
+        super().__init__(Platform("console"))
         self.first_post: asyncio.Event = asyncio.Event()
         self.at = 0.0
 
@@ -67,9 +67,9 @@ async def main(updates: int, channels: int) -> None:
             Path(tmp) / "bench.toml",
         )
         adapter = TimedAdapter()
-        async with App(cfg, {Platform.CONSOLE: lambda c: adapter}, poll=False) as app:
+        async with App(cfg, {Platform("console"): lambda c: adapter}, poll=False) as app:
             for i in range(channels):
-                ch = ChannelRef(Platform.CONSOLE, "local", f"c{i}")
+                ch = ChannelRef(Platform("console"), "local", f"c{i}")
                 await app.commands.handle(Request(ch, "u", "u", "subscribe bench all"))
             samples = []
             for i in range(1, updates + 1):

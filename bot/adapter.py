@@ -18,12 +18,16 @@ Commands flow the other way: an adapter turns a slash command or a typed line in
 
 from __future__ import annotations
 
+import abc
+import asyncio
 import json
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from datetime import datetime
 from types import TracebackType
-from typing import Protocol, Self
+from typing import Self
+
+from aiohttp import web
 
 from bot.errors import MessageGone, PermanentDeliveryError, TransientDeliveryError
 from bot.message import Message
@@ -69,23 +73,59 @@ class Earlier:
     """Its attachment (a final's chart) is shown with it too."""
 
 
-class Adapter(Protocol):
+@dataclass(frozen=True, slots=True)
+class Health:
+    """Whether an adapter can reach its platform now, and if not, why (``/readyz`` shows it)."""
+
+    connected: bool = True
+    reason: str | None = None
+    """What is wrong when not connected ("the gateway is reconnecting", ...)."""
+
+    @classmethod
+    def down(cls, reason: str) -> Health:
+        return cls(False, reason)
+
+
+class Adapter(abc.ABC):
+    """The base of every adapter: a platform's delivery and commands, opened and closed as an
+    async context manager. Subclasses implement ``post``, ``edit`` and ``find_posted`` and set
+    ``platform``; everything else has a default (see ``bot.platform`` for the whole contract)."""
+
     platform: Platform
-    limits: Limits
-    dedup_window: float
+    limits: Limits = UNLIMITED
+    dedup_window: float = 0.0
     """Seconds after a post during which the platform itself drops a second post with the same
     key (Discord's nonce); 0 when it has no such thing. A post that may have gone out longer
     ago than this is confirmed from the channel (``find_posted``) before it is sent again."""
 
-    async def __aenter__(self) -> Self: ...
+    async def __aenter__(self) -> Self:
+        """Connect (log in, open the gateway or socket); the default has nothing to open."""
+        return self
 
     async def __aexit__(
         self,
         exc_type: type[BaseException] | None,
         exc: BaseException | None,
         tb: TracebackType | None,
-    ) -> None: ...
+    ) -> None:
+        """Disconnect, letting commands being answered finish briefly; the default: nothing."""
+        return None
 
+    async def health(self) -> Health:
+        """Whether the platform is reachable now (``/readyz``'s ``adapter:<platform>``). The
+        default, for adapters with no connection of their own, is connected."""
+        return Health()
+
+    def http_routes(self) -> list[web.RouteDef]:
+        """Routes the ops server mounts for this adapter (Slack's HTTP mode); default none."""
+        return []
+
+    async def serve(self) -> None:
+        """What the adapter runs in the foreground while the bot serves (the console's prompt);
+        the bot stops when it returns. The default waits until cancelled."""
+        await asyncio.Event().wait()
+
+    @abc.abstractmethod
     async def post(
         self,
         channel: ChannelRef,
@@ -109,14 +149,14 @@ class Adapter(Protocol):
         the same rules hold for it, so a retry must not show it twice either. A request that
         may create the message is paced with ``delivers=True``.
         """
-        ...
 
+    @abc.abstractmethod
     async def edit(
         self, channel: ChannelRef, message_id: str, content: Outgoing, *, pace: Pace = unpaced
     ) -> None:
         """Replace a message posted before (a live scoreboard); paced with ``delivers=True``."""
-        ...
 
+    @abc.abstractmethod
     async def find_posted(
         self,
         channel: ChannelRef,
@@ -127,7 +167,6 @@ class Adapter(Protocol):
     ) -> dict[str, Earlier]:
         """Which of ``keys`` the bot's own recent messages in ``channel`` carry (posted by
         earlier attempts, none before ``since``), by key. One read serves many keys."""
-        ...
 
 
 @dataclass
@@ -140,14 +179,14 @@ class Posted:
     attachment: Attachment | None = None
 
 
-class RecordingAdapter:
+class RecordingAdapter(Adapter):
     """The in-memory fake adapter: records posts and edits; can be told to fail."""
 
-    dedup_window = 0.0
-
-    def __init__(self, platform: Platform = Platform.CONSOLE, limits: Limits | None = None) -> None:
-        self.platform = platform
+    def __init__(self, platform: str = "console", limits: Limits | None = None) -> None:
+        self.platform = Platform(platform)
         self.limits = limits or UNLIMITED
+        self.reported = Health()
+        """What ``health()`` reports (tests set it down)."""
         self.posted: list[Posted] = []
         self.gone_channels: set[ChannelRef] = set()
         self.deleted_messages: set[str] = set()
@@ -169,6 +208,9 @@ class RecordingAdapter:
         tb: TracebackType | None,
     ) -> None:
         self.open = False
+
+    async def health(self) -> Health:
+        return self.reported
 
     def render(self, channel: ChannelRef, content: Outgoing) -> None:
         """What a real adapter builds from ``content`` before sending (nothing here); override

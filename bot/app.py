@@ -41,6 +41,7 @@ from bot.store import counts as count_rows
 from bot.subscription import Platform
 
 AdapterFactory = Callable[[Commands], Adapter]
+"""Makes a platform's adapter once the core's command handler exists (``bot.plugins``)."""
 
 
 class App:
@@ -57,7 +58,7 @@ class App:
         self.config = config
         self.clock = clock or SystemClock()
         self.sleep = sleep
-        self.db = Database(store_url(config), schema=schema)
+        self.db = Database(store_url(config.store_url, config.store_password_env), schema=schema)
         self.scheduler = Scheduler()
         self.sources: dict[str, Source] = {}
         self.health: dict[str, SourceHealth] = {}
@@ -79,7 +80,6 @@ class App:
         self.commands = Commands(
             self.db,
             self.pipeline,
-            config.admins,
             self.clock,
             health=self.health.get,
             on_queued=self._wake,
@@ -181,9 +181,7 @@ class App:
             return
         server = OpsServer(self, settings, push_secret=secret(settings.push_secret_env))
         for adapter in self.adapters.values():
-            routes = getattr(adapter, "http_routes", None)
-            if callable(routes):
-                server.add_routes(routes())
+            server.add_routes(adapter.http_routes())
         self.server = await self._stack.enter_async_context(server)
 
     async def idle(self) -> None:

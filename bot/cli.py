@@ -1,4 +1,8 @@
-"""``tallybot`` (also ``python -m bot``): run, demo, check-config, replay, record, push, invite."""
+"""``tallybot`` (also ``python -m bot``): run, demo, check-config, replay, record, push, and the
+subcommands platforms add (``invite``: Discord's install URL; ``bot.platform.CliCommand``).
+
+The demo and replays are the console's by nature: they use ``adapters.console`` directly.
+"""
 
 from __future__ import annotations
 
@@ -18,7 +22,8 @@ from typing import IO
 from prompt_toolkit.input import Input
 from prompt_toolkit.output import Output
 
-from adapters.console import CONSOLE_CHANNEL, ConsoleAdapter
+from adapters.console.adapter import CONSOLE_CHANNEL, ConsoleAdapter
+from adapters.console.plugin import ConsoleSettings
 from bot import config as config_mod
 from bot import logs, preflight
 from bot.app import AdapterFactory, App
@@ -26,8 +31,9 @@ from bot.clock import Clock, SystemClock
 from bot.commands import Request
 from bot.config import Config
 from bot.errors import ConfigError, PushError, TallybotError
-from bot.ops import invite as invite_mod
 from bot.ops import push_client
+from bot.platform import CliCommand, Plugins
+from bot.plugins import context
 from bot.poller import PollResult
 from bot.ratelimit import Sleep
 from bot.run import run_bot
@@ -65,8 +71,8 @@ def replay_config(
         cfg,
         store_url=f"sqlite+aiosqlite:///{store_dir / 'replay.sqlite3'}",
         counts=tuple(counts),
-        admins=replace(cfg.admins, console=True, alerts=(CONSOLE_CHANNEL,)),
-        console=True,
+        admins=replace(cfg.admins, alerts=(CONSOLE_CHANNEL,)),
+        platforms={CONSOLE_CHANNEL.platform: ConsoleSettings(admin=True)},
     )
 
 
@@ -87,7 +93,10 @@ async def play(
     recorded tally look like a decrease, the replay goes on with it as a correction (announced
     as one) instead of rejecting every tally after that. The final message carries the count's
     chart, which the console saves as a PNG file."""
-    factories: dict[Platform, AdapterFactory] = {Platform.CONSOLE: lambda commands: console}
+    platform = CONSOLE_CHANNEL.platform
+    factories: dict[Platform, AdapterFactory] = {
+        platform: lambda commands: console.attach(context(cfg, platform, commands))
+    }
     async with App(cfg, factories, clock=clock, sleep=sleep, poll=False) as app:
         for cc in cfg.counts:
             reply = await app.commands.handle(
@@ -98,9 +107,7 @@ async def play(
         if interactive:
             ids = [cc.count.id for cc in cfg.counts]
             prompt = asyncio.create_task(
-                console.prompt(
-                    app.commands.handle, count_ids=ids, input=prompt_input, output=prompt_output
-                )
+                console.prompt(count_ids=ids, input=prompt_input, output=prompt_output)
             )
         try:
             for count_id, source in app.sources.items():
@@ -197,13 +204,15 @@ def build_parser() -> argparse.ArgumentParser:
     record.add_argument("--count", required=True, help="the count id")
     record.add_argument("--out", type=Path, required=True, help="the timeline file to append to")
     add_push_parser(sub)
-    inv = sub.add_parser("invite", help="print the Discord install URL (scopes, permissions)")
-    inv.add_argument(
-        "--client-id",
-        default=None,
-        help=f"the Discord application id (default: ${invite_mod.CLIENT_ID_ENV})",
-    )
+    for command in platform_commands().values():
+        command.arguments(sub.add_parser(command.name, help=command.help))
     return parser
+
+
+def platform_commands() -> dict[str, CliCommand]:
+    """The subcommands the installed platforms add, by name."""
+    plugins = Plugins.installed()
+    return {c.name: c for name in plugins for c in plugins[name].commands}
 
 
 def add_push_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -266,20 +275,13 @@ async def run_push(args: argparse.Namespace) -> int:
     return answer.exit_code
 
 
-def invite_url(client_id: str | None) -> str:
-    client_id = client_id or os.environ.get(invite_mod.CLIENT_ID_ENV)
-    if not client_id:
-        raise ConfigError(f"give --client-id or set {invite_mod.CLIENT_ID_ENV}")
-    return invite_mod.invite_url(client_id)
-
-
 def log_setup(args: argparse.Namespace) -> contextlib.AbstractContextManager[logging.Handler]:
     """Structured logs on stderr for the command, scrubbed of every configured secret."""
     cfg = None
     if args.command in ("run", "record") and args.config is not None:
         with contextlib.suppress(ConfigError):
             cfg = config_mod.load(args.config)  # its errors are reported by the command itself
-    quiet = args.command in ("demo", "replay", "push", "invite", "check-config")
+    quiet = args.command in ("demo", "replay", "push", "check-config", *platform_commands())
     return logs.configured(
         secrets=logs.secret_values(cfg), level=logging.WARNING if quiet else logging.INFO
     )
@@ -328,8 +330,8 @@ def run_command(args: argparse.Namespace) -> int:
         print(f"{written} tallies recorded in {args.out}")
     elif args.command == "push":
         return asyncio.run(run_push(args))
-    elif args.command == "invite":
-        print(invite_url(args.client_id))
+    elif args.command in (added := platform_commands()):
+        return added[args.command].run(args)
     return 0
 
 

@@ -1,7 +1,8 @@
 """Carrying out commands, the same way on every platform.
 
-An adapter builds a ``Request`` (who, where, what they typed) and shows the ``Reply``. Admin
-commands are checked against the configured admins; refusals are written to the audit log too.
+An adapter builds a ``Request`` (who, where, what they typed, and whether its platform's admin
+policy says they are an admin: ``bot.platform.Context.request``) and shows the ``Reply``. Admin
+commands are refused unless the request says admin; refusals are written to the audit log too.
 Manual figures go through the same pipeline as a polled tally.
 """
 
@@ -11,12 +12,11 @@ import difflib
 import logging
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from bot import format as fmt
 from bot.adapter import Attachment
-from bot.admins import is_admin, refusal_detail
 from bot.chart import CHART_TALLIES, ChartCache, chart_attachment
 from bot.clock import Clock
 from bot.command_hints import rejection_hint
@@ -30,7 +30,6 @@ from bot.command_parse import (
     parse,
     usage,
 )
-from bot.config import Admins
 from bot.detect import Accepted, NoChange, Rejected
 from bot.errors import CommandError, NotAuthorized
 from bot.message import Message, Moment, Part, Timed
@@ -62,9 +61,12 @@ class Request:
     user_id: str
     user_name: str
     text: str
-    platform_admin: bool = False
-    """The platform says this user administers the place (Discord Manage Server, Slack admin)."""
-    roles: frozenset[str] = field(default_factory=frozenset)
+    admin: bool = False
+    """The platform's admin policy says this user is an admin here (never unless it says so)."""
+    refusal: str = "refused: not an admin"
+    """Why not, for the audit log, when an admin command is refused."""
+    place: str = "workspace"
+    """What the platform calls where the command comes from ("server", "workspace")."""
     passed: Pass | None = None
     """The limits, already counted by an adapter that had to know them before answering
     (``Throttle.check``); ``None``: counted when the command is handled."""
@@ -98,7 +100,6 @@ class Commands:
         self,
         db: Database,
         pipeline: Pipeline,
-        admins: Admins,
         clock: Clock,
         *,
         health: Callable[[str], SourceHealth | None] = lambda count_id: None,
@@ -108,7 +109,6 @@ class Commands:
     ) -> None:
         self.db = db
         self.pipeline = pipeline
-        self.admins = admins
         self.clock = clock
         self.health = health
         self.on_queued = on_queued
@@ -153,11 +153,11 @@ class Commands:
     async def _handle(self, request: Request) -> Reply:
         try:
             command = parse(request.text)
-            if command.verb in ADMIN_VERBS and not is_admin(self.admins, request):
+            if command.verb in ADMIN_VERBS and not request.admin:
                 await self._refused(request, command)
                 raise NotAuthorized(
                     f"only admins can {ADMIN_ACTIONS[command.verb]}; ask an admin of this "
-                    f"{'server' if request.channel.platform is Platform.DISCORD else 'workspace'}"
+                    f"{request.place}"
                 )
             return await self._run(request, command)
         except CommandError as exc:
@@ -175,7 +175,7 @@ class Commands:
                     old="",
                     new=request.text,
                     allowed=False,
-                    detail=refusal_detail(self.admins, request),
+                    detail=request.refusal,
                 ),
             )
 

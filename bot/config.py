@@ -19,15 +19,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
-from bot.config_platforms import (
-    ENV_NAME,
-    DiscordConfig,
-    ServerConfig,
-    SlackConfig,
-    discord,
-    server,
-    slack,
-)
+from bot.config_platforms import ENV_NAME, ServerConfig, server
 from bot.config_reader import Problems, Recorded, describe, suggest
 from bot.config_reader import Reader as _Reader
 from bot.errors import ConfigError
@@ -41,12 +33,15 @@ from bot.model import (
     DecisionRule,
     RuleKind,
 )
+from bot.platform import Plugins
 from bot.store.engine import url_problem
 from bot.subscription import ChannelRef, Platform
 from bot.times import zone_named
 
 E = TypeVar("E", bound=Enum)
-__all__ = ["Admins", "Config", "CountConfig", "DiscordConfig", "ServerConfig", "SlackConfig"]
+__all__ = ["Admins", "Config", "CountConfig", "ServerConfig"]
+CORE_TABLES = ("store", "defaults", "admins", "server", "counts")
+"""The tables of the core; every other top-level table is a platform's (``bot.platform``)."""
 
 DEFAULT_STORE = "sqlite+aiosqlite:///var/tallybot.sqlite3"
 MIN_INTERVAL = 1.0
@@ -68,24 +63,9 @@ class CountConfig:
 
 @dataclass(frozen=True, slots=True)
 class Admins:
-    """Who may run admin commands, per platform, and where admin notices go.
+    """Where admin notices go. Who is an admin is each platform's own setting, in its own table
+    (``[discord] admin_users``, ...), applied by its admin policy (``bot.platform``)."""
 
-    The configured user ids are admins everywhere. A platform's own rights (Discord: Manage
-    Server or Administrator; Slack: workspace admin or owner) and Discord role names confer
-    admin only inside the servers and workspaces listed here (``discord_guilds``,
-    ``slack_workspaces``): counts have no owners yet, so the owner of any other server the bot
-    is in would otherwise command every count.
-    """
-
-    discord_users: frozenset[str] = frozenset()
-    discord_roles: frozenset[str] = frozenset()
-    discord_guilds: frozenset[str] = frozenset()
-    """Guild ids where Manage Server, Administrator and ``discord_roles`` make an admin."""
-    slack_users: frozenset[str] = frozenset()
-    slack_workspace_admins: bool = True
-    slack_workspaces: frozenset[str] = frozenset()
-    """Team ids where (with ``slack_workspace_admins``) workspace admins and owners are admins."""
-    console: bool = True
     alerts: tuple[ChannelRef, ...] = ()
 
 
@@ -95,9 +75,10 @@ class Config:
     store_url: str
     counts: tuple[CountConfig, ...]
     admins: Admins = field(default_factory=Admins)
-    discord: DiscordConfig | None = None
-    slack: SlackConfig | None = None
-    console: bool = False
+    platforms: Mapping[Platform, Any] = field(default_factory=dict)
+    """The settings of every enabled platform, as its plug-in read them from its table."""
+    plugins: Plugins = field(default_factory=lambda: Plugins(()))
+    """The plug-ins the file was read with (the installed ones, unless given)."""
     server: ServerConfig | None = None
     timezone: tzinfo | None = None
     """``[defaults] timezone``: where times are shown that cannot be shown in each reader's own
@@ -115,8 +96,12 @@ class Config:
                 return c
         return None
 
+    def settings(self, platform: str) -> Any:
+        """The settings of ``platform``, or None when it is not enabled."""
+        return self.platforms.get(Platform(platform))
 
-def load(path: Path, problems: Problems | None = None) -> Config:
+
+def load(path: Path, problems: Problems | None = None, plugins: Plugins | None = None) -> Config:
     """Read and check a configuration file: every problem in it, in one ConfigError (or, given
     ``problems``, recorded there, with the configuration as far as it could be read)."""
     try:
@@ -133,21 +118,24 @@ def load(path: Path, problems: Problems | None = None) -> Config:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
-    return parse(raw, path, problems)
+    return parse(raw, path, problems, plugins)
 
 
-def parse(raw: Mapping[str, Any], path: Path, problems: Problems | None = None) -> Config:
+def parse(
+    raw: Mapping[str, Any],
+    path: Path,
+    problems: Problems | None = None,
+    plugins: Plugins | None = None,
+) -> Config:
     """Check a parsed document; every problem is reported, in one ConfigError (or recorded in
-    ``problems``, and the configuration returned as far as it could be read)."""
+    ``problems``, and the configuration returned as far as it could be read). ``plugins``: the
+    platforms whose tables it may have (default: the installed ones)."""
     collect = problems is None
     problems = Problems(path) if problems is None else problems
-    top = _Reader(
-        path,
-        "",
-        raw,
-        ["store", "defaults", "admins", "discord", "slack", "console", "server", "counts"],
-        problems,
-    )
+    plugins = Plugins.installed() if plugins is None else plugins
+    # A table that is neither the core's nor an installed platform's: "unknown key (did you
+    # mean 'discord'?)", or the list of every known table.
+    top = _Reader(path, "", raw, [*CORE_TABLES, *plugins], problems)
     store = top.table_at("store", ["url", "password_env"])
     store_url = problems.attempt(lambda: _store_url(store), DEFAULT_STORE)
     password_env = problems.attempt(lambda: _env_name(store, "password_env"), None)
@@ -160,10 +148,9 @@ def parse(raw: Mapping[str, Any], path: Path, problems: Problems | None = None) 
         path=path,
         store_url=store_url,
         counts=counts,
-        admins=problems.attempt(lambda: _admins(top), Admins()),
-        discord=problems.attempt(lambda: discord(top), None) if "discord" in raw else None,
-        slack=problems.attempt(lambda: slack(top), None) if "slack" in raw else None,
-        console=bool(top.table_at("console", ["enabled"]).get("enabled", bool, False)),
+        admins=problems.attempt(lambda: _admins(top, plugins), Admins()),
+        platforms=_platforms(top, plugins),
+        plugins=plugins,
         server=problems.attempt(lambda: server(top), None) if "server" in raw else None,
         store_password_env=password_env,
         timezone=problems.attempt(lambda: _timezone(defaults), None),
@@ -378,51 +365,53 @@ def _over_eligible(r: _Reader, received: int, eligible: int) -> None:
     )
 
 
-def _channel_ref(path: Path, where: str, text: object) -> ChannelRef:
+def _platforms(top: _Reader, plugins: Plugins) -> dict[Platform, Any]:
+    """The settings of every platform whose table is there and turns it on."""
+    enabled: dict[Platform, Any] = {}
+    for name, plugin in plugins.items():
+        if name not in top.table:
+            continue
+        table = top.table_at(name, plugin.keys)
+        settings = top.problems.attempt(partial(plugin.read, table), None)
+        if settings is not None:
+            enabled[plugin.platform] = settings
+    return enabled
+
+
+def _channel_ref(path: Path, where: str, text: object, plugins: Plugins) -> ChannelRef:
+    examples = [repr(p.channel_example) for p in plugins.values() if p.channel_example]
+    shapes = " or ".join(examples) or "'PLATFORM:WORKSPACE/CHANNEL'"
     try:
         if not isinstance(text, str):
             raise ValueError(text)
         platform_name, rest = text.split(":", 1)
         workspace, channel = rest.split("/", 1)
-        return ChannelRef(Platform(platform_name), workspace, channel)
     except ValueError:
-        raise ConfigError(
-            f"{path}: {where}: {describe(text)} should look like 'discord:GUILD_ID/CHANNEL_ID', "
-            "'slack:TEAM_ID/CHANNEL_ID' or 'console:local/console'"
-        ) from None
+        raise ConfigError(f"{path}: {where}: {describe(text)} should look like {shapes}") from None
+    if platform_name not in plugins:
+        raise ConfigError(f"{path}: {where}: {plugins.unknown(platform_name)}")
+    return ChannelRef(Platform(platform_name), workspace, channel)
 
 
-def _admins(top: _Reader) -> Admins:
-    r = top.table_at(
-        "admins",
-        ["discord_users", "discord_roles", "discord_guilds", "slack_users",
-         "slack_workspace_admins", "slack_workspaces", "console", "alerts"],
-    )  # fmt: skip
-
-    def ids(key: str) -> frozenset[str]:
-        return frozenset(str(v) for v in r.get(key, list, []))
-
+def _admins(top: _Reader, plugins: Plugins) -> Admins:
+    moved = {old: (p.name, new) for p in plugins.values() for old, new in p.moved.items()}
+    table: Mapping[str, Any] = top.get("admins", dict, {})
+    for key in table:
+        if key in moved:
+            name, new = moved[key]
+            top.problems.add(
+                f"{top.path}: admins.{key}: no longer here (did you mean [{name}] {new}? each "
+                "platform's admins are set in its own table)"
+            )
+    r = top.table_at("admins", ["alerts", *(k for k in table if k in moved)])
     alerts = tuple(
         ref
         for i, a in enumerate(r.get("alerts", list, []))
         if (
             ref := r.problems.attempt(
-                partial(_channel_ref, top.path, f"admins.alerts[{i}]", a), None
+                partial(_channel_ref, top.path, f"admins.alerts[{i}]", a, plugins), None
             )
         )
         is not None
     )
-    guilds = ids("discord_guilds")
-    for guild in sorted(guilds):
-        if not guild.isascii() or not guild.isdigit():
-            raise r.error("discord_guilds", f"{guild!r} is not a Discord server (guild) id")
-    return Admins(
-        discord_users=ids("discord_users"),
-        discord_roles=ids("discord_roles"),
-        discord_guilds=guilds,
-        slack_users=ids("slack_users"),
-        slack_workspace_admins=r.get("slack_workspace_admins", bool, True),
-        slack_workspaces=ids("slack_workspaces"),
-        console=r.get("console", bool, True),
-        alerts=tuple(alerts),
-    )
+    return Admins(alerts=alerts)

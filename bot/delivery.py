@@ -58,7 +58,7 @@ def where(d: Delivery) -> dict[str, object]:
     """What every delivery log line carries (``extra=``)."""
     return {
         "count": d.count_id,
-        "platform": d.channel.platform.value,
+        "platform": d.channel.platform,
         "channel": f"{d.channel.workspace}/{d.channel.channel}",
         "delivery": d.id,
         "action": d.action.value,
@@ -272,7 +272,7 @@ class Courier:
             self.stats.sent += 1
         self.outcome(d, "edited" if edited else "sent")
         latency = (self.clock.now() - d.created_at).total_seconds()
-        self.metrics.delivered(d.channel.platform.value, d.action.value, latency)
+        self.metrics.delivered(d.channel.platform, d.action.value, latency)
         # One line per fan-out says how it went (bot.dispatcher.fanout): each post is debug.
         level = logging.INFO if d.action is DeliveryAction.ALERT else logging.DEBUG
         log.log(level, "delivered after %.1f s", latency, extra=where(d))
@@ -299,7 +299,7 @@ class Courier:
             self.outcome(d, "cancelled")
             log.info("dropped, its subscription was removed: %s", exc, extra=where(d))
             return
-        self.metrics.retried(d.channel.platform.value)
+        self.metrics.retried(d.channel.platform)
         if limited:
             self.stats.rate_limited += 1
             self.outcome(d, "rate_limited")
@@ -328,7 +328,7 @@ class Courier:
                 await outbox.enqueue(conn, self._alerts(d, exc, permanent))
         self.stats.dead += 1
         self.outcome(d, "dead")
-        self.metrics.failed(d.channel.platform.value)
+        self.metrics.failed(d.channel.platform)
         log.error("delivery gave up: %s", exc, extra=where(d))
         self.alerted({c.platform for c in self.alert_channels})
 

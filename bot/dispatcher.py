@@ -190,13 +190,13 @@ class Dispatcher:
                 reason = "the worker loop ended"
             except Exception as exc:
                 reason = f"{type(exc).__name__}: {exc}"
-                log.error("delivery to %s stopped: %s", platform.value, reason, exc_info=exc)
+                log.error("delivery to %s stopped: %s", platform, reason, exc_info=exc)
             if self.clock.monotonic() - started > RESTART_CAP_S:
                 failures = 0  # it ran well for a while: start again quickly
             failures += 1
             delay = max(1.0, backoff(failures, base=1.0, cap=RESTART_CAP_S, rng=self.rng))
             self._down[platform] = f"{reason} (restarting in {delay:.0f} s)"
-            log.warning("delivery to %s restarts in %.0f s", platform.value, delay)
+            log.warning("delivery to %s restarts in %.0f s", platform, delay)
             await self.sleep(delay)
 
     async def _run_platform(self, platform: Platform) -> None:
@@ -289,7 +289,7 @@ class Dispatcher:
         """One info line for each fan-out on ``platform`` that has nothing left to send."""
         async with self.db.connect() as conn:
             still = await outbox.open_updates(conn, platform)
-        for key in [k for k in self._fanouts if k[0] is platform and k[1:] not in still]:
+        for key in [k for k in self._fanouts if k[0] == platform and k[1:] not in still]:
             fanout = self._fanouts.pop(key)
             _, count_id, seq = key
             o = fanout.outcomes
@@ -297,7 +297,7 @@ class Dispatcher:
             summary.info(
                 "fan-out of %s update #%s to %s done in %.1f s: %d sent, %d edited, %d gave up, "
                 "%d cancelled, %d superseded; %d retries, %d rate limited",
-                count_id, seq, platform.value, took, o["sent"], o["edited"], o["dead"],
+                count_id, seq, platform, took, o["sent"], o["edited"], o["dead"],
                 o["cancelled"], o["superseded"], o["retried"], o["rate_limited"],
-                extra={"count": count_id, "platform": platform.value},
+                extra={"count": count_id, "platform": platform},
             )  # fmt: skip

@@ -28,6 +28,7 @@ from typing import IO
 
 from bot import secrets as secret_store
 from bot.config import Config
+from bot.platform import Plugins
 
 REDACTED = "***"
 HANDLER_NAME = "tallybot"
@@ -53,9 +54,10 @@ def extras(record: logging.LogRecord) -> dict[str, object]:
 
 
 def secret_values(cfg: Config | None = None, env: Mapping[str, str] | None = None) -> list[str]:
-    """Every configured secret value: ``bot.secrets.KNOWN``, the push secret of ``[server]``, the
-    store's database password and the variables named by the sources' ``headers_from_env``."""
-    names: list[str] = []
+    """Every configured secret value: ``bot.secrets.KNOWN``, every platform's tokens
+    (``Plugin.secret_names``), the push secret of ``[server]``, the store's database password
+    and the variables named by the sources' ``headers_from_env``."""
+    names = (cfg.plugins if cfg is not None else Plugins.installed()).secret_names()
     if cfg is not None:
         if cfg.server is not None:
             names.append(cfg.server.push_secret_env)

@@ -17,7 +17,7 @@ from bot import config as config_mod
 from bot.clock import SystemClock
 from bot.config import Config
 from bot.config_reader import Problems
-from bot.secrets import platform_secrets
+from bot.plugins import platform_secrets
 from bot.sources.factory import build_source
 from bot.words import count_of
 
@@ -33,13 +33,12 @@ def check(
             f"{cfg.path}: counts: no count is configured: add a [[counts]] table for each "
             "(see config/example.toml)"
         )
-    platform_tables = (f"{cfg.path}: {name}" for name in ("console", "discord", "slack"))
-    if not (cfg.console or cfg.discord or cfg.slack) and not any(
-        p.startswith(tuple(platform_tables)) for p in problems.items
-    ):
+    platform_tables = tuple(f"{cfg.path}: {name}" for name in cfg.plugins)
+    if not cfg.platforms and not any(p.startswith(platform_tables) for p in problems.items):
+        tables = " or ".join(f"[{name}]" for name in cfg.plugins) or "(none is installed)"
         problems.add(
-            f"{cfg.path}: no platform enabled: add a [discord] or [slack] table, "
-            "or [console] enabled = true"
+            f"{cfg.path}: no platform enabled: add the table of one, {tables} (see "
+            "config/example.toml)"
         )
     clock = SystemClock()
     for i, cc in enumerate(cfg.counts):
@@ -68,11 +67,7 @@ def load_checked(path: Path, env: Mapping[str, str] | None = None) -> Config:
 
 def summary(cfg: Config) -> str:
     """What a checked configuration runs: ``3 counts; console, discord; ops server on ...``."""
-    platforms = [
-        name
-        for name, on in (("console", cfg.console), ("discord", cfg.discord), ("slack", cfg.slack))
-        if on
-    ]
+    platforms = sorted(cfg.platforms)
     parts = [count_of(len(cfg.counts), "count"), f"platforms: {', '.join(platforms)}"]
     if cfg.server is not None:
         parts.append(f"ops server on {cfg.server.host}:{cfg.server.port}")

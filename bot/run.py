@@ -5,7 +5,7 @@ poll, a send, the console's prompt, the start itself); leaving the ``App`` then 
 everything in order. What has not closed after ``STOP_GRACE`` seconds is cancelled again and
 abandoned, so the process is gone well within the 5 s an operator (or a container runtime's
 stop timeout) should have to wait. A bot never stops because its input ended: without a terminal
-the console adapter stays off (``adapters.registry``) and the bot serves until signalled.
+the console adapter stays off (``bot.plugins``) and the bot serves until signalled.
 """
 
 from __future__ import annotations
@@ -19,10 +19,10 @@ import threading
 from collections.abc import Callable
 from typing import ParamSpec, TypeVar
 
-from adapters.console import ConsoleAdapter
 from bot.app import AdapterFactory, App
 from bot.clock import SystemClock
 from bot.config import Config
+from bot.plugins import adapter_factories
 from bot.subscription import Platform
 
 log = logging.getLogger(__name__)
@@ -77,8 +77,6 @@ class DaemonExecutor(concurrent.futures.ThreadPoolExecutor):
 async def run_bot(cfg: Config, *, terminal: bool | None = None) -> None:
     """Run ``cfg`` until a signal (or the console's ``quit``); ``terminal``: whether standard
     input is a terminal (default: ask it)."""
-    from adapters.registry import adapter_factories
-
     if terminal is None:
         terminal = sys.stdin.isatty()
     factories = adapter_factories(cfg, terminal=terminal)
@@ -119,12 +117,21 @@ async def _serve_until(
 
 
 async def serve(cfg: Config, factories: dict[Platform, AdapterFactory]) -> None:
-    """Run the bot until cancelled, or until the console's user quits."""
+    """Run the bot until cancelled, or until an adapter's foreground ends (``Adapter.serve``:
+    the console's user quits)."""
     async with App(cfg, factories, clock=SystemClock()) as app:
-        console = app.adapters.get(Platform.CONSOLE)
-        if isinstance(console, ConsoleAdapter):
-            ids = [cc.count.id for cc in cfg.counts]
-            await console.prompt(app.commands.handle, count_ids=ids)
-            log.info("console closed: stopping")
-        else:
+        tasks = {
+            asyncio.create_task(adapter.serve(), name=f"serve-{platform}"): platform
+            for platform, adapter in app.adapters.items()
+        }
+        if not tasks:
             await asyncio.Event().wait()  # until cancelled by a signal
+        try:
+            done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+        for task in done:
+            task.result()  # its error, if it failed
+            log.info("%s closed: stopping", tasks[task])

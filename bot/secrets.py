@@ -8,26 +8,19 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 from sqlalchemy import make_url
 
-from bot.config import Config
-from bot.config_reader import Problems
 from bot.errors import ConfigError
 
 MIN_LENGTH = 16
 """Shorter than this is not a real token or secret (a placeholder, a typo, a truncated paste);
 it is refused at start, and it would make the logs unreadable once scrubbed."""
 
-KNOWN = (
-    "DISCORD_TOKEN",
-    "SLACK_BOT_TOKEN",
-    "SLACK_APP_TOKEN",
-    "SLACK_SIGNING_SECRET",
-    "TALLYBOT_PUSH_SECRET",
-)
+KNOWN = ("TALLYBOT_PUSH_SECRET",)
+"""The core's own secrets, scrubbed from logs whatever the configuration; each platform adds
+its tokens' names (``bot.platform.Plugin.secret_names``)."""
 
 
 class Secret:
@@ -98,60 +91,10 @@ def all_values(env: Mapping[str, str] | None = None, names: Iterable[str] = ()) 
     return values
 
 
-@dataclass(frozen=True, slots=True)
-class PlatformSecrets:
-    """The tokens the configured platforms need, read once (see :func:`platform_secrets`)."""
-
-    discord_token: Secret | None = None
-    slack_bot_token: Secret | None = None
-    slack_app_token: Secret | None = None
-    slack_signing_secret: Secret | None = None
-    push_secret: Secret | None = None
-    store_password: Secret | None = None
-
-
-def platform_secrets(cfg: Config, env: Mapping[str, str] | None = None) -> PlatformSecrets:
-    """Every secret ``cfg`` needs, or one ConfigError naming every missing or unusable one.
-
-    Discord needs ``DISCORD_TOKEN``; Slack ``SLACK_BOT_TOKEN`` and, in Socket Mode,
-    ``SLACK_APP_TOKEN``, in HTTP mode ``SLACK_SIGNING_SECRET``. The push secret is optional (push
-    answers 503 without it), but refused when set and too short.
-    """
-    problems = Problems(cfg.path)
-
-    def read(name: str, needed: bool, table: str) -> Secret | None:
-        try:
-            return require(name, env) if needed else secret(name, env)
-        except ConfigError as exc:
-            problems.add(f"{cfg.path}: {table}: {exc}")
-            return None
-
-    slack = cfg.slack
-    socket = slack is not None and slack.mode == "socket"
-    found = PlatformSecrets(
-        discord_token=read("DISCORD_TOKEN", True, "discord") if cfg.discord else None,
-        slack_bot_token=read("SLACK_BOT_TOKEN", True, "slack") if slack else None,
-        slack_app_token=read("SLACK_APP_TOKEN", socket, "slack") if slack else None,
-        slack_signing_secret=read("SLACK_SIGNING_SECRET", not socket, "slack") if slack else None,
-        push_secret=(
-            read(cfg.server.push_secret_env, False, "server.push_secret_env")
-            if cfg.server is not None
-            else None
-        ),
-        store_password=(
-            read(cfg.store_password_env, True, "store.password_env")
-            if cfg.store_password_env
-            else None
-        ),
-    )
-    problems.raise_any()
-    return found
-
-
-def store_url(cfg: Config, env: Mapping[str, str] | None = None) -> str:
-    """The store URL with the password from ``[store] password_env`` put in, if there is one."""
-    if cfg.store_password_env is None:
-        return cfg.store_url
-    password = require(cfg.store_password_env, env).reveal()
-    url = make_url(cfg.store_url).set(password=password)
-    return url.render_as_string(hide_password=False)
+def store_url(url: str, password_env: str | None, env: Mapping[str, str] | None = None) -> str:
+    """The store ``url`` with the password from ``password_env`` (``[store] password_env``) put
+    in, if there is one."""
+    if password_env is None:
+        return url
+    password = require(password_env, env).reveal()
+    return make_url(url).set(password=password).render_as_string(hide_password=False)

@@ -5,12 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
+from typing import NewType
 
-
-class Platform(StrEnum):
-    DISCORD = "discord"
-    SLACK = "slack"
-    CONSOLE = "console"
+Platform = NewType("Platform", str)
+"""A platform's name, as its plug-in is registered (``tallybot.adapters`` entry points, see
+``bot.platform``) and as the store keeps it: ``"discord"``, ``"slack"``, ``"console"``. An open
+name, not a closed list: a new platform is a new plug-in, not an edit here."""
 
 
 class Mode(StrEnum):

@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
+from bot.clock import FakeClock
+from bot.commands import Reply, Request
 from bot.model import Choice, Count, CountStatus, DecisionRule, RuleKind, Tally, TallyState
+from bot.platform import Context
+from bot.throttle import Throttle
 
 T0 = datetime(2021, 4, 8, 18, 0, tzinfo=UTC)
 
@@ -46,3 +51,15 @@ def tally(
         correction=correction,
         seq=seq,
     )
+
+
+async def _no_commands(request: Request) -> Reply:
+    raise AssertionError(f"this adapter was built to take no commands, got {request.text!r}")
+
+
+def bare_context(**kw: Any) -> Context:
+    """A ``bot.platform.Context`` for an adapter tested on its own: no command may reach the
+    core, the admin policy denies (unless given), the clock is virtual."""
+    clock = FakeClock()
+    kw.setdefault("handle", _no_commands)
+    return Context(clock=clock, throttle=Throttle(clock), **kw)

@@ -22,7 +22,7 @@ from matplotlib.text import Text
 from matplotlib.transforms import Bbox
 from PIL import Image
 
-from adapters.console import ConsoleAdapter
+from adapters.console.adapter import ConsoleAdapter
 from bot import chart
 from bot.adapter import Attachment, Notice
 from bot.arithmetic import counted
@@ -363,7 +363,7 @@ async def test_console_saves_a_posted_attachment_under_the_message(tmp_path: Pat
     out = io.StringIO()
     console = ConsoleAdapter(out=out, rich=False, save_dir=tmp_path / "charts")
     chart_file = Attachment("bessemer-2021-12.png", b"\x89PNG fake", "a chart")
-    channel = ChannelRef(Platform.CONSOLE, "local", "console")
+    channel = ChannelRef(Platform("console"), "local", "console")
     await console.post(channel, Notice("the final"), key="tb1", attachment=chart_file)
     await console.post(channel, Notice("an update"), key="tb2")
     path = tmp_path / "charts" / "bessemer-2021-12.png"

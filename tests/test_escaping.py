@@ -14,8 +14,9 @@ from datetime import UTC, datetime
 import pytest
 from hypothesis import given
 
-from adapters import discord_text, slack_text
-from adapters.console import ConsoleAdapter
+from adapters.console.adapter import ConsoleAdapter
+from adapters.discord import text as discord_text
+from adapters.slack import text as slack_text
 from bot.commands import Reply
 from bot.message import Moment, Timed
 from bot.render_text import show

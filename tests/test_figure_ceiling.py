@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from adapters.slack import needs_admin
+from adapters.slack.commands import needs_admin
 from bot.clock import FakeClock
 from bot.command_parse import parse
 from bot.config import parse as parse_config

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from adapters.discord_delivery import DISCORD_LIMITS
-from adapters.registry import windows
-from adapters.slack_delivery import SLACK_LIMITS
+from adapters.discord.delivery import DISCORD_LIMITS
+from adapters.slack.delivery import SLACK_LIMITS
 from bot.clock import FakeClock
 from bot.config import parse
+from bot.config_platforms import windows
 from bot.errors import ConfigError
 from bot.pacing import Bucket, Limits, Pacer, Route, Window
 from tests.test_ratelimit import Sleeper
@@ -81,11 +81,9 @@ def test_the_configuration_changes_buckets_by_name(tmp_path: Path) -> None:
         },
         tmp_path / "t.toml",
     )
-    assert cfg.discord is not None
-    assert cfg.slack is not None
-    discord = DISCORD_LIMITS.with_windows(windows(cfg.discord.limits))
+    discord = DISCORD_LIMITS.with_windows(windows(cfg.settings("discord").limits))
     assert discord.every == (Bucket("global", Window(500, 1.0)),)
-    slack = SLACK_LIMITS.with_windows(windows(cfg.slack.limits))
+    slack = SLACK_LIMITS.with_windows(windows(cfg.settings("slack").limits))
     found = {b.name: b.window for b in slack.buckets(Route("chat.postMessage", "C1"))}
     assert found == {
         "chat.postMessage per channel": Window(1, 1.0),

@@ -45,8 +45,8 @@ SUPERMAJORITY = Count(
     (Choice("for", "For"), Choice("against", "Against")),
     DecisionRule(RuleKind.THRESHOLD, threshold=Fraction(2, 3)),
 )
-SLACK = ChannelRef(Platform.SLACK, "T024BE7LD", "C01RWDSU")
-DISCORD = ChannelRef(Platform.DISCORD, "81384788765712384", "381870553235193857")
+SLACK = ChannelRef(Platform("slack"), "T024BE7LD", "C01RWDSU")
+DISCORD = ChannelRef(Platform("discord"), "81384788765712384", "381870553235193857")
 
 
 def bessemer_tally(yes: int, no: int, minutes: int = 0, **kw: Any) -> Tally:
@@ -272,7 +272,7 @@ async def test_subscribe_twice_updates_the_mode_and_returns_created_false(db: Da
 
 async def test_subscription_queries_and_changes(db: Database) -> None:
     await seed(db, SUPERMAJORITY)
-    elsewhere = ChannelRef(Platform.SLACK, "T024BE7LD", "C02OTHER")
+    elsewhere = ChannelRef(Platform("slack"), "T024BE7LD", "C02OTHER")
     async with db.begin() as conn:
         a, _ = await subscriptions.subscribe(conn, SLACK, "bessemer-2021", Mode.ALL, by="U", at=T0)
         b, _ = await subscriptions.subscribe(
@@ -464,12 +464,14 @@ async def test_outbox_walks_a_delivery_through_its_states(db: Database) -> None:
     first, edit, on_discord, alert = ids
     assert ids == sorted(ids)
     async with db.connect() as conn:
-        assert await outbox.depth(conn, Platform.SLACK) == 3
-        assert await outbox.depth(conn, Platform.DISCORD) == 1
-        due_now = await outbox.due(conn, Platform.SLACK, now=T0 + timedelta(minutes=5), limit=10)
+        assert await outbox.depth(conn, Platform("slack")) == 3
+        assert await outbox.depth(conn, Platform("discord")) == 1
+        due_now = await outbox.due(conn, Platform("slack"), now=T0 + timedelta(minutes=5), limit=10)
         assert [d.id for d in due_now] == [first, edit]
-        assert [d.id for d in await outbox.due(conn, Platform.SLACK, now=T0, limit=10)] == [first]
-        capped = await outbox.due(conn, Platform.SLACK, now=T0 + timedelta(hours=1), limit=2)
+        assert [d.id for d in await outbox.due(conn, Platform("slack"), now=T0, limit=10)] == [
+            first
+        ]
+        capped = await outbox.due(conn, Platform("slack"), now=T0 + timedelta(hours=1), limit=2)
         assert [d.id for d in capped] == [first, edit]
         got = await outbox.get(conn, first)
     assert got is not None
@@ -498,11 +500,15 @@ async def test_outbox_walks_a_delivery_through_its_states(db: Database) -> None:
         assert await outbox.mark_sending(conn, [first], at=at) == 0  # already claimed
         assert await outbox.supersede(conn, [edit, on_discord]) == 1  # edit is on its way
     async with db.connect() as conn:
-        assert [d.id for d in await outbox.in_doubt(conn, Platform.SLACK)] == [first, edit, alert]
-        assert await outbox.in_doubt(conn, Platform.DISCORD) == []
-        assert await outbox.due(conn, Platform.SLACK, now=at, limit=10) == []
-        assert await outbox.depth(conn, Platform.SLACK) == 3
-        assert await outbox.depth(conn, Platform.DISCORD) == 0
+        assert [d.id for d in await outbox.in_doubt(conn, Platform("slack"))] == [
+            first,
+            edit,
+            alert,
+        ]
+        assert await outbox.in_doubt(conn, Platform("discord")) == []
+        assert await outbox.due(conn, Platform("slack"), now=at, limit=10) == []
+        assert await outbox.depth(conn, Platform("slack")) == 3
+        assert await outbox.depth(conn, Platform("discord")) == 0
 
     retry_at = at + timedelta(seconds=30)
     async with db.begin() as conn:
@@ -511,10 +517,10 @@ async def test_outbox_walks_a_delivery_through_its_states(db: Database) -> None:
         await outbox.mark_dead(conn, alert, error="channel_not_found")
     async with db.connect() as conn:
         sent, retried, dead = [await outbox.get(conn, i) for i in (first, edit, alert)]
-        assert await outbox.due(conn, Platform.SLACK, now=at, limit=10) == []
-        later = await outbox.due(conn, Platform.SLACK, now=retry_at, limit=10)
+        assert await outbox.due(conn, Platform("slack"), now=at, limit=10) == []
+        later = await outbox.due(conn, Platform("slack"), now=retry_at, limit=10)
         assert await outbox.dead(conn) == [dead]
-        assert await outbox.depth(conn, Platform.SLACK) == 1
+        assert await outbox.depth(conn, Platform("slack")) == 1
     assert sent is not None
     assert retried is not None
     assert dead is not None
@@ -554,25 +560,25 @@ async def test_outbox_walks_a_delivery_through_its_states(db: Database) -> None:
 
 
 async def test_release_next_due_and_alerts_without_a_subscription(db: Database) -> None:
-    admin = ChannelRef(Platform.DISCORD, "81384788765712384", "admin-alerts")
+    admin = ChannelRef(Platform("discord"), "81384788765712384", "admin-alerts")
     alert = replace(delivery(0, 5, channel=admin, minutes=3), subscription_id=None)
     alert = replace(alert, action=DeliveryAction.ALERT, count_id="")
     async with db.begin() as conn:
-        assert await outbox.next_due(conn, Platform.DISCORD) is None
+        assert await outbox.next_due(conn, Platform("discord")) is None
         first, second, third = await outbox.enqueue(
             conn, [alert, replace(alert, created_at=T0), replace(alert, created_at=T0)]
         )
-        assert await outbox.next_due(conn, Platform.DISCORD) == T0
-        assert await outbox.next_due(conn, Platform.SLACK) is None
+        assert await outbox.next_due(conn, Platform("discord")) == T0
+        assert await outbox.next_due(conn, Platform("slack")) is None
         assert await outbox.mark_sending(conn, [first, second, third], at=T0) == 3
-        assert await outbox.next_due(conn, Platform.DISCORD) is None
+        assert await outbox.next_due(conn, Platform("discord")) is None
         await outbox.mark_retry(conn, third, error="502", next_attempt_at=T0 + timedelta(hours=1))
         assert await outbox.release(conn, [first, second, third, 999999]) == 2
         assert await outbox.release(conn, []) == 0
     async with db.connect() as conn:
-        due = await outbox.due(conn, Platform.DISCORD, now=T0 + timedelta(minutes=3), limit=10)
-        next_at = await outbox.next_due(conn, Platform.DISCORD)
-        assert await outbox.in_doubt(conn, Platform.DISCORD) == []
+        due = await outbox.due(conn, Platform("discord"), now=T0 + timedelta(minutes=3), limit=10)
+        next_at = await outbox.next_due(conn, Platform("discord"))
+        assert await outbox.in_doubt(conn, Platform("discord")) == []
     assert next_at == T0
     assert next_at.tzinfo is not None
     # release keeps sending_at: a send that had started may have gone through
@@ -594,8 +600,8 @@ async def test_enqueue_returns_ids_in_item_order(db: Database, n: int) -> None:
     assert min(more) > max(ids)
     async with db.connect() as conn:
         stored = [
-            *await outbox.due(conn, Platform.SLACK, now=T0, limit=n),
-            *await outbox.due(conn, Platform.DISCORD, now=T0, limit=n),
+            *await outbox.due(conn, Platform("slack"), now=T0, limit=n),
+            *await outbox.due(conn, Platform("discord"), now=T0, limit=n),
         ]
     by_id = {d.id: (d.tally_seq, d.channel) for d in stored}
     assert [by_id[i] for i in ids] == [(i, channels[i]) for i in range(n)]
@@ -616,14 +622,14 @@ async def test_a_failed_transaction_rolls_back_the_tally_and_the_outbox(db: Data
         async with db.begin() as conn:
             accepted = await tallies.append(conn, bessemer_tally(463, 1100))
             await outbox.enqueue(conn, [delivery(sub_id, accepted.seq)])
-            assert await outbox.depth(conn, Platform.SLACK) == 1  # visible inside
+            assert await outbox.depth(conn, Platform("slack")) == 1  # visible inside
             raise Boom
 
     with pytest.raises(Boom):
         await accept_and_queue_then_fail()
     async with db.connect() as conn:
         assert await tallies.last(conn, "bessemer-2021") is None
-        assert await outbox.depth(conn, Platform.SLACK) == 0
+        assert await outbox.depth(conn, Platform("slack")) == 0
     async with db.begin() as conn:  # and the seq is not used up
         assert (await tallies.append(conn, bessemer_tally(463, 1100))).seq == 1
 

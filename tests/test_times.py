@@ -9,19 +9,21 @@ import json
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
 
 import bot.times
-from adapters.console import ConsoleAdapter
-from adapters.registry import adapter_factories
+from adapters.console.adapter import ConsoleAdapter
 from bot import format as fmt
 from bot.commands import Reply
 from bot.config import parse
 from bot.errors import ConfigError
 from bot.message import Message, Moment, Timed
 from bot.model import TallyState
+from bot.plugins import adapter_factories
 from bot.sources.replay import ReplaySource
 from bot.sources.timeline import TimelineEntry
 from bot.subscription import Platform
@@ -74,7 +76,8 @@ def test_the_console_shows_times_in_the_configured_zone(tmp_path: Path) -> None:
         {"defaults": {"timezone": "America/Chicago"}, "console": {"enabled": True}},
         tmp_path / "tallybot.toml",
     )
-    console = adapter_factories(cfg)[Platform.CONSOLE](None)  # type: ignore[arg-type]
+    commands: Any = SimpleNamespace(handle=None, clock=None, throttle=None, db=None)
+    console = adapter_factories(cfg)[Platform("console")](commands)
     assert isinstance(console, ConsoleAdapter)
     out = io.StringIO()
     console.console.file = out

@@ -1,9 +1,8 @@
 """What ``GET /readyz`` checks: is the bot able to do its job right now?
 
 * ``store``: the store answers (within :data:`STORE_TIMEOUT` seconds);
-* ``adapter:<platform>``: every adapter is connected. The ``Adapter`` protocol has no such
-  method: an adapter counts as connected unless it has a ``connected`` attribute that is not
-  True (a gateway that dropped and is reconnecting, say);
+* ``adapter:<platform>``: every adapter is connected, as its ``health()`` says (a gateway that
+  dropped and is reconnecting is not), with the reason when it is not;
 * ``delivery:<platform>``: the dispatcher's worker loop for the platform runs (it is down, with
   the reason, from a failure until it has started again: ``Dispatcher.problems``);
 * ``source:<count>``: the polled source of every count that is counting is fresh (not
@@ -60,11 +59,6 @@ class Readiness:
         }
 
 
-def is_connected(adapter: object) -> bool:
-    """True unless the adapter has a ``connected`` attribute that is not True."""
-    return getattr(adapter, "connected", True) is True
-
-
 def source_problem(name: str, health: SourceHealth) -> str | None:
     """Why a source is stale, or None when it is fresh."""
     if not health.is_stale:
@@ -91,11 +85,12 @@ async def check(app: App) -> Readiness:
     except StoreError as exc:
         checks.append(Check("store", str(exc)))
     for platform, adapter in app.adapters.items():
-        problem = None if is_connected(adapter) else "not connected"
-        checks.append(Check(f"adapter:{platform.value}", problem))
+        state = await adapter.health()
+        problem = None if state.connected else (state.reason or "not connected")
+        checks.append(Check(f"adapter:{platform}", problem))
     down = app.dispatcher.problems() if app.adapters else {}
     for platform in app.adapters:
-        checks.append(Check(f"delivery:{platform.value}", down.get(platform)))
+        checks.append(Check(f"delivery:{platform}", down.get(platform)))
     for count_id, source in app.sources.items():
         health = app.health.get(count_id)
         if health is None or not source.polled or statuses.get(count_id) != CountStatus.COUNTING:

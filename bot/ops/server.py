@@ -26,8 +26,8 @@ Push answers, each a JSON object:
   503 push is off (the secret is not set) or the store failed. Each ``{"error": "..."}``.
 
 Other routes (such as Slack's HTTP mode) can share the server: call :meth:`OpsServer.add_routes`
-or :meth:`OpsServer.add_subapp` before it starts. ``App`` mounts, by itself, the routes of every
-adapter that has an ``http_routes()`` method returning aiohttp route definitions, e.g.::
+or :meth:`OpsServer.add_subapp` before it starts. ``App`` mounts, by itself, the routes every
+adapter returns from ``http_routes()`` (``bot.adapter.Adapter``; none by default), e.g.::
 
     def http_routes(self) -> list[web.RouteDef]:
         return [web.post("/slack/events", self._http)]
@@ -174,7 +174,7 @@ class OpsServer:
         try:
             async with self.app.db.connect() as conn:
                 for platform in self.app.adapters:
-                    depth[platform.value] = await outbox.depth(conn, platform)
+                    depth[platform] = await outbox.depth(conn, platform)
                 for cc in self.app.config.counts:
                     last = await tally_rows.last(conn, cc.count.id)
                     since[cc.count.id] = (

@@ -14,9 +14,9 @@ from __future__ import annotations
 import asyncio
 import time
 import warnings
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -25,15 +25,11 @@ import aiohttp
 import pytest
 from sqlalchemy import func, select
 
-from adapters.discord import (
-    MAX_RATELIMIT_TIMEOUT,
-    DiscordAdapter,
-    DiscordStartError,
-    Options,
-    command_text,
-)
-from adapters.discord_delivery import DISCORD_LIMITS, NONCE_TRUST_S, nonce_for
-from adapters.discord_embeds import (
+from adapters.discord.adapter import MAX_RATELIMIT_TIMEOUT, DiscordAdapter, DiscordStartError
+from adapters.discord.admins import DiscordAdmins
+from adapters.discord.commands import Options, command_text
+from adapters.discord.delivery import DISCORD_LIMITS, NONCE_TRUST_S, nonce_for
+from adapters.discord.embeds import (
     MAX_FIELD_VALUE,
     MAX_TITLE,
     PALETTE,
@@ -42,7 +38,8 @@ from adapters.discord_embeds import (
     fit,
     message_embed,
 )
-from adapters.registry import adapter_factories
+from adapters.discord.settings import DiscordSettings
+from bot import plugins
 from bot.adapter import Notice
 from bot.app import App
 from bot.clock import FakeClock as BotClock
@@ -61,6 +58,7 @@ from bot.errors import (
 from bot.message import ChoiceLine, Message, Significance, Timed
 from bot.model import Tally, TallyState
 from bot.pacing import Route, Window
+from bot.plugins import adapter_factories
 from bot.secrets import Secret
 from bot.store import audit as audit_rows
 from bot.store import outbox
@@ -72,7 +70,7 @@ from bot.subscription import ChannelRef, Platform, Subscription
 from bot.throttle import PUBLIC_PER_CHANNEL
 from tests.fakes.discord_fake import FakeClock, FakeDiscord, FakeInteraction, RecordedMessage
 from tests.fakes.discord_fake.markdown import visible
-from tests.helpers import T0, tally
+from tests.helpers import T0, bare_context, tally
 
 with warnings.catch_warnings():
     warnings.filterwarnings("ignore", "'audioop' is deprecated", DeprecationWarning)
@@ -89,6 +87,7 @@ CAROL = 333_333_333_333_333_333  # has the configured admin role
 DAVE = 444_444_444_444_444_444  # a configured admin user
 MANAGE_GUILD = 1 << 5
 MENTION_EVERYONE = 1 << 17
+Handle = Callable[[Request], Awaitable[Reply]]
 DEFAULT_BASE = discord.http.Route.BASE
 DEFAULT_GATEWAY = discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY
 
@@ -122,7 +121,7 @@ class World:
     admin_role: int
 
     def ref(self, channel: int) -> ChannelRef:
-        return ChannelRef(Platform.DISCORD, str(self.guild), str(channel))
+        return ChannelRef(Platform("discord"), str(self.guild), str(channel))
 
 
 @pytest.fixture
@@ -173,16 +172,14 @@ def config(tmp_path: Path, world: World, *counts: dict[str, Any]) -> Config:
     return parse_config(
         {
             "store": {"url": f"sqlite+aiosqlite:///{tmp_path / 'tallybot.sqlite3'}"},
-            "admins": {
-                "discord_roles": ["count-admins"],
-                "discord_users": [str(DAVE)],
-                "discord_guilds": [str(world.guild)],
-                "alerts": [f"discord:{world.guild}/{world.admin}"],
-            },
+            "admins": {"alerts": [f"discord:{world.guild}/{world.admin}"]},
             "discord": {
                 "api_base": fake.base_url,
                 "gateway_url": fake.gateway_url,
                 "guilds": [world.guild],
+                "admin_roles": ["count-admins"],
+                "admin_users": [str(DAVE)],
+                "admin_guilds": [str(world.guild)],
             },
             "counts": list(counts)
             or [
@@ -198,13 +195,16 @@ def config(tmp_path: Path, world: World, *counts: dict[str, Any]) -> Config:
     )
 
 
-def adapter_for(world: World, cfg: Config, commands: Any) -> DiscordAdapter:
-    assert cfg.discord is not None
+def adapter_for(world: World, cfg: Config, commands: Any, handle: Any = None) -> DiscordAdapter:
+    """The adapter as its plug-in builds it (its admin policy from ``[discord]``), the token
+    given; ``handle``: instead of ``commands.handle``."""
+    secrets = {"DISCORD_TOKEN": Secret("DISCORD_TOKEN", TOKEN)}
+    context = plugins.context(cfg, Platform("discord"), commands, secrets)
+    if handle is not None:
+        context = replace(context, handle=handle)
     return DiscordAdapter(
-        commands,
-        cfg.discord,
-        token=Secret("DISCORD_TOKEN", TOKEN),
-        admins=cfg.admins,
+        cfg.settings("discord"),
+        context,
         client_options={"guild_ready_timeout": 0.05},
         ready_timeout=10,
     )
@@ -232,6 +232,9 @@ class Bot:
     adapter: DiscordAdapter
     world: World
     requests: list[Request] = field(default_factory=list)
+    handlers: list[Handle] = field(default_factory=list)
+    """The adapter's commands go to the last of these: the core's handler, unless a test
+    appended one that wraps it."""
 
     @property
     def fake(self) -> FakeDiscord:
@@ -293,23 +296,22 @@ class Bot:
 async def running(world: World, cfg: Config) -> AsyncIterator[Bot]:
     made: list[DiscordAdapter] = []
     seen: list[Request] = []
+    handlers: list[Handle] = []
 
     def factory(commands: Any) -> DiscordAdapter:
-        adapter = adapter_for(world, cfg, commands)
-        handle = adapter._handle
+        handlers.append(commands.handle)
 
         async def recording(request: Request) -> Reply:
             seen.append(request)
-            return await handle(request)
+            return await handlers[-1](request)
 
-        adapter._handle = recording
-        made.append(adapter)
-        return adapter
+        made.append(adapter_for(world, cfg, commands, handle=recording))
+        return made[-1]
 
     vt = world.vt
-    app = App(cfg, {Platform.DISCORD: factory}, clock=vt.bot, sleep=vt.sleep, poll=False)
+    app = App(cfg, {Platform("discord"): factory}, clock=vt.bot, sleep=vt.sleep, poll=False)
     async with app:
-        yield Bot(app, made[0], world, seen)
+        yield Bot(app, made[0], world, seen, handlers)
 
 
 def bot_posts(fake: FakeDiscord, channel: int) -> list[RecordedMessage]:
@@ -345,7 +347,7 @@ async def test_status_is_deferred_at_once_then_answered_with_the_embed(
     fake = world.fake
     async with running(world, config(tmp_path, world)) as bot:
         await bot.ingest(84, 201)
-        handle = bot.adapter._handle
+        handle = bot.handlers[-1]
         acked_first: list[bool] = []
 
         async def after_ack(request: Request) -> Reply:
@@ -354,9 +356,9 @@ async def test_status_is_deferred_at_once_then_answered_with_the_embed(
             acked_first.append(True)
             return await handle(request)
 
-        bot.adapter._handle = after_ack
+        bot.handlers.append(after_ack)
         ix = await bot.slash(ALICE, "status", opts(count="bessemer-2021"), channel=world.results)
-        bot.adapter._handle = handle
+        bot.handlers.pop()
         world.vt.advance(PUBLIC_PER_CHANNEL.seconds)  # the channel may have a public reply again
         bare = await bot.slash(ALICE, "status", channel=world.results)  # no count: ambiguous
         helped = await bot.slash(ALICE, "help", channel=world.results)  # no store: at once
@@ -403,8 +405,7 @@ async def test_status_is_deferred_at_once_then_answered_with_the_embed(
     assert request.text == "status bessemer-2021"
     assert request.channel == world.ref(world.results)
     assert (request.user_id, request.user_name) == (str(ALICE), "alice")
-    assert not request.platform_admin
-    assert request.roles == frozenset()
+    assert not request.admin
 
     (count,) = registered
     assert count["name"] == "count"
@@ -564,9 +565,9 @@ async def test_admin_commands_need_manage_server_or_a_configured_admin(
     )
     assert last.state.value == "paused"
     by_user = {r.user_id: r for r in bot.requests}
-    assert by_user[str(BOSS)].platform_admin
-    assert not by_user[str(CAROL)].platform_admin
-    assert by_user[str(CAROL)].roles == {"count-admins", str(world.admin_role)}
+    # Manage Server, the configured role, the configured user: the policy's verdicts.
+    assert [by_user[str(u)].admin for u in (ALICE, BOSS, CAROL, DAVE)] == [False, True, True, True]
+    assert by_user[str(ALICE)].place == "server"
     # Nothing of this reached the channel: every answer was ephemeral but the status.
     assert [m.interaction_id for m in fake.messages(world.results)] == [alice_status.id]
 
@@ -1098,12 +1099,9 @@ def test_errors_are_translated_for_the_dispatcher(
     exc: BaseException, editing: bool, kind: type[Exception], words: str
 ) -> None:
     adapter = DiscordAdapter(
-        SimpleNamespace(handle=None),  # type: ignore[arg-type]
-        parse_config({"discord": {}}, Path("t.toml")).discord,  # type: ignore[arg-type]
-        token=Secret("DISCORD_TOKEN", "t"),
-        admins=parse_config({}, Path("t.toml")).admins,
+        DiscordSettings(), bare_context(secrets={"DISCORD_TOKEN": Secret("DISCORD_TOKEN", "t")})
     )
-    error = adapter.translate(exc, ChannelRef(Platform.DISCORD, "1", "2"), editing=editing)
+    error = adapter.translate(exc, ChannelRef(Platform("discord"), "1", "2"), editing=editing)
     assert type(error) is kind
     assert words in str(error)
     if isinstance(exc, discord.RateLimited):
@@ -1117,26 +1115,21 @@ def test_errors_are_translated_for_the_dispatcher(
 async def test_a_refused_token_or_a_dead_gateway_is_a_clear_error(
     tmp_path: Path, world: World
 ) -> None:
-    cfg = config(tmp_path, world)
-    assert cfg.discord is not None
-    commands: Any = SimpleNamespace(handle=None)
+    settings: DiscordSettings = config(tmp_path, world).settings("discord")
     wrong = DiscordAdapter(
-        commands, cfg.discord, token=Secret("DISCORD_TOKEN", "nope"), admins=cfg.admins
+        settings, bare_context(secrets={"DISCORD_TOKEN": Secret("DISCORD_TOKEN", "nope")})
     )
     with pytest.raises(ConfigError, match="DISCORD_TOKEN was refused by Discord"):
         await wrong.__aenter__()
     assert discord.http.Route.BASE == DEFAULT_BASE  # restored after the failure too
 
-    nowhere = cfg.discord.__class__(
-        api_base=cfg.discord.api_base,
+    nowhere = replace(
+        settings,
         gateway_url=world.fake.base_url.replace("http://", "ws://") + "/no-gateway-here",
-        guilds=cfg.discord.guilds,
     )
     dead = DiscordAdapter(
-        commands,
         nowhere,
-        token=Secret("DISCORD_TOKEN", TOKEN),
-        admins=cfg.admins,
+        bare_context(secrets={"DISCORD_TOKEN": Secret("DISCORD_TOKEN", TOKEN)}),
         ready_timeout=0.3,
     )
     # Whether discord.py gives up first or the wait for READY times out, the error says where.
@@ -1149,7 +1142,7 @@ async def test_a_refused_token_or_a_dead_gateway_is_a_clear_error(
 def test_registry_builds_the_discord_adapter_from_the_environment(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    raw = {"discord": {"guilds": [123]}, "admins": {"discord_roles": ["mods"]}}
+    raw = {"discord": {"guilds": [123], "admin_roles": ["mods"]}}
     cfg = parse_config(raw, tmp_path / "t.toml")
     monkeypatch.delenv("DISCORD_TOKEN", raising=False)
     monkeypatch.delenv("DISCORD_TOKEN_FILE", raising=False)
@@ -1158,11 +1151,12 @@ def test_registry_builds_the_discord_adapter_from_the_environment(
     secret_file = tmp_path / "token"
     secret_file.write_text("token-from-a-file\n")
     monkeypatch.setenv("DISCORD_TOKEN_FILE", str(secret_file))
-    commands: Any = SimpleNamespace(handle=None)
-    adapter = adapter_factories(cfg)[Platform.DISCORD](commands)
+    commands: Any = SimpleNamespace(handle=None, clock=None, throttle=None, db=None)
+    adapter = adapter_factories(cfg)[Platform("discord")](commands)
     assert isinstance(adapter, DiscordAdapter)
     assert adapter._token.reveal() == "token-from-a-file"
     assert adapter.config.guilds == (123,)
-    assert adapter.admins.discord_roles == {"mods"}
-    assert adapter.platform is Platform.DISCORD
+    assert adapter.admins.roles == {"mods"}
+    assert isinstance(adapter.context.admins, DiscordAdmins)  # the plug-in's policy
+    assert adapter.platform == Platform("discord")
     assert isinstance(Notice("x"), Notice)

@@ -1,6 +1,7 @@
 """Authority stops at the edge of a server: with the bot in two servers (FakeDiscord, the real
 discord.py client), Manage Server and admin roles count only in the servers the operator lists
-under ``[admins] discord_guilds``; configured user ids count everywhere."""
+under ``[discord] admin_guilds`` (the Discord plug-in's admin policy, ``adapters.discord.admins``);
+configured user ids count everywhere."""
 
 from __future__ import annotations
 
@@ -10,9 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from adapters.discord.settings import DiscordSettings
 from bot.config import Config
 from bot.store import audit as audit_rows
 from bot.store import tallies as tally_rows
+from bot.subscription import Platform
 from tests.adapters.test_discord import (
     ALICE,
     BOSS,
@@ -37,9 +40,13 @@ FRANK = 666_666_666_666_666_666  # has a role named "count-admins" there
 def two_servers(tmp_path: Path, world: World, other: int) -> Config:
     """The bot's commands in both servers; only the first is listed for admin rights."""
     cfg = config(tmp_path, world)
-    assert cfg.discord is not None
-    assert cfg.admins.discord_guilds == {str(world.guild)}
-    return replace(cfg, discord=replace(cfg.discord, guilds=(world.guild, other)))
+    settings = cfg.settings("discord")
+    assert settings.admin_guilds == {str(world.guild)}
+    return with_settings(cfg, replace(settings, guilds=(world.guild, other)))
+
+
+def with_settings(cfg: Config, settings: DiscordSettings) -> Config:
+    return replace(cfg, platforms={**cfg.platforms, Platform("discord"): settings})
 
 
 async def slash_in(
@@ -98,8 +105,8 @@ async def test_the_owner_of_another_server_is_refused_and_audited(
     refusal = next(a for a in audit if a.actor.startswith(f"discord:{EVE}"))
     assert refusal.new == "final bessemer-2021 yes=1300 no=1850"
     assert refusal.detail == (
-        "refused: Manage Server and admin roles count only in the servers listed in [admins] "
-        f"discord_guilds, and {other} is not one"
+        "refused: Manage Server and admin roles count only in the servers listed in [discord] "
+        f"admin_guilds, and {other} is not one"
     )
     # The first server's subscribers never saw the wrong final.
     posted = [m.embeds[0]["title"] for m in bot_posts(fake, world.results) if m.embeds]
@@ -113,19 +120,19 @@ async def test_admin_settings_that_make_nobody_an_admin_are_warned_about(
     other = world.fake.add_guild("Somewhere Else")
     world.fake.add_role(other, "mods")  # only in a server that is not listed
     cfg = config(tmp_path, world)
-    admins = replace(cfg.admins, discord_roles=frozenset({"count-admins", "mods"}))
-    listing_none = replace(cfg, admins=replace(admins, discord_guilds=frozenset()))
-    listing_gone = replace(cfg, admins=replace(admins, discord_guilds={str(world.guild), "42"}))
+    roles = replace(cfg.settings("discord"), admin_roles=frozenset({"count-admins", "mods"}))
+    listing_none = with_settings(cfg, replace(roles, admin_guilds=frozenset()))
+    listing_gone = with_settings(cfg, replace(roles, admin_guilds={str(world.guild), "42"}))
     for settings in (listing_none, listing_gone):
-        with caplog.at_level(logging.WARNING, logger="adapters.discord"):
+        with caplog.at_level(logging.WARNING, logger="adapters.discord.admins"):
             async with running(world, settings):
                 pass
-    warned = [r.getMessage() for r in caplog.records if r.name == "adapters.discord"]
+    warned = [r.getMessage() for r in caplog.records if r.name == "adapters.discord.admins"]
     assert warned == [
-        "admins.discord_guilds lists no server: Manage Server and admin roles make nobody an "
-        "admin, only admins.discord_users are",
-        "admins.discord_roles: no server in admins.discord_guilds has a role 'count-admins'",
-        "admins.discord_roles: no server in admins.discord_guilds has a role 'mods'",
-        "admins.discord_guilds: the bot is not in server 42",
-        "admins.discord_roles: no server in admins.discord_guilds has a role 'mods'",
+        "discord.admin_guilds lists no server: Manage Server and admin roles make nobody an "
+        "admin, only discord.admin_users are",
+        "discord.admin_roles: no server in discord.admin_guilds has a role 'count-admins'",
+        "discord.admin_roles: no server in discord.admin_guilds has a role 'mods'",
+        "discord.admin_guilds: the bot is not in server 42",
+        "discord.admin_roles: no server in discord.admin_guilds has a role 'mods'",
     ]

@@ -17,7 +17,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from adapters.discord_embeds import (
+from adapters.discord.embeds import (
     MAX_TITLE,
     clip,
     embed_problems,

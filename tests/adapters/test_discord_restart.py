@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from adapters.discord_delivery import NONCE_TRUST_S
+from adapters.discord.delivery import NONCE_TRUST_S
 from bot.store.outbox import DeliveryStatus
 from tests.adapters import test_discord
 from tests.adapters.test_discord import (

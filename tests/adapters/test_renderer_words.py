@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from adapters.discord_embeds import message_embed
-from adapters.slack_blocks import choice_text
+from adapters.discord.embeds import message_embed
+from adapters.slack.blocks import choice_text
 from bot import format as fmt
 from bot.message import ChoiceLine
 from bot.model import TallyState

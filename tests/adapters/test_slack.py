@@ -23,9 +23,9 @@ import pytest
 from slack_sdk.web.async_client import AsyncWebClient
 from sqlalchemy import func, select
 
-from adapters.registry import adapter_factories
-from adapters.slack import SlackAdapter, strip_mention
-from adapters.slack_blocks import (
+from adapters.slack.adapter import SlackAdapter
+from adapters.slack.admins import SlackAdmins
+from adapters.slack.blocks import (
     MAX_BLOCKS,
     MAX_FIELD,
     MAX_FIELDS,
@@ -36,7 +36,8 @@ from adapters.slack_blocks import (
     message_blocks,
     units,
 )
-from adapters.slack_delivery import SLACK_LIMITS
+from adapters.slack.commands import strip_mention
+from adapters.slack.delivery import SLACK_LIMITS
 from bot import chart
 from bot.adapter import Earlier, Notice
 from bot.app import App
@@ -48,6 +49,7 @@ from bot.message import ChoiceLine, Message, Significance, Timed
 from bot.model import Count, Tally, TallyState
 from bot.pacing import Route, Window
 from bot.pipeline import Pipeline
+from bot.plugins import adapter_factories
 from bot.secrets import Secret
 from bot.store import Database, outbox
 from bot.store import audit as audit_rows
@@ -57,7 +59,7 @@ from bot.store.schema import outbox as outbox_table
 from bot.subscription import ChannelRef, Mode, Platform, Subscription
 from tests.fakes.slack_fake import FakeSlack, RecordedSlackMessage, RecordedUpload, ResponseUrlPost
 from tests.fakes.slack_fake.markup import visible
-from tests.helpers import T0, tally
+from tests.helpers import T0, bare_context, tally
 
 TITLE = "Amazon BHM1 union election, Bessemer AL"
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -93,12 +95,14 @@ def config(
     return parse(
         {
             "store": {"url": f"sqlite+aiosqlite:///{tmp_path / 'var' / 'tallybot.sqlite3'}"},
-            "admins": {
-                "slack_users": list(slack_users),
-                "slack_workspaces": [fake.team_id],
-                "alerts": [f"slack:{fake.team_id}/{a}" for a in alerts],
+            "admins": {"alerts": [f"slack:{fake.team_id}/{a}" for a in alerts]},
+            "slack": {
+                "mode": mode,
+                "api_base": fake.api_url,
+                "port": 0,
+                "admin_users": list(slack_users),
+                "admin_workspaces": [fake.team_id],
             },
-            "slack": {"mode": mode, "api_base": fake.api_url},
             "counts": [
                 {
                     "id": "bessemer-2021",
@@ -120,17 +124,16 @@ def config(
 
 
 def adapter_for(fake: FakeSlack, cfg: Config, handle: Handle) -> SlackAdapter:
-    assert cfg.slack is not None
-    return SlackAdapter(
-        handle,
-        cfg.slack,
-        bot_token=Secret("SLACK_BOT_TOKEN", fake.bot_token),
-        app_token=Secret("SLACK_APP_TOKEN", fake.app_token),
-        signing_secret=Secret("SLACK_SIGNING_SECRET", fake.signing_secret),
-        admins=cfg.admins,
-        http_host="127.0.0.1",
-        http_port=0,
-    )
+    """The adapter as its plug-in builds it (its admin policy from ``[slack]``), the tokens
+    given, commands going to ``handle``."""
+    settings = cfg.settings("slack")
+    secrets = {
+        "SLACK_BOT_TOKEN": Secret("SLACK_BOT_TOKEN", fake.bot_token),
+        "SLACK_APP_TOKEN": Secret("SLACK_APP_TOKEN", fake.app_token),
+        "SLACK_SIGNING_SECRET": Secret("SLACK_SIGNING_SECRET", fake.signing_secret),
+    }
+    context = bare_context(handle=handle, admins=SlackAdmins(settings), secrets=secrets)
+    return SlackAdapter(settings, replace(context, ops_server=cfg.server is not None))
 
 
 @dataclass
@@ -142,7 +145,7 @@ class Bot:
     handled: list[str] = field(default_factory=list)
 
     def ref(self, channel_id: str) -> ChannelRef:
-        return ChannelRef(Platform.SLACK, self.fake.team_id, channel_id)
+        return ChannelRef(Platform("slack"), self.fake.team_id, channel_id)
 
     async def slash(self, text: str, *, user: str, channel: str) -> ResponseUrlPost:
         """``/count text`` over Socket Mode; the answer posted to its response_url."""
@@ -204,7 +207,7 @@ async def running(
     env: pytest.MonkeyPatch | None = None,
     before: Callable[[Request], Awaitable[None]] | None = None,
 ) -> AsyncIterator[Bot]:
-    """The whole bot with the Slack adapter; built by adapters.registry when ``env`` is given
+    """The whole bot with the Slack adapter; built by bot.plugins when ``env`` is given
     (tokens from the environment), else directly, with the command handler watched (``handled``)
     and, if given, ``before`` awaited ahead of every command."""
     handled: list[str] = []
@@ -221,7 +224,7 @@ async def running(
         made.append(adapter_for(fake, cfg, handle))
         return made[-1]
 
-    factories: dict[Platform, Any] = {Platform.SLACK: factory}
+    factories: dict[Platform, Any] = {Platform("slack"): factory}
     if env is not None:
         env.setenv("SLACK_BOT_TOKEN", fake.bot_token)
         env.setenv("SLACK_APP_TOKEN", fake.app_token)
@@ -234,9 +237,9 @@ async def running(
         poll=False,
     )
     async with app:
-        adapter = app.adapters[Platform.SLACK]
+        adapter = app.adapters[Platform("slack")]
         assert isinstance(adapter, SlackAdapter)
-        if cfg.slack is not None and cfg.slack.mode == "socket":
+        if cfg.settings("slack").mode == "socket":
             await fake.wait_for(lambda: len(fake.live_socket_connections) == 1)
         yield Bot(app, adapter, fake, vt, handled)
 
@@ -410,7 +413,7 @@ async def test_a_post_cut_off_by_a_crash_is_not_repeated_after_restart(
         async with db.begin() as conn:
             await count_rows.upsert(conn, cfg.counts[0].count)
             await sub_rows.subscribe(
-                conn, ChannelRef(Platform.SLACK, fake.team_id, channel), "bessemer-2021",
+                conn, ChannelRef(Platform("slack"), fake.team_id, channel), "bessemer-2021",
                 Mode.EVENTS, by="t", at=vt.clock.now(),
             )  # fmt: skip
         result = await Pipeline(db, vt.clock).ingest(tally(84, 201, received=3215))
@@ -932,7 +935,7 @@ async def _never(request: Request) -> Reply:
 
 
 def adapter_ref(fake: FakeSlack, channel: str) -> ChannelRef:
-    return ChannelRef(Platform.SLACK, fake.team_id, channel)
+    return ChannelRef(Platform("slack"), fake.team_id, channel)
 
 
 def test_limits_and_registry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -963,7 +966,7 @@ def test_limits_and_registry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
         adapter_factories(http_cfg)
     monkeypatch.setenv("SLACK_SIGNING_SECRET_FILE", str(tmp_path / "secret"))
     (tmp_path / "secret").write_text("s3cret-signing-secret\n")
-    assert set(adapter_factories(http_cfg)) == {Platform.SLACK}
+    assert set(adapter_factories(http_cfg)) == {Platform("slack")}
 
 
 # ----------------------------------------------------------------- Block Kit limits

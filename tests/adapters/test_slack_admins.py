@@ -1,7 +1,7 @@
 """Authority stops at the edge of a workspace: with the app in two workspaces of one organisation
 (FakeSlack, the real slack_bolt client), workspace admins and owners count only in the
-workspaces listed under ``[admins] slack_workspaces``, and only their own; configured user ids
-count everywhere."""
+workspaces listed under ``[slack] admin_workspaces`` (the Slack plug-in's admin policy), and only
+their own; configured user ids count everywhere."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ async def test_admins_of_another_workspace_are_refused_and_audited(
     olga = fake.add_user("olga", is_owner=True, team_id=other)
     cy = fake.add_user("cy", team_id=other)  # a configured admin
     cfg = config(tmp_path, fake, slack_users=(cy,))
-    assert cfg.admins.slack_workspaces == {fake.team_id}
+    assert cfg.settings("slack").admin_workspaces == {fake.team_id}
     wrong_final = "final bessemer-2021 yes=1300 no=1850"
     async with running(fake, cfg, vt) as bot:
         await bot.slash("subscribe bessemer-2021", user=ada, channel=home)
@@ -54,8 +54,8 @@ async def test_admins_of_another_workspace_are_refused_and_audited(
         (f"slack:{cy} (cy)", "pause", True),
     ]
     assert audit[1].detail == (
-        "refused: workspace admins count only in the workspaces listed in [admins] "
-        f"slack_workspaces, and {other} is not one"
+        "refused: workspace admins count only in the workspaces listed in [slack] "
+        f"admin_workspaces, and {other} is not one"
     )
     assert audit[2].detail == "refused: not an admin"  # not an admin of this workspace
     texts = [m.text for m in bot_posts(fake, home)]

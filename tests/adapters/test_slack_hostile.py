@@ -15,7 +15,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from adapters.slack_blocks import (
+from adapters.slack.blocks import (
     MAX_HEADER,
     blocks_for,
     fallback_text,
@@ -56,8 +56,7 @@ def hostile_config(tmp_path: Path, fake: FakeSlack, admin: str) -> Config:
     return parse(
         {
             "store": {"url": f"sqlite+aiosqlite:///{tmp_path / 'tallybot.sqlite3'}"},
-            "admins": {"slack_users": [admin]},
-            "slack": {"mode": "socket", "api_base": fake.api_url},
+            "slack": {"mode": "socket", "api_base": fake.api_url, "admin_users": [admin]},
             "counts": [count("evil", HOSTILE[0], LABELS), count("long", LONG, [LONG, "No"])],
         },
         tmp_path / "tallybot.toml",

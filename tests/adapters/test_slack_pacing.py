@@ -43,7 +43,7 @@ async def subscribe(db: Database, fake: FakeSlack, vt: VirtualTime, n: int) -> l
     channels = [fake.add_channel(f"count-{i}") for i in range(n)]
     async with db.begin() as conn:
         for c in channels:
-            ref = ChannelRef(Platform.SLACK, fake.team_id, c)
+            ref = ChannelRef(Platform("slack"), fake.team_id, c)
             await sub_rows.subscribe(
                 conn, ref, "bessemer-2021", Mode.ALL, by="t", at=vt.clock.now()
             )

@@ -120,7 +120,10 @@ BROKEN: list[tuple[str, str | bytes, list[str]]] = [
     (
         "alert-ref",
         '[admins]\nalerts = ["discord-123"]\n' + OK,
-        ["admins.alerts[0]: \"discord-123\" (text) should look like 'discord:GUILD_ID/CHANNEL_ID'"],
+        [
+            "admins.alerts[0]: \"discord-123\" (text) should look like 'console:local/console' "
+            "or 'discord:GUILD_ID/CHANNEL_ID' or 'slack:TEAM_ID/CHANNEL_ID'"
+        ],
     ),
     (
         "server-two",
@@ -306,14 +309,13 @@ def test_every_argument_has_help_and_there_is_a_version(fresh_repo: Path) -> Non
 def test_slack_http_mode_listens_on_loopback_unless_told(tmp_path: Path) -> None:
     import inspect
 
-    from adapters.slack import SlackAdapter
+    from adapters.slack.settings import SlackSettings
     from bot.config import parse
 
     path = tmp_path / "t.toml"
-    slack = parse({"slack": {"mode": "http"}}, path).slack
+    slack = parse({"slack": {"mode": "http"}}, path).settings("slack")
     assert slack is not None
     assert (slack.host, slack.port) == ("127.0.0.1", 3000)
-    slack = parse({"slack": {"mode": "http", "host": "0.0.0.0", "port": 3100}}, path).slack
-    assert slack is not None
-    assert (slack.host, slack.port) == ("0.0.0.0", 3100)
-    assert inspect.signature(SlackAdapter).parameters["http_host"].default == "127.0.0.1"
+    slack = parse({"slack": {"mode": "http", "host": "0.0.0.0", "port": 3100}}, path)
+    assert (slack.settings("slack").host, slack.settings("slack").port) == ("0.0.0.0", 3100)
+    assert inspect.signature(SlackSettings).parameters["host"].default == "127.0.0.1"

@@ -123,7 +123,7 @@ def test_console_output_wraps_at_80_columns_and_keeps_the_whole_footer() -> None
     from dataclasses import replace
     from datetime import UTC
 
-    from adapters.console import ConsoleAdapter
+    from adapters.console.adapter import ConsoleAdapter
     from bot import format as fmt
     from bot.message import Timed
     from tests.helpers import bessemer, tally

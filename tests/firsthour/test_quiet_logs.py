@@ -11,7 +11,7 @@ from tests.firsthour.conftest import clean_env
 START_A_CLIENT = """
 import asyncio, logging
 logging.basicConfig(level=logging.DEBUG)
-import adapters.discord
+import adapters.discord.adapter
 import discord
 
 async def main():

@@ -23,8 +23,8 @@ from bot.ops import signing
 from bot.subscription import ChannelRef, Platform
 
 SECRET = "push-secret-5f0c2a9e7d"
-CHAN = ChannelRef(Platform.CONSOLE, "local", "news")
-ADMIN = ChannelRef(Platform.CONSOLE, "local", "admins")
+CHAN = ChannelRef(Platform("console"), "local", "news")
+ADMIN = ChannelRef(Platform("console"), "local", "admins")
 POLLED = "bessemer-2021"
 MANUAL = "board-2026"
 
@@ -180,7 +180,7 @@ async def bot(
     adapter = make_adapter()
     app = App(
         ops_config(url, tmp_path),
-        {Platform.CONSOLE: lambda commands: adapter},
+        {Platform("console"): lambda commands: adapter},
         clock=clock,
         sleep=no_sleep,
         poll=False,

@@ -131,7 +131,7 @@ async def test_no_secret_in_the_logs_of_a_whole_run(
     with logs.configured(stream=stream, secrets=scrubbed, json_lines=True):
         app = App(
             cfg,
-            {Platform.CONSOLE: lambda commands: adapter},
+            {Platform("console"): lambda commands: adapter},
             clock=clock,
             sleep=no_sleep,
             poll=False,

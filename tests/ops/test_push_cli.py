@@ -29,7 +29,7 @@ async def server_url(
     adapter = RecordingAdapter()
     app = App(
         ops_config(feed[1], tmp_path),
-        {Platform.CONSOLE: lambda commands: adapter},
+        {Platform("console"): lambda commands: adapter},
         clock=FakeClock(datetime.now(UTC)),
         sleep=no_sleep,
         poll=False,

@@ -12,7 +12,7 @@ import pytest
 from aiohttp import web
 from prometheus_client.parser import text_string_to_metric_families
 
-from bot.adapter import RecordingAdapter
+from bot.adapter import Health, RecordingAdapter
 from bot.app import App
 from bot.clock import FakeClock
 from bot.config import ServerConfig, load, parse
@@ -96,16 +96,15 @@ async def test_only_counting_counts_need_a_fresh_source(bot: Bot) -> None:
     assert "source:bessemer-2021" not in body["checks"]
 
 
-class Disconnected(RecordingAdapter):
-    connected = False
-
-
-@pytest.mark.parametrize("make_adapter", [Disconnected])
-async def test_readyz_names_a_disconnected_adapter(bot: Bot, make_adapter: AdapterMaker) -> None:
+async def test_readyz_names_a_disconnected_adapter(bot: Bot) -> None:
+    """The adapter's own ``health()`` is asked, with its reason (the real adapters' health is
+    tested against their fakes: tests/adapters/test_health.py)."""
+    assert isinstance(bot.adapter, RecordingAdapter)
+    bot.adapter.reported = Health.down("the gateway is reconnecting")
     status, body = await bot.get("/readyz")
     assert status == 503
-    assert body["problems"] == ["adapter:console: not connected"]
-    bot.adapter.connected = True  # type: ignore[attr-defined]
+    assert body["problems"] == ["adapter:console: the gateway is reconnecting"]
+    bot.adapter.reported = Health()
     assert (await bot.get("/readyz"))[0] == 200
 
 
@@ -189,7 +188,7 @@ async def test_metrics_count_polls_pushes_and_deliveries(bot: Bot) -> None:
 
 
 async def test_metrics_show_dead_messages_and_queue_depth(bot: Bot) -> None:
-    bot.adapter.gone_channels.add(ChannelRef(Platform.CONSOLE, "local", "news"))
+    bot.adapter.gone_channels.add(ChannelRef(Platform("console"), "local", "news"))
     await bot.app.pollers[POLLED].poll()
     await bot.app.idle()
     status, text = await bot.get("/metrics")

@@ -22,8 +22,8 @@ from bot.poller import PollResult
 from bot.store import tallies as tally_rows
 from bot.subscription import ChannelRef, Platform
 
-CHAN = ChannelRef(Platform.CONSOLE, "local", "news")
-ADMIN = ChannelRef(Platform.CONSOLE, "local", "admins")
+CHAN = ChannelRef(Platform("console"), "local", "news")
+ADMIN = ChannelRef(Platform("console"), "local", "admins")
 
 
 class Feed:
@@ -100,7 +100,11 @@ async def no_sleep(seconds: float) -> None:
 
 def app_for(cfg: Any, adapter: RecordingAdapter, clock: FakeClock) -> App:
     return App(
-        cfg, {Platform.CONSOLE: lambda commands: adapter}, clock=clock, sleep=no_sleep, poll=False
+        cfg,
+        {Platform("console"): lambda commands: adapter},
+        clock=clock,
+        sleep=no_sleep,
+        poll=False,
     )
 
 
@@ -185,7 +189,7 @@ async def test_scheduler_runs_one_job_per_count(
     f, url = feed
     adapter = RecordingAdapter()
     cfg = config(url, store_file, tmp_path)
-    app = App(cfg, {Platform.CONSOLE: lambda commands: adapter}, clock=clock, sleep=no_sleep)
+    app = App(cfg, {Platform("console"): lambda commands: adapter}, clock=clock, sleep=no_sleep)
     async with app:
         assert app.scheduler.jobs() == {"bessemer-2021": 15.0}
         import asyncio

@@ -8,7 +8,6 @@ import pytest
 
 from bot.clock import FakeClock
 from bot.commands import Commands, Request
-from bot.config import Admins
 from bot.errors import TransientSourceError
 from bot.model import Choice, Count, CountStatus, DecisionRule, RuleKind
 from bot.pipeline import Pipeline
@@ -18,16 +17,15 @@ from bot.store import counts as count_rows
 from bot.store import tallies as tally_rows
 from bot.subscription import ChannelRef, Platform
 
-CHAN = ChannelRef(Platform.DISCORD, "g1", "c1")
-ADMINS = Admins(discord_users=frozenset({"42"}))
+CHAN = ChannelRef(Platform("discord"), "g1", "c1")
 
 
 def commands(db: Database, clock: FakeClock, **kw: object) -> Commands:
-    return Commands(db, Pipeline(db, clock), ADMINS, clock, **kw)  # type: ignore[arg-type]
+    return Commands(db, Pipeline(db, clock), clock, **kw)  # type: ignore[arg-type]
 
 
 def admin(text: str) -> Request:
-    return Request(CHAN, "42", "ana", text)
+    return Request(CHAN, "42", "ana", text, admin=True)
 
 
 def user(text: str) -> Request:

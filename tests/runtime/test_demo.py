@@ -7,7 +7,7 @@ from datetime import UTC
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-from adapters.console import ConsoleAdapter
+from adapters.console.adapter import ConsoleAdapter
 from bot import config as config_mod
 from bot.cli import demo_config_path, main, play, replay_config
 from bot.clock import FakeClock

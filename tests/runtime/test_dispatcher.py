@@ -25,9 +25,9 @@ from bot.store.outbox import DeliveryStatus
 from bot.subscription import ChannelRef, Mode, Platform
 from tests.helpers import tally
 
-CHAN = ChannelRef(Platform.CONSOLE, "local", "c1")
-OTHER = ChannelRef(Platform.CONSOLE, "local", "c2")
-ADMIN = ChannelRef(Platform.CONSOLE, "local", "admins")
+CHAN = ChannelRef(Platform("console"), "local", "c1")
+OTHER = ChannelRef(Platform("console"), "local", "c2")
+ADMIN = ChannelRef(Platform("console"), "local", "admins")
 
 
 async def fake_sleep(seconds: float) -> None:
@@ -48,7 +48,7 @@ async def setup(
             await sub_rows.subscribe(conn, channel, "bessemer-2021", mode, by="t", at=clock.now())
     dispatcher = Dispatcher(
         db,
-        {Platform.CONSOLE: adapter},
+        {Platform("console"): adapter},
         clock,
         sleep=fake_sleep,
         alert_channels=[ADMIN],
@@ -70,17 +70,17 @@ async def test_each_message_is_sent_once(sqlite_db: Database, clock: FakeClock) 
         sqlite_db, clock, {CHAN: Mode.ALL, OTHER: Mode.EVENTS}
     )
     await pipeline.ingest(tally(84, 201))
-    await dispatcher.drain(Platform.CONSOLE)
+    await dispatcher.drain(Platform("console"))
     await pipeline.ingest(tally(90, 210))
-    await dispatcher.drain(Platform.CONSOLE)
-    assert await dispatcher.drain(Platform.CONSOLE) == 0
+    await dispatcher.drain(Platform("console"))
+    assert await dispatcher.drain(Platform("console")) == 0
     assert headlines(adapter, CHAN) == [
         "First results: No union leads by 117",
         "No union leads by 120",
     ]
     assert headlines(adapter, OTHER) == ["First results: No union leads by 117"]
     async with sqlite_db.connect() as conn:
-        assert await outbox.depth(conn, Platform.CONSOLE) == 0
+        assert await outbox.depth(conn, Platform("console")) == 0
 
 
 async def test_a_channel_behind_gets_the_latest_state_and_every_significant_event(
@@ -89,7 +89,7 @@ async def test_a_channel_behind_gets_the_latest_state_and_every_significant_even
     pipeline, dispatcher, adapter = await setup(sqlite_db, clock, {CHAN: Mode.ALL})
     for figures in [(84, 201), (90, 210), (95, 230), (310, 720), (320, 730), (330, 745)]:
         await pipeline.ingest(tally(*figures))
-    await dispatcher.drain(Platform.CONSOLE)
+    await dispatcher.drain(Platform("console"))
     assert headlines(adapter, CHAN) == [
         "First results: No union leads by 117",
         "A quarter of the ballots counted: No union leads by 410",
@@ -123,11 +123,11 @@ async def test_transient_failure_is_retried_after_backoff(
     pipeline, dispatcher, adapter = await setup(sqlite_db, clock, {CHAN: Mode.ALL})
     adapter.transient_failures = 1
     await pipeline.ingest(tally(84, 201))
-    await dispatcher.drain(Platform.CONSOLE)
+    await dispatcher.drain(Platform("console"))
     assert adapter.messages(CHAN) == []
     assert dispatcher.stats.retried == 1
     clock.advance(300)
-    await dispatcher.drain(Platform.CONSOLE)
+    await dispatcher.drain(Platform("console"))
     assert headlines(adapter, CHAN) == ["First results: No union leads by 117"]
 
 
@@ -137,10 +137,10 @@ async def test_permanent_failure_disables_only_that_subscription(
     pipeline, dispatcher, adapter = await setup(sqlite_db, clock, {CHAN: Mode.ALL, OTHER: Mode.ALL})
     adapter.gone_channels.add(CHAN)
     await pipeline.ingest(tally(84, 201))
-    await dispatcher.drain(Platform.CONSOLE)
-    await dispatcher.drain(Platform.CONSOLE)  # the admin notice queued by the failure
+    await dispatcher.drain(Platform("console"))
+    await dispatcher.drain(Platform("console"))  # the admin notice queued by the failure
     await pipeline.ingest(tally(90, 210))
-    await dispatcher.drain(Platform.CONSOLE)
+    await dispatcher.drain(Platform("console"))
     assert len(headlines(adapter, OTHER)) == 2
     notices = headlines(adapter, ADMIN)
     assert len(notices) == 1
@@ -161,15 +161,15 @@ async def test_live_scoreboard_is_edited_in_place_and_reposted_when_gone(
 ) -> None:
     pipeline, dispatcher, adapter = await setup(sqlite_db, clock, {CHAN: Mode.LIVE})
     await pipeline.ingest(tally(84, 201))  # significant: scoreboard + a post
-    await dispatcher.drain(Platform.CONSOLE)
+    await dispatcher.drain(Platform("console"))
     await pipeline.ingest(tally(90, 210))  # routine: the scoreboard only
-    await dispatcher.drain(Platform.CONSOLE)
+    await dispatcher.drain(Platform("console"))
     board = adapter.posted[0]
     assert len(adapter.posted) == 2
     assert len(board.edits) == 1
     adapter.deleted_messages.add(board.message_id)
     await pipeline.ingest(tally(95, 230))
-    await dispatcher.drain(Platform.CONSOLE)
+    await dispatcher.drain(Platform("console"))
     assert len(adapter.posted) == 3  # a new scoreboard
     async with sqlite_db.connect() as conn:
         (sub,) = await sub_rows.for_channel(conn, CHAN)
@@ -182,13 +182,13 @@ async def test_a_crash_mid_send_does_not_double_a_post(
     pipeline, _dispatcher, adapter = await setup(sqlite_db, clock, {CHAN: Mode.ALL})
     await pipeline.ingest(tally(84, 201))
     async with sqlite_db.begin() as conn:
-        (item,) = await outbox.due(conn, Platform.CONSOLE, now=clock.now(), limit=10)
+        (item,) = await outbox.due(conn, Platform("console"), now=clock.now(), limit=10)
         await outbox.mark_sending(conn, [item.id], at=clock.now())
     # The post went out but the process died before recording it.
     await adapter.post(CHAN, Message.from_json(item.payload), key=f"tb{item.id}")
-    restarted = Dispatcher(sqlite_db, {Platform.CONSOLE: adapter}, clock, sleep=fake_sleep)
+    restarted = Dispatcher(sqlite_db, {Platform("console"): adapter}, clock, sleep=fake_sleep)
     assert await restarted.recover() == 1
-    await restarted.drain(Platform.CONSOLE)
+    await restarted.drain(Platform("console"))
     assert len(adapter.messages(CHAN)) == 1
     async with sqlite_db.connect() as conn:
         done = await outbox.get(conn, item.id)
@@ -199,14 +199,14 @@ async def test_a_crash_mid_send_does_not_double_a_post(
 async def test_alerts_are_delivered_as_notices(sqlite_db: Database, clock: FakeClock) -> None:
     pipeline, dispatcher, adapter = await setup(sqlite_db, clock, {})
     await pipeline.alert(Notice("source x is stale", "bessemer-2021"))
-    await dispatcher.drain(Platform.CONSOLE)
+    await dispatcher.drain(Platform("console"))
     assert headlines(adapter, ADMIN) == ["[notice] source x is stale"]
 
 
 async def test_a_429_storm_loses_nothing_and_doubles_nothing(
     sqlite_db: Database, clock: FakeClock
 ) -> None:
-    channels = [ChannelRef(Platform.CONSOLE, "local", f"c{i}") for i in range(30)]
+    channels = [ChannelRef(Platform("console"), "local", f"c{i}") for i in range(30)]
     pipeline, dispatcher, adapter = await setup(
         sqlite_db, clock, dict.fromkeys(channels, Mode.EVENTS)
     )
@@ -214,7 +214,7 @@ async def test_a_429_storm_loses_nothing_and_doubles_nothing(
     await pipeline.ingest(tally(84, 201))  # first results
     await pipeline.ingest(tally(310, 720))  # a quarter counted
     for _ in range(20):
-        await dispatcher.drain(Platform.CONSOLE)
+        await dispatcher.drain(Platform("console"))
         clock.advance(600)
     for channel in channels:
         assert headlines(adapter, channel) == [
@@ -224,7 +224,7 @@ async def test_a_429_storm_loses_nothing_and_doubles_nothing(
     assert dispatcher.stats.retried >= 45
     assert dispatcher.stats.dead == 0
     async with sqlite_db.connect() as conn:
-        assert await outbox.depth(conn, Platform.CONSOLE) == 0
+        assert await outbox.depth(conn, Platform("console")) == 0
 
 
 async def test_a_retry_is_never_overtaken_by_a_later_message(
@@ -233,12 +233,12 @@ async def test_a_retry_is_never_overtaken_by_a_later_message(
     pipeline, dispatcher, adapter = await setup(sqlite_db, clock, {CHAN: Mode.EVENTS})
     adapter.transient_failures = 1
     await pipeline.ingest(tally(84, 201))  # first results: fails, waits for its retry
-    await dispatcher.drain(Platform.CONSOLE)
+    await dispatcher.drain(Platform("console"))
     await pipeline.ingest(tally(310, 720))  # a quarter counted: due now, but must wait
-    await dispatcher.drain(Platform.CONSOLE)
+    await dispatcher.drain(Platform("console"))
     assert adapter.messages(CHAN) == []
     clock.advance(600)
-    await dispatcher.drain(Platform.CONSOLE)
+    await dispatcher.drain(Platform("console"))
     assert headlines(adapter, CHAN) == [
         "First results: No union leads by 117",
         "A quarter of the ballots counted: No union leads by 410",
@@ -251,13 +251,13 @@ async def test_only_sends_cut_off_by_a_crash_are_treated_as_maybe_sent(
     pipeline, _, adapter = await setup(sqlite_db, clock, {CHAN: Mode.ALL, OTHER: Mode.ALL})
     await pipeline.ingest(tally(84, 201))
     async with sqlite_db.begin() as conn:
-        first, second = await outbox.due(conn, Platform.CONSOLE, now=clock.now(), limit=10)
+        first, second = await outbox.due(conn, Platform("console"), now=clock.now(), limit=10)
         await outbox.mark_sending(conn, [first.id, second.id])  # the batch is claimed...
         await outbox.mark_attempt(conn, first.id, at=clock.now())  # ...one send started
     # kill -9 here; a new process recovers both and sends them
-    restarted = Dispatcher(sqlite_db, {Platform.CONSOLE: adapter}, clock, sleep=fake_sleep)
+    restarted = Dispatcher(sqlite_db, {Platform("console"): adapter}, clock, sleep=fake_sleep)
     assert await restarted.recover() == 2
-    await restarted.drain(Platform.CONSOLE)
+    await restarted.drain(Platform("console"))
     assert adapter.checked_keys == [f"tb{first.id}"]
     assert len(adapter.posted) == 2
 
@@ -306,16 +306,16 @@ async def test_the_final_message_carries_the_chart_and_no_other_does(
     monkeypatch.setattr(adapter, "post", fails_once_in_chan)
     await pipeline.ingest(tally(84, 201, challenged=505, received=3215))
     await pipeline.ingest(tally(90, 230, challenged=505, received=3215))  # routine
-    await dispatcher.drain(Platform.CONSOLE)
+    await dispatcher.drain(Platform("console"))
     await pipeline.ingest(FINAL)
-    await dispatcher.drain(Platform.CONSOLE)
+    await dispatcher.drain(Platform("console"))
     clock.advance(600)
-    await dispatcher.drain(Platform.CONSOLE)  # the retry, with the chart again
+    await dispatcher.drain(Platform("console"))  # the retry, with the chart again
     corrected_final = tally(
         739, 1797, void=76, challenged=505, received=3117, state=TallyState.FINAL, correction=True
     )
     await pipeline.ingest(corrected_final)
-    await dispatcher.drain(Platform.CONSOLE)
+    await dispatcher.drain(Platform("console"))
 
     for channel in (CHAN, OTHER, ADMIN):
         posts = [p for p in adapter.posted if p.channel == channel]
@@ -367,7 +367,7 @@ async def test_a_chart_that_cannot_be_drawn_never_holds_the_final_back(
     )  # fmt: skip
     with caplog.at_level(logging.WARNING, logger="bot.dispatcher"):
         await pipeline.ingest(FINAL)
-        await dispatcher.drain(Platform.CONSOLE)
+        await dispatcher.drain(Platform("console"))
     gate.set()
     if charts is not None:  # let the abandoned render finish before the loop closes
         await asyncio.gather(*charts._rendering.values(), return_exceptions=True)

@@ -21,7 +21,7 @@ from bot.adapter import Outgoing, RecordingAdapter
 from bot.app import App
 from bot.clock import FakeClock
 from bot.commands import Commands, Request
-from bot.config import Admins, parse
+from bot.config import parse
 from bot.dispatcher import Dispatcher
 from bot.message import Message
 from bot.ops import readiness
@@ -32,9 +32,9 @@ from bot.store.outbox import DeliveryStatus
 from bot.subscription import ChannelRef, Mode, Platform
 from tests.helpers import tally
 
-CHAN = ChannelRef(Platform.CONSOLE, "local", "c1")
-OTHER = ChannelRef(Platform.CONSOLE, "local", "c2")
-ADMIN = ChannelRef(Platform.CONSOLE, "local", "admins")
+CHAN = ChannelRef(Platform("console"), "local", "c1")
+OTHER = ChannelRef(Platform("console"), "local", "c2")
+ADMIN = ChannelRef(Platform("console"), "local", "admins")
 
 
 async def no_sleep(seconds: float) -> None:
@@ -76,9 +76,9 @@ async def test_subscribe_live_then_unsubscribe_stops_nothing_for_anyone(
     sqlite_db: Database, clock: FakeClock, caplog: pytest.LogCaptureFixture, in_flight: bool
 ) -> None:
     pipeline = Pipeline(sqlite_db, clock)
-    commands = Commands(sqlite_db, pipeline, Admins(), clock)
+    commands = Commands(sqlite_db, pipeline, clock)
     adapter = Gated(in_flight=in_flight)
-    dispatcher = Dispatcher(sqlite_db, {Platform.CONSOLE: adapter}, clock, sleep=no_sleep)
+    dispatcher = Dispatcher(sqlite_db, {Platform("console"): adapter}, clock, sleep=no_sleep)
     await pipeline.ingest(tally(84, 201))
     member, other = Request(CHAN, "7", "bo", ""), Request(OTHER, "8", "cy", "")
     for request, words in [
@@ -89,7 +89,7 @@ async def test_subscribe_live_then_unsubscribe_stops_nothing_for_anyone(
         assert reply.ok, reply.text
     adapter.gated.add(CHAN)  # the scoreboard for the member's channel is on its way...
     with caplog.at_level(logging.INFO, logger="bot.dispatcher"):
-        draining = asyncio.create_task(dispatcher.drain(Platform.CONSOLE))
+        draining = asyncio.create_task(dispatcher.drain(Platform("console")))
         await asyncio.wait_for(adapter.at_gate.wait(), timeout=10)
         reply = await commands.handle(Request(CHAN, "7", "bo", "unsubscribe bessemer-2021"))
         assert reply.ok, reply.text  # ...when the member unsubscribes
@@ -99,17 +99,17 @@ async def test_subscribe_live_then_unsubscribe_stops_nothing_for_anyone(
         # The next significant update reaches everyone still subscribed, and only them.
         result = await pipeline.ingest(tally(301, 290))  # the lead changes
         assert result.message is not None
-        await dispatcher.drain(Platform.CONSOLE)
-        restarted = Dispatcher(sqlite_db, {Platform.CONSOLE: adapter}, clock, sleep=no_sleep)
+        await dispatcher.drain(Platform("console"))
+        restarted = Dispatcher(sqlite_db, {Platform("console"): adapter}, clock, sleep=no_sleep)
         assert await restarted.recover() == 0  # nothing left in doubt for a restart to send
-        await restarted.drain(Platform.CONSOLE)
+        await restarted.drain(Platform("console"))
 
     assert headlines(adapter, OTHER) == [result.message.headline]
     # Waiting for its turn, the scoreboard is dropped; already on its way, it arrived.
     assert len(adapter.messages(CHAN)) == (1 if in_flight else 0)
     async with sqlite_db.connect() as conn:
         assert await sub_rows.for_channel(conn, CHAN) == []
-        assert await outbox.depth(conn, Platform.CONSOLE) == 0
+        assert await outbox.depth(conn, Platform("console")) == 0
         (board,) = [
             d
             for d in [await outbox.get(conn, i) for i in range(1, 10)]
@@ -139,7 +139,7 @@ async def test_a_store_error_recording_one_delivery_stops_no_other(
 ) -> None:
     pipeline = Pipeline(sqlite_db, clock)
     adapter = RecordingAdapter()
-    dispatcher = Dispatcher(sqlite_db, {Platform.CONSOLE: adapter}, clock, sleep=no_sleep)
+    dispatcher = Dispatcher(sqlite_db, {Platform("console"): adapter}, clock, sleep=no_sleep)
     async with sqlite_db.begin() as conn:
         for channel in (CHAN, OTHER):
             await sub_rows.subscribe(
@@ -148,11 +148,11 @@ async def test_a_store_error_recording_one_delivery_stops_no_other(
         await conn.execute(text(SENT_FAILS))
     first = await pipeline.ingest(tally(84, 201))
     with caplog.at_level(logging.INFO, logger="bot.dispatcher"):
-        await dispatcher.drain(Platform.CONSOLE)  # CHAN's post goes out, its record fails
+        await dispatcher.drain(Platform("console"))  # CHAN's post goes out, its record fails
         async with sqlite_db.begin() as conn:
             await conn.execute(text("DROP TRIGGER sent_fails"))
         clock.advance(600)
-        await dispatcher.drain(Platform.CONSOLE)
+        await dispatcher.drain(Platform("console"))
     assert first.message is not None
     assert headlines(adapter, OTHER) == [first.message.headline]
     assert headlines(adapter, CHAN) == [first.message.headline]  # once: found, not posted again
@@ -183,7 +183,7 @@ async def test_a_delivery_that_cannot_be_sent_is_retried_then_given_up_alone(
     pipeline = Pipeline(sqlite_db, clock, alert_channels=[ADMIN])
     adapter = RenderBug() if fault == "render-bug" else RecordingAdapter()
     dispatcher = Dispatcher(
-        sqlite_db, {Platform.CONSOLE: adapter}, clock, sleep=no_sleep, max_attempts=3,
+        sqlite_db, {Platform("console"): adapter}, clock, sleep=no_sleep, max_attempts=3,
         alert_channels=[ADMIN],
     )  # fmt: skip
     async with sqlite_db.begin() as conn:
@@ -199,7 +199,7 @@ async def test_a_delivery_that_cannot_be_sent_is_retried_then_given_up_alone(
             )
     with caplog.at_level(logging.WARNING, logger="bot.dispatcher"):
         for _ in range(4):
-            await dispatcher.drain(Platform.CONSOLE)
+            await dispatcher.drain(Platform("console"))
             clock.advance(600)
     assert first.message is not None
     assert headlines(adapter, OTHER) == [first.message.headline]
@@ -257,7 +257,7 @@ async def test_the_worker_loop_is_restarted_and_readyz_says_why_it_is_down(
         await resume.wait()
 
     app = App(
-        cfg, {Platform.CONSOLE: lambda commands: adapter}, clock=clock, sleep=sleep, poll=False
+        cfg, {Platform("console"): lambda commands: adapter}, clock=clock, sleep=sleep, poll=False
     )
     async with app:
         assert (await readiness.check(app)).ready

@@ -23,18 +23,18 @@ async def no_sleep(seconds: float) -> None:
 async def test_a_fan_out_logs_one_info_line_with_how_many_how_long_and_retries(
     sqlite_db: Database, clock: FakeClock, caplog: pytest.LogCaptureFixture
 ) -> None:
-    channels = [ChannelRef(Platform.CONSOLE, "local", f"c{i}") for i in range(200)]
+    channels = [ChannelRef(Platform("console"), "local", f"c{i}") for i in range(200)]
     async with sqlite_db.begin() as conn:
         for c in channels:
             await sub_rows.subscribe(conn, c, "bessemer-2021", Mode.EVENTS, by="t", at=clock.now())
     adapter = RecordingAdapter()
     adapter.transient_failures = 3
-    dispatcher = Dispatcher(sqlite_db, {Platform.CONSOLE: adapter}, clock, sleep=no_sleep)
+    dispatcher = Dispatcher(sqlite_db, {Platform("console"): adapter}, clock, sleep=no_sleep)
     await Pipeline(sqlite_db, clock).ingest(tally(84, 201))
     with caplog.at_level(logging.INFO, logger="bot.dispatcher"):
-        await dispatcher.drain(Platform.CONSOLE)
+        await dispatcher.drain(Platform("console"))
         clock.advance(600)
-        await dispatcher.drain(Platform.CONSOLE)
+        await dispatcher.drain(Platform("console"))
     assert len(adapter.posted) == 200
     info = [r for r in caplog.records if r.levelno == logging.INFO]
     assert [r.name for r in info] == ["bot.dispatcher.fanout"]

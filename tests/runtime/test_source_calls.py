@@ -17,12 +17,14 @@ from bot.store import tallies as tally_rows
 from bot.subscription import ChannelRef, Platform
 from tests.helpers import tally
 
-ADMIN = ChannelRef(Platform.CONSOLE, "local", "admins")
+ADMIN = ChannelRef(Platform("console"), "local", "admins")
 
 
 async def notices(db: Database, clock: FakeClock) -> list[str]:
     async with db.connect() as conn:
-        due = await outbox.due(conn, Platform.CONSOLE, now=clock.now().replace(year=2100), limit=9)
+        due = await outbox.due(
+            conn, Platform("console"), now=clock.now().replace(year=2100), limit=9
+        )
     return [json.loads(d.payload)["text"] for d in due]
 
 

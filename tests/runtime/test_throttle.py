@@ -10,24 +10,22 @@ import pytest
 
 from bot.clock import FakeClock
 from bot.commands import Commands, Reply, Request
-from bot.config import Admins
 from bot.pipeline import Pipeline
 from bot.sources.health import SourceHealth
 from bot.store import Database
 from bot.subscription import ChannelRef, Platform
 from bot.throttle import PER_USER, PUBLIC_PER_CHANNEL, Pass, Throttle
 
-HALL = ChannelRef(Platform.SLACK, "T1", "C-hall")
-NEWS = ChannelRef(Platform.SLACK, "T1", "C-news")
-ADMINS = Admins(slack_users=frozenset({"U-admin"}))
+HALL = ChannelRef(Platform("slack"), "T1", "C-hall")
+NEWS = ChannelRef(Platform("slack"), "T1", "C-news")
 
 
 def ask(text: str, *, user: str = "U-bo", channel: ChannelRef = HALL) -> Request:
-    return Request(channel, user, user, text)
+    return Request(channel, user, user, text, admin=user == "U-admin")
 
 
 async def with_figures(db: Database, clock: FakeClock) -> Commands:
-    commands = Commands(db, Pipeline(db, clock), ADMINS, clock)
+    commands = Commands(db, Pipeline(db, clock), clock)
     ok = await commands.handle(ask("update bessemer-2021 yes=463 no=1100", user="U-admin"))
     assert ok.ok, ok.text
     clock.advance(PER_USER.seconds)
@@ -104,7 +102,7 @@ async def test_an_unexpected_failure_is_answered_and_logged(
         raise RuntimeError("the health map is broken")
 
     pipeline = Pipeline(sqlite_db, clock)
-    commands = Commands(sqlite_db, pipeline, ADMINS, clock, health=broken_health)
+    commands = Commands(sqlite_db, pipeline, clock, health=broken_health)
     with caplog.at_level(logging.ERROR, logger="bot.commands"):
         reply = await commands.handle(ask("status bessemer-2021"))
     assert not reply.ok
@@ -119,7 +117,7 @@ async def test_an_unexpected_failure_is_answered_and_logged(
 def test_people_and_channels_are_counted_apart_and_forgotten_beyond_a_bound() -> None:
     clock = FakeClock()
     throttle = Throttle(clock, max_keys=3)
-    same_id_elsewhere = ChannelRef(Platform.DISCORD, "T1", "C-hall")
+    same_id_elsewhere = ChannelRef(Platform("discord"), "T1", "C-hall")
     for _ in range(PER_USER.limit):
         assert throttle.admit(HALL, "U-bo") == 0
     assert throttle.admit(HALL, "U-bo") > 0

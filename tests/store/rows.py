@@ -76,7 +76,7 @@ async def check_v1_rows(db: Database) -> None:
         [rejected] = await tallies.rejected(conn, "bessemer-2021")
         [sub] = await subscriptions.for_channel(conn, SLACK)
         [entry] = await audit.recent(conn)
-        [in_doubt] = await outbox.in_doubt(conn, Platform.SLACK)
+        [in_doubt] = await outbox.in_doubt(conn, Platform("slack"))
     assert count == BESSEMER.with_status(CountStatus.COUNTING)
     assert history == [bessemer_tally(463, 1100, state=TallyState.PAUSED, seq=1)]
     assert (rejected.tally, rejected.reason, rejected.at) == (

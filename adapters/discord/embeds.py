@@ -13,7 +13,7 @@ fields, field name 256, field value 1024, footer 2048, 6000 characters in all), 
 is shortened here ("…") instead: a long title is clipped, more than 25 choices are summarised in
 the last field, and when the whole is still over 6000 the longest texts are cut to a common cap.
 
-Every text is escaped for where it lands (``adapters.discord_text``): markdown escaped in the
+Every text is escaped for where it lands (``adapters.discord.text``): markdown escaped in the
 title, description, fields and message content, so that a title such as ``[x](https://evil)
 **bold**`` shows as typed and links nothing; left plain in the footer, which Discord does not
 render. Mentions are defused in both: an embed never pings, but a count titled "@everyone"
@@ -35,7 +35,7 @@ with warnings.catch_warnings():
     warnings.filterwarnings("ignore", "'audioop' is deprecated", DeprecationWarning)
     import discord
 
-from adapters.discord_text import escape, plain, show, trim
+from adapters.discord.text import escape, plain, show, trim
 from bot.adapter import Notice
 from bot.commands import Reply
 from bot.message import ChoiceLine, Message, Timed
@@ -64,7 +64,7 @@ PALETTE = (
 NO_LEADER = discord.Colour(0x99AAB5)
 NOTICE_COLOUR = discord.Colour(0xFAA61A)
 
-__all__ = ["escape", "plain"]  # the escaping of adapters.discord_text, used with what is here
+__all__ = ["escape", "plain"]  # the escaping of adapters.discord.text, used with what is here
 
 
 def clip(text: str, limit: int) -> str:

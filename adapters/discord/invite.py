@@ -17,6 +17,8 @@ Slash commands need the ``applications.commands`` scope, not a permission.
 
 from __future__ import annotations
 
+import argparse
+import os
 import re
 from enum import IntFlag
 from functools import reduce
@@ -70,3 +72,20 @@ def invite_url(client_id: str) -> str:
         {"client_id": client_id, "scope": " ".join(SCOPES), "permissions": permissions()}
     )
     return f"{AUTHORIZE}?{query}"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--client-id",
+        default=None,
+        help=f"the Discord application id (default: ${CLIENT_ID_ENV})",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """``tallybot invite``: print the install URL."""
+    client_id = args.client_id or os.environ.get(CLIENT_ID_ENV)
+    if not client_id:
+        raise ConfigError(f"give --client-id or set {CLIENT_ID_ENV}")
+    print(invite_url(client_id))
+    return 0

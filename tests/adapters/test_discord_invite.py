@@ -8,8 +8,8 @@ from urllib.parse import parse_qs, urlsplit
 import discord
 import pytest
 
+from adapters.discord.invite import NEEDED, SCOPES, Permission, invite_url, permissions
 from bot.cli import main
-from bot.ops.invite import NEEDED, SCOPES, Permission, invite_url, permissions
 
 APP_ID = "812345678901234567"
 

@@ -20,7 +20,7 @@ import aiohttp
 from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.adapter import Attachment, Earlier, Notice, Outgoing
+from bot.adapter import Adapter, Attachment, Earlier, Notice, Outgoing
 from bot.errors import (
     DeliveryError,
     MessageGone,
@@ -31,8 +31,8 @@ from bot.errors import (
 from bot.pacing import Bucket, Limits, Pace, Route, Window, unpaced
 from bot.subscription import ChannelRef, Platform
 
-from .slack_blocks import alt_text, blocks_for, fallback_text, file_title
-from .slack_payloads import METADATA_EVENT_TYPE, HistoryMessage, as_json, delivery_metadata
+from .blocks import alt_text, blocks_for, fallback_text, file_title
+from .payloads import METADATA_EVENT_TYPE, HistoryMessage, as_json, delivery_metadata
 
 log = logging.getLogger("tallybot.slack")
 
@@ -128,11 +128,11 @@ def translate(exc: BaseException, where: str, *, editing: bool = False) -> Deliv
     return PermanentDeliveryError(f"{where}: Slack refused the request ({error})")
 
 
-class SlackSender:
+class SlackSender(Adapter):
     """Delivery on Slack through ``client`` (see the module docstring). ``bot_id`` and
     ``bot_user_id`` (from auth.test) tell the bot's own messages and thread replies apart."""
 
-    platform = Platform.SLACK
+    platform = Platform("slack")
     dedup_window = 0.0
     """Slack drops no repeated post: one that may have gone out is always looked for first."""
 

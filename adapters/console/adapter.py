@@ -16,10 +16,9 @@ in ``zone``: ``[defaults] timezone`` from the configuration, else the machine's 
 from __future__ import annotations
 
 import shutil
-from collections.abc import Awaitable, Callable, Collection, Iterable
+from collections.abc import Collection, Iterable
 from datetime import datetime
 from pathlib import Path
-from types import TracebackType
 from typing import IO, Self
 
 from prompt_toolkit.input import Input
@@ -29,24 +28,24 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from adapters.console_prompt import read_commands
-from bot.adapter import Attachment, Earlier, Notice, Outgoing
-from bot.commands import Reply, Request
+from adapters.console.prompt import read_commands
+from bot.adapter import Adapter, Attachment, Earlier, Notice, Outgoing
+from bot.commands import Reply
 from bot.message import Message
 from bot.pacing import UNLIMITED, Limits, Pace, Route, unpaced
+from bot.platform import Context
 from bot.render_text import render, show
 from bot.safe_text import clean
+from bot.store import counts as count_rows
 from bot.subscription import ChannelRef, Platform
 from bot.times import Zone
 
-CONSOLE_CHANNEL = ChannelRef(Platform.CONSOLE, "local", "console")
+CONSOLE_CHANNEL = ChannelRef(Platform("console"), "local", "console")
 CHART_DIR = Path("tallybot-charts")
 """Where attachments are written by default (relative: in the current directory)."""
 COLOURS = ("magenta", "cyan", "yellow", "green", "blue", "red")
 MAX_WIDTH = 80
 """Output wraps at 80 columns (or the terminal's width, if narrower)."""
-
-Handler = Callable[[Request], Awaitable[Reply]]
 
 
 def text(words: str, style: str = "") -> Text:
@@ -54,14 +53,15 @@ def text(words: str, style: str = "") -> Text:
     return Text(clean(words), style=style)
 
 
-class ConsoleAdapter:
-    platform = Platform.CONSOLE
+class ConsoleAdapter(Adapter):
+    platform = CONSOLE_CHANNEL.platform
     dedup_window = 0.0
     """A terminal cannot be read back: a line cut off by a crash may be printed again."""
 
     def __init__(
         self,
         *,
+        context: Context | None = None,
         out: IO[str] | None = None,
         rich: bool | None = None,
         limits: Limits = UNLIMITED,
@@ -69,6 +69,8 @@ class ConsoleAdapter:
         save_dir: Path = CHART_DIR,
         zone: Zone = None,
     ) -> None:
+        self.context = context
+        """Where typed commands go, with the console's admin policy (``attach``)."""
         self.limits = limits
         self.zone = zone
         self.save_dir = save_dir
@@ -82,16 +84,18 @@ class ConsoleAdapter:
         self.user = user
         self._posted = 0
 
-    async def __aenter__(self) -> Self:
+    def attach(self, context: Context) -> Self:
+        """Take typed commands through ``context`` (for a console made before the bot)."""
+        self.context = context
         return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        return None
+    async def serve(self) -> None:
+        """The prompt, until the user quits; the bot stops then (``tallybot run``)."""
+        ids: list[str] = []
+        if self.context is not None and self.context.store is not None:
+            async with self.context.store.connect() as conn:
+                ids = [c.id for c in await count_rows.all_counts(conn)]
+        await self.prompt(count_ids=ids)
 
     async def post(
         self,
@@ -169,18 +173,20 @@ class ConsoleAdapter:
 
     async def prompt(
         self,
-        handle: Handler,
         *,
         count_ids: Iterable[str] = (),
         input: Input | None = None,
         output: Output | None = None,
     ) -> None:
-        """Take commands at the prompt (see ``adapters.console_prompt``) and show each reply,
+        """Take commands at the prompt (see ``adapters.console.prompt``) and show each reply,
         until quit, Ctrl-D or Ctrl-C."""
+        context = self.context
+        if context is None:
+            raise RuntimeError("the console takes commands once attached to the bot (attach)")
 
         async def run(text: str) -> None:
-            reply = await handle(
-                Request(CONSOLE_CHANNEL, self.user, self.user, text, platform_admin=True)
+            reply = await context.handle(
+                context.request(CONSOLE_CHANNEL, self.user, self.user, text)
             )
             self.show_reply(reply)
 

@@ -4,7 +4,7 @@ Rendering only: every number and sentence is already in the ``Message``. Three r
 every payload built here:
 
 - Every text that may quote a source, a user or the configuration is a ``plain_text`` object,
-  its ``& < >`` escaped (``adapters.slack_text``): Slack shows it exactly as typed, with no
+  its ``& < >`` escaped (``adapters.slack.text``): Slack shows it exactly as typed, with no
   mention, link, bold, code or quote in it. mrkdwn carries only tallybot's own markup: the
   dates, and the neutralised notification ``text``.
 - Times are Slack dates (``<!date^...>``), shown in each reader's own zone: a text with times
@@ -23,8 +23,8 @@ from bot.message import ChoiceLine, Message, Timed
 from bot.safe_text import clean
 from bot.words import noun
 
-from .slack_payloads import Block, ContextBlock, HeaderBlock, Mrkdwn, PlainText, SectionBlock
-from .slack_text import date, mrkdwn, plain
+from .payloads import Block, ContextBlock, HeaderBlock, Mrkdwn, PlainText, SectionBlock
+from .text import date, mrkdwn, plain
 
 MAX_BLOCKS = 50
 MAX_TEXT = 3000
@@ -43,7 +43,7 @@ MAX_REPLY = 12_000
 ELLIPSIS = "…"
 
 escape = plain
-"""The escaping of every text here (``adapters.slack_text.plain``)."""
+"""The escaping of every text here (``adapters.slack.text.plain``)."""
 
 
 def units(text: str) -> int:

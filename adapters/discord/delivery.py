@@ -1,7 +1,6 @@
 """The Discord adapter's delivery half: what the dispatcher calls, and Discord's limits and errors.
 
-``DiscordSender`` (the base of ``adapters.discord.DiscordAdapter``, which adds the lifecycle and
-the commands):
+``DiscordSender`` (the base of ``DiscordAdapter``, which adds the lifecycle and the commands):
 
 - ``post`` sends one embed (a ``Notice`` as plain content) with ``allowed_mentions`` none and
   ``nonce=key`` (discord.py always adds ``enforce_nonce``), so that a repeat of a send whose
@@ -48,9 +47,9 @@ with warnings.catch_warnings():
     warnings.filterwarnings("ignore", "'audioop' is deprecated", DeprecationWarning)
     import discord
 
-from adapters.discord_embeds import clip, message_embed, notice_content
-from adapters.discord_text import plain
-from bot.adapter import Attachment, Earlier, Notice, Outgoing
+from adapters.discord.embeds import clip, message_embed, notice_content
+from adapters.discord.text import plain
+from bot.adapter import Adapter, Attachment, Earlier, Notice, Outgoing
 from bot.errors import (
     DeliveryError,
     MessageGone,
@@ -148,11 +147,11 @@ def key_in(message: dict[str, Any]) -> str | None:
     return None
 
 
-class DiscordSender:
+class DiscordSender(Adapter):
     """Delivery on Discord (see the module docstring); ``open_client`` gives the discord.py
     client while the adapter is open."""
 
-    platform = Platform.DISCORD
+    platform = Platform("discord")
     dedup_window = NONCE_TRUST_S
 
     def __init__(self, limits: Limits = DISCORD_LIMITS) -> None:

@@ -1,0 +1,58 @@
+"""Who is an admin on Discord: authority stops at the edge of the servers the operator lists.
+
+Counts have no owners yet, so an admin command changes what every subscribed channel sees, in
+every server. Configured user ids (``[discord] admin_users``) are admins everywhere; Discord's
+own rights (Manage Server or Administrator) and the configured roles (``admin_roles``) only
+inside the servers listed under ``admin_guilds``: the owner of any other server the bot is in
+would otherwise command every count.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+
+from adapters.discord.settings import DiscordSettings
+from bot.platform import AdminPolicy, Asker, Verdict
+
+log = logging.getLogger(__name__)
+
+
+class DiscordAdmins(AdminPolicy):
+    def __init__(self, settings: DiscordSettings) -> None:
+        self.users = settings.admin_users
+        self.roles = settings.admin_roles
+        self.guilds = settings.admin_guilds
+
+    def verdict(self, asker: Asker) -> Verdict:
+        if asker.user_id in self.users:
+            return Verdict(True)
+        rights = asker.platform_admin or bool(asker.roles & self.roles)
+        if rights and asker.workspace in self.guilds:
+            return Verdict(True)
+        if rights:
+            return Verdict(
+                False,
+                "refused: Manage Server and admin roles count only in the servers listed in "
+                f"[discord] admin_guilds, and {asker.workspace} is not one",
+            )
+        return Verdict()
+
+    def warn_about(self, guilds: Iterable[tuple[str, Iterable[str]]]) -> None:
+        """Warn about settings that make nobody an admin, given the servers the bot is in (id,
+        role ids and names): no server listed under ``admin_guilds`` (only ``admin_users``
+        are admins then), a listed server the bot is not in, a configured role that no listed
+        server has (a typo?)."""
+        if not self.guilds:
+            log.warning(
+                "discord.admin_guilds lists no server: Manage Server and admin roles make "
+                "nobody an admin, only discord.admin_users are"
+            )
+        listed = {guild: set(roles) for guild, roles in guilds if guild in self.guilds}
+        for missing in sorted(self.guilds - set(listed)):
+            log.warning("discord.admin_guilds: the bot is not in server %s", missing)
+        known = set().union(*listed.values()) if listed else set()
+        for role in sorted(self.roles - known):
+            log.warning(
+                "discord.admin_roles: no server in discord.admin_guilds has a role %r", role
+            )

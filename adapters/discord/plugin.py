@@ -1,0 +1,48 @@
+"""Discord as a tallybot plug-in (the ``tallybot.adapters`` entry point ``discord``).
+
+Light to import: discord.py is loaded only when the adapter is built.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from adapters.discord import invite
+from adapters.discord.admins import DiscordAdmins
+from adapters.discord.settings import KEYS, MOVED, TOKEN, DiscordSettings, read
+from bot.platform import CliCommand, Context, Plugin, SecretNeed
+
+if TYPE_CHECKING:
+    from adapters.discord.adapter import DiscordAdapter
+
+
+def build(settings: DiscordSettings, context: Context) -> DiscordAdapter:
+    from adapters.discord.adapter import DiscordAdapter
+
+    return DiscordAdapter(settings, context)
+
+
+def secrets(settings: DiscordSettings) -> tuple[SecretNeed, ...]:
+    return (SecretNeed(TOKEN),)
+
+
+PLUGIN: Plugin[DiscordSettings] = Plugin(
+    name="discord",
+    keys=KEYS,
+    read=read,
+    build=build,
+    secrets=secrets,
+    secret_names=(TOKEN,),
+    admins=DiscordAdmins,
+    place="server",
+    channel_example="discord:GUILD_ID/CHANNEL_ID",
+    moved=MOVED,
+    commands=(
+        CliCommand(
+            "invite",
+            "print the Discord install URL (scopes, permissions)",
+            invite.add_arguments,
+            invite.run,
+        ),
+    ),
+)

@@ -1,0 +1,203 @@
+"""The Slack adapter: Block Kit posts and live-scoreboard edits, ``/count`` and ``@tallybot``.
+
+Built on slack-bolt's ``AsyncApp`` and slack_sdk's ``AsyncWebClient``. Socket Mode by default
+(``SLACK_APP_TOKEN``, no public URL); HTTP mode as an option (an aiohttp app that verifies
+request signatures and refuses stale timestamps, through bolt, with ``SLACK_SIGNING_SECRET``).
+
+Delivery. The dispatcher owns pacing and retries: every request of a delivery goes through the
+``pace`` it is given, named by its Web API method (``SLACK_LIMITS`` says which buckets each
+draws from: Slack's limits are per method per workspace, and chat.postMessage per channel too).
+Every failure becomes ``RateLimited`` (429, with its Retry-After), ``TransientDeliveryError``
+(5xx, timeouts, dropped connections), ``PermanentDeliveryError`` (channel gone or archived,
+bot not invited, token or scopes refused, a payload Slack rejects) or ``MessageGone`` (the
+scoreboard to edit was deleted). The web client has no retry handlers: slack_sdk's default one
+resends a request whose answer was lost, which doubles a chat.postMessage.
+
+Exactly once. Slack has no idempotency key, so every post carries its delivery key in the
+message metadata (``event_type`` ``tallybot_delivery``). When earlier attempts may have gone
+through, the dispatcher first asks ``find_posted``: one conversations.history read of the
+channel's latest ``history_limit`` messages (``include_all_metadata``) finds every key asked
+for; a found message is not posted again: record-then-confirm. (conversations.history is Tier
+3 for internal and Marketplace apps; since 2025 Slack limits it much further for commercially
+distributed apps outside the Marketplace, which tallybot, installed by each organisation
+itself, is not.)
+
+Charts. A post with an attachment (the chart of a final tally) is the message as above, then
+the PNG uploaded into the same channel (files.getUploadURLExternal, the upload, then
+files.completeUploadExternal, each paced under its own method's budget; needs
+``files:write``), in the message's thread (``thread_ts``) so that it stays with the result it
+shows, whatever else the channel gets meanwhile. Both are one delivery: a transient failure of
+the upload fails the delivery, which the dispatcher retries; a permanent one (the scope
+missing) only leaves the chart out, logged, since the message is out. A retry does not upload
+the chart twice: the same conversations.history answer that finds the earlier message says
+who replied in its thread (``reply_users``). The bot replies in the thread of its own delivery
+only with the chart, so if the bot is among them the chart is there already; if not, it is
+uploaded now. (Slack shares a completed upload a moment after answering; a retry in that
+moment could miss it and show a second copy, in the thread, never a second message. The
+dispatcher's backoff, a second or more, makes that unlikely.)
+
+Commands: ``adapters.slack.commands``; who is an admin: ``adapters.slack.admins``. ``health()``
+says whether the Socket Mode connection is up (HTTP mode has none: always connected).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from types import TracebackType
+from typing import Self
+
+import aiohttp
+from aiohttp import web
+from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
+from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
+from slack_bolt.async_app import AsyncApp
+from slack_sdk.errors import SlackApiError, SlackClientError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from adapters.slack.commands import SlackCommands, log
+from adapters.slack.delivery import translate
+from adapters.slack.settings import APP_TOKEN, BOT_TOKEN, SIGNING_SECRET, SlackSettings
+from bot.errors import ConfigError
+from bot.platform import Context, Health
+
+
+class SlackAdapter(SlackCommands):
+    """Slack for tallybot: delivery (``SlackSender``), commands (``SlackCommands``), lifecycle."""
+
+    def __init__(
+        self,
+        settings: SlackSettings,
+        context: Context,
+        *,
+        admin_cache_seconds: float = 300.0,
+        history_limit: int = 200,
+        timeout: int = 30,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if settings.mode not in ("socket", "http"):
+            raise ConfigError(f"slack.mode: must be 'socket' or 'http', not {settings.mode!r}")
+        bot_token = context.secret(BOT_TOKEN)
+        app_token = context.secrets.get(APP_TOKEN)
+        signing_secret = context.secrets.get(SIGNING_SECRET)
+        if settings.mode == "socket" and app_token is None:
+            raise ConfigError("SLACK_APP_TOKEN is not set: Socket Mode needs the xapp- token")
+        if settings.mode == "http" and signing_secret is None:
+            raise ConfigError("SLACK_SIGNING_SECRET is not set: HTTP mode needs it")
+        # retry_handlers=[]: the dispatcher owns retries (slack_sdk's default handler resends
+        # a request whose answer was lost, which would double a chat.postMessage).
+        client = AsyncWebClient(
+            token=bot_token.reveal(), base_url=settings.api_base, timeout=timeout, retry_handlers=[]
+        )
+        super().__init__(
+            client,
+            settings,
+            context,
+            admin_cache_seconds=admin_cache_seconds,
+            history_limit=history_limit,
+            monotonic=monotonic,
+        )
+        self.http_host = settings.host
+        self.http_port = settings.port
+        self.serve_http = not context.ops_server
+        """HTTP mode: serve the endpoint on our own port; False when the ops server mounts
+        ``http_routes()`` instead."""
+        self._app_token = app_token
+        self._socket: AsyncSocketModeHandler | None = None
+        self._runner: web.AppRunner | None = None
+        self.bolt = AsyncApp(
+            name="tallybot",
+            client=self.client,
+            signing_secret=signing_secret.reveal() if signing_secret else "",
+            logger=log,
+        )
+        self.bolt.command("/count")(self._on_command)
+        self.bolt.event("app_mention")(self._on_mention)
+
+    # ----------------------------------------------------------------- lifecycle
+
+    async def __aenter__(self) -> Self:
+        try:
+            auth = await self.client.auth_test()
+        except SlackApiError as exc:
+            raise ConfigError(
+                f"SLACK_BOT_TOKEN was refused by Slack ({exc.response.get('error')})"
+            ) from exc
+        except (SlackClientError, aiohttp.ClientError, OSError) as exc:
+            raise translate(exc, f"slack auth.test at {self.config.api_base}") from exc
+        self.team_id = str(auth["team_id"])
+        self.bot_user_id = str(auth["user_id"])
+        self.bot_id = auth.get("bot_id")
+        if self.config.mode == "socket":
+            await self._connect_socket()
+        elif self.serve_http:
+            await self._serve_http()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        socket, self._socket = self._socket, None
+        if socket is not None:
+            await socket.close_async()  # type: ignore[no-untyped-call]
+        runner, self._runner = self._runner, None
+        if runner is not None:
+            await runner.cleanup()
+        await self._finish_inflight()
+        await self.close_sender()
+
+    async def health(self) -> Health:
+        """In Socket Mode, whether the socket is connected now (slack_sdk reconnects it)."""
+        if self.config.mode != "socket":
+            return Health()
+        socket = self._socket
+        if socket is None:
+            return Health.down("the Slack Socket Mode connection is closed")
+        if not await socket.client.is_connected():
+            return Health.down("the Slack Socket Mode connection is down (reconnecting)")
+        return Health()
+
+    async def _connect_socket(self) -> None:
+        assert self._app_token is not None
+        socket = AsyncSocketModeHandler(self.bolt, self._app_token.reveal())
+        try:
+            await socket.connect_async()  # type: ignore[no-untyped-call]
+        except SlackApiError as exc:
+            await socket.close_async()  # type: ignore[no-untyped-call]
+            raise ConfigError(
+                f"SLACK_APP_TOKEN was refused by Slack ({exc.response.get('error')})"
+            ) from exc
+        self._socket = socket
+
+    async def _serve_http(self) -> None:
+        runner = web.AppRunner(self.web_app(), access_log=None)
+        await runner.setup()
+        try:
+            await web.TCPSite(runner, self.http_host, self.http_port).start()
+        except BaseException:
+            await runner.cleanup()
+            raise
+        self._runner = runner
+        self.http_port = int(runner.addresses[0][1])
+
+    # ------------------------------------------------------------------ HTTP mode
+
+    def routes(self) -> list[web.RouteDef]:
+        """The Events API / slash command endpoint at ``http_path``, for any aiohttp app."""
+        return [web.post(self.config.http_path, self._http)]
+
+    def http_routes(self) -> list[web.RouteDef]:
+        """What the ops server mounts: the endpoint in HTTP mode, nothing in Socket Mode."""
+        return self.routes() if self.config.mode == "http" else []
+
+    def web_app(self) -> web.Application:
+        app = web.Application()
+        app.add_routes(self.routes())
+        return app
+
+    async def _http(self, request: web.Request) -> web.Response:
+        bolt_response = await self.bolt.async_dispatch(await to_bolt_request(request))
+        return await to_aiohttp_response(bolt_response)

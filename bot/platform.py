@@ -1,0 +1,292 @@
+"""The platform contract: what a chat platform gives the core, and how the core finds it.
+
+A platform is a plug-in: a package under ``adapters/`` (or any installed distribution) that
+registers one :class:`Plugin` under the ``tallybot.adapters`` entry-point group::
+
+    [project.entry-points."tallybot.adapters"]
+    telegram = "adapters.telegram.plugin:PLUGIN"
+
+The entry point's name is the platform's name: the name of its configuration table
+(``[telegram]``), of its channels in the store and in ``[admins] alerts``
+(``telegram:CHAT/THREAD``), and of its ``/readyz`` checks. Nothing in ``bot/`` names a platform.
+
+A plug-in describes (:class:`Plugin`):
+
+* ``keys`` and ``read``: the keys of its own ``[name]`` table, and how to read them into its
+  settings (with :class:`bot.config_reader.Reader`, so problems read ``FILE: name.key: PROBLEM``,
+  all of them at once); ``read`` returns None when the table turns the platform off. The
+  table holds the platform's admin settings too (``[discord] admin_users``, ...).
+* ``secrets``: the environment variables (or ``NAME_FILE`` files) it needs for these settings,
+  each required or optional (:class:`SecretNeed`): ``tallybot check-config`` checks them for
+  every enabled platform, and their values are scrubbed from every log line.
+* ``admins``: its admin policy (:class:`AdminPolicy`), built from its settings. **Deny by
+  default**: a plug-in that gives none makes nobody an admin on its platform.
+* ``build(settings, context) -> Adapter``: the adapter, from its settings and the
+  :class:`Context` every adapter gets (the command handler, the clock, the command limits, its
+  admin policy and secrets, the store for reads, the display zone).
+* optionally ``commands``: subcommands of the ``tallybot`` CLI (Discord's ``invite``).
+
+The adapter (:class:`bot.adapter.Adapter`, re-exported here) is an async context manager with
+defaults for everything but delivery: subclasses implement ``post``, ``edit`` and
+``find_posted`` (see their docstrings for the exactly-once rules) and set ``platform``,
+``limits`` and ``dedup_window``; they override ``__aenter__``/``__aexit__`` to connect,
+``health()`` to say truthfully whether the platform is reachable (``/readyz``),
+``http_routes()`` for routes the ops server mounts, ``serve()`` for a foreground loop.
+Commands flow the other way: the adapter turns what a user typed into a request with
+:meth:`Context.request` (which asks the admin policy) and hands it to ``context.handle``.
+
+Adding a platform ``x``: ``adapters/x/`` (its plug-in, settings, policy, adapter), one line
+under ``[project.entry-points."tallybot.adapters"]`` in ``pyproject.toml``, its table in
+``config/example.toml`` and the README; no change in ``bot/``. Tests may skip the entry point
+and pass plug-ins explicitly (``Plugins([...])`` to ``bot.config.parse``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import tzinfo
+from functools import cache
+from importlib.metadata import entry_points
+from typing import Any, Generic, TypeVar
+
+from bot.adapter import Adapter, Attachment, Earlier, Health, Notice, Outgoing
+from bot.clock import Clock
+from bot.commands import Reply, Request
+from bot.config_reader import Reader, suggest
+from bot.errors import ConfigError
+from bot.secrets import Secret
+from bot.store import Database
+from bot.subscription import ChannelRef, Platform
+from bot.throttle import Throttle
+
+__all__ = [
+    "GROUP",
+    "Adapter",
+    "AdminPolicy",
+    "Asker",
+    "Attachment",
+    "ChannelRef",
+    "CliCommand",
+    "Context",
+    "Earlier",
+    "Health",
+    "Notice",
+    "Outgoing",
+    "Platform",
+    "Plugin",
+    "Plugins",
+    "SecretNeed",
+    "Verdict",
+]
+
+log = logging.getLogger(__name__)
+
+GROUP = "tallybot.adapters"
+"""The entry-point group plug-ins register under."""
+
+S = TypeVar("S")
+Handler = Callable[[Request], Awaitable[Reply]]
+
+
+# ------------------------------------------------------------------------------ admins
+
+
+@dataclass(frozen=True, slots=True)
+class Asker:
+    """Who asks, where, and what the platform itself says of them: the input of a policy."""
+
+    user_id: str
+    workspace: str
+    """The place the command comes from: the Discord server, the Slack workspace, ..."""
+    platform_admin: bool = False
+    """The platform says this user administers the place (Manage Server, workspace admin)."""
+    roles: frozenset[str] = frozenset()
+    """The user's roles there (ids and names), where the platform has roles."""
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """Whether the asker is an admin; if not, why (the audit log's detail of a refusal)."""
+
+    admin: bool = False
+    refusal: str = "refused: not an admin"
+
+
+class AdminPolicy:
+    """Who is an admin on one platform. This base denies everyone: a platform whose plug-in
+    gives no policy has no admins, never everyone."""
+
+    def verdict(self, asker: Asker) -> Verdict:
+        return Verdict()
+
+
+DENY = AdminPolicy()
+
+
+def _deny(settings: Any) -> AdminPolicy:
+    return DENY
+
+
+# ----------------------------------------------------------------------------- context
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """What every adapter is built with, besides its own settings."""
+
+    handle: Handler
+    """Carries out a command and answers it (``bot.commands.Commands.handle``); never raises."""
+    clock: Clock
+    throttle: Throttle
+    """The command limits, for an adapter that must know before answering whether the reply
+    may be public (Discord defers publicly or privately)."""
+    admins: AdminPolicy = DENY
+    """The platform's admin policy, from its settings (deny by default)."""
+    place: str = "workspace"
+    """What the platform calls the place a command comes from ("server", "workspace")."""
+    secrets: Mapping[str, Secret] = field(default_factory=dict)
+    """The secrets the plug-in asked for (:attr:`Plugin.secrets`) that are set, by name."""
+    store: Database | None = None
+    """The store, for reads an adapter makes itself (Discord's autocomplete); None in tests."""
+    zone: tzinfo | None = None
+    """``[defaults] timezone``, where times cannot be shown in each reader's own zone."""
+    ops_server: bool = False
+    """An ops server runs and mounts the adapter's ``http_routes()`` (else it serves its own)."""
+
+    def secret(self, name: str) -> Secret:
+        """A secret the plug-in declared as required (checked before the adapter is built)."""
+        found = self.secrets.get(name)
+        if found is None:
+            raise ConfigError(f"{name} is not set: export {name}=... or {name}_FILE=/path")
+        return found
+
+    def request(
+        self,
+        channel: ChannelRef,
+        user_id: str,
+        user_name: str,
+        text: str,
+        *,
+        platform_admin: bool = False,
+        roles: frozenset[str] = frozenset(),
+    ) -> Request:
+        """The request for a command typed by ``user_id`` in ``channel``, with the admin
+        policy's verdict on them (an admin nowhere unless the policy says so)."""
+        verdict = self.admins.verdict(Asker(user_id, channel.workspace, platform_admin, roles))
+        return Request(
+            channel,
+            user_id,
+            user_name,
+            text,
+            admin=verdict.admin,
+            refusal=verdict.refusal,
+            place=self.place,
+        )
+
+
+# ------------------------------------------------------------------------------ plugin
+
+
+@dataclass(frozen=True, slots=True)
+class SecretNeed:
+    """An environment variable (or ``NAME_FILE``) a platform reads its token from."""
+
+    name: str
+    required: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class CliCommand:
+    """A ``tallybot`` subcommand a platform adds (``tallybot invite``)."""
+
+    name: str
+    help: str
+    arguments: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace], int]
+
+
+def _no_secrets(settings: Any) -> Sequence[SecretNeed]:
+    return ()
+
+
+@dataclass(frozen=True, slots=True)
+class Plugin(Generic[S]):
+    """One platform, as the core sees it (see the module docstring)."""
+
+    name: str
+    keys: tuple[str, ...]
+    """The keys its ``[name]`` table may have."""
+    read: Callable[[Reader], S | None]
+    """Its settings from its table (a :class:`Reader` of ``[name]``); None: the platform is
+    off (``[console] enabled = false``)."""
+    build: Callable[[S, Context], Adapter]
+    secrets: Callable[[S], Sequence[SecretNeed]] = _no_secrets
+    secret_names: tuple[str, ...] = ()
+    """Every secret name it may ever read, scrubbed from logs even before a file is read."""
+    admins: Callable[[S], AdminPolicy] = _deny
+    place: str = "workspace"
+    channel_example: str = ""
+    """How one of its channels is written in ``[admins] alerts``: ``x:WORKSPACE/CHANNEL``."""
+    moved: Mapping[str, str] = field(default_factory=dict)
+    """Keys of ``[admins]`` that moved to its own table, old name to new name: an old key is
+    refused with a message naming the new one."""
+    needs_terminal: bool = False
+    """Off (one log line says so) when standard input is not a terminal."""
+    commands: tuple[CliCommand, ...] = ()
+
+    @property
+    def platform(self) -> Platform:
+        return Platform(self.name)
+
+
+class Plugins(Mapping[str, Plugin[Any]]):
+    """The platforms a configuration is read and run with: the installed ones by default
+    (:meth:`installed`), or any given list (tests)."""
+
+    def __init__(self, plugins: Iterable[Plugin[Any]]) -> None:
+        self._by_name: dict[str, Plugin[Any]] = {}
+        for plugin in plugins:
+            if plugin.name in self._by_name:
+                raise ConfigError(f"two platforms are registered as {plugin.name!r}")
+            self._by_name[plugin.name] = plugin
+
+    @classmethod
+    def installed(cls) -> Plugins:
+        """Every plug-in registered under the ``tallybot.adapters`` entry points."""
+        return _installed()
+
+    def __getitem__(self, name: str) -> Plugin[Any]:
+        return self._by_name[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(sorted(self._by_name))
+
+    def __len__(self) -> int:
+        return len(self._by_name)
+
+    def unknown(self, name: str) -> str:
+        """Why ``name`` is no platform: ``no platform 'discrod' (did you mean 'discord'?) ...``."""
+        return (
+            f"no platform {name!r} is installed{suggest(name, list(self))}; "
+            f"platforms: {', '.join(self) or 'none'}"
+        )
+
+    def secret_names(self) -> list[str]:
+        return [name for p in self._by_name.values() for name in p.secret_names]
+
+
+@cache
+def _installed() -> Plugins:
+    found: list[Plugin[Any]] = []
+    for ep in entry_points(group=GROUP):
+        plugin = ep.load()
+        if not isinstance(plugin, Plugin) or plugin.name != ep.name:
+            raise ConfigError(
+                f"entry point {ep.name} = {ep.value!r} in {GROUP} is not the Plugin of a "
+                f"platform named {ep.name!r}"
+            )
+        found.append(plugin)
+    return Plugins(found)
