@@ -19,7 +19,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
-from bot.config_platforms import ENV_NAME, ServerConfig, server
+from bot.config_platforms import ENV_NAME, Admins, ServerConfig, admins, platforms, server
 from bot.config_reader import Problems, Recorded, describe, suggest
 from bot.config_reader import Reader as _Reader
 from bot.errors import ConfigError
@@ -35,7 +35,7 @@ from bot.model import (
 )
 from bot.platform import Plugins
 from bot.store.engine import url_problem
-from bot.subscription import ChannelRef, Platform
+from bot.subscription import Platform
 from bot.times import zone_named
 
 E = TypeVar("E", bound=Enum)
@@ -59,14 +59,6 @@ class CountConfig:
     interval: float = DEFAULT_INTERVAL
     stale_after_failures: int = 5
     stale_after_seconds: float = 600.0
-
-
-@dataclass(frozen=True, slots=True)
-class Admins:
-    """Where admin notices go. Who is an admin is each platform's own setting, in its own table
-    (``[discord] admin_users``, ...), applied by its admin policy (``bot.platform``)."""
-
-    alerts: tuple[ChannelRef, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,8 +140,8 @@ def parse(
         path=path,
         store_url=store_url,
         counts=counts,
-        admins=problems.attempt(lambda: _admins(top, plugins), Admins()),
-        platforms=_platforms(top, plugins),
+        admins=problems.attempt(lambda: admins(top, plugins), Admins()),
+        platforms=platforms(top, plugins),
         plugins=plugins,
         server=problems.attempt(lambda: server(top), None) if "server" in raw else None,
         store_password_env=password_env,
@@ -363,55 +355,3 @@ def _over_eligible(r: _Reader, received: int, eligible: int) -> None:
     raise r.error(
         "received", f"{received:,} received is more than the {eligible:,} eligible voters"
     )
-
-
-def _platforms(top: _Reader, plugins: Plugins) -> dict[Platform, Any]:
-    """The settings of every platform whose table is there and turns it on."""
-    enabled: dict[Platform, Any] = {}
-    for name, plugin in plugins.items():
-        if name not in top.table:
-            continue
-        table = top.table_at(name, plugin.keys)
-        settings = top.problems.attempt(partial(plugin.read, table), None)
-        if settings is not None:
-            enabled[plugin.platform] = settings
-    return enabled
-
-
-def _channel_ref(path: Path, where: str, text: object, plugins: Plugins) -> ChannelRef:
-    examples = [repr(p.channel_example) for p in plugins.values() if p.channel_example]
-    shapes = " or ".join(examples) or "'PLATFORM:WORKSPACE/CHANNEL'"
-    try:
-        if not isinstance(text, str):
-            raise ValueError(text)
-        platform_name, rest = text.split(":", 1)
-        workspace, channel = rest.split("/", 1)
-    except ValueError:
-        raise ConfigError(f"{path}: {where}: {describe(text)} should look like {shapes}") from None
-    if platform_name not in plugins:
-        raise ConfigError(f"{path}: {where}: {plugins.unknown(platform_name)}")
-    return ChannelRef(Platform(platform_name), workspace, channel)
-
-
-def _admins(top: _Reader, plugins: Plugins) -> Admins:
-    moved = {old: (p.name, new) for p in plugins.values() for old, new in p.moved.items()}
-    table: Mapping[str, Any] = top.get("admins", dict, {})
-    for key in table:
-        if key in moved:
-            name, new = moved[key]
-            top.problems.add(
-                f"{top.path}: admins.{key}: no longer here (did you mean [{name}] {new}? each "
-                "platform's admins are set in its own table)"
-            )
-    r = top.table_at("admins", ["alerts", *(k for k in table if k in moved)])
-    alerts = tuple(
-        ref
-        for i, a in enumerate(r.get("alerts", list, []))
-        if (
-            ref := r.problems.attempt(
-                partial(_channel_ref, top.path, f"admins.alerts[{i}]", a, plugins), None
-            )
-        )
-        is not None
-    )
-    return Admins(alerts=alerts)

@@ -1,4 +1,5 @@
-"""The ``[server]`` table of the configuration, and readers of the values platform tables share.
+"""The tables around the platforms: ``[admins]``, each platform's own table (read by its
+plug-in), ``[server]``, and readers of the values platform tables share.
 
 Read by :func:`bot.config.parse` with the same :class:`~bot.config_reader.Reader` as the rest of
 the file; each platform reads its own table with these helpers (``adapters/*/settings.py``).
@@ -8,13 +9,27 @@ the file; each platform reads its own table with these helpers (``adapters/*/set
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
 from typing import Any
 
-from bot.config_reader import Reader
+from bot.config_reader import Reader, describe
+from bot.errors import ConfigError
 from bot.pacing import Window
+from bot.platform import Plugins
+from bot.subscription import ChannelRef, Platform
 
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+@dataclass(frozen=True, slots=True)
+class Admins:
+    """Where admin notices go. Who is an admin is each platform's own setting, in its own table
+    (``[discord] admin_users``, ...), applied by its admin policy (``bot.platform``)."""
+
+    alerts: tuple[ChannelRef, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,3 +91,55 @@ def windows(configured: tuple[tuple[str, int, float], ...]) -> dict[str, Window]
     """A ``limits`` table as read by :func:`read_limits`, by bucket name (for
     ``bot.pacing.Limits.with_windows``)."""
     return {name: Window(n, seconds) for name, n, seconds in configured}
+
+
+def platforms(top: Reader, plugins: Plugins) -> dict[Platform, Any]:
+    """The settings of every platform whose table is there and turns it on."""
+    enabled: dict[Platform, Any] = {}
+    for name, plugin in plugins.items():
+        if name not in top.table:
+            continue
+        table = top.table_at(name, plugin.keys)
+        settings = top.problems.attempt(partial(plugin.read, table), None)
+        if settings is not None:
+            enabled[plugin.platform] = settings
+    return enabled
+
+
+def _channel_ref(path: Path, where: str, text: object, plugins: Plugins) -> ChannelRef:
+    examples = [repr(p.channel_example) for p in plugins.values() if p.channel_example]
+    shapes = " or ".join(examples) or "'PLATFORM:WORKSPACE/CHANNEL'"
+    try:
+        if not isinstance(text, str):
+            raise ValueError(text)
+        platform_name, rest = text.split(":", 1)
+        workspace, channel = rest.split("/", 1)
+    except ValueError:
+        raise ConfigError(f"{path}: {where}: {describe(text)} should look like {shapes}") from None
+    if platform_name not in plugins:
+        raise ConfigError(f"{path}: {where}: {plugins.unknown(platform_name)}")
+    return ChannelRef(Platform(platform_name), workspace, channel)
+
+
+def admins(top: Reader, plugins: Plugins) -> Admins:
+    moved = {old: (p.name, new) for p in plugins.values() for old, new in p.moved.items()}
+    table: Mapping[str, Any] = top.get("admins", dict, {})
+    for key in table:
+        if key in moved:
+            name, new = moved[key]
+            top.problems.add(
+                f"{top.path}: admins.{key}: no longer here (did you mean [{name}] {new}? each "
+                "platform's admins are set in its own table)"
+            )
+    r = top.table_at("admins", ["alerts", *(k for k in table if k in moved)])
+    alerts = tuple(
+        ref
+        for i, a in enumerate(r.get("alerts", list, []))
+        if (
+            ref := r.problems.attempt(
+                partial(_channel_ref, top.path, f"admins.alerts[{i}]", a, plugins), None
+            )
+        )
+        is not None
+    )
+    return Admins(alerts=alerts)

@@ -22,23 +22,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import warnings
 from collections.abc import Mapping
 from types import TracebackType
 from typing import Any, Self
 
 import yarl
 
-with warnings.catch_warnings():
-    # discord.player imports audioop, deprecated since Python 3.11.
-    warnings.filterwarnings("ignore", "'audioop' is deprecated", DeprecationWarning)
-    import discord
-    import discord.gateway
-    import discord.http
-
 from adapters.discord.admins import DiscordAdmins
 from adapters.discord.commands import SlashCommands
 from adapters.discord.delivery import DISCORD_LIMITS, FAILURES, NO_MENTIONS, DiscordSender
+from adapters.discord.lib import discord
 from adapters.discord.settings import TOKEN, DiscordSettings
 from adapters.discord.tree import CountGroup, TallybotClient, intents
 from bot.config_platforms import windows
@@ -46,12 +39,6 @@ from bot.errors import ConfigError, TallybotError
 from bot.platform import Context, Health
 
 log = logging.getLogger(__name__)
-
-# The bot never joins a voice channel: discord.py's warnings that voice support is missing
-# ("PyNaCl is not installed", "davey is not installed") on every start are noise. These are
-# the switches discord.py itself turns off after warning once.
-discord.VoiceClient.warn_nacl = False
-discord.VoiceClient.warn_dave = False
 
 
 MAX_RATELIMIT_TIMEOUT = 30.0

@@ -13,18 +13,12 @@ import contextlib
 import dataclasses
 import logging
 import re
-import warnings
 from dataclasses import dataclass
 from typing import Any
 
-with warnings.catch_warnings():
-    # discord.player imports audioop, deprecated since Python 3.11.
-    warnings.filterwarnings("ignore", "'audioop' is deprecated", DeprecationWarning)
-    import discord
-    from discord import app_commands
-
 from adapters.discord.delivery import FAILURES, NO_MENTIONS, discord_file
 from adapters.discord.embeds import choice_name, escape, reply_parts
+from adapters.discord.lib import app_commands, discord
 from bot.command_parse import Verb
 from bot.commands import Reply, Request
 from bot.errors import CommandError

@@ -35,19 +35,14 @@ import hashlib
 import io
 import logging
 import re
-import warnings
 from collections.abc import Collection
 from datetime import datetime, timedelta
 from typing import Any
 
 import aiohttp
 
-with warnings.catch_warnings():
-    # discord.player imports audioop, deprecated since Python 3.11.
-    warnings.filterwarnings("ignore", "'audioop' is deprecated", DeprecationWarning)
-    import discord
-
 from adapters.discord.embeds import clip, message_embed, notice_content
+from adapters.discord.lib import discord
 from adapters.discord.text import plain
 from bot.adapter import Adapter, Attachment, Earlier, Notice, Outgoing
 from bot.errors import (

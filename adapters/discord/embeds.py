@@ -26,15 +26,10 @@ formatter.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-with warnings.catch_warnings():
-    # discord.player imports audioop, deprecated since Python 3.11.
-    warnings.filterwarnings("ignore", "'audioop' is deprecated", DeprecationWarning)
-    import discord
-
+from adapters.discord.lib import discord
 from adapters.discord.text import escape, plain, show, trim
 from bot.adapter import Notice
 from bot.commands import Reply

@@ -4,17 +4,11 @@ other platform (``bot.command_parse``), carried out by ``adapters.discord.comman
 from __future__ import annotations
 
 import logging
-import warnings
 from collections.abc import Callable
 from typing import Any
 
-with warnings.catch_warnings():
-    # discord.player imports audioop, deprecated since Python 3.11.
-    warnings.filterwarnings("ignore", "'audioop' is deprecated", DeprecationWarning)
-    import discord
-    from discord import app_commands
-
 from adapters.discord.commands import Options, SlashCommands, answer_error
+from adapters.discord.lib import app_commands, discord
 from bot.command_parse import Verb
 
 log = logging.getLogger(__name__)

@@ -167,6 +167,13 @@ async def test_hostile_text_shows_as_typed_in_every_payload(tmp_path: Path, worl
         pinged_nobody(message)
 
 
+def unseen_zwsp(text: str) -> str:
+    """``text`` as ``visible`` compares it: a zero-width space after an ``@`` is taken out there
+    (tallybot puts one in to defuse a mention), so one that was typed is taken out here too
+    (hypothesis found ``@\u200b0``: shown as typed, then compared without its space)."""
+    return text.replace("@\u200b", "@")
+
+
 @given(st.lists(HOSTILE_TEXT, min_size=2, max_size=4), HOSTILE_TEXT, HOSTILE_TEXT)
 def test_every_text_of_any_message_is_escaped_wherever_it_lands(
     labels: list[str], title: str, source: str
@@ -177,10 +184,10 @@ def test_every_text_of_any_message_is_escaped_wherever_it_lands(
     assert embed_problems(embed) == []
     shown = embed.to_dict()
     assert embed_markup(shown, ours=(f"<t:{unix(T0)}:R>",)) == []
-    assert visible(shown.get("title", "")).removesuffix("…") in typed(message.title)
+    assert visible(shown.get("title", "")).removesuffix("…") in unseen_zwsp(typed(message.title))
     content, _ = reply_parts(Reply(str(message.notes[0]), timed=message.notes[0]))
     assert content is not None
     assert markup(content, ours=(f"<t:{unix(T0)}:R>",)) == []
     notice = notice_content(Notice(f"Source {source} is stale: {title}"))
     assert markup(notice) == []
-    assert visible(notice) == typed(f"⚠️ Source {source} is stale: {title}")
+    assert visible(notice) == unseen_zwsp(typed(f"⚠️ Source {source} is stale: {title}"))

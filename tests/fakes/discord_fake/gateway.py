@@ -97,10 +97,17 @@ class GatewayHub:
         self.sent: list[JSON] = []
         self.received: list[JSON] = []
         self.close_codes: list[int] = []  # codes the fake closed connections with
+        self.down = False
+        """The gateway is down: connections are refused (503) until it is up again."""
+        self.refused = 0
 
     # --------------------------------------------------------------- serving
 
-    async def handle(self, request: web.Request) -> web.WebSocketResponse:
+    async def handle(self, request: web.Request) -> web.StreamResponse:
+        if self.down:
+            self.refused += 1
+            self.fake.notify()
+            return web.Response(status=503, text="the gateway is down")
         ws = web.WebSocketResponse(max_msg_size=0)
         await ws.prepare(request)
         conn = Connection(self, ws)

@@ -362,6 +362,16 @@ class FakeDiscord:
         """Close every live gateway connection (discord.py then RESUMEs)."""
         await self.gateway.drop_all(code)
 
+    async def kill_gateway(self) -> None:
+        """The gateway goes down: live connections are dropped and new ones refused (503)
+        until :meth:`revive_gateway`."""
+        self.gateway.down = True
+        await self.gateway.drop_all(4000)
+
+    def revive_gateway(self) -> None:
+        self.gateway.down = False
+        self.notify()
+
     # -------------------------------------------------------------- inspection
 
     def messages(self, channel_id: int, *, include_deleted: bool = True) -> list[RecordedMessage]:

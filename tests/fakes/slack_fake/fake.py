@@ -382,6 +382,20 @@ class FakeSlack:
         except TimeoutError:
             raise TimeoutError("no Socket Mode connection to deliver to") from None
 
+    async def kill_socket(self) -> None:
+        """Socket Mode goes down: live connections are closed and new ones refused (503) until
+        :meth:`revive_socket`."""
+        self._socket.down = True
+        await self._socket.close_all()
+
+    def revive_socket(self) -> None:
+        self._socket.down = False
+
+    @property
+    def refused_socket_connects(self) -> int:
+        """Socket Mode connections refused (a used ticket, or while the socket is down)."""
+        return self._socket.rejected_connects
+
     async def disconnect_socket(self, reason: str = "refresh_requested") -> None:
         """Send {"type": "disconnect"} on the live connections; they get no new envelopes."""
         await self._socket.request_disconnect(reason)

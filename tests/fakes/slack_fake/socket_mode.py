@@ -45,6 +45,8 @@ class SocketModeServer:
         self.stray_frames: list[str] = []
         """Frames from the client that were not a valid ack of a known envelope."""
         self.rejected_connects = 0
+        self.down = False
+        """Socket Mode is down: connections are refused (503) until it is up again."""
 
     def new_url(self) -> str:
         ticket = uuid.uuid4().hex
@@ -60,6 +62,10 @@ class SocketModeServer:
         return usable[-1] if usable else None
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
+        if self.down:
+            self.rejected_connects += 1
+            self._notifier.notify()
+            return web.Response(status=503, text="socket mode is down")
         ticket = request.query.get("ticket", "")
         if ticket not in self._tickets:
             self.rejected_connects += 1
