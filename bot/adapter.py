@@ -1,4 +1,6 @@
-"""The contract between the core and a chat platform, and an in-memory fake of it.
+"""The adapter: what the core asks of a chat platform (the ``Adapter`` base class, with defaults
+for all but delivery), the values it carries, and an in-memory fake of it. How a platform plugs
+in (its settings, secrets, admin policy, ``build``) is in ``bot.platform``.
 
 An adapter is opened and closed as an async context manager and does three things for the
 core: ``post`` a new message, ``edit`` one it posted before, and ``find_posted``: look in a
@@ -13,7 +15,9 @@ Every request an adapter makes for a delivery goes through the ``pace`` it is gi
 (``bot.pacing``): it names its route, and waits for its turn under the platform's ``limits``.
 
 Commands flow the other way: an adapter turns a slash command or a typed line into a
-``bot.commands.Request`` and shows the ``Reply``.
+``bot.commands.Request`` (``bot.platform.Context.request``, which asks the platform's admin
+policy) and shows the ``Reply``. ``health()`` says truthfully whether the platform is reachable
+(``/readyz``); ``http_routes()`` are mounted on the ops server.
 """
 
 from __future__ import annotations
