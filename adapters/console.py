@@ -8,7 +8,7 @@ written into a folder, ``tallybot-charts/`` in the current directory unless told
 its path printed.
 
 Text is shown as typed: every text goes into rich as a ``Text`` (never parsed as rich markup,
-so ``[bold]`` or ``[link=...]`` in a title stays as it is) after ``bot.safe_text.clean`` (no
+so ``[bold]`` or ``[link=...]`` in a title stays as it is) after ``bot.domain.safe_text.clean`` (no
 control characters, so no escape sequence from a source reaches the terminal). Times are shown
 in ``zone``: ``[defaults] timezone`` from the configuration, else the machine's own zone.
 """
@@ -30,14 +30,14 @@ from rich.table import Table
 from rich.text import Text
 
 from adapters.console_prompt import read_commands
-from bot.adapter import Attachment, Earlier, Notice, Outgoing
+from bot.adapter import Earlier
 from bot.commands import Reply, Request
-from bot.message import Message
+from bot.domain.message import Attachment, Message, Notice, Outgoing
+from bot.domain.render_text import render, show
+from bot.domain.safe_text import clean
+from bot.domain.times import Zone
 from bot.pacing import UNLIMITED, Limits, Pace, Route, unpaced
-from bot.render_text import render, show
-from bot.safe_text import clean
 from bot.subscription import ChannelRef, Platform
-from bot.times import Zone
 
 CONSOLE_CHANNEL = ChannelRef(Platform.CONSOLE, "local", "console")
 CHART_DIR = Path("tallybot-charts")

@@ -50,7 +50,8 @@ with warnings.catch_warnings():
 
 from adapters.discord_embeds import clip, message_embed, notice_content
 from adapters.discord_text import plain
-from bot.adapter import Attachment, Earlier, Notice, Outgoing
+from bot.adapter import Earlier
+from bot.domain.message import Attachment, Notice, Outgoing
 from bot.errors import (
     DeliveryError,
     MessageGone,

@@ -36,10 +36,9 @@ with warnings.catch_warnings():
     import discord
 
 from adapters.discord_text import escape, plain, show, trim
-from bot.adapter import Notice
 from bot.commands import Reply
-from bot.message import ChoiceLine, Message, Timed
-from bot.words import noun
+from bot.domain.message import ChoiceLine, Message, Notice, Timed
+from bot.domain.words import noun
 
 MAX_TITLE = 256
 MAX_DESCRIPTION = 4096

@@ -20,7 +20,8 @@ import aiohttp
 from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.adapter import Attachment, Earlier, Notice, Outgoing
+from bot.adapter import Earlier
+from bot.domain.message import Attachment, Notice, Outgoing
 from bot.errors import (
     DeliveryError,
     MessageGone,

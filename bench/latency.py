@@ -15,11 +15,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from bot.adapter import Attachment, Earlier, Outgoing, RecordingAdapter
+from bot.adapter import Earlier, RecordingAdapter
 from bot.app import App
 from bot.commands import Request
 from bot.config import parse
-from bot.model import Tally
+from bot.domain.message import Attachment, Outgoing
+from bot.domain.model import Tally
 from bot.pacing import Pace, unpaced
 from bot.subscription import ChannelRef, Platform
 from tests.helpers import T0

@@ -18,46 +18,16 @@ Commands flow the other way: an adapter turns a slash command or a typed line in
 
 from __future__ import annotations
 
-import json
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from datetime import datetime
 from types import TracebackType
 from typing import Protocol, Self
 
+from bot.domain.message import Attachment, Outgoing
 from bot.errors import MessageGone, PermanentDeliveryError, TransientDeliveryError
-from bot.message import Message
 from bot.pacing import UNLIMITED, Limits, Pace, Route, unpaced
 from bot.subscription import ChannelRef, Platform
-
-
-@dataclass(frozen=True, slots=True)
-class Notice:
-    """A plain note for admins: a source went stale, a channel was disabled, a tally rejected."""
-
-    text: str
-    count_id: str | None = None
-
-    def to_json(self) -> str:
-        return json.dumps({"text": self.text, "count_id": self.count_id})
-
-    @classmethod
-    def from_json(cls, text: str) -> Notice:
-        raw = json.loads(text)
-        return cls(text=raw["text"], count_id=raw["count_id"])
-
-
-Outgoing = Message | Notice
-
-
-@dataclass(frozen=True, slots=True)
-class Attachment:
-    """A file that goes with a reply, such as a chart: its name, its bytes, and a description of
-    what it shows for those who cannot see it (alt text)."""
-
-    filename: str
-    data: bytes
-    description: str
 
 
 @dataclass(frozen=True, slots=True)

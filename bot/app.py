@@ -25,7 +25,7 @@ from bot.clock import Clock, SystemClock
 from bot.commands import Commands
 from bot.config import Config
 from bot.dispatcher import Dispatcher
-from bot.model import CountStatus
+from bot.domain.model import CountStatus
 from bot.ops.metrics import Metrics
 from bot.ops.server import OpsServer
 from bot.pipeline import Pipeline

@@ -10,9 +10,9 @@ really received.
 from __future__ import annotations
 
 from bot.command_parse import Command, Verb
-from bot.detect import Rejected, RejectReason
-from bot.model import Count, Tally
-from bot.words import n
+from bot.domain.detect import Rejected, RejectReason
+from bot.domain.model import Count, Tally
+from bot.domain.words import n
 
 
 def rejection_hint(count: Count, command: Command, tally: Tally, rejected: Rejected) -> str:

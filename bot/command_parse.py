@@ -16,8 +16,8 @@ import re
 from dataclasses import dataclass
 from enum import StrEnum
 
+from bot.domain.model import CEILING_RULE, figure_value
 from bot.errors import CommandError
-from bot.model import CEILING_RULE, figure_value
 from bot.subscription import Mode
 
 

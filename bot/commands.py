@@ -14,8 +14,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
-from bot import format as fmt
-from bot.adapter import Attachment
 from bot.admins import is_admin, refusal_detail
 from bot.chart import CHART_TALLIES, ChartCache, chart_attachment
 from bot.clock import Clock
@@ -31,10 +29,11 @@ from bot.command_parse import (
     usage,
 )
 from bot.config import Admins
-from bot.detect import Accepted, NoChange, Rejected
+from bot.domain import format as fmt
+from bot.domain.detect import Accepted, NoChange, Rejected
+from bot.domain.message import Attachment, Message, Moment, Part, Timed
+from bot.domain.model import Count, Tally, TallyState
 from bot.errors import CommandError, NotAuthorized
-from bot.message import Message, Moment, Part, Timed
-from bot.model import Count, Tally, TallyState
 from bot.pipeline import Pipeline, figures
 from bot.sources.health import SourceHealth
 from bot.store import Database, outbox

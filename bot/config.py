@@ -30,8 +30,7 @@ from bot.config_platforms import (
 )
 from bot.config_reader import Problems, Recorded, describe, suggest
 from bot.config_reader import Reader as _Reader
-from bot.errors import ConfigError
-from bot.model import (
+from bot.domain.model import (
     CEILING_RULE,
     MAX_FIGURE,
     SLUG,
@@ -41,9 +40,10 @@ from bot.model import (
     DecisionRule,
     RuleKind,
 )
+from bot.domain.times import zone_named
+from bot.errors import ConfigError
 from bot.store.engine import url_problem
 from bot.subscription import ChannelRef, Platform
-from bot.times import zone_named
 
 E = TypeVar("E", bound=Enum)
 __all__ = ["Admins", "Config", "CountConfig", "DiscordConfig", "ServerConfig", "SlackConfig"]

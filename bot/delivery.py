@@ -31,8 +31,9 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import timedelta
 
-from bot.adapter import Adapter, Earlier, Notice, Outgoing
+from bot.adapter import Adapter, Earlier
 from bot.clock import Clock
+from bot.domain.message import Message, Notice, Outgoing
 from bot.errors import (
     DeliveryCancelled,
     DeliveryError,
@@ -42,7 +43,6 @@ from bot.errors import (
     TransientDeliveryError,
 )
 from bot.final_charts import FinalCharts
-from bot.message import Message
 from bot.ops.hooks import Hooks
 from bot.pacing import Pacer, Route
 from bot.retry import backoff

@@ -12,9 +12,8 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from bot.adapter import Attachment, Outgoing
 from bot.chart import CHART_TALLIES, ChartCache, chart_attachment
-from bot.message import Message
+from bot.domain.message import Attachment, Message, Outgoing
 from bot.store import Database
 from bot.store import counts as count_rows
 from bot.store import tallies as tally_rows

@@ -14,13 +14,12 @@ from dataclasses import dataclass, replace
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from bot import format as fmt
-from bot.adapter import Notice
 from bot.clock import Clock
-from bot.detect import Accepted, Detection, NoChange, Rejected, detect
+from bot.domain import format as fmt
+from bot.domain.detect import Accepted, Detection, NoChange, Rejected, detect
+from bot.domain.message import Message, Notice
+from bot.domain.model import Count, CountStatus, Tally, TallyState
 from bot.errors import CommandError, Replayed
-from bot.message import Message
-from bot.model import Count, CountStatus, Tally, TallyState
 from bot.ops.hooks import NO_HOOKS, Hooks
 from bot.store import Database, outbox
 from bot.store import audit as audit_rows

@@ -14,17 +14,17 @@ import logging
 import random
 from enum import StrEnum
 
-from bot.adapter import Notice
-from bot.detect import NoChange, Rejected
+from bot.domain.detect import NoChange, Rejected
+from bot.domain.message import Notice
+from bot.domain.model import Tally
+from bot.domain.words import count_of
 from bot.errors import SourceError, TransientSourceError
-from bot.model import Tally
 from bot.ops.hooks import NO_HOOKS, Hooks
 from bot.pipeline import Pipeline
 from bot.ratelimit import Sleep
 from bot.retry import retry_after_hint, retry_transient
 from bot.sources.base import Source
 from bot.sources.health import SourceHealth
-from bot.words import count_of
 
 log = logging.getLogger(__name__)
 

@@ -12,9 +12,9 @@ from pathlib import Path
 
 from bot.clock import Clock, SystemClock
 from bot.config import Config
-from bot.detect import Accepted, detect
+from bot.domain.detect import Accepted, detect
+from bot.domain.model import Tally, TallyState
 from bot.errors import ConfigError, SourceError
-from bot.model import Tally, TallyState
 from bot.pipeline import figures
 from bot.ratelimit import Sleep
 from bot.sources.factory import build_source

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from bot.model import Choice, Count, CountStatus, DecisionRule, RuleKind, Tally, TallyState
+from bot.domain.model import Choice, Count, CountStatus, DecisionRule, RuleKind, Tally, TallyState
 
 T0 = datetime(2021, 4, 8, 18, 0, tzinfo=UTC)
 

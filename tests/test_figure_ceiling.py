@@ -17,8 +17,8 @@ from adapters.slack import needs_admin
 from bot.clock import FakeClock
 from bot.command_parse import parse
 from bot.config import parse as parse_config
+from bot.domain.model import MAX_FIGURE, Choice, Count, DecisionRule, RuleKind, figure_value
 from bot.errors import CommandError, ConfigError, PermanentSourceError, RequestError
-from bot.model import MAX_FIGURE, Choice, Count, DecisionRule, RuleKind, figure_value
 from bot.ops.push_body import read_push
 from bot.ops.push_client import figures_body
 from bot.sources.csv_doc import CsvLayout, parse_csv, tally_from_csv

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from bot.clock import FakeClock
+from bot.domain.model import Choice, Count, DecisionRule, RuleKind, TallyState
 from bot.errors import ConfigError
-from bot.model import Choice, Count, DecisionRule, RuleKind, TallyState
 from bot.sources.base import Source
 from bot.sources.csv_doc import CsvLayout
 from bot.sources.factory import KEYS, build_source

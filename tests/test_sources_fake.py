@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from bot.clock import FakeClock
+from bot.domain.model import Choice, Count, DecisionRule, RuleKind, Tally
 from bot.errors import PermanentSourceError, TransientSourceError
-from bot.model import Choice, Count, DecisionRule, RuleKind, Tally
 from bot.sources import FakeSource, Source
 from bot.sources.file import FileSource
 from bot.sources.http import HttpOptions

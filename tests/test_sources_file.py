@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from bot.clock import FakeClock
+from bot.domain.model import Choice, Count, DecisionRule, RuleKind, TallyState
 from bot.errors import ConfigError, PermanentSourceError, TransientSourceError
-from bot.model import Choice, Count, DecisionRule, RuleKind, TallyState
 from bot.sources.csv_doc import CsvLayout
 from bot.sources.file import FileFormat, FileSource
 from bot.sources.mapping import FieldMap, StateValues

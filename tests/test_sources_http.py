@@ -13,8 +13,8 @@ import pytest
 from aiohttp import web
 
 from bot.clock import FakeClock
+from bot.domain.model import Choice, Count, DecisionRule, RuleKind, Tally, TallyState
 from bot.errors import ConfigError, PermanentSourceError, TransientSourceError
-from bot.model import Choice, Count, DecisionRule, RuleKind, Tally, TallyState
 from bot.sources.csv_doc import CsvLayout
 from bot.sources.http import HttpOptions, HttpTransientError, public_url
 from bot.sources.http_csv import HttpCsvSource

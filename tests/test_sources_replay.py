@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from bot.clock import FakeClock
+from bot.domain.model import Choice, Count, DecisionRule, RuleKind, Tally, TallyState
 from bot.errors import ConfigError, PermanentSourceError, StoreError
-from bot.model import Choice, Count, DecisionRule, RuleKind, Tally, TallyState
 from bot.sources.record import Recorder
 from bot.sources.replay import ReplaySource
 from bot.sources.timeline import TimelineEntry

@@ -16,8 +16,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from bot.clock import Clock
+from bot.domain.model import Count, Tally, TallyState
 from bot.errors import PermanentSourceError, RequestError
-from bot.model import Count, Tally, TallyState
 from bot.sources.json_doc import parse_json, tally_from_json
 from bot.sources.mapping import FieldMap, StateValues
 

@@ -17,11 +17,11 @@ import asyncio
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from bot.domain.model import CountStatus
+from bot.domain.words import count_of
 from bot.errors import StoreError
-from bot.model import CountStatus
 from bot.sources.health import SourceHealth
 from bot.store import counts as count_rows
-from bot.words import count_of
 
 if TYPE_CHECKING:
     from bot.app import App

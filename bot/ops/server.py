@@ -44,9 +44,9 @@ from typing import TYPE_CHECKING, Self
 from aiohttp import web
 
 from bot.config import ServerConfig
-from bot.detect import Accepted, NoChange, Rejected
+from bot.domain.detect import Accepted, NoChange, Rejected
+from bot.domain.model import Count
 from bot.errors import CommandError, ConfigError, Replayed, RequestError, StoreError
-from bot.model import Count
 from bot.ops import readiness
 from bot.ops.metrics import CONTENT_TYPE
 from bot.ops.push_body import read_push

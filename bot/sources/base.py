@@ -11,8 +11,8 @@ an HTTP session) and asked for the current tally with :meth:`Source.fetch`::
 for failures that need someone to fix something (other HTTP 4xx, a body that does not parse, a
 mapping that does not match the document). Messages name the field, column or path at fault.
 
-A returned :class:`~bot.model.Tally` has the count's id, a vote figure for every choice, ``void``
-and ``challenged`` (0 when not mapped), ``received`` (None when not mapped), ``state``,
+A returned :class:`~bot.domain.model.Tally` has the count's id, a vote figure for every choice,
+``void`` and ``challenged`` (0 when not mapped), ``received`` (None when not mapped), ``state``,
 ``observed_at`` from the injected clock, ``source`` set to the source's name and ``seq`` 0.
 Sources do not compare a tally with earlier accepted ones: a separate detector does that.
 """
@@ -23,8 +23,8 @@ from collections import deque
 from types import TracebackType
 from typing import Protocol, Self, runtime_checkable
 
+from bot.domain.model import Tally
 from bot.errors import SourceError
-from bot.model import Tally
 
 
 @runtime_checkable

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 
-from bot.model import Tally
+from bot.domain.model import Tally
 
 
 class ChangeFilter:

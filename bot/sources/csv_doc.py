@@ -28,8 +28,8 @@ from collections.abc import Sequence
 from enum import StrEnum
 
 from bot.clock import Clock
+from bot.domain.model import Count, Tally
 from bot.errors import PermanentSourceError
-from bot.model import Count, Tally
 from bot.sources.mapping import FieldMap, Found, StateValues, build_tally, normalize_word
 
 

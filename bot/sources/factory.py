@@ -42,8 +42,8 @@ from bot.clock import Clock
 from bot.config_reader import Problems
 from bot.config_reader import describe as _describe
 from bot.config_reader import suggest as _suggest
+from bot.domain.model import Count, TallyState
 from bot.errors import ConfigError
-from bot.model import Count, TallyState
 from bot.secrets import secret
 from bot.sources.base import Source
 from bot.sources.csv_doc import CsvLayout

@@ -33,8 +33,8 @@ from types import TracebackType
 from typing import Self
 
 from bot.clock import Clock
+from bot.domain.model import Count, Tally
 from bot.errors import ConfigError, PermanentSourceError, TransientSourceError
-from bot.model import Count, Tally
 from bot.sources.changes import ChangeFilter
 from bot.sources.csv_doc import CsvLayout, parse_csv, tally_from_csv
 from bot.sources.http import DEFAULT_MAX_BYTES

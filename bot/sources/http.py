@@ -36,8 +36,8 @@ import aiohttp
 from yarl import URL
 
 from bot.clock import Clock
+from bot.domain.model import Count, Tally
 from bot.errors import ConfigError, PermanentSourceError, TransientSourceError
-from bot.model import Count, Tally
 from bot.sources.changes import ChangeFilter
 from bot.sources.mapping import FieldMap, StateValues
 

@@ -32,8 +32,8 @@ The layouts are described in :mod:`bot.sources.csv_doc`, the reading rules in
 from __future__ import annotations
 
 from bot.clock import Clock
+from bot.domain.model import Count, Tally
 from bot.errors import PermanentSourceError
-from bot.model import Count, Tally
 from bot.sources.csv_doc import CsvLayout, parse_csv, tally_from_csv
 from bot.sources.http import HttpOptions, HttpSource, Response
 from bot.sources.mapping import FieldMap, StateValues

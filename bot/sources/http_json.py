@@ -32,7 +32,7 @@ None on 304 Not Modified, and when the body or its figures are the same as last 
 from __future__ import annotations
 
 from bot.clock import Clock
-from bot.model import Count, Tally
+from bot.domain.model import Count, Tally
 from bot.sources.http import HttpOptions, HttpSource, Response
 from bot.sources.json_doc import check_paths, parse_json, tally_from_json
 from bot.sources.mapping import FieldMap, StateValues

@@ -12,10 +12,10 @@ import json
 from typing import NoReturn
 
 from bot.clock import Clock
+from bot.domain.model import Count, Tally
+from bot.domain.words import count_of
 from bot.errors import ConfigError, PermanentSourceError
-from bot.model import Count, Tally
 from bot.sources.mapping import FieldMap, Found, StateValues, build_tally
-from bot.words import count_of
 
 INT_DIGITS_LIMIT = 4300
 """Python's default limit on the digits of ``int(str)``; figures stop far below it anyway."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 from types import TracebackType
 from typing import Self
 
-from bot.model import Tally
+from bot.domain.model import Tally
 
 
 class ManualSource:

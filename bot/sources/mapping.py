@@ -27,10 +27,10 @@ Reading rules, the same for every document kind:
 
 * A mapped locator that is missing from the document is a
   :class:`~bot.errors.PermanentSourceError` naming the target and the locator.
-* Figures are non-negative integers no larger than :data:`~bot.model.MAX_FIGURE`. JSON accepts
-  integers and strings of ASCII digits; CSV accepts digits with optional thousands separators
-  (``"1,100"``). Anything else is a PermanentSourceError naming the target and the value (cut
-  short), so a bad feed is a failed poll like any other.
+* Figures are non-negative integers no larger than :data:`~bot.domain.model.MAX_FIGURE`. JSON
+  accepts integers and strings of ASCII digits; CSV accepts digits with optional thousands
+  separators (``"1,100"``). Anything else is a PermanentSourceError naming the target and the value
+  (cut short), so a bad feed is a failed poll like any other.
 * An empty value (JSON null or an empty string, a blank CSV cell) is an error for votes; for the
   optional targets it means "not given": ``void`` and ``challenged`` 0, ``received`` None,
   ``state`` counting.
@@ -43,8 +43,8 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
 from bot.clock import Clock
+from bot.domain.model import MAX_FIGURE, Count, Tally, TallyState, figure_value
 from bot.errors import ConfigError, PermanentSourceError
-from bot.model import MAX_FIGURE, Count, Tally, TallyState, figure_value
 
 OPTIONAL_TARGETS = ("void", "challenged", "received", "state")
 """The targets besides ``votes.<choice>``, in the order they are read."""

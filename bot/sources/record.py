@@ -20,8 +20,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, Self
 
+from bot.domain.model import Tally
 from bot.errors import StoreError
-from bot.model import Tally
 from bot.sources.timeline import TimelineEntry
 
 

@@ -27,8 +27,8 @@ from types import TracebackType
 from typing import Self
 
 from bot.clock import Clock
+from bot.domain.model import Count, Tally
 from bot.errors import ConfigError, PermanentSourceError
-from bot.model import Count, Tally
 from bot.sources.timeline import TimelineEntry, parse_timeline
 
 _EPSILON = 1e-9

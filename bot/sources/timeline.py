@@ -21,8 +21,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
+from bot.domain.model import Count, Tally, TallyState
 from bot.errors import PermanentSourceError
-from bot.model import Count, Tally, TallyState
 from bot.sources.mapping import Found, parse_figure
 
 KEYS = frozenset(

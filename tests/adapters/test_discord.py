@@ -43,13 +43,14 @@ from adapters.discord_embeds import (
     message_embed,
 )
 from adapters.registry import adapter_factories
-from bot.adapter import Notice
 from bot.app import App
 from bot.clock import FakeClock as BotClock
 from bot.command_parse import Verb, parse
 from bot.commands import Reply, Request
 from bot.config import Config
 from bot.config import parse as parse_config
+from bot.domain.message import ChoiceLine, Message, Notice, Significance, Timed
+from bot.domain.model import Tally, TallyState
 from bot.errors import (
     CommandError,
     ConfigError,
@@ -58,8 +59,6 @@ from bot.errors import (
     RateLimited,
     TransientDeliveryError,
 )
-from bot.message import ChoiceLine, Message, Significance, Timed
-from bot.model import Tally, TallyState
 from bot.pacing import Route, Window
 from bot.secrets import Secret
 from bot.store import audit as audit_rows

@@ -38,14 +38,14 @@ from adapters.slack_blocks import (
 )
 from adapters.slack_delivery import SLACK_LIMITS
 from bot import chart
-from bot.adapter import Earlier, Notice
+from bot.adapter import Earlier
 from bot.app import App
 from bot.clock import FakeClock
 from bot.commands import Reply, Request
 from bot.config import Config, ServerConfig, parse
+from bot.domain.message import ChoiceLine, Message, Notice, Significance, Timed
+from bot.domain.model import Count, Tally, TallyState
 from bot.errors import ConfigError, MessageGone, PermanentDeliveryError, TransientDeliveryError
-from bot.message import ChoiceLine, Message, Significance, Timed
-from bot.model import Count, Tally, TallyState
 from bot.pacing import Route, Window
 from bot.pipeline import Pipeline
 from bot.secrets import Secret

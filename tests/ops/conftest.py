@@ -18,7 +18,7 @@ from bot.app import App
 from bot.clock import FakeClock
 from bot.commands import Request
 from bot.config import Config, parse
-from bot.message import Message
+from bot.domain.message import Message
 from bot.ops import signing
 from bot.subscription import ChannelRef, Platform
 

@@ -13,10 +13,11 @@ import aiohttp
 import pytest
 
 from bot import logs
-from bot.adapter import Attachment, Earlier, Outgoing, RecordingAdapter
+from bot.adapter import Earlier, RecordingAdapter
 from bot.app import App
 from bot.clock import FakeClock
 from bot.commands import Request
+from bot.domain.message import Attachment, Outgoing
 from bot.errors import TransientDeliveryError
 from bot.pacing import Pace, unpaced
 from bot.poller import PollResult

@@ -17,7 +17,7 @@ from bot.app import App
 from bot.clock import FakeClock
 from bot.commands import Request
 from bot.config import parse
-from bot.message import Message
+from bot.domain.message import Message
 from bot.poller import PollResult
 from bot.store import tallies as tally_rows
 from bot.subscription import ChannelRef, Platform

@@ -14,8 +14,8 @@ from bot.clock import FakeClock
 from bot.commands import Commands, Request
 from bot.config import Admins
 from bot.config import parse as parse_config
+from bot.domain.model import Choice, Count, CountStatus, DecisionRule, RuleKind, Tally
 from bot.errors import ConfigError
-from bot.model import Choice, Count, CountStatus, DecisionRule, RuleKind, Tally
 from bot.pacing import Window
 from bot.pipeline import Pipeline
 from bot.store import Database

@@ -9,8 +9,8 @@ import pytest
 from bot.clock import FakeClock
 from bot.commands import Commands, Request
 from bot.config import Admins
+from bot.domain.model import Choice, Count, CountStatus, DecisionRule, RuleKind
 from bot.errors import TransientSourceError
-from bot.model import Choice, Count, CountStatus, DecisionRule, RuleKind
 from bot.pipeline import Pipeline
 from bot.sources.health import SourceHealth
 from bot.store import Database

@@ -10,13 +10,13 @@ from collections.abc import Sequence
 import pytest
 
 from bot import chart
-from bot.adapter import Attachment, Earlier, Notice, Outgoing, RecordingAdapter
+from bot.adapter import Earlier, RecordingAdapter
 from bot.chart import ChartCache
 from bot.clock import FakeClock
 from bot.dispatcher import Dispatcher, coalesce
+from bot.domain.message import Attachment, Message, Notice, Outgoing
+from bot.domain.model import Count, Tally, TallyState
 from bot.errors import TransientDeliveryError
-from bot.message import Message
-from bot.model import Count, Tally, TallyState
 from bot.pacing import Pace, unpaced
 from bot.pipeline import Pipeline
 from bot.store import Database, outbox

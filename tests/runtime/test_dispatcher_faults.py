@@ -17,13 +17,13 @@ from typing import Any
 import pytest
 from sqlalchemy import text
 
-from bot.adapter import Outgoing, RecordingAdapter
+from bot.adapter import RecordingAdapter
 from bot.app import App
 from bot.clock import FakeClock
 from bot.commands import Commands, Request
 from bot.config import Admins, parse
 from bot.dispatcher import Dispatcher
-from bot.message import Message
+from bot.domain.message import Message, Outgoing
 from bot.ops import readiness
 from bot.pipeline import Pipeline
 from bot.store import Database, outbox

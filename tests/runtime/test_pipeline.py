@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from bot.clock import FakeClock
-from bot.detect import Accepted, NoChange, Rejected, RejectReason
-from bot.model import TallyState
+from bot.domain.detect import Accepted, NoChange, Rejected, RejectReason
+from bot.domain.model import TallyState
 from bot.pipeline import Pipeline
 from bot.store import Database, outbox
 from bot.store import audit as audit_rows

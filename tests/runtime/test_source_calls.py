@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 from bot.clock import FakeClock
+from bot.domain.model import TallyState
 from bot.errors import PermanentSourceError
-from bot.model import TallyState
 from bot.ops.readiness import source_problem
 from bot.pipeline import Pipeline
 from bot.poller import Poller, PollResult

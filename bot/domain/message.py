@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
-from bot.times import clock_time
+from bot.domain.times import clock_time
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,3 +186,32 @@ class Message:
         raw["footer"] = Timed.from_raw(raw["footer"])
         raw["notes"] = tuple(Timed.from_raw(n) for n in raw.get("notes", ()))
         return cls(**raw)
+
+
+@dataclass(frozen=True, slots=True)
+class Notice:
+    """A plain note for admins: a source went stale, a channel was disabled, a tally rejected."""
+
+    text: str
+    count_id: str | None = None
+
+    def to_json(self) -> str:
+        return json.dumps({"text": self.text, "count_id": self.count_id})
+
+    @classmethod
+    def from_json(cls, text: str) -> Notice:
+        raw = json.loads(text)
+        return cls(text=raw["text"], count_id=raw["count_id"])
+
+
+Outgoing = Message | Notice
+
+
+@dataclass(frozen=True, slots=True)
+class Attachment:
+    """A file that goes with a reply, such as a chart: its name, its bytes, and a description of
+    what it shows for those who cannot see it (alt text)."""
+
+    filename: str
+    data: bytes
+    description: str

@@ -4,7 +4,7 @@ Running totals per choice against the ballots counted, the line a side has to re
 (majority and threshold rules), the pauses, the challenged ballots set aside, the latest figures,
 1200x800 pixels with type large enough for a phone. Labels are measured as they are placed, so
 that none overlaps another or runs off the picture. Every figure and every phrase comes from
-``bot.arithmetic`` and ``bot.format``: this module only draws them.
+``bot.domain.arithmetic`` and ``bot.domain.format``: this module only draws them.
 
 Only ``Figure`` and the Agg canvas are used, never pyplot's global state.
 """
@@ -22,11 +22,10 @@ from matplotlib.text import Text
 from matplotlib.ticker import FuncFormatter, MaxNLocator
 from matplotlib.transforms import blended_transform_factory
 
-from bot import format as fmt
-from bot.arithmetic import OutcomeKind, Standing, standing
-from bot.chart import subtitle
-from bot.model import Count, RuleKind, Tally, TallyState
-from bot.safe_text import clean
+from bot.domain import format as fmt
+from bot.domain.arithmetic import OutcomeKind, Standing, standing
+from bot.domain.model import Count, RuleKind, Tally, TallyState
+from bot.domain.safe_text import clean
 
 WIDTH_PX = 1200
 HEIGHT_PX = 800
@@ -86,7 +85,7 @@ def _draw(
 
     title = _text(fig, left, 0.97, count.title, size=TITLE_PT, weight="bold", va="top")
     _shrink(title, full_width, smallest=SUBTITLE_PT)
-    under = _text(fig, left, 0.895, subtitle(count, last, s), size=SUBTITLE_PT, va="top")
+    under = _text(fig, left, 0.895, fmt.chart_subtitle(count, last, s), size=SUBTITLE_PT, va="top")
     _wrap(under, full_width, smallest=NOTE_PT)
     progress = _text(fig, left, 0.06, fmt.progress_line(last, s), size=NOTE_PT)
     _shrink(progress, full_width, smallest=SMALL_PT - 2)

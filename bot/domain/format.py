@@ -4,8 +4,8 @@ Wording follows wire-service practice: nobody "wins" before it is decided; every
 "unofficial" until the final; challenged ballots that could change the result make it "too close
 to call"; a final result stands subject to objections and certification. Numbers get thousands
 separators, percentages one decimal, and nouns agree with their numbers. The phrases themselves
-are in :mod:`bot.phrases`; this module puts them together. It computes nothing new: every figure
-comes from ``bot.arithmetic``.
+are in :mod:`bot.domain.phrases`; this module puts them together. It computes nothing new: every
+figure comes from ``bot.domain.arithmetic``.
 """
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from fractions import Fraction
 
-from bot.arithmetic import OutcomeKind, Standing, standing
-from bot.detect import Accepted, Event, EventKind
-from bot.message import ChoiceLine, Message, Moment, Significance, Timed
-from bot.model import Count, Tally, TallyState
-from bot.phrases import (
+from bot.domain.arithmetic import OutcomeKind, Standing, standing
+from bot.domain.detect import Accepted, Event, EventKind
+from bot.domain.message import ChoiceLine, Message, Moment, Significance, Timed
+from bot.domain.model import Count, Tally, TallyState
+from bot.domain.phrases import (
     call_noun,
     called_phrase,
     challenged_settled,
@@ -29,9 +29,8 @@ from bot.phrases import (
     standing_phrase,
     too_close,
 )
-from bot.times import clock_time
-from bot.words import count_of
-from bot.words import n as n
+from bot.domain.times import clock_time
+from bot.domain.words import count_of, n
 
 __all__ = [
     "bar",
@@ -253,3 +252,29 @@ def footer(tally: Tally) -> Timed:
         Moment(tally.observed_at, lead=" · as of "),
         f" · update #{tally.seq}",
     )
+
+
+# The chart's words (its subtitle and its alt text): the figure itself is bot.domain.chart_figure.
+
+
+def chart_description(count: Count, history: Sequence[Tally]) -> str:
+    """What the chart shows, in words (the image's alt text)."""
+    last = history[-1]
+    s = standing(count, last)
+    names = ", ".join(c.label for c in count.choices)
+    return (
+        f"Chart of {count.title}: votes for {names} against ballots counted, "
+        f"updates #{history[0].seq} to #{last.seq}. {chart_subtitle(count, last, s)}. "
+        f"{progress_line(last, s)}"
+    )
+
+
+def chart_subtitle(count: Count, tally: Tally, s: Standing) -> str:
+    """The line under the title: "unofficial" until the final tally."""
+    if tally.state is TallyState.FINAL:
+        return "Final tally: " + final_phrase(count, s)
+    if s.decided is not None:
+        return called_phrase(count, s, s.decided) + " (unofficial)"
+    if tally.state is TallyState.PAUSED:
+        return "Unofficial, count paused: " + standing_phrase(count, s)
+    return "Unofficial: " + standing_phrase(count, s)

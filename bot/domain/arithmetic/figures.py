@@ -1,6 +1,7 @@
 """What has been counted and what is left: valid votes, shares, outstanding and pending ballots.
 
-The worked examples use the names set in :mod:`bot.arithmetic` (``BESSEMER``, ``IDS``, ``PAUSE``).
+The worked examples use the names set in :mod:`bot.domain.arithmetic` (``BESSEMER``, ``IDS``,
+``PAUSE``).
 """
 
 from __future__ import annotations
@@ -8,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
 
-from bot.model import Tally, TallyState
+from bot.domain.model import Tally, TallyState
 
 Votes = Mapping[str, int]
 

@@ -25,13 +25,13 @@ received, Yes 463, No 1,100; ``no`` holds ties (the union needs a majority). In 
     IDS = ("yes", "no")
     PAUSE = {"yes": 463, "no": 1100}
 
-The package is split by idea: :mod:`~bot.arithmetic.figures` (what has been counted and what is
-left), :mod:`~bot.arithmetic.calls` (outcomes, and what is certain whatever the pending ballots
-do) and :mod:`~bot.arithmetic.summary` (every figure of one tally, computed once). Everything is
-imported from here: ``from bot.arithmetic import standing``.
+The package is split by idea: :mod:`~bot.domain.arithmetic.figures` (what has been counted and what
+is left), :mod:`~bot.domain.arithmetic.calls` (outcomes, and what is certain whatever the pending
+ballots do) and :mod:`~bot.domain.arithmetic.summary` (every figure of one tally, computed once).
+Everything is imported from here: ``from bot.domain.arithmetic import standing``.
 """
 
-from bot.arithmetic.calls import (
+from bot.domain.arithmetic.calls import (
     Outcome,
     OutcomeKind,
     RunoffPlaces,
@@ -45,7 +45,7 @@ from bot.arithmetic.calls import (
     switches_to_flip,
     votes_to_clinch,
 )
-from bot.arithmetic.figures import (
+from bot.domain.arithmetic.figures import (
     Votes,
     counted,
     leader,
@@ -60,7 +60,7 @@ from bot.arithmetic.figures import (
     turnout,
     valid_votes,
 )
-from bot.arithmetic.summary import Standing, standing
+from bot.domain.arithmetic.summary import Standing, standing
 
 __all__ = [
     "Outcome",

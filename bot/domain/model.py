@@ -13,8 +13,8 @@ from datetime import datetime
 from enum import StrEnum
 from fractions import Fraction
 
+from bot.domain.words import fraction_words
 from bot.errors import ConfigError
-from bot.words import fraction_words
 
 SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
 CHOICE_ID = re.compile(r"^[a-z0-9][a-z0-9_-]{0,31}$")

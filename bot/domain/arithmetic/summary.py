@@ -1,6 +1,7 @@
 """Every figure of one tally of one count, computed once: the ``Standing``.
 
-The worked examples use the names set in :mod:`bot.arithmetic` (``BESSEMER``, ``IDS``, ``PAUSE``).
+The worked examples use the names set in :mod:`bot.domain.arithmetic` (``BESSEMER``, ``IDS``,
+``PAUSE``).
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 
-from bot.arithmetic.calls import (
+from bot.domain.arithmetic.calls import (
     Outcome,
     OutcomeKind,
     RunoffPlaces,
@@ -20,7 +21,7 @@ from bot.arithmetic.calls import (
     switches_to_flip,
     votes_to_clinch,
 )
-from bot.arithmetic.figures import (
+from bot.domain.arithmetic.figures import (
     counted,
     leader,
     margin,
@@ -33,7 +34,7 @@ from bot.arithmetic.figures import (
     turnout,
     valid_votes,
 )
-from bot.model import Count, Tally
+from bot.domain.model import Count, Tally
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +70,7 @@ def standing(count: Count, tally: Tally) -> Standing:
     """Compute every figure for ``tally``.
 
     >>> from datetime import datetime, UTC
-    >>> from bot.model import Choice
+    >>> from bot.domain.model import Choice
     >>> c = Count("bessemer-2021", "Bessemer", (Choice("yes", "Yes"), Choice("no", "No")),
     ...           BESSEMER, received=3215)
     >>> s = standing(c, Tally(c.id, PAUSE, datetime(2021, 4, 8, tzinfo=UTC), "nlrb"))

@@ -1,6 +1,6 @@
 """The plain-text rendering of a ``Message`` (console, logs, golden files).
 
-Plain text has no markup to escape: every text goes through ``bot.safe_text.clean`` (no
+Plain text has no markup to escape: every text goes through ``bot.domain.safe_text.clean`` (no
 control characters, so no terminal escape sequences) and times are shown in ``zone``.
 """
 
@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from datetime import UTC
 
-from bot.message import Message, Moment, Timed
-from bot.safe_text import clean
-from bot.times import Zone, clock_time
+from bot.domain.message import Message, Moment, Timed
+from bot.domain.safe_text import clean
+from bot.domain.times import Zone, clock_time
 
 
 def show(text: Timed, zone: Zone = UTC) -> str:

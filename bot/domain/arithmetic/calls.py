@@ -1,8 +1,8 @@
 """Outcomes, and what is certain whatever the pending ballots do: calls, clinches, runoffs.
 
 A result is *called* only when no way of counting the pending ballots can change it; see
-:mod:`bot.arithmetic` for why checking the extreme completions is enough. The worked examples use
-the names set there (``BESSEMER``, ``IDS``, ``PAUSE``).
+:mod:`bot.domain.arithmetic` for why checking the extreme completions is enough. The worked examples
+use the names set there (``BESSEMER``, ``IDS``, ``PAUSE``).
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from bot.arithmetic.figures import Votes, ranking, valid_votes
-from bot.model import DecisionRule, RuleKind
+from bot.domain.arithmetic.figures import Votes, ranking, valid_votes
+from bot.domain.model import DecisionRule, RuleKind
 
 
 class OutcomeKind(StrEnum):

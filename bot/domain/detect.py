@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from bot.arithmetic import Outcome, Standing, standing
-from bot.model import CEILING_RULE, MAX_FIGURE, Count, Tally, TallyState
-from bot.words import n
+from bot.domain.arithmetic import Outcome, Standing, standing
+from bot.domain.model import CEILING_RULE, MAX_FIGURE, Count, Tally, TallyState
+from bot.domain.words import n
 
 
 class RejectReason(StrEnum):

@@ -4,7 +4,7 @@ Wire-service practice: nobody "wins" before it is decided, and a call is said ex
 as it is. Percentages have one decimal and never claim what the figures do not (``<0.1%`` for a
 share above nothing, never ``100.0%`` short of all); nouns agree with their numbers; shares such
 as 2/3 are said in words ("two-thirds"). Nothing is computed here: every figure comes from
-``bot.arithmetic``. :mod:`bot.format` puts these phrases together into a ``Message``.
+``bot.domain.arithmetic``. :mod:`bot.domain.format` puts these phrases together into a ``Message``.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from fractions import Fraction
 
-from bot.arithmetic import Outcome, OutcomeKind, Standing
-from bot.model import Count, RuleKind, Tally
-from bot.words import count_of, fraction_words, n
+from bot.domain.arithmetic import Outcome, OutcomeKind, Standing
+from bot.domain.model import Count, RuleKind, Tally
+from bot.domain.words import count_of, fraction_words, n
 
 
 def pct(value: Fraction | None) -> str:
