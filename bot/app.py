@@ -26,16 +26,16 @@ from bot.commands import Commands
 from bot.config import Config
 from bot.dispatcher import Dispatcher
 from bot.domain.model import CountStatus
+from bot.ingest.pipeline import Pipeline
+from bot.ingest.poller import Poller
+from bot.ingest.scheduler import Scheduler
+from bot.ingest.sources.base import Source
+from bot.ingest.sources.factory import build_source
+from bot.ingest.sources.health import SourceHealth
 from bot.ops.metrics import Metrics
 from bot.ops.server import OpsServer
-from bot.pipeline import Pipeline
-from bot.poller import Poller
 from bot.ratelimit import Sleep
-from bot.scheduler import Scheduler
 from bot.secrets import secret, store_url
-from bot.sources.base import Source
-from bot.sources.factory import build_source
-from bot.sources.health import SourceHealth
 from bot.store import Database
 from bot.store import counts as count_rows
 from bot.subscription import Platform

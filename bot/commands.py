@@ -34,8 +34,8 @@ from bot.domain.detect import Accepted, NoChange, Rejected
 from bot.domain.message import Attachment, Message, Moment, Part, Timed
 from bot.domain.model import Count, Tally, TallyState
 from bot.errors import CommandError, NotAuthorized
-from bot.pipeline import Pipeline, figures
-from bot.sources.health import SourceHealth
+from bot.ingest.pipeline import Pipeline, figures
+from bot.ingest.sources.health import SourceHealth
 from bot.store import Database, outbox
 from bot.store import audit as audit_rows
 from bot.store import counts as count_rows

@@ -18,8 +18,8 @@ from bot.clock import SystemClock
 from bot.config import Config
 from bot.config_reader import Problems
 from bot.domain.words import count_of
+from bot.ingest.sources.factory import build_source
 from bot.secrets import platform_secrets
-from bot.sources.factory import build_source
 
 
 def check(

@@ -32,7 +32,7 @@ from bot.domain.chart_figure import HEIGHT_PX, WIDTH_PX, chart_figure, colour
 from bot.domain.format import chart_description as describe
 from bot.domain.message import Attachment, Notice
 from bot.domain.model import Choice, Count, CountStatus, DecisionRule, RuleKind, Tally, TallyState
-from bot.sources.timeline import parse_timeline
+from bot.ingest.sources.timeline import parse_timeline
 from bot.subscription import ChannelRef, Platform
 from tests.helpers import bessemer
 

@@ -11,9 +11,9 @@ import pytest
 from bot.clock import FakeClock
 from bot.domain.model import Choice, Count, DecisionRule, RuleKind, TallyState
 from bot.errors import ConfigError, PermanentSourceError, TransientSourceError
-from bot.sources.csv_doc import CsvLayout
-from bot.sources.file import FileFormat, FileSource
-from bot.sources.mapping import FieldMap, StateValues
+from bot.ingest.sources.csv_doc import CsvLayout
+from bot.ingest.sources.file import FileFormat, FileSource
+from bot.ingest.sources.mapping import FieldMap, StateValues
 
 COUNT = Count(
     "bessemer-2021",

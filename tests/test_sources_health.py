@@ -8,7 +8,7 @@ import pytest
 
 from bot.clock import FakeClock
 from bot.errors import ConfigError, PermanentSourceError, TransientSourceError
-from bot.sources.health import SourceHealth
+from bot.ingest.sources.health import SourceHealth
 
 
 def test_stale_after_max_failures_in_a_row_reported_once_then_recovered_once() -> None:

@@ -23,8 +23,8 @@ from bot.domain.message import Message, Moment, Timed
 from bot.domain.model import TallyState
 from bot.domain.times import clock_time, zone_named
 from bot.errors import ConfigError
-from bot.sources.replay import ReplaySource
-from bot.sources.timeline import TimelineEntry
+from bot.ingest.sources.replay import ReplaySource
+from bot.ingest.sources.timeline import TimelineEntry
 from bot.subscription import Platform
 from tests.helpers import T0, bessemer, tally
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from bot.domain.model import CountStatus
 from bot.domain.words import count_of
 from bot.errors import StoreError
-from bot.sources.health import SourceHealth
+from bot.ingest.sources.health import SourceHealth
 from bot.store import counts as count_rows
 
 if TYPE_CHECKING:

@@ -5,7 +5,7 @@
 ``GET /readyz``                     200 when ready, 503 when not; the body lists every check and
                                     what is wrong (:mod:`bot.ops.readiness`)
 ``GET /metrics``                    Prometheus text format (:mod:`bot.ops.metrics`)
-``POST /api/counts/{id}/tally``     push a tally (:mod:`bot.ops.push_body`), signed
+``POST /api/counts/{id}/tally``     push a tally (:mod:`bot.ingest.push_body`), signed
                                     (:mod:`bot.ops.signing`)
 ==================================  =============================================================
 
@@ -47,11 +47,11 @@ from bot.config import ServerConfig
 from bot.domain.detect import Accepted, NoChange, Rejected
 from bot.domain.model import Count
 from bot.errors import CommandError, ConfigError, Replayed, RequestError, StoreError
+from bot.ingest.pipeline import Ingested
+from bot.ingest.push_body import read_push
 from bot.ops import readiness
 from bot.ops.metrics import CONTENT_TYPE
-from bot.ops.push_body import read_push
 from bot.ops.signing import verify
-from bot.pipeline import Ingested
 from bot.secrets import Secret
 from bot.store import counts as count_rows
 from bot.store import outbox

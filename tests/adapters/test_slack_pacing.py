@@ -20,7 +20,7 @@ from sqlalchemy import func, select
 
 from bot.domain.message import Message
 from bot.domain.model import TallyState
-from bot.pipeline import Pipeline
+from bot.ingest.pipeline import Pipeline
 from bot.store import Database, outbox
 from bot.store import counts as count_rows
 from bot.store import subscriptions as sub_rows

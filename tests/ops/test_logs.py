@@ -19,8 +19,8 @@ from bot.clock import FakeClock
 from bot.commands import Request
 from bot.domain.message import Attachment, Outgoing
 from bot.errors import TransientDeliveryError
+from bot.ingest.poller import PollResult
 from bot.pacing import Pace, unpaced
-from bot.poller import PollResult
 from bot.subscription import ChannelRef, Platform
 from tests.ops.conftest import CHAN, MANUAL, POLLED, SECRET, Bot, Feed, no_sleep, ops_config
 
@@ -177,7 +177,7 @@ async def test_no_secret_in_the_logs_of_a_whole_run(
     for line in fanouts:
         assert {"count", "platform"} <= line.keys(), line
     for line in lines:
-        if line["logger"] == "bot.poller":
+        if line["logger"] == "bot.ingest.poller":
             assert line["count"] == POLLED
 
 
@@ -208,7 +208,7 @@ async def test_a_source_that_stays_down_logs_its_changes_of_state_only(
 ) -> None:
     bot.feed.status = 503
     poller = bot.app.pollers[POLLED]
-    with caplog.at_level(logging.DEBUG, logger="bot.poller"):
+    with caplog.at_level(logging.DEBUG, logger="bot.ingest.poller"):
         for _ in range(8):
             assert await poller.poll() is PollResult.FAILED
         bot.feed.status = 200

@@ -17,8 +17,8 @@ from bot.app import App
 from bot.clock import FakeClock
 from bot.config import ServerConfig, load, parse
 from bot.errors import ConfigError, StoreError
+from bot.ingest.poller import PollResult
 from bot.ops.metrics import Metrics
-from bot.poller import PollResult
 from bot.subscription import ChannelRef, Platform
 from tests.ops.conftest import MANUAL, POLLED, AdapterMaker, Bot, Feed, no_sleep, ops_config
 

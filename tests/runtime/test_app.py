@@ -18,7 +18,7 @@ from bot.clock import FakeClock
 from bot.commands import Request
 from bot.config import parse
 from bot.domain.message import Message
-from bot.poller import PollResult
+from bot.ingest.poller import PollResult
 from bot.store import tallies as tally_rows
 from bot.subscription import ChannelRef, Platform
 

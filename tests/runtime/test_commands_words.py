@@ -11,8 +11,8 @@ from bot.commands import Commands, Request
 from bot.config import Admins
 from bot.domain.model import Choice, Count, CountStatus, DecisionRule, RuleKind
 from bot.errors import TransientSourceError
-from bot.pipeline import Pipeline
-from bot.sources.health import SourceHealth
+from bot.ingest.pipeline import Pipeline
+from bot.ingest.sources.health import SourceHealth
 from bot.store import Database
 from bot.store import counts as count_rows
 from bot.store import tallies as tally_rows

@@ -17,8 +17,8 @@ from bot.dispatcher import Dispatcher, coalesce
 from bot.domain.message import Attachment, Message, Notice, Outgoing
 from bot.domain.model import Count, Tally, TallyState
 from bot.errors import TransientDeliveryError
+from bot.ingest.pipeline import Pipeline
 from bot.pacing import Pace, unpaced
-from bot.pipeline import Pipeline
 from bot.store import Database, outbox
 from bot.store import subscriptions as sub_rows
 from bot.store.outbox import DeliveryStatus

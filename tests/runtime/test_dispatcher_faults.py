@@ -24,8 +24,8 @@ from bot.commands import Commands, Request
 from bot.config import Admins, parse
 from bot.dispatcher import Dispatcher
 from bot.domain.message import Message, Outgoing
+from bot.ingest.pipeline import Pipeline
 from bot.ops import readiness
-from bot.pipeline import Pipeline
 from bot.store import Database, outbox
 from bot.store import subscriptions as sub_rows
 from bot.store.outbox import DeliveryStatus

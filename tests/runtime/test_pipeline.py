@@ -5,7 +5,7 @@ from __future__ import annotations
 from bot.clock import FakeClock
 from bot.domain.detect import Accepted, NoChange, Rejected, RejectReason
 from bot.domain.model import TallyState
-from bot.pipeline import Pipeline
+from bot.ingest.pipeline import Pipeline
 from bot.store import Database, outbox
 from bot.store import audit as audit_rows
 from bot.store import counts as count_rows

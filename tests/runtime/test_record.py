@@ -7,8 +7,8 @@ from pathlib import Path
 
 from bot.clock import FakeClock
 from bot.config import parse
-from bot.recording import record_count
-from bot.sources.timeline import parse_timeline
+from bot.ingest.recording import record_count
+from bot.ingest.sources.timeline import parse_timeline
 from tests.helpers import bessemer
 
 

@@ -7,11 +7,11 @@ import json
 from bot.clock import FakeClock
 from bot.domain.model import TallyState
 from bot.errors import PermanentSourceError
+from bot.ingest.pipeline import Pipeline
+from bot.ingest.poller import Poller, PollResult
+from bot.ingest.sources import FakeSource
+from bot.ingest.sources.health import SourceHealth
 from bot.ops.readiness import source_problem
-from bot.pipeline import Pipeline
-from bot.poller import Poller, PollResult
-from bot.sources import FakeSource
-from bot.sources.health import SourceHealth
 from bot.store import Database, outbox
 from bot.store import tallies as tally_rows
 from bot.subscription import ChannelRef, Platform

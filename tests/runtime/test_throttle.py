@@ -11,8 +11,8 @@ import pytest
 from bot.clock import FakeClock
 from bot.commands import Commands, Reply, Request
 from bot.config import Admins
-from bot.pipeline import Pipeline
-from bot.sources.health import SourceHealth
+from bot.ingest.pipeline import Pipeline
+from bot.ingest.sources.health import SourceHealth
 from bot.store import Database
 from bot.subscription import ChannelRef, Platform
 from bot.throttle import PER_USER, PUBLIC_PER_CHANNEL, Pass, Throttle

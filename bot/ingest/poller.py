@@ -19,12 +19,12 @@ from bot.domain.message import Notice
 from bot.domain.model import Tally
 from bot.domain.words import count_of
 from bot.errors import SourceError, TransientSourceError
+from bot.ingest.pipeline import Pipeline
+from bot.ingest.sources.base import Source
+from bot.ingest.sources.health import SourceHealth
 from bot.ops.hooks import NO_HOOKS, Hooks
-from bot.pipeline import Pipeline
 from bot.ratelimit import Sleep
 from bot.retry import retry_after_hint, retry_transient
-from bot.sources.base import Source
-from bot.sources.health import SourceHealth
 
 log = logging.getLogger(__name__)
 

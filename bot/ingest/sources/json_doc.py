@@ -15,7 +15,7 @@ from bot.clock import Clock
 from bot.domain.model import Count, Tally
 from bot.domain.words import count_of
 from bot.errors import ConfigError, PermanentSourceError
-from bot.sources.mapping import FieldMap, Found, StateValues, build_tally
+from bot.ingest.sources.mapping import FieldMap, Found, StateValues, build_tally
 
 INT_DIGITS_LIMIT = 4300
 """Python's default limit on the digits of ``int(str)``; figures stop far below it anyway."""

@@ -15,10 +15,10 @@ from bot.config import Config
 from bot.domain.detect import Accepted, detect
 from bot.domain.model import Tally, TallyState
 from bot.errors import ConfigError, SourceError
-from bot.pipeline import figures
+from bot.ingest.pipeline import figures
+from bot.ingest.sources.factory import build_source
+from bot.ingest.sources.record import Recorder
 from bot.ratelimit import Sleep
-from bot.sources.factory import build_source
-from bot.sources.record import Recorder
 
 
 async def record_count(

@@ -35,11 +35,11 @@ from typing import Self
 from bot.clock import Clock
 from bot.domain.model import Count, Tally
 from bot.errors import ConfigError, PermanentSourceError, TransientSourceError
-from bot.sources.changes import ChangeFilter
-from bot.sources.csv_doc import CsvLayout, parse_csv, tally_from_csv
-from bot.sources.http import DEFAULT_MAX_BYTES
-from bot.sources.json_doc import check_paths, parse_json, tally_from_json
-from bot.sources.mapping import FieldMap, StateValues
+from bot.ingest.sources.changes import ChangeFilter
+from bot.ingest.sources.csv_doc import CsvLayout, parse_csv, tally_from_csv
+from bot.ingest.sources.http import DEFAULT_MAX_BYTES
+from bot.ingest.sources.json_doc import check_paths, parse_json, tally_from_json
+from bot.ingest.sources.mapping import FieldMap, StateValues
 
 _Signature = tuple[int, int]
 

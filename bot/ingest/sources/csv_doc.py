@@ -30,7 +30,7 @@ from enum import StrEnum
 from bot.clock import Clock
 from bot.domain.model import Count, Tally
 from bot.errors import PermanentSourceError
-from bot.sources.mapping import FieldMap, Found, StateValues, build_tally, normalize_word
+from bot.ingest.sources.mapping import FieldMap, Found, StateValues, build_tally, normalize_word
 
 
 class CsvLayout(StrEnum):

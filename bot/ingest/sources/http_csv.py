@@ -24,9 +24,9 @@ Config (``kind = "http_csv"``)::
     [counts.source.state_values]        # optional
     "recess" = "paused"
 
-The layouts are described in :mod:`bot.sources.csv_doc`, the reading rules in
-:mod:`bot.sources.mapping` and the HTTP behaviour in :mod:`bot.sources.http`. An HTML answer
-(what Google sends for a sheet that is not published) is a PermanentSourceError.
+The layouts are described in :mod:`bot.ingest.sources.csv_doc`, the reading rules in
+:mod:`bot.ingest.sources.mapping` and the HTTP behaviour in :mod:`bot.ingest.sources.http`. An HTML
+answer (what Google sends for a sheet that is not published) is a PermanentSourceError.
 """
 
 from __future__ import annotations
@@ -34,9 +34,9 @@ from __future__ import annotations
 from bot.clock import Clock
 from bot.domain.model import Count, Tally
 from bot.errors import PermanentSourceError
-from bot.sources.csv_doc import CsvLayout, parse_csv, tally_from_csv
-from bot.sources.http import HttpOptions, HttpSource, Response
-from bot.sources.mapping import FieldMap, StateValues
+from bot.ingest.sources.csv_doc import CsvLayout, parse_csv, tally_from_csv
+from bot.ingest.sources.http import HttpOptions, HttpSource, Response
+from bot.ingest.sources.mapping import FieldMap, StateValues
 
 
 class HttpCsvSource(HttpSource):

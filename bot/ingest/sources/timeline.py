@@ -1,5 +1,5 @@
-"""The recorded-timeline format shared by :mod:`bot.sources.record` and
-:mod:`bot.sources.replay`: JSON Lines, one tally per line::
+"""The recorded-timeline format shared by :mod:`bot.ingest.sources.record` and
+:mod:`bot.ingest.sources.replay`: JSON Lines, one tally per line::
 
     {"at": 0, "votes": {"yes": 120, "no": 310}, "void": 3, "challenged": 40, "received": 3215, "state": "counting"}
     {"at": 5400, "votes": {"yes": 463, "no": 1100}, "state": "paused", "note": "overnight pause"}
@@ -23,7 +23,7 @@ from datetime import datetime
 
 from bot.domain.model import Count, Tally, TallyState
 from bot.errors import PermanentSourceError
-from bot.sources.mapping import Found, parse_figure
+from bot.ingest.sources.mapping import Found, parse_figure
 
 KEYS = frozenset(
     {"at", "votes", "void", "challenged", "received", "state", "note", "correction", "observed_at"}

@@ -1,4 +1,4 @@
-"""Play back a recorded timeline (see :mod:`bot.sources.timeline`) against the injected clock.
+"""Play back a recorded timeline (see :mod:`bot.ingest.sources.timeline`) against the injected clock.
 
 The first :meth:`ReplaySource.fetch` starts the playback. From then on a fetch returns the
 newest entry whose ``at / speed`` seconds have passed since the start (entries in between are
@@ -29,7 +29,7 @@ from typing import Self
 from bot.clock import Clock
 from bot.domain.model import Count, Tally
 from bot.errors import ConfigError, PermanentSourceError
-from bot.sources.timeline import TimelineEntry, parse_timeline
+from bot.ingest.sources.timeline import TimelineEntry, parse_timeline
 
 _EPSILON = 1e-9
 

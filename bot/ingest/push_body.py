@@ -6,8 +6,8 @@
 ``votes`` needs a figure for every choice of the count and nothing else; ``void`` and
 ``challenged`` default to 0, ``received`` to unknown, ``state`` to ``counting`` (or ``paused``,
 ``final``), ``correction`` to false (true lets figures go down or change a final count). The
-figures are read by the same mapping as a polled JSON feed (:mod:`bot.sources.mapping`), so the
-rules are the same: non-negative whole numbers (or strings of digits). Whatever is wrong is a
+figures are read by the same mapping as a polled JSON feed (:mod:`bot.ingest.sources.mapping`), so
+the rules are the same: non-negative whole numbers (or strings of digits). Whatever is wrong is a
 :class:`RequestError` with status 400 (not JSON) or 422 (not a valid tally) naming the field.
 """
 
@@ -18,8 +18,8 @@ from dataclasses import replace
 from bot.clock import Clock
 from bot.domain.model import Count, Tally, TallyState
 from bot.errors import PermanentSourceError, RequestError
-from bot.sources.json_doc import parse_json, tally_from_json
-from bot.sources.mapping import FieldMap, StateValues
+from bot.ingest.sources.json_doc import parse_json, tally_from_json
+from bot.ingest.sources.mapping import FieldMap, StateValues
 
 FIELDS = ("votes", "void", "challenged", "received", "state", "correction")
 SOURCE = "push"

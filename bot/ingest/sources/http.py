@@ -1,7 +1,8 @@
 """HTTP GET for document sources: one aiohttp session per source, conditional requests, a body
 size cap, and aiohttp errors translated to source errors at this edge.
 
-Shared by :mod:`bot.sources.http_json` and :mod:`bot.sources.http_csv`. Their common config keys:
+Shared by :mod:`bot.ingest.sources.http_json` and :mod:`bot.ingest.sources.http_csv`. Their common
+config keys:
 
 ``url`` (required)
     ``http://`` or ``https://`` address of the document.
@@ -38,8 +39,8 @@ from yarl import URL
 from bot.clock import Clock
 from bot.domain.model import Count, Tally
 from bot.errors import ConfigError, PermanentSourceError, TransientSourceError
-from bot.sources.changes import ChangeFilter
-from bot.sources.mapping import FieldMap, StateValues
+from bot.ingest.sources.changes import ChangeFilter
+from bot.ingest.sources.mapping import FieldMap, StateValues
 
 DEFAULT_TIMEOUT = 10.0
 DEFAULT_MAX_BYTES = 1_048_576

@@ -1,4 +1,4 @@
-"""Record accepted tallies as a timeline (see :mod:`bot.sources.timeline`) for later replay.
+"""Record accepted tallies as a timeline (see :mod:`bot.ingest.sources.timeline`) for later replay.
 
     async with Recorder(Path("recordings/bessemer.jsonl")) as recorder:
         await recorder.record(tally)
@@ -22,7 +22,7 @@ from typing import IO, Self
 
 from bot.domain.model import Tally
 from bot.errors import StoreError
-from bot.sources.timeline import TimelineEntry
+from bot.ingest.sources.timeline import TimelineEntry
 
 
 class Recorder:

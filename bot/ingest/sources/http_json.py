@@ -24,18 +24,18 @@ Config (``kind = "http_json"``)::
     "recess" = "paused"
     "certified" = "final"
 
-Paths are described in :mod:`bot.sources.json_doc`, the reading rules in
-:mod:`bot.sources.mapping` and the HTTP behaviour in :mod:`bot.sources.http`. A fetch returns
-None on 304 Not Modified, and when the body or its figures are the same as last time.
+Paths are described in :mod:`bot.ingest.sources.json_doc`, the reading rules in
+:mod:`bot.ingest.sources.mapping` and the HTTP behaviour in :mod:`bot.ingest.sources.http`. A fetch
+returns None on 304 Not Modified, and when the body or its figures are the same as last time.
 """
 
 from __future__ import annotations
 
 from bot.clock import Clock
 from bot.domain.model import Count, Tally
-from bot.sources.http import HttpOptions, HttpSource, Response
-from bot.sources.json_doc import check_paths, parse_json, tally_from_json
-from bot.sources.mapping import FieldMap, StateValues
+from bot.ingest.sources.http import HttpOptions, HttpSource, Response
+from bot.ingest.sources.json_doc import check_paths, parse_json, tally_from_json
+from bot.ingest.sources.mapping import FieldMap, StateValues
 
 
 class HttpJsonSource(HttpSource):

@@ -1,25 +1,25 @@
-"""Build a :class:`~bot.sources.base.Source` from a count's ``source`` table in the config.
+"""Build a :class:`~bot.ingest.sources.base.Source` from a count's ``source`` table in the config.
 
 Every kind takes ``kind`` (required) and ``name`` (optional; goes into ``Tally.source``; the
 default is the kind with a dash, e.g. ``"http-json"``). The other keys, by kind (each module's
 docstring has a full example):
 
-``kind = "http_json"`` (:mod:`bot.sources.http_json`)
+``kind = "http_json"`` (:mod:`bot.ingest.sources.http_json`)
     ``url`` (required), ``fields``, ``state_values``, ``timeout`` (10), ``max_bytes``
     (1048576), ``headers``, ``headers_from_env``.
-``kind = "http_csv"`` (:mod:`bot.sources.http_csv`)
+``kind = "http_csv"`` (:mod:`bot.ingest.sources.http_csv`)
     As http_json, plus ``layout`` (``"rows"`` (default) or ``"pairs"``).
-``kind = "file"`` (:mod:`bot.sources.file`)
+``kind = "file"`` (:mod:`bot.ingest.sources.file`)
     ``path`` (required; relative to the config's folder), ``format`` (``"json"`` or ``"csv"``;
     default from the extension), ``layout`` (CSV only), ``fields``, ``state_values``,
     ``max_bytes`` (1048576).
-``kind = "manual"`` (:mod:`bot.sources.manual`)
+``kind = "manual"`` (:mod:`bot.ingest.sources.manual`)
     Nothing else.
-``kind = "replay"`` (:mod:`bot.sources.replay`)
+``kind = "replay"`` (:mod:`bot.ingest.sources.replay`)
     ``path`` (required; relative to the config's folder), ``speed`` (1).
 
-``fields`` and ``state_values`` are described in :mod:`bot.sources.mapping`; ``timeout``,
-``max_bytes``, ``headers`` and ``headers_from_env`` in :mod:`bot.sources.http`.
+``fields`` and ``state_values`` are described in :mod:`bot.ingest.sources.mapping`; ``timeout``,
+``max_bytes``, ``headers`` and ``headers_from_env`` in :mod:`bot.ingest.sources.http`.
 
 Every mistake is a :class:`~bot.errors.ConfigError` whose message starts with ``where`` and the
 key, then says what is wrong, e.g. ``config.toml: counts[0].source.timeout: must be a number of
@@ -44,18 +44,18 @@ from bot.config_reader import describe as _describe
 from bot.config_reader import suggest as _suggest
 from bot.domain.model import Count, TallyState
 from bot.errors import ConfigError
+from bot.ingest.sources.base import Source
+from bot.ingest.sources.csv_doc import CsvLayout
+from bot.ingest.sources.file import FileFormat, FileSource
+from bot.ingest.sources.http import DEFAULT_MAX_BYTES, DEFAULT_TIMEOUT, SECRET_HEADERS, HttpOptions
+from bot.ingest.sources.http_csv import HttpCsvSource
+from bot.ingest.sources.http_json import HttpJsonSource
+from bot.ingest.sources.json_doc import check_path
+from bot.ingest.sources.manual import ManualSource
+from bot.ingest.sources.mapping import OPTIONAL_TARGETS, FieldMap, StateValues
+from bot.ingest.sources.replay import ReplaySource
+from bot.ingest.sources.table import Table
 from bot.secrets import secret
-from bot.sources.base import Source
-from bot.sources.csv_doc import CsvLayout
-from bot.sources.file import FileFormat, FileSource
-from bot.sources.http import DEFAULT_MAX_BYTES, DEFAULT_TIMEOUT, SECRET_HEADERS, HttpOptions
-from bot.sources.http_csv import HttpCsvSource
-from bot.sources.http_json import HttpJsonSource
-from bot.sources.json_doc import check_path
-from bot.sources.manual import ManualSource
-from bot.sources.mapping import OPTIONAL_TARGETS, FieldMap, StateValues
-from bot.sources.replay import ReplaySource
-from bot.sources.table import Table
 
 _HTTP_KEYS = (
     "url",
