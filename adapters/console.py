@@ -31,7 +31,7 @@ from rich.text import Text
 
 from adapters.console_prompt import read_commands
 from bot.adapter import Earlier
-from bot.commands import Reply, Request
+from bot.commands.request import Reply, Request
 from bot.domain.message import Attachment, Message, Notice, Outgoing
 from bot.domain.render_text import render, show
 from bot.domain.safe_text import clean

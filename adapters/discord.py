@@ -16,7 +16,7 @@ footer, finding earlier posts in the channel, live-scoreboard edits, error trans
 ``DISCORD_LIMITS``.
 
 Commands: one ``/count`` group whose subcommands build the same text grammar as every other
-platform (``bot.command_parse``) and call ``Commands.handle``. Each interaction is acknowledged
+platform (``bot.commands.parse``) and call ``Commands.handle``. Each interaction is acknowledged
 at once (deferred, ephemeral when the answer will be) before any work touches the store, then
 answered with a follow-up, which carries the reply's file when it has one (``/count chart``).
 Admins are the users configured under ``[admins]``, and, in the servers listed there
@@ -59,8 +59,9 @@ from adapters.discord_embeds import (
     escape,
     reply_parts,
 )
-from bot.command_parse import Verb
-from bot.commands import Commands, Reply, Request
+from bot.commands.handler import Commands
+from bot.commands.parse import Verb
+from bot.commands.request import Reply, Request
 from bot.config import Admins, DiscordConfig
 from bot.errors import (
     CommandError,
@@ -166,7 +167,7 @@ class Options:
 
 
 def command_text(verb: Verb, options: Options | None = None) -> str:
-    """The text-grammar line (``bot.command_parse``) that a slash command's options describe.
+    """The text-grammar line (``bot.commands.parse``) that a slash command's options describe.
 
     ``/count update count:bessemer-2021 figures:"yes=463 no=1,100" challenged:505`` ->
     ``update bessemer-2021 yes=463 no=1,100 challenged=505``. The grammar then checks it like a
@@ -574,8 +575,8 @@ class DiscordAdapter(DiscordSender):
         except CommandError as exc:
             await _answer_error(interaction, f"Error: {exc}")
             return
-        # The limits (bot.throttle) are counted now, the public reply included: the deferral
-        # below must say public or private before the answer is known, and a public
+        # The limits (bot.commands.throttle) are counted now, the public reply included: the
+        # deferral below must say public or private before the answer is known, and a public
         # "thinking…" taken back would still have shown in the channel.
         request = self.request_for(interaction, text)
         ticket = self.commands.throttle.check(

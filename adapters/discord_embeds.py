@@ -36,7 +36,7 @@ with warnings.catch_warnings():
     import discord
 
 from adapters.discord_text import escape, plain, show, trim
-from bot.commands import Reply
+from bot.commands.request import Reply
 from bot.domain.message import ChoiceLine, Message, Notice, Timed
 from bot.domain.words import noun
 

@@ -67,8 +67,8 @@ from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncRespond
 from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.command_parse import ADMIN_VERBS, parse
-from bot.commands import Reply, Request
+from bot.commands.parse import ADMIN_VERBS, parse
+from bot.commands.request import Reply, Request
 from bot.config import Admins, SlackConfig
 from bot.domain.message import Attachment
 from bot.errors import (

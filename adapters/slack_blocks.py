@@ -17,7 +17,7 @@ every payload built here:
 
 from __future__ import annotations
 
-from bot.commands import Reply
+from bot.commands.request import Reply
 from bot.domain.message import ChoiceLine, Message, Notice, Outgoing, Timed
 from bot.domain.safe_text import clean
 from bot.domain.words import noun

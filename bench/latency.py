@@ -17,7 +17,7 @@ from pathlib import Path
 
 from bot.adapter import Earlier, RecordingAdapter
 from bot.app import App
-from bot.commands import Request
+from bot.commands.request import Request
 from bot.config import parse
 from bot.domain.message import Attachment, Outgoing
 from bot.domain.model import Tally

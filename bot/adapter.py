@@ -13,7 +13,7 @@ Every request an adapter makes for a delivery goes through the ``pace`` it is gi
 (``bot.pacing``): it names its route, and waits for its turn under the platform's ``limits``.
 
 Commands flow the other way: an adapter turns a slash command or a typed line into a
-``bot.commands.Request`` and shows the ``Reply``.
+``bot.commands.request.Request`` and shows the ``Reply``.
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ from typing import Self
 from bot.adapter import Adapter
 from bot.chart import ChartCache
 from bot.clock import Clock, SystemClock
-from bot.commands import Commands
+from bot.commands.handler import Commands
 from bot.config import Config
 from bot.dispatcher import Dispatcher
 from bot.domain.model import CountStatus

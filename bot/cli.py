@@ -23,7 +23,7 @@ from bot import config as config_mod
 from bot import logs, preflight
 from bot.app import AdapterFactory, App
 from bot.clock import Clock, SystemClock
-from bot.commands import Request
+from bot.commands.request import Request
 from bot.config import Config
 from bot.errors import ConfigError, PushError, TallybotError
 from bot.ingest.poller import PollResult

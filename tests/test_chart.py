@@ -26,7 +26,7 @@ from adapters.console import ConsoleAdapter
 from bot import chart
 from bot.chart import ChartCache, chart_png, render_chart
 from bot.cli import demo_config_path
-from bot.commands import Reply
+from bot.commands.request import Reply
 from bot.domain.arithmetic import counted
 from bot.domain.chart_figure import HEIGHT_PX, WIDTH_PX, chart_figure, colour
 from bot.domain.format import chart_description as describe

@@ -16,7 +16,7 @@ from hypothesis import given
 
 from adapters import discord_text, slack_text
 from adapters.console import ConsoleAdapter
-from bot.commands import Reply
+from bot.commands.request import Reply
 from bot.domain.message import Moment, Timed
 from bot.domain.render_text import show
 from bot.domain.safe_text import clean

@@ -15,7 +15,7 @@ import pytest
 
 from adapters.slack import needs_admin
 from bot.clock import FakeClock
-from bot.command_parse import parse
+from bot.commands.parse import parse
 from bot.config import parse as parse_config
 from bot.domain.model import MAX_FIGURE, Choice, Count, DecisionRule, RuleKind, figure_value
 from bot.errors import CommandError, ConfigError, PermanentSourceError, RequestError

@@ -16,7 +16,7 @@ import pytest
 import bot.domain.times
 from adapters.console import ConsoleAdapter
 from adapters.registry import adapter_factories
-from bot.commands import Reply
+from bot.commands.request import Reply
 from bot.config import parse
 from bot.domain import format as fmt
 from bot.domain.message import Message, Moment, Timed

@@ -45,8 +45,9 @@ from adapters.discord_embeds import (
 from adapters.registry import adapter_factories
 from bot.app import App
 from bot.clock import FakeClock as BotClock
-from bot.command_parse import Verb, parse
-from bot.commands import Reply, Request
+from bot.commands.parse import Verb, parse
+from bot.commands.request import Reply, Request
+from bot.commands.throttle import PUBLIC_PER_CHANNEL
 from bot.config import Config
 from bot.config import parse as parse_config
 from bot.domain.message import ChoiceLine, Message, Notice, Significance, Timed
@@ -68,7 +69,6 @@ from bot.store import tallies as tally_rows
 from bot.store.outbox import Delivery, DeliveryStatus
 from bot.store.schema import outbox as outbox_table
 from bot.subscription import ChannelRef, Platform, Subscription
-from bot.throttle import PUBLIC_PER_CHANNEL
 from tests.fakes.discord_fake import FakeClock, FakeDiscord, FakeInteraction, RecordedMessage
 from tests.fakes.discord_fake.markdown import visible
 from tests.helpers import T0, tally

@@ -25,7 +25,7 @@ from adapters.discord_embeds import (
     notice_content,
     reply_parts,
 )
-from bot.commands import Reply
+from bot.commands.request import Reply
 from bot.domain.message import Notice
 from bot.domain.safe_text import clean
 from bot.domain.times import unix

@@ -41,7 +41,7 @@ from bot import chart
 from bot.adapter import Earlier
 from bot.app import App
 from bot.clock import FakeClock
-from bot.commands import Reply, Request
+from bot.commands.request import Reply, Request
 from bot.config import Config, ServerConfig, parse
 from bot.domain.message import ChoiceLine, Message, Notice, Significance, Timed
 from bot.domain.model import Count, Tally, TallyState

@@ -16,7 +16,7 @@ from aiohttp import web
 from bot.adapter import RecordingAdapter
 from bot.app import App
 from bot.clock import FakeClock
-from bot.commands import Request
+from bot.commands.request import Request
 from bot.config import Config, parse
 from bot.domain.message import Message
 from bot.ops import signing

@@ -16,7 +16,7 @@ from bot import logs
 from bot.adapter import Earlier, RecordingAdapter
 from bot.app import App
 from bot.clock import FakeClock
-from bot.commands import Request
+from bot.commands.request import Request
 from bot.domain.message import Attachment, Outgoing
 from bot.errors import TransientDeliveryError
 from bot.ingest.poller import PollResult

@@ -8,10 +8,12 @@ from pathlib import Path
 import pytest
 
 from bot import chart
-from bot.admins import is_admin, refusal_detail
 from bot.chart import ChartCache
 from bot.clock import FakeClock
-from bot.commands import Commands, Request
+from bot.commands.admins import is_admin, refusal_detail
+from bot.commands.handler import Commands
+from bot.commands.request import Request
+from bot.commands.throttle import Throttle
 from bot.config import Admins
 from bot.config import parse as parse_config
 from bot.domain.model import Choice, Count, CountStatus, DecisionRule, RuleKind, Tally
@@ -24,7 +26,6 @@ from bot.store import counts as count_rows
 from bot.store import subscriptions as sub_rows
 from bot.store import tallies as tally_rows
 from bot.subscription import ChannelRef, Mode, Platform
-from bot.throttle import Throttle
 
 CHAN = ChannelRef(Platform.DISCORD, "g1", "c1")
 ADMINS = Admins(

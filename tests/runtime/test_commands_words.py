@@ -7,7 +7,8 @@ from dataclasses import replace
 import pytest
 
 from bot.clock import FakeClock
-from bot.commands import Commands, Request
+from bot.commands.handler import Commands
+from bot.commands.request import Request
 from bot.config import Admins
 from bot.domain.model import Choice, Count, CountStatus, DecisionRule, RuleKind
 from bot.errors import TransientSourceError

@@ -20,7 +20,8 @@ from sqlalchemy import text
 from bot.adapter import RecordingAdapter
 from bot.app import App
 from bot.clock import FakeClock
-from bot.commands import Commands, Request
+from bot.commands.handler import Commands
+from bot.commands.request import Request
 from bot.config import Admins, parse
 from bot.dispatcher import Dispatcher
 from bot.domain.message import Message, Outgoing

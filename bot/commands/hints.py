@@ -9,7 +9,7 @@ really received.
 
 from __future__ import annotations
 
-from bot.command_parse import Command, Verb
+from bot.commands.parse import Command, Verb
 from bot.domain.detect import Rejected, RejectReason
 from bot.domain.model import Count, Tally
 from bot.domain.words import n

@@ -16,7 +16,7 @@ from bot.config import Admins
 from bot.subscription import Platform
 
 if TYPE_CHECKING:
-    from bot.commands import Request
+    from bot.commands.request import Request
 
 
 def is_admin(admins: Admins, request: Request) -> bool:
