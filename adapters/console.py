@@ -32,11 +32,11 @@ from rich.text import Text
 from adapters.console_prompt import read_commands
 from bot.adapter import Earlier
 from bot.commands.request import Reply, Request
+from bot.delivery.pacing import UNLIMITED, Limits, Pace, Route, unpaced
 from bot.domain.message import Attachment, Message, Notice, Outgoing
 from bot.domain.render_text import render, show
 from bot.domain.safe_text import clean
 from bot.domain.times import Zone
-from bot.pacing import UNLIMITED, Limits, Pace, Route, unpaced
 from bot.subscription import ChannelRef, Platform
 
 CONSOLE_CHANNEL = ChannelRef(Platform.CONSOLE, "local", "console")

@@ -10,7 +10,7 @@ client and the gateway task. ``api_base`` and ``gateway_url`` are applied to dis
 ``Route.BASE`` and ``DiscordWebSocket.DEFAULT_GATEWAY`` (process-wide class attributes: one
 Discord adapter per process) and restored on leaving.
 
-Delivery (called by ``bot.dispatcher``, which owns pacing and retries) is the adapter's base,
+Delivery (called by ``bot.delivery.worker``, which owns pacing and retries) is the adapter's base,
 ``adapters.discord_delivery.DiscordSender``: posts with a nonce and the delivery key in the
 footer, finding earlier posts in the channel, live-scoreboard edits, error translation, and
 ``DISCORD_LIMITS``.
@@ -63,12 +63,12 @@ from bot.commands.handler import Commands
 from bot.commands.parse import Verb
 from bot.commands.request import Reply, Request
 from bot.config import Admins, DiscordConfig
+from bot.delivery.pacing import Limits
 from bot.errors import (
     CommandError,
     ConfigError,
     TallybotError,
 )
-from bot.pacing import Limits
 from bot.secrets import Secret
 from bot.store import counts as count_rows
 from bot.subscription import ChannelRef, Platform

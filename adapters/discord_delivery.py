@@ -51,6 +51,7 @@ with warnings.catch_warnings():
 from adapters.discord_embeds import clip, message_embed, notice_content
 from adapters.discord_text import plain
 from bot.adapter import Earlier
+from bot.delivery.pacing import Bucket, Limits, Pace, Route, Window, unpaced
 from bot.domain.message import Attachment, Notice, Outgoing
 from bot.errors import (
     DeliveryError,
@@ -59,7 +60,6 @@ from bot.errors import (
     RateLimited,
     TransientDeliveryError,
 )
-from bot.pacing import Bucket, Limits, Pace, Route, Window, unpaced
 from bot.subscription import ChannelRef, Platform
 
 log = logging.getLogger("adapters.discord")

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 
 from bot.app import AdapterFactory
 from bot.config import Config
-from bot.pacing import Window
+from bot.delivery.pacing import Window
 from bot.secrets import platform_secrets
 from bot.subscription import Platform
 

@@ -70,6 +70,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.commands.parse import ADMIN_VERBS, parse
 from bot.commands.request import Reply, Request
 from bot.config import Admins, SlackConfig
+from bot.delivery.pacing import Limits
 from bot.domain.message import Attachment
 from bot.errors import (
     CommandError,
@@ -77,7 +78,6 @@ from bot.errors import (
     DeliveryError,
     TransientDeliveryError,
 )
-from bot.pacing import Limits
 from bot.secrets import Secret
 from bot.subscription import ChannelRef, Platform
 

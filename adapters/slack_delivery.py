@@ -21,6 +21,7 @@ from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.adapter import Earlier
+from bot.delivery.pacing import Bucket, Limits, Pace, Route, Window, unpaced
 from bot.domain.message import Attachment, Notice, Outgoing
 from bot.errors import (
     DeliveryError,
@@ -29,7 +30,6 @@ from bot.errors import (
     RateLimited,
     TransientDeliveryError,
 )
-from bot.pacing import Bucket, Limits, Pace, Route, Window, unpaced
 from bot.subscription import ChannelRef, Platform
 
 from .slack_blocks import alt_text, blocks_for, fallback_text, file_title

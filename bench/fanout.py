@@ -40,8 +40,8 @@ from adapters.registry import adapter_factories
 from adapters.slack_delivery import SLACK_LIMITS
 from bot.app import App
 from bot.config import parse
+from bot.delivery.pacing import Route
 from bot.domain.model import Tally, TallyState
-from bot.pacing import Route
 from bot.store import counts as count_rows
 from bot.store import subscriptions as sub_rows
 from bot.subscription import ChannelRef, Mode, Platform

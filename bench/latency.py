@@ -19,9 +19,9 @@ from bot.adapter import Earlier, RecordingAdapter
 from bot.app import App
 from bot.commands.request import Request
 from bot.config import parse
+from bot.delivery.pacing import Pace, unpaced
 from bot.domain.message import Attachment, Outgoing
 from bot.domain.model import Tally
-from bot.pacing import Pace, unpaced
 from bot.subscription import ChannelRef, Platform
 from tests.helpers import T0
 

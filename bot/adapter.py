@@ -10,7 +10,8 @@ edit no longer exists). A post may carry an ``Attachment`` (the chart that goes 
 final message), shown as an image.
 
 Every request an adapter makes for a delivery goes through the ``pace`` it is given
-(``bot.pacing``): it names its route, and waits for its turn under the platform's ``limits``.
+(``bot.delivery.pacing``): it names its route, and waits for its turn under the platform's
+``limits``.
 
 Commands flow the other way: an adapter turns a slash command or a typed line into a
 ``bot.commands.request.Request`` and shows the ``Reply``.
@@ -24,9 +25,9 @@ from datetime import datetime
 from types import TracebackType
 from typing import Protocol, Self
 
+from bot.delivery.pacing import UNLIMITED, Limits, Pace, Route, unpaced
 from bot.domain.message import Attachment, Outgoing
 from bot.errors import MessageGone, PermanentDeliveryError, TransientDeliveryError
-from bot.pacing import UNLIMITED, Limits, Pace, Route, unpaced
 from bot.subscription import ChannelRef, Platform
 
 

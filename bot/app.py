@@ -24,7 +24,8 @@ from bot.chart import ChartCache
 from bot.clock import Clock, SystemClock
 from bot.commands.handler import Commands
 from bot.config import Config
-from bot.dispatcher import Dispatcher
+from bot.delivery.ratelimit import Sleep
+from bot.delivery.worker import Dispatcher
 from bot.domain.model import CountStatus
 from bot.ingest.pipeline import Pipeline
 from bot.ingest.poller import Poller
@@ -34,7 +35,6 @@ from bot.ingest.sources.factory import build_source
 from bot.ingest.sources.health import SourceHealth
 from bot.ops.metrics import Metrics
 from bot.ops.server import OpsServer
-from bot.ratelimit import Sleep
 from bot.secrets import secret, store_url
 from bot.store import Database
 from bot.store import counts as count_rows

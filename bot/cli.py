@@ -25,12 +25,12 @@ from bot.app import AdapterFactory, App
 from bot.clock import Clock, SystemClock
 from bot.commands.request import Request
 from bot.config import Config
+from bot.delivery.ratelimit import Sleep
 from bot.errors import ConfigError, PushError, TallybotError
 from bot.ingest.poller import PollResult
 from bot.ingest.sources.replay import ReplaySource
 from bot.ops import invite as invite_mod
 from bot.ops import push_client
-from bot.ratelimit import Sleep
 from bot.run import run_bot
 from bot.subscription import Platform
 

@@ -13,8 +13,8 @@ from adapters.registry import windows
 from adapters.slack_delivery import SLACK_LIMITS
 from bot.clock import FakeClock
 from bot.config import parse
+from bot.delivery.pacing import Bucket, Limits, Pacer, Route, Window
 from bot.errors import ConfigError
-from bot.pacing import Bucket, Limits, Pacer, Route, Window
 from tests.test_ratelimit import Sleeper
 
 LIMITS = Limits(

@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from bot.clock import FakeClock
-from bot.ratelimit import RateLimiter
+from bot.delivery.ratelimit import RateLimiter
 
 
 class Sleeper:

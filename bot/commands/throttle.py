@@ -8,8 +8,8 @@ One member sent 200 ``/count status`` in 0.02 s and all 200 were answered in the
   would be public beyond that is shown only to the person who asked.
 
 Both are sliding windows on the injected clock (``Clock.monotonic``), counted by the same
-limiter the dispatcher paces deliveries with (:class:`~bot.ratelimit.RateLimiter`), here only
-asked, never waited on. The state is per process and bounded (:data:`MAX_KEYS` people and
+limiter the dispatcher paces deliveries with (:class:`~bot.delivery.ratelimit.RateLimiter`), here
+only asked, never waited on. The state is per process and bounded (:data:`MAX_KEYS` people and
 channels each, the least recently seen forgotten first).
 """
 
@@ -20,8 +20,8 @@ from collections.abc import Hashable
 from dataclasses import dataclass
 
 from bot.clock import Clock
-from bot.pacing import Window
-from bot.ratelimit import RateLimiter
+from bot.delivery.pacing import Window
+from bot.delivery.ratelimit import RateLimiter
 from bot.subscription import ChannelRef
 
 PER_USER = Window(8, 20.0)

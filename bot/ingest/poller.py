@@ -14,6 +14,7 @@ import logging
 import random
 from enum import StrEnum
 
+from bot.delivery.ratelimit import Sleep
 from bot.domain.detect import NoChange, Rejected
 from bot.domain.message import Notice
 from bot.domain.model import Tally
@@ -23,7 +24,6 @@ from bot.ingest.pipeline import Pipeline
 from bot.ingest.sources.base import Source
 from bot.ingest.sources.health import SourceHealth
 from bot.ops.hooks import NO_HOOKS, Hooks
-from bot.ratelimit import Sleep
 from bot.retry import retry_after_hint, retry_transient
 
 log = logging.getLogger(__name__)

@@ -50,6 +50,7 @@ from bot.commands.request import Reply, Request
 from bot.commands.throttle import PUBLIC_PER_CHANNEL
 from bot.config import Config
 from bot.config import parse as parse_config
+from bot.delivery.pacing import Route, Window
 from bot.domain.message import ChoiceLine, Message, Notice, Significance, Timed
 from bot.domain.model import Tally, TallyState
 from bot.errors import (
@@ -60,7 +61,6 @@ from bot.errors import (
     RateLimited,
     TransientDeliveryError,
 )
-from bot.pacing import Route, Window
 from bot.secrets import Secret
 from bot.store import audit as audit_rows
 from bot.store import outbox

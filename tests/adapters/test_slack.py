@@ -43,11 +43,11 @@ from bot.app import App
 from bot.clock import FakeClock
 from bot.commands.request import Reply, Request
 from bot.config import Config, ServerConfig, parse
+from bot.delivery.pacing import Route, Window
 from bot.domain.message import ChoiceLine, Message, Notice, Significance, Timed
 from bot.domain.model import Count, Tally, TallyState
 from bot.errors import ConfigError, MessageGone, PermanentDeliveryError, TransientDeliveryError
 from bot.ingest.pipeline import Pipeline
-from bot.pacing import Route, Window
 from bot.secrets import Secret
 from bot.store import Database, outbox
 from bot.store import audit as audit_rows

@@ -16,10 +16,10 @@ from bot.commands.request import Request
 from bot.commands.throttle import Throttle
 from bot.config import Admins
 from bot.config import parse as parse_config
+from bot.delivery.pacing import Window
 from bot.domain.model import Choice, Count, CountStatus, DecisionRule, RuleKind, Tally
 from bot.errors import ConfigError
 from bot.ingest.pipeline import Pipeline
-from bot.pacing import Window
 from bot.store import Database
 from bot.store import audit as audit_rows
 from bot.store import counts as count_rows

@@ -23,7 +23,7 @@ from bot.clock import FakeClock
 from bot.commands.handler import Commands
 from bot.commands.request import Request
 from bot.config import Admins, parse
-from bot.dispatcher import Dispatcher
+from bot.delivery.worker import Dispatcher
 from bot.domain.message import Message, Outgoing
 from bot.ingest.pipeline import Pipeline
 from bot.ops import readiness
@@ -89,7 +89,7 @@ async def test_subscribe_live_then_unsubscribe_stops_nothing_for_anyone(
         reply = await commands.handle(Request(request.channel, request.user_id, "x", words))
         assert reply.ok, reply.text
     adapter.gated.add(CHAN)  # the scoreboard for the member's channel is on its way...
-    with caplog.at_level(logging.INFO, logger="bot.dispatcher"):
+    with caplog.at_level(logging.INFO, logger="bot.delivery.worker"):
         draining = asyncio.create_task(dispatcher.drain(Platform.CONSOLE))
         await asyncio.wait_for(adapter.at_gate.wait(), timeout=10)
         reply = await commands.handle(Request(CHAN, "7", "bo", "unsubscribe bessemer-2021"))
@@ -148,7 +148,7 @@ async def test_a_store_error_recording_one_delivery_stops_no_other(
             )
         await conn.execute(text(SENT_FAILS))
     first = await pipeline.ingest(tally(84, 201))
-    with caplog.at_level(logging.INFO, logger="bot.dispatcher"):
+    with caplog.at_level(logging.INFO, logger="bot.delivery.worker"):
         await dispatcher.drain(Platform.CONSOLE)  # CHAN's post goes out, its record fails
         async with sqlite_db.begin() as conn:
             await conn.execute(text("DROP TRIGGER sent_fails"))
@@ -198,7 +198,7 @@ async def test_a_delivery_that_cannot_be_sent_is_retried_then_given_up_alone(
             await conn.execute(
                 text("UPDATE outbox SET payload = '{\"title\": 1' WHERE channel = 'c1'")
             )
-    with caplog.at_level(logging.WARNING, logger="bot.dispatcher"):
+    with caplog.at_level(logging.WARNING, logger="bot.delivery.worker"):
         for _ in range(4):
             await dispatcher.drain(Platform.CONSOLE)
             clock.advance(600)

@@ -8,8 +8,8 @@
    repeat with the same key for a while yet (Discord's nonce, ``Adapter.dedup_window``). One
    read of the channel (:class:`ChannelCheck`) serves every such delivery of that channel.
 2. **Send.** Each request the adapter makes goes through a :class:`DeliveryPace`: it waits for
-   its turn under the platform's buckets (``bot.pacing``) and only then, right before it goes
-   out, notes the attempt in the store (``outbox.mark_attempt``), which also tells it whether
+   its turn under the platform's buckets (``bot.delivery.pacing``) and only then, right before it
+   goes out, notes the attempt in the store (``outbox.mark_attempt``), which also tells it whether
    the delivery may still go out (its subscription may have been removed meanwhile).
 3. **Record** the outcome: SENT with the platform's message id; a transient failure retried
    with jittered exponential backoff (a 429 waits its Retry-After and is not counted as an
@@ -33,6 +33,8 @@ from datetime import timedelta
 
 from bot.adapter import Adapter, Earlier
 from bot.clock import Clock
+from bot.delivery.final_charts import FinalCharts
+from bot.delivery.pacing import Pacer, Route
 from bot.domain.message import Message, Notice, Outgoing
 from bot.errors import (
     DeliveryCancelled,
@@ -42,16 +44,14 @@ from bot.errors import (
     RateLimited,
     TransientDeliveryError,
 )
-from bot.final_charts import FinalCharts
 from bot.ops.hooks import Hooks
-from bot.pacing import Pacer, Route
 from bot.retry import backoff
 from bot.store import Database, outbox
 from bot.store import subscriptions as sub_rows
 from bot.store.outbox import Delivery, DeliveryAction, NewDelivery
 from bot.subscription import ChannelRef, Platform
 
-log = logging.getLogger("bot.dispatcher")
+log = logging.getLogger("bot.delivery.worker")
 
 
 def where(d: Delivery) -> dict[str, object]:
@@ -273,7 +273,7 @@ class Courier:
         self.outcome(d, "edited" if edited else "sent")
         latency = (self.clock.now() - d.created_at).total_seconds()
         self.metrics.delivered(d.channel.platform.value, d.action.value, latency)
-        # One line per fan-out says how it went (bot.dispatcher.fanout): each post is debug.
+        # One line per fan-out says how it went (bot.delivery.worker.fanout): each post is debug.
         level = logging.INFO if d.action is DeliveryAction.ALERT else logging.DEBUG
         log.log(level, "delivered after %.1f s", latency, extra=where(d))
 

@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from bot.clock import Clock
+from bot.delivery.ratelimit import RateLimiter, Sleep
 from bot.errors import ConfigError
-from bot.ratelimit import RateLimiter, Sleep
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,7 +24,7 @@ CHART_TIMEOUT_S = 30.0
 KEPT = 8
 """How many finals' drawings are kept (the last few)."""
 
-log = logging.getLogger("bot.dispatcher")
+log = logging.getLogger("bot.delivery.worker")
 
 
 class FinalCharts:

@@ -4,8 +4,8 @@ For each platform a worker loop takes the deliveries that are due, drops those w
 subscription is gone (CANCELLED, logged, never sent) and the routine ones that a newer message
 for the same channel already covers (``coalesce``), then sends channel by channel, in order
 within a channel and concurrently across channels. How one delivery is confirmed, sent and
-recorded is :mod:`bot.delivery`; every request waits for its slots under the platform's limits
-(:mod:`bot.pacing`).
+recorded is :mod:`bot.delivery.courier`; every request waits for its slots under the platform's
+limits (:mod:`bot.delivery.pacing`).
 
 Every delivery is claimed (SENDING) before it is worked on; right before a request that could
 post it goes out, the attempt is noted. A crash in between leaves it SENDING: on start those go
@@ -32,11 +32,11 @@ from dataclasses import dataclass, field
 from bot.adapter import Adapter
 from bot.chart import ChartCache
 from bot.clock import Clock
-from bot.delivery import ChannelCheck, Courier, Stats, where
-from bot.final_charts import CHART_TIMEOUT_S, FinalCharts
+from bot.delivery.courier import ChannelCheck, Courier, Stats, where
+from bot.delivery.final_charts import CHART_TIMEOUT_S, FinalCharts
+from bot.delivery.pacing import Pacer
+from bot.delivery.ratelimit import Sleep
 from bot.ops.hooks import NO_HOOKS, Hooks
-from bot.pacing import Pacer
-from bot.ratelimit import Sleep
 from bot.retry import backoff
 from bot.store import Database, outbox
 from bot.store.outbox import Delivery, DeliveryAction
@@ -47,7 +47,7 @@ RESTART_CAP_S = 60.0
 """The longest wait before a stopped worker loop starts again."""
 
 log = logging.getLogger(__name__)
-summary = logging.getLogger("bot.dispatcher.fanout")
+summary = logging.getLogger("bot.delivery.worker.fanout")
 """One line per finished fan-out (the per-delivery lines are debug)."""
 
 __all__ = ["CHART_TIMEOUT_S", "Dispatcher", "Stats", "coalesce"]
