@@ -15,7 +15,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bot.adapter import Earlier, RecordingAdapter
+from bot.adapter import Earlier
 from bot.app import App
 from bot.commands.request import Request
 from bot.config import parse
@@ -23,6 +23,7 @@ from bot.delivery.pacing import Pace, unpaced
 from bot.domain.message import Attachment, Outgoing
 from bot.domain.model import Tally
 from bot.subscription import ChannelRef, Platform
+from bot.testing.adapter import RecordingAdapter
 from tests.helpers import T0
 
 

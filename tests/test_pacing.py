@@ -11,10 +11,10 @@ import pytest
 from adapters.discord_delivery import DISCORD_LIMITS
 from adapters.registry import windows
 from adapters.slack_delivery import SLACK_LIMITS
-from bot.clock import FakeClock
 from bot.config import parse
 from bot.delivery.pacing import Bucket, Limits, Pacer, Route, Window
 from bot.errors import ConfigError
+from bot.testing.clock import FakeClock
 from tests.test_ratelimit import Sleeper
 
 LIMITS = Limits(

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 
-from bot.clock import FakeClock
 from bot.domain.model import Choice, Count, DecisionRule, RuleKind, TallyState
 from bot.errors import ConfigError
 from bot.ingest.sources.base import Source
@@ -18,6 +17,7 @@ from bot.ingest.sources.http_json import HttpJsonSource
 from bot.ingest.sources.manual import ManualSource
 from bot.ingest.sources.mapping import FieldMap
 from bot.ingest.sources.replay import ReplaySource
+from bot.testing.clock import FakeClock
 
 COUNT = Count(
     "bessemer-2021",

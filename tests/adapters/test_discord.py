@@ -44,7 +44,6 @@ from adapters.discord_embeds import (
 )
 from adapters.registry import adapter_factories
 from bot.app import App
-from bot.clock import FakeClock as BotClock
 from bot.commands.parse import Verb, parse
 from bot.commands.request import Reply, Request
 from bot.commands.throttle import PUBLIC_PER_CHANNEL
@@ -69,6 +68,7 @@ from bot.store import tallies as tally_rows
 from bot.store.outbox import Delivery, DeliveryStatus
 from bot.store.schema import outbox as outbox_table
 from bot.subscription import ChannelRef, Platform, Subscription
+from bot.testing.clock import FakeClock as BotClock
 from tests.fakes.discord_fake import FakeClock, FakeDiscord, FakeInteraction, RecordedMessage
 from tests.fakes.discord_fake.markdown import visible
 from tests.helpers import T0, tally

@@ -40,7 +40,6 @@ from adapters.slack_delivery import SLACK_LIMITS
 from bot import chart
 from bot.adapter import Earlier
 from bot.app import App
-from bot.clock import FakeClock
 from bot.commands.request import Reply, Request
 from bot.config import Config, ServerConfig, parse
 from bot.delivery.pacing import Route, Window
@@ -55,6 +54,7 @@ from bot.store import counts as count_rows
 from bot.store import subscriptions as sub_rows
 from bot.store.schema import outbox as outbox_table
 from bot.subscription import ChannelRef, Mode, Platform, Subscription
+from bot.testing.clock import FakeClock
 from tests.fakes.slack_fake import FakeSlack, RecordedSlackMessage, RecordedUpload, ResponseUrlPost
 from tests.fakes.slack_fake.markup import visible
 from tests.helpers import T0, tally

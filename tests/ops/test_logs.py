@@ -13,15 +13,16 @@ import aiohttp
 import pytest
 
 from bot import logs
-from bot.adapter import Earlier, RecordingAdapter
+from bot.adapter import Earlier
 from bot.app import App
-from bot.clock import FakeClock
 from bot.commands.request import Request
 from bot.delivery.pacing import Pace, unpaced
 from bot.domain.message import Attachment, Outgoing
 from bot.errors import TransientDeliveryError
 from bot.ingest.poller import PollResult
 from bot.subscription import ChannelRef, Platform
+from bot.testing.adapter import RecordingAdapter
+from bot.testing.clock import FakeClock
 from tests.ops.conftest import CHAN, MANUAL, POLLED, SECRET, Bot, Feed, no_sleep, ops_config
 
 SECRETS = {

@@ -9,7 +9,6 @@ import pytest
 
 from bot import chart
 from bot.chart import ChartCache
-from bot.clock import FakeClock
 from bot.commands.admins import is_admin, refusal_detail
 from bot.commands.handler import Commands
 from bot.commands.request import Request
@@ -26,6 +25,7 @@ from bot.store import counts as count_rows
 from bot.store import subscriptions as sub_rows
 from bot.store import tallies as tally_rows
 from bot.subscription import ChannelRef, Mode, Platform
+from bot.testing.clock import FakeClock
 
 CHAN = ChannelRef(Platform.DISCORD, "g1", "c1")
 ADMINS = Admins(

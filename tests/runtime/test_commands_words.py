@@ -6,7 +6,6 @@ from dataclasses import replace
 
 import pytest
 
-from bot.clock import FakeClock
 from bot.commands.handler import Commands
 from bot.commands.request import Request
 from bot.config import Admins
@@ -18,6 +17,7 @@ from bot.store import Database
 from bot.store import counts as count_rows
 from bot.store import tallies as tally_rows
 from bot.subscription import ChannelRef, Platform
+from bot.testing.clock import FakeClock
 
 CHAN = ChannelRef(Platform.DISCORD, "g1", "c1")
 ADMINS = Admins(discord_users=frozenset({"42"}))

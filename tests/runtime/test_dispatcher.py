@@ -10,9 +10,8 @@ from collections.abc import Sequence
 import pytest
 
 from bot import chart
-from bot.adapter import Earlier, RecordingAdapter
+from bot.adapter import Earlier
 from bot.chart import ChartCache
-from bot.clock import FakeClock
 from bot.delivery.pacing import Pace, unpaced
 from bot.delivery.worker import Dispatcher, coalesce
 from bot.domain.message import Attachment, Message, Notice, Outgoing
@@ -23,6 +22,8 @@ from bot.store import Database, outbox
 from bot.store import subscriptions as sub_rows
 from bot.store.outbox import DeliveryStatus
 from bot.subscription import ChannelRef, Mode, Platform
+from bot.testing.adapter import RecordingAdapter
+from bot.testing.clock import FakeClock
 from tests.helpers import tally
 
 CHAN = ChannelRef(Platform.CONSOLE, "local", "c1")

@@ -17,9 +17,7 @@ from typing import Any
 import pytest
 from sqlalchemy import text
 
-from bot.adapter import RecordingAdapter
 from bot.app import App
-from bot.clock import FakeClock
 from bot.commands.handler import Commands
 from bot.commands.request import Request
 from bot.config import Admins, parse
@@ -31,6 +29,8 @@ from bot.store import Database, outbox
 from bot.store import subscriptions as sub_rows
 from bot.store.outbox import DeliveryStatus
 from bot.subscription import ChannelRef, Mode, Platform
+from bot.testing.adapter import RecordingAdapter
+from bot.testing.clock import FakeClock
 from tests.helpers import tally
 
 CHAN = ChannelRef(Platform.CONSOLE, "local", "c1")

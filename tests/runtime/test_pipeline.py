@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from bot.clock import FakeClock
 from bot.domain.detect import Accepted, NoChange, Rejected, RejectReason
 from bot.domain.model import TallyState
 from bot.ingest.pipeline import Pipeline
@@ -13,6 +12,7 @@ from bot.store import subscriptions as sub_rows
 from bot.store import tallies as tally_rows
 from bot.store.outbox import DeliveryAction
 from bot.subscription import ChannelRef, Mode, Platform
+from bot.testing.clock import FakeClock
 from tests.helpers import tally
 
 DISCORD = ChannelRef(Platform.DISCORD, "g1", "c1")

@@ -8,7 +8,6 @@ from dataclasses import replace
 
 import pytest
 
-from bot.clock import FakeClock
 from bot.commands.handler import Commands
 from bot.commands.request import Reply, Request
 from bot.commands.throttle import PER_USER, PUBLIC_PER_CHANNEL, Pass, Throttle
@@ -17,6 +16,7 @@ from bot.ingest.pipeline import Pipeline
 from bot.ingest.sources.health import SourceHealth
 from bot.store import Database
 from bot.subscription import ChannelRef, Platform
+from bot.testing.clock import FakeClock
 
 HALL = ChannelRef(Platform.SLACK, "T1", "C-hall")
 NEWS = ChannelRef(Platform.SLACK, "T1", "C-news")

@@ -9,8 +9,8 @@ The contract is :class:`bot.ingest.sources.base.Source`;
 stale.
 """
 
-from bot.ingest.sources.base import FakeSource, Source
+from bot.ingest.sources.base import Source
 from bot.ingest.sources.factory import build_source
 from bot.ingest.sources.health import SourceHealth
 
-__all__ = ["FakeSource", "Source", "SourceHealth", "build_source"]
+__all__ = ["Source", "SourceHealth", "build_source"]
