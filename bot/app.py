@@ -33,8 +33,9 @@ from bot.ingest.scheduler import Scheduler
 from bot.ingest.sources.base import Source
 from bot.ingest.sources.factory import build_source
 from bot.ingest.sources.health import SourceHealth
+from bot.ops import readiness
 from bot.ops.metrics import Metrics
-from bot.ops.server import OpsServer
+from bot.ops.server import OpsServer, Served
 from bot.secrets import secret, store_url
 from bot.store import Database
 from bot.store import counts as count_rows
@@ -179,7 +180,17 @@ class App:
         settings = self.config.server
         if settings is None:
             return
-        server = OpsServer(self, settings, push_secret=secret(settings.push_secret_env))
+        served = Served(
+            db=self.db,
+            clock=self.clock,
+            pipeline=self.pipeline,
+            metrics=self.metrics,
+            ready=lambda: readiness.check(self),
+            platforms=tuple(self.adapters),
+            count_ids=tuple(cc.count.id for cc in self.config.counts),
+            polled_health={k: h for k, h in self.health.items() if self.sources[k].polled},
+        )
+        server = OpsServer(served, settings, push_secret=secret(settings.push_secret_env))
         for adapter in self.adapters.values():
             routes = getattr(adapter, "http_routes", None)
             if callable(routes):
