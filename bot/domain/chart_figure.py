@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
 
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -22,17 +21,17 @@ from matplotlib.text import Text
 from matplotlib.ticker import FuncFormatter, MaxNLocator
 from matplotlib.transforms import blended_transform_factory
 
+from bot.domain import chart_text
 from bot.domain import format as fmt
 from bot.domain.arithmetic import OutcomeKind, Standing, standing
+from bot.domain.chart_text import INK
 from bot.domain.model import Count, RuleKind, Tally, TallyState
-from bot.domain.safe_text import clean
 
 WIDTH_PX = 1200
 HEIGHT_PX = 800
 DPI = 100
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000")
 """The Okabe-Ito colours (told apart with every common colour blindness), by choice position."""
-INK = "#222222"
 MUTED = "#5F5F5F"
 SHADE = "#E4E4E4"
 TITLE_PT = 30
@@ -83,25 +82,27 @@ def _draw(
     full_width = WIDTH_PX - 2 * MARGIN_PX
     left = MARGIN_PX / WIDTH_PX
 
-    title = _text(fig, left, 0.97, count.title, size=TITLE_PT, weight="bold", va="top")
-    _shrink(title, full_width, smallest=SUBTITLE_PT)
-    under = _text(fig, left, 0.895, fmt.chart_subtitle(count, last, s), size=SUBTITLE_PT, va="top")
-    _wrap(under, full_width, smallest=NOTE_PT)
-    progress = _text(fig, left, 0.06, fmt.progress_line(last, s), size=NOTE_PT)
-    _shrink(progress, full_width, smallest=SMALL_PT - 2)
+    title = chart_text.text(fig, left, 0.97, count.title, size=TITLE_PT, weight="bold", va="top")
+    chart_text.shrink(title, full_width, smallest=SUBTITLE_PT)
+    under = chart_text.text(
+        fig, left, 0.895, fmt.chart_subtitle(count, last, s), size=SUBTITLE_PT, va="top"
+    )
+    chart_text.wrap(under, full_width, smallest=NOTE_PT)
+    progress = chart_text.text(fig, left, 0.06, fmt.progress_line(last, s), size=NOTE_PT)
+    chart_text.shrink(progress, full_width, smallest=SMALL_PT - 2)
     source = f"Source: {last.source} · as of {fmt.when(last.observed_at)} · update #{last.seq}"
-    footer = _text(fig, left, 0.015, source, size=SMALL_PT, colour=MUTED)
-    _shrink(footer, full_width, smallest=SMALL_PT - 3)
+    footer = chart_text.text(fig, left, 0.015, source, size=SMALL_PT, colour=MUTED)
+    chart_text.shrink(footer, full_width, smallest=SMALL_PT - 3)
 
     labels = _end_labels(fig, count, s)
     room = max([LABEL_ROOM[0] * WIDTH_PX, *(t.get_window_extent().width for t in labels)])
     top = (under.get_window_extent().y0 - 28) / HEIGHT_PX
-    ax_left = (MARGIN_PX + 46 + _width(fig, fmt.n(int(y_top * 1.25)), NOTE_PT)) / WIDTH_PX
+    ax_left = (MARGIN_PX + 46 + chart_text.width(fig, fmt.n(int(y_top * 1.25)), NOTE_PT)) / WIDTH_PX
     ax_right = 1 - (MARGIN_PX + 16 + room) / WIDTH_PX
     ax = fig.add_axes((ax_left, AXES_BOTTOM, ax_right - ax_left, top - AXES_BOTTOM))
     ax.set_xlim(0, x_max)
     ax.set_ylim(0, y_top * 1.25)
-    tick_room = _width(fig, fmt.n(x_max), NOTE_PT) + 40  # no two numbers on the axis touch
+    tick_room = chart_text.width(fig, fmt.n(x_max), NOTE_PT) + 40  # no two axis numbers touch
     _style_axes(ax, x_ticks=max(2, min(5, int(ax.get_window_extent().width // tick_room))))
 
     _challenged_band(ax, last, s, x_max)
@@ -121,14 +122,6 @@ def _draw(
         )
     _clinch_mark(ax, history, xs, standings)
     _place_end_labels(fig, ax, labels, count, s, x=ax_right + 16 / WIDTH_PX)
-
-
-def _width(fig: Figure, words: str, size: float) -> float:
-    """How wide ``words`` come out at ``size`` points, in pixels."""
-    probe = _text(fig, 0, 0, words, size=size)
-    width = probe.get_window_extent().width
-    probe.remove()
-    return float(width)
 
 
 def _style_axes(ax: Axes, *, x_ticks: int) -> None:
@@ -189,12 +182,14 @@ def _target_line(
     threshold = count.rule.threshold
     rule = "a majority" if threshold is None else f"{threshold.numerator}/{threshold.denominator}"
     words = f"To clinch {rule}: {fmt.n(latest)}"
-    label = _text(
+    label = chart_text.text(
         ax, xs[drawn[0]], max(_known(targets)), words, size=NOTE_PT, va="bottom", offset=(8, 5)
     )
     if any(label.get_window_extent().overlaps(other.get_window_extent()) for other in avoid):
         label.remove()
-        _text(ax, xs[drawn[0]], min(_known(targets)), words, size=NOTE_PT, va="top", offset=(8, -7))
+        chart_text.text(
+            ax, xs[drawn[0]], min(_known(targets)), words, size=NOTE_PT, va="top", offset=(8, -7)
+        )
 
 
 def _challenged_band(ax: Axes, tally: Tally, s: Standing, x_max: int) -> None:
@@ -205,7 +200,7 @@ def _challenged_band(ax: Axes, tally: Tally, s: Standing, x_max: int) -> None:
     ax.axvspan(start, s.received, facecolor="none", edgecolor="#B0B0B0", hatch="//", linewidth=0)
     words = f"{fmt.n(tally.challenged)}\nchallenged"
     where = ax.get_xaxis_transform()
-    label = _text(
+    label = chart_text.text(
         ax,
         (start + s.received) / 2,
         0.03,
@@ -220,7 +215,7 @@ def _challenged_band(ax: Axes, tally: Tally, s: Standing, x_max: int) -> None:
     band_px = tally.challenged / x_max * ax.get_window_extent().width
     if label.get_window_extent().width > band_px - 8:  # too narrow: just left of it instead
         label.remove()
-        _text(
+        chart_text.text(
             ax,
             start,
             0.03,
@@ -252,7 +247,7 @@ def _pauses(ax: Axes, history: Sequence[Tally], xs: Sequence[int], x_max: int) -
             end += 1
         resumed = xs[end + 1] if end + 1 < len(history) else xs[end]
         ax.axvspan(xs[i] - half, resumed + half, color=SHADE, linewidth=0, zorder=1)
-        label = _text(
+        label = chart_text.text(
             ax,
             xs[i],
             0.97,
@@ -302,10 +297,12 @@ def _clinch_mark(
             markeredgewidth=2.5,
             zorder=4,
         )
-        label = _text(ax, xs[i], votes, "clinched", size=NOTE_PT, va="top", offset=(14, -14))
+        label = chart_text.text(
+            ax, xs[i], votes, "clinched", size=NOTE_PT, va="top", offset=(14, -14)
+        )
         if label.get_window_extent().x1 > ax.get_window_extent().x1:  # no room on the right
             label.remove()
-            _text(
+            chart_text.text(
                 ax, xs[i], votes, "clinched", size=NOTE_PT, ha="right", va="top", offset=(-14, -14)
             )
         return
@@ -318,7 +315,7 @@ def _end_labels(fig: Figure, count: Count, s: Standing) -> list[Text]:
     labels: list[Text] = []
     for position, choice in enumerate(count.choices):
         figures = f"{fmt.n(s.votes[choice.id])} ({fmt.pct(s.shares[choice.id])})"
-        label = _text(
+        label = chart_text.text(
             fig,
             0,
             0,
@@ -328,7 +325,7 @@ def _end_labels(fig: Figure, count: Count, s: Standing) -> list[Text]:
             weight="bold" if s.leader == choice.id else "normal",
             va="center",
         )
-        _wrap(label, most, smallest=NOTE_PT)
+        chart_text.wrap(label, most, smallest=NOTE_PT)
         label.set_text(f"{label.get_text()}\n{figures}")
         while label.get_window_extent().width > most and float(label.get_fontsize()) > SMALL_PT:
             label.set_fontsize(float(label.get_fontsize()) - 1)
@@ -345,111 +342,8 @@ def _place_end_labels(
     height_px = ax.get_window_extent().height
     wanted = [(s.votes[c.id] - y_low) / (y_high - y_low) for c in count.choices]
     heights = [t.get_window_extent().height / height_px for t in labels]
-    placed = _spread(wanted, heights, pad=8 / height_px, low=0.0, high=1 + 12 / height_px)
+    placed = chart_text.spread(wanted, heights, pad=8 / height_px, low=0.0, high=1 + 12 / height_px)
     beside = blended_transform_factory(fig.transFigure, ax.transAxes)
     for label, y in zip(labels, placed, strict=True):
         label.set_transform(beside)
         label.set_position((x, y))
-
-
-def _spread(
-    wanted: Sequence[float], heights: Sequence[float], *, pad: float, low: float, high: float
-) -> list[float]:
-    """Centres as near ``wanted`` as can be for boxes of ``heights`` that keep ``pad`` apart and
-    within ``low``..``high``: boxes that would overlap are pushed apart, keeping their order
-    (on a tie, the first box on top)."""
-    order = sorted(range(len(wanted)), key=lambda i: (wanted[i], -i))
-    placed = list(wanted)
-    floor = low
-    for i in order:
-        placed[i] = max(wanted[i], floor + heights[i] / 2)
-        floor = placed[i] + heights[i] / 2 + pad
-    ceiling = high
-    for i in reversed(order):
-        placed[i] = min(placed[i], ceiling - heights[i] / 2)
-        ceiling = placed[i] - heights[i] / 2 - pad
-    return placed
-
-
-def _shrink(text: Text, width_px: float, *, smallest: float) -> None:
-    """Make ``text`` at most ``width_px`` wide: smaller type down to ``smallest`` points, then
-    its longest line cut short with an ellipsis."""
-    while text.get_window_extent().width > width_px:
-        size = float(text.get_fontsize())
-        if size > smallest:
-            text.set_fontsize(size - 1)
-            continue
-        lines = text.get_text().split("\n")
-        longest = max(range(len(lines)), key=lambda k: len(lines[k]))
-        kept = lines[longest].removesuffix("…")[:-1].rstrip()
-        if not kept:
-            return
-        lines[longest] = kept + "…"
-        text.set_text("\n".join(lines))
-
-
-def _wrap(text: Text, width_px: float, *, smallest: float) -> None:
-    """Like ``_shrink``, but when a little smaller type is not enough, first try the text on two
-    lines: of about equal length, or else as much as fits on the first and the rest, cut short
-    if need be, on the second."""
-    words = text.get_text().split()
-    size = float(text.get_fontsize())
-    while text.get_window_extent().width > width_px and float(text.get_fontsize()) > size - 2:
-        text.set_fontsize(float(text.get_fontsize()) - 1)  # a little smaller on one line?
-    if text.get_window_extent().width <= width_px or len(words) < 2:
-        _shrink(text, width_px, smallest=smallest)
-        return
-    text.set_fontsize(size)
-    splits = [(" ".join(words[:k]), " ".join(words[k:])) for k in range(len(words) - 1, 0, -1)]
-    first, second = min(splits, key=lambda pair: max(len(pair[0]), len(pair[1])))  # first: longer
-    text.set_text(f"{first}\n{second}")
-    while text.get_window_extent().width > width_px and float(text.get_fontsize()) > smallest:
-        text.set_fontsize(float(text.get_fontsize()) - 1)
-    if text.get_window_extent().width <= width_px:
-        return
-    chosen = splits[-1]
-    for pair in splits:  # the longest first line that fits
-        text.set_text(pair[0])
-        if text.get_window_extent().width <= width_px:
-            chosen = pair
-            break
-    text.set_text("\n".join(chosen))
-    _shrink(text, width_px, smallest=smallest)
-
-
-def _text(
-    where: Figure | Axes,
-    x: float,
-    y: float,
-    words: str,
-    *,
-    size: float,
-    colour: str = INK,
-    weight: str = "normal",
-    ha: str = "left",
-    va: str = "baseline",
-    transform: Any = None,
-    box: bool = False,
-    offset: tuple[float, float] | None = None,
-) -> Text:
-    """Text exactly as given (``$`` in a count's title is a dollar sign, not mathematics; no
-    control characters), ``offset`` points away from ``x``, ``y`` when given."""
-    words = clean(words)
-    style: dict[str, Any] = {
-        "fontsize": size,
-        "color": colour,
-        "fontweight": weight,
-        "ha": ha,
-        "va": va,
-        "parse_math": False,
-    }
-    if transform is not None:
-        style["transform"] = transform
-    if box:
-        style["bbox"] = {"facecolor": "white", "edgecolor": "none", "pad": 2, "alpha": 0.9}
-    if offset is None:
-        return where.text(x, y, words, clip_on=False, **style)
-    assert isinstance(where, Axes)
-    return where.annotate(
-        words, (x, y), xytext=offset, textcoords="offset points", annotation_clip=False, **style
-    )
