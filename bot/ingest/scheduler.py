@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from apscheduler.triggers.interval import IntervalTrigger
 
-from bot.config import MIN_INTERVAL
+from bot.config_counts import MIN_INTERVAL
 
 
 class Scheduler:
