@@ -18,7 +18,8 @@ invisible joiners. Digits alone (bank-card-like numbers) are left as they are.
 
 Limits: 4,096 characters of text per message and 1,024 per caption, counted after the HTML is
 parsed. The text is built as runs of plain text with a style (``Run``); ``finish`` neutralises
-the whole (so nothing is found across runs either), cuts it to the limit on the *plain* text
+the whole (so nothing is found across runs either; a lone surrogate, which no UTF-8 can
+carry, becomes U+FFFD), cuts it to the limit on the *plain* text
 with a final "…" (UTF-16 units, never fewer than Telegram's count), and only then escapes and
 wraps each run in its tags: a cut can never split a tag or an ``&amp;``.
 
@@ -56,6 +57,8 @@ _BREAKS = re.compile(
     r"|(?<=:)(?=//)"  # scheme://
     r"|(?<=\w\.)(?=[^\W\d])"  # domain.tld (not 70.4%)
 )
+_SURROGATES = re.compile("[\ud800-\udfff]")
+"""A lone surrogate (a source's JSON may hold one): no UTF-8 can carry it to Telegram."""
 _DOTTED_NUMBERS = re.compile(r"\d+(?:\.\d+){2,}")
 """10.0.0.1, 1.2.3: a host by number (every dot gets a joiner)."""
 
@@ -153,7 +156,8 @@ def _clip(runs: list[Run], limit: int) -> list[Run]:
 
 def finish(runs: Iterable[Run], limit: int = TEXT_LIMIT) -> Rendered:
     """Runs as Telegram HTML: neutralised, cut to ``limit``, escaped, styled."""
-    kept = _clip(_neutralised_runs([r for r in runs if r.text]), limit)
+    whole = [Run(_SURROGATES.sub("\ufffd", r.text), r.style) for r in runs if r.text]
+    kept = _clip(_neutralised_runs(whole), limit)
     html = "".join(
         f"<{r.style}>{escape(r.text)}</{r.style}>" if r.style and r.text.strip() else escape(r.text)
         for r in kept

@@ -53,7 +53,9 @@ async def test_a_lost_answer_is_repaired_to_one_copy(fake: FakeTelegram, bot: Bo
     finals = [m for m in fake.visible(group) if m.source == "sendMessage"]
     assert [m.message_id for m in finals] == [1, posted.message_id]
     assert finals[1].disable_notification is False  # the original, with its notification
-    assert posted.repaired and len(posted.removed) == 1 and not posted.possible_duplicate
+    assert posted.repaired
+    assert len(posted.removed) == 1
+    assert not posted.possible_duplicate
     assert [m.message_id for m in fake.messages(group) if m.deleted] == list(posted.removed)
     assert await ledger.last(group.id) == max(m.message_id for m in fake.messages(group))
 
@@ -67,8 +69,10 @@ async def test_a_send_that_never_happened_leaves_the_silent_copy(
     fake.drop_request("sendMessage")
     posted = await post_once(sender, ledger, dm.id, FINAL)
     kept = fake.visible(dm)[-1]
-    assert len(fake.visible(dm)) == 2 and kept.message_id == posted.message_id
-    assert kept.disable_notification and posted.removed == ()
+    assert len(fake.visible(dm)) == 2
+    assert kept.message_id == posted.message_id
+    assert kept.disable_notification
+    assert posted.removed == ()
 
 
 @pytest.mark.parametrize("crash", ["silent send lost", "probe fails", "delete fails"])
@@ -147,7 +151,8 @@ async def test_past_the_window_a_possible_duplicate_is_reported(
     for i in range(6):
         fake.user_says(group, alice, f"busy chat {i}")
     posted = await post_once(sender, ledger, group.id, FINAL, in_doubt=True, window=3)
-    assert posted.possible_duplicate and posted.probes == 3
+    assert posted.possible_duplicate
+    assert posted.probes == 3
     assert len([m for m in fake.visible(group) if m.source == "sendMessage"]) == 3  # honest
 
 
@@ -157,4 +162,5 @@ async def test_a_copy_that_cannot_be_deleted_is_reported(fake: FakeTelegram, bot
     fake.lose_answer("sendMessage")
     fake.fail_next("deleteMessage", status=400, description="Bad Request: message can't be deleted")
     posted = await post_once(sender, ledger, group.id, FINAL)
-    assert posted.possible_duplicate and posted.removed == ()
+    assert posted.possible_duplicate
+    assert posted.removed == ()

@@ -3,6 +3,7 @@ to the fake, which parses the HTML and detects mentions, URLs and commands as Te
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from zoneinfo import ZoneInfo
 
@@ -65,17 +66,20 @@ async def test_the_bessemer_messages_as_members_see_them(fake: FakeTelegram, bot
         assert "8 Apr 2021 18:00 UTC" in text
         assert live_entities(got) == []
         kinds = [(e["type"], e["offset"]) for e in got.entities]
-        assert ("bold", 0) in kinds and kinds[-1][0] == "italic"
+        assert ("bold", 0) in kinds
+        assert kinds[-1][0] == "italic"
         assert all(r.args["link_preview_options"] == {"is_disabled": True}
                    for r in fake.calls_to("sendMessage"))  # fmt: skip
     final = messages[-1]
-    assert final.final and "✔ " in shown(seen[-1])
+    assert final.final
+    assert "✔ " in shown(seen[-1])
 
 
 def test_times_in_the_configured_zone() -> None:
     message = replay_messages(bessemer(), bessemer_timeline())[1]
     chicago = render(message, ZoneInfo("America/Chicago")).plain.replace(WORD_JOINER, "")
-    assert "8 Apr 2021 13:00 CDT" in chicago and "UTC" not in chicago
+    assert "8 Apr 2021 13:00 CDT" in chicago
+    assert "UTC" not in chicago
 
 
 @pytest.mark.parametrize("text", [h for h in HOSTILE if h is not LONG])
@@ -103,11 +107,15 @@ async def test_over_the_limits_is_cut_with_care(fake: FakeTelegram, bot: Bot) ->
     await sender.send(dm.id, Outgoing(render(message)))
     await sender.send(dm.id, Outgoing(caption(message), Attachment("c.png", png(4, 3), "x")))
     text, photo = fake.visible(dm)
-    assert text.text is not None and len(text.text) <= TEXT_LIMIT
-    assert photo.caption is not None and len(photo.caption) <= CAPTION_LIMIT
-    assert text.text.endswith("…") and photo.caption.endswith("…")
+    assert text.text is not None
+    assert len(text.text) <= TEXT_LIMIT
+    assert photo.caption is not None
+    assert len(photo.caption) <= CAPTION_LIMIT
+    assert text.text.endswith("…")
+    assert photo.caption.endswith("…")
     assert shown(text).startswith("& & &")
-    assert live_entities(text) == [] and live_entities(photo) == []
+    assert live_entities(text) == []
+    assert live_entities(photo) == []
 
 
 @pytest.mark.parametrize(
@@ -124,7 +132,8 @@ async def test_over_the_limits_is_cut_with_care(fake: FakeTelegram, bot: Bot) ->
 def test_what_telegram_would_find_is_neutralised(typed_text: str, entity: str) -> None:
     assert entity in telegram_sees(typed_text)[1]  # the fake finds it in plain text
     plain, live = telegram_sees(render_reply(Reply(typed_text)).html)
-    assert live == [] and plain.replace(WORD_JOINER, "") == typed_text
+    assert live == []
+    assert plain.replace(WORD_JOINER, "") == typed_text
 
 
 def test_neutralise_leaves_figures_alone() -> None:
@@ -142,11 +151,12 @@ def test_any_text_shows_as_typed_and_links_nothing(
     html = render(message).html
     plain, live = telegram_sees(html)
     assert live == []
-    label_shown = typed(label).replace(WORD_JOINER, "")
+    label_shown = re.sub("[\ud800-\udfff]", "\ufffd", typed(label)).replace(WORD_JOINER, "")
     assert label_shown in plain.replace(WORD_JOINER, "") or not label_shown.strip()
     reply = render_reply(Reply(title + label), limit=cut)
     plain, live = telegram_sees(reply.html)
-    assert live == [] and len(plain) <= cut
+    assert live == []
+    assert len(plain) <= cut
 
 
 def test_a_reply_with_times_and_a_message() -> None:
@@ -155,3 +165,9 @@ def test_a_reply_with_times_and_a_message() -> None:
     message = replay_messages(bessemer(), bessemer_timeline())[1]
     shown_reply = render_reply(Reply("Accepted update #2", message=replace(message))).plain
     assert shown_reply.replace(WORD_JOINER, "").startswith("Accepted update #2\n\n" + message.title)
+
+
+async def test_a_lone_surrogate_goes_out_as_a_replacement(fake: FakeTelegram, bot: Bot) -> None:
+    dm = fake.private_chat(fake.add_user("Alice"))
+    await TelegramSender(bot).send(dm.id, Outgoing(render(hostile_message(["a\ud800b"], "t", "s"))))
+    assert "a\ufffdb" in shown(fake.visible(dm)[0])

@@ -43,8 +43,10 @@ async def test_post_edit_and_photo(fake: FakeTelegram, bot: Bot) -> None:
     photo = await sender.send(group.id, Outgoing(render(Notice("Final")), CHART))
     await sender.edit(group.id, photo, Outgoing(render(Notice("Final, checked")), CHART))
     first, second = fake.visible(group)
-    assert shown(first).endswith("Yes 12 · No 9") and len(first.revisions) == 1
-    assert second.photo is not None and shown(second).endswith("Final, checked")
+    assert shown(first).endswith("Yes 12 · No 9")
+    assert len(first.revisions) == 1
+    assert second.photo is not None
+    assert shown(second).endswith("Final, checked")
     assert [r.method for r in fake.requests] == [
         "sendMessage", "editMessageText", "editMessageText", "sendPhoto", "editMessageCaption",
     ]  # fmt: skip
@@ -142,7 +144,8 @@ async def test_paced_by_telegram_buckets_no_429(
         *(post(group.id, i) for i in range(25)), *(post(dm.id, i) for i in range(5))
     )
     assert fake.rate_limited == []
-    assert len(fake.visible(group)) == 25 and len(fake.visible(dm)) == 5
+    assert len(fake.visible(group)) == 25
+    assert len(fake.visible(dm)) == 5
     assert clock.monotonic() - start >= 60  # the 21st post to the group waited a minute
     assert route("sendMessage", group.id).method == "sendMessage in group"
     assert route("editMessageText", dm.id).method == "editMessageText"
