@@ -169,5 +169,7 @@ def test_a_reply_with_times_and_a_message() -> None:
 
 async def test_a_lone_surrogate_goes_out_as_a_replacement(fake: FakeTelegram, bot: Bot) -> None:
     dm = fake.private_chat(fake.add_user("Alice"))
-    await TelegramSender(bot).send(dm.id, Outgoing(render(hostile_message(["a\ud800b"], "t", "s"))))
+    await TelegramSender(bot).send(
+        dm.id, Outgoing(render(hostile_message(["a\ud800b", "No"], "t", "s")))
+    )
     assert "a\ufffdb" in shown(fake.visible(dm)[0])
