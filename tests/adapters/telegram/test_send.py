@@ -134,8 +134,8 @@ async def test_paced_by_telegram_buckets_no_429(
     sender = TelegramSender(bot)
     start = clock.monotonic()
 
-    def pace(r: Route, *, delivers: bool = False) -> AbstractAsyncContextManager[None]:
-        return pacer.slot(r)
+    def pace(route: Route, *, delivers: bool = False) -> AbstractAsyncContextManager[None]:
+        return pacer.slot(route)
 
     async def post(chat: int, i: int) -> None:
         await sender.send(chat, out(f"#{i}"), pace=pace)
