@@ -18,16 +18,16 @@ Three checks, each where it cannot be bypassed by the one before:
 to ``max_redirects``, and drops secret headers when a redirect leaves the origin. It never uses
 a proxy or the environment's proxy settings, and keeps no cookies.
 
-Refused addresses (unless ``allow_private_addresses``, which only the operator's own config
-may set): loopback, private (RFC 1918, fc00::/7), link-local (169.254/16 with the cloud
-metadata 169.254.169.254, fe80::/10), unspecified, multicast, reserved, shared (100.64/10),
-benchmarking, IETF protocol blocks, Azure's host address 168.63.129.16, and the documentation
-ranges (TEST-NET-1/2/3, 2001:db8::/32, 3fff::/20): no real feed lives there, and networks reuse
-them inside (this very test machine numbers its own interface 192.0.2.2). IPv6 must be global
-unicast (2000::/3) outside those blocks; IPv4-mapped, NAT64 (64:ff9b::/96) and 6to4 forms are
-judged by the IPv4 address they carry; IPv4-compatible and Teredo forms are refused. Anything
-Python does not call global is refused too. Ports: any, unless the policy lists them (the
-address rules are what keep internal services out; a port list narrows it further).
+Refused addresses (unless ``allow_private_addresses``, which only the operator's own config may
+set): loopback, private (RFC 1918, fc00::/7), link-local (169.254/16 with the cloud metadata
+169.254.169.254, fe80::/10), unspecified, multicast, reserved, shared (100.64/10), benchmarking,
+IETF protocol blocks, Azure's host address 168.63.129.16, and the documentation ranges
+(TEST-NET-1/2/3, 2001:db8::/32, 3fff::/20): no real feed lives there, and networks reuse them
+inside (the machine this was written on numbers its own interface 192.0.2.2). IPv6 must be
+global unicast (2000::/3) outside those blocks; IPv4-mapped, NAT64 (64:ff9b::/96) and 6to4 forms
+are judged by the IPv4 address they carry; IPv4-compatible and Teredo forms are refused.
+Anything Python does not call global is refused too. Ports: any, unless the policy lists them
+(the address rules are what keep internal services out; a port list narrows it further).
 """
 
 from __future__ import annotations
