@@ -17,9 +17,7 @@ import pytest
 from aiohttp import web
 from aiohttp.abc import AbstractResolver, ResolveResult
 
-from bot.adapter import RecordingAdapter
 from bot.app import App
-from bot.clock import FakeClock
 from bot.egress import (
     EgressPolicy,
     EgressRefused,
@@ -29,6 +27,8 @@ from bot.egress import (
     guarded_connector,
 )
 from bot.subscription import Platform
+from bot.testing.adapter import RecordingAdapter
+from bot.testing.clock import FakeClock
 from tests.ops.conftest import no_sleep, ops_config
 
 CHAT = EgressPolicy()
