@@ -39,8 +39,8 @@ from typing import Any
 from adapters.slack.delivery import SLACK_LIMITS
 from bot.app import App
 from bot.config import parse
-from bot.model import Tally, TallyState
-from bot.pacing import Route
+from bot.delivery.pacing import Route
+from bot.domain.model import Tally, TallyState
 from bot.plugins import adapter_factories
 from bot.store import counts as count_rows
 from bot.store import subscriptions as sub_rows

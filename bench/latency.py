@@ -15,13 +15,15 @@ import tempfile
 import time
 from pathlib import Path
 
-from bot.adapter import Attachment, Earlier, Outgoing, RecordingAdapter
+from bot.adapter import Earlier
 from bot.app import App
-from bot.commands import Request
+from bot.commands.request import Request
 from bot.config import parse
-from bot.model import Tally
-from bot.pacing import Pace, unpaced
+from bot.delivery.pacing import Pace, unpaced
+from bot.domain.message import Attachment, Outgoing
+from bot.domain.model import Tally
 from bot.subscription import ChannelRef, Platform
+from bot.testing.adapter import RecordingAdapter
 from tests.helpers import T0
 
 

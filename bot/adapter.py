@@ -1,6 +1,7 @@
 """The adapter: what the core asks of a chat platform (the ``Adapter`` base class, with defaults
-for all but delivery), the values it carries, and an in-memory fake of it. How a platform plugs
-in (its settings, secrets, admin policy, ``build``) is in ``bot.platform``.
+for all but delivery) and the values it carries; its in-memory fake is
+:class:`bot.testing.adapter.RecordingAdapter`. How a platform plugs in (its settings, secrets,
+admin policy, ``build``) is in ``bot.platform``.
 
 An adapter is opened and closed as an async context manager and does three things for the
 core: ``post`` a new message, ``edit`` one it posted before, and ``find_posted``: look in a
@@ -12,10 +13,11 @@ edit no longer exists). A post may carry an ``Attachment`` (the chart that goes 
 final message), shown as an image.
 
 Every request an adapter makes for a delivery goes through the ``pace`` it is given
-(``bot.pacing``): it names its route, and waits for its turn under the platform's ``limits``.
+(``bot.delivery.pacing``): it names its route, and waits for its turn under the platform's
+``limits``.
 
 Commands flow the other way: an adapter turns a slash command or a typed line into a
-``bot.commands.Request`` (``bot.platform.Context.request``, which asks the platform's admin
+``bot.commands.request.Request`` (``bot.platform.Context.request``, which asks the platform's admin
 policy) and shows the ``Reply``. ``health()`` says truthfully whether the platform is reachable
 (``/readyz``); ``http_routes()`` are mounted on the ops server.
 """
@@ -24,48 +26,17 @@ from __future__ import annotations
 
 import abc
 import asyncio
-import json
 from collections.abc import Collection
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from types import TracebackType
 from typing import Self
 
 from aiohttp import web
 
-from bot.errors import MessageGone, PermanentDeliveryError, TransientDeliveryError
-from bot.message import Message
-from bot.pacing import UNLIMITED, Limits, Pace, Route, unpaced
+from bot.delivery.pacing import UNLIMITED, Limits, Pace, unpaced
+from bot.domain.message import Attachment, Outgoing
 from bot.subscription import ChannelRef, Platform
-
-
-@dataclass(frozen=True, slots=True)
-class Notice:
-    """A plain note for admins: a source went stale, a channel was disabled, a tally rejected."""
-
-    text: str
-    count_id: str | None = None
-
-    def to_json(self) -> str:
-        return json.dumps({"text": self.text, "count_id": self.count_id})
-
-    @classmethod
-    def from_json(cls, text: str) -> Notice:
-        raw = json.loads(text)
-        return cls(text=raw["text"], count_id=raw["count_id"])
-
-
-Outgoing = Message | Notice
-
-
-@dataclass(frozen=True, slots=True)
-class Attachment:
-    """A file that goes with a reply, such as a chart: its name, its bytes, and a description of
-    what it shows for those who cannot see it (alt text)."""
-
-    filename: str
-    data: bytes
-    description: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,114 +142,3 @@ class Adapter(abc.ABC):
     ) -> dict[str, Earlier]:
         """Which of ``keys`` the bot's own recent messages in ``channel`` carry (posted by
         earlier attempts, none before ``since``), by key. One read serves many keys."""
-
-
-@dataclass
-class Posted:
-    channel: ChannelRef
-    message_id: str
-    content: Outgoing
-    key: str
-    edits: list[Outgoing] = field(default_factory=list)
-    attachment: Attachment | None = None
-
-
-class RecordingAdapter(Adapter):
-    """The in-memory fake adapter: records posts and edits; can be told to fail."""
-
-    def __init__(self, platform: str = "console", limits: Limits | None = None) -> None:
-        self.platform = Platform(platform)
-        self.limits = limits or UNLIMITED
-        self.reported = Health()
-        """What ``health()`` reports (tests set it down)."""
-        self.posted: list[Posted] = []
-        self.gone_channels: set[ChannelRef] = set()
-        self.deleted_messages: set[str] = set()
-        self.transient_failures = 0
-        self.checked_keys: list[str] = []
-        """Keys looked for with ``find_posted``, in order."""
-        self.reads = 0
-        """How many ``find_posted`` reads were made."""
-        self.open = False
-
-    async def __aenter__(self) -> Self:
-        self.open = True
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.open = False
-
-    async def health(self) -> Health:
-        return self.reported
-
-    def render(self, channel: ChannelRef, content: Outgoing) -> None:
-        """What a real adapter builds from ``content`` before sending (nothing here); override
-        it to fail the way a renderer bug would."""
-
-    def _check(self, channel: ChannelRef) -> None:
-        if channel in self.gone_channels:
-            raise PermanentDeliveryError(f"{channel}: unknown channel")
-        if self.transient_failures > 0:
-            self.transient_failures -= 1
-            raise TransientDeliveryError(f"{channel}: 503 service unavailable", retry_after=0.0)
-
-    async def post(
-        self,
-        channel: ChannelRef,
-        content: Outgoing,
-        *,
-        key: str,
-        pace: Pace = unpaced,
-        attachment: Attachment | None = None,
-        earlier: Earlier | None = None,
-    ) -> str:
-        self.render(channel, content)
-        if earlier is not None:
-            for p in self.posted:
-                if p.message_id == earlier.message_id and p.attachment is None:
-                    p.attachment = attachment
-            return earlier.message_id
-        async with pace(Route("post", channel.channel), delivers=True):
-            self._check(channel)
-            message_id = f"m{len(self.posted) + 1}"
-            self.posted.append(Posted(channel, message_id, content, key, attachment=attachment))
-        return message_id
-
-    async def edit(
-        self, channel: ChannelRef, message_id: str, content: Outgoing, *, pace: Pace = unpaced
-    ) -> None:
-        self.render(channel, content)
-        async with pace(Route("edit", channel.channel), delivers=True):
-            self._check(channel)
-            for p in self.posted:
-                if p.message_id == message_id and message_id not in self.deleted_messages:
-                    p.edits.append(content)
-                    return
-        raise MessageGone(f"{channel}: message {message_id} not found")
-
-    async def find_posted(
-        self,
-        channel: ChannelRef,
-        keys: Collection[str],
-        *,
-        since: datetime,
-        pace: Pace = unpaced,
-    ) -> dict[str, Earlier]:
-        async with pace(Route("history", channel.channel)):
-            self._check(channel)
-            self.reads += 1
-            self.checked_keys.extend(keys)
-            gone = self.deleted_messages
-            return {
-                p.key: Earlier(p.message_id, with_attachment=p.attachment is not None)
-                for p in self.posted
-                if p.channel == channel and p.key in keys and p.message_id not in gone
-            }
-
-    def messages(self, channel: ChannelRef | None = None) -> list[Outgoing]:
-        return [p.content for p in self.posted if channel is None or p.channel == channel]

@@ -22,20 +22,21 @@ from typing import Self
 from bot.adapter import Adapter
 from bot.chart import ChartCache
 from bot.clock import Clock, SystemClock
-from bot.commands import Commands
+from bot.commands.handler import Commands
 from bot.config import Config
-from bot.dispatcher import Dispatcher
-from bot.model import CountStatus
+from bot.delivery.ratelimit import Sleep
+from bot.delivery.worker import Dispatcher
+from bot.domain.model import CountStatus
+from bot.ingest.pipeline import Pipeline
+from bot.ingest.poller import Poller
+from bot.ingest.scheduler import Scheduler
+from bot.ingest.sources.base import Source
+from bot.ingest.sources.factory import build_source
+from bot.ingest.sources.health import SourceHealth
+from bot.ops import readiness
 from bot.ops.metrics import Metrics
-from bot.ops.server import OpsServer
-from bot.pipeline import Pipeline
-from bot.poller import Poller
-from bot.ratelimit import Sleep
-from bot.scheduler import Scheduler
+from bot.ops.server import OpsServer, Served
 from bot.secrets import secret, store_url
-from bot.sources.base import Source
-from bot.sources.factory import build_source
-from bot.sources.health import SourceHealth
 from bot.store import Database
 from bot.store import counts as count_rows
 from bot.subscription import Platform
@@ -179,7 +180,17 @@ class App:
         settings = self.config.server
         if settings is None:
             return
-        server = OpsServer(self, settings, push_secret=secret(settings.push_secret_env))
+        served = Served(
+            db=self.db,
+            clock=self.clock,
+            pipeline=self.pipeline,
+            metrics=self.metrics,
+            ready=lambda: readiness.check(self),
+            platforms=tuple(self.adapters),
+            count_ids=tuple(cc.count.id for cc in self.config.counts),
+            polled_health={k: h for k, h in self.health.items() if self.sources[k].polled},
+        )
+        server = OpsServer(served, settings, push_secret=secret(settings.push_secret_env))
         for adapter in self.adapters.values():
             server.add_routes(adapter.http_routes())
         self.server = await self._stack.enter_async_context(server)

@@ -1,10 +1,10 @@
 """Charts: a count's history as a picture, for people who would rather look than read.
 
-``render_chart`` turns the figure of ``bot.chart_figure`` into a PNG of about 35 KB;
+``render_chart`` turns the figure of ``bot.domain.chart_figure`` into a PNG of about 35 KB;
 ``chart_png`` does that in a worker thread, off the event loop, and keeps recent charts in a
-``ChartCache``; ``describe`` says in words what a chart shows (its alt text), and
-``chart_attachment`` puts the two together as the file that goes with a reply or a message (the
-``chart`` command, and the final message of a count). Matplotlib is
+``ChartCache``; ``bot.domain.format.chart_description`` says in words what a chart shows (its alt
+text), and ``chart_attachment`` puts the two together as the file that goes with a reply or a
+message (the ``chart`` command, and the final message of a count). Matplotlib is
 imported on the first render, in that worker thread, so that importing this module (as
 ``bot.commands`` does) stays cheap. Renders run one at a time: matplotlib does not promise
 thread safety.
@@ -18,10 +18,9 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 
-from bot import format as fmt
-from bot.adapter import Attachment
-from bot.arithmetic import Standing, standing
-from bot.model import Count, Tally, TallyState
+from bot.domain import format as fmt
+from bot.domain.message import Attachment
+from bot.domain.model import Count, Tally
 
 CHART_TALLIES = 500
 """The most tallies a chart shows (the latest ones)."""
@@ -33,7 +32,7 @@ def render_chart(count: Count, history: Sequence[Tally]) -> bytes:
     """The chart of ``history`` (accepted tallies of ``count``, oldest first) as PNG bytes."""
     from PIL import Image
 
-    from bot.chart_figure import DPI, chart_figure
+    from bot.domain.chart_figure import DPI, chart_figure
 
     with _RENDER_LOCK:
         fig = chart_figure(count, history)
@@ -45,29 +44,6 @@ def render_chart(count: Count, history: Sequence[Tally]) -> bytes:
     out = io.BytesIO()
     small.save(out, format="PNG")
     return out.getvalue()
-
-
-def describe(count: Count, history: Sequence[Tally]) -> str:
-    """What the chart shows, in words (the image's alt text)."""
-    last = history[-1]
-    s = standing(count, last)
-    names = ", ".join(c.label for c in count.choices)
-    return (
-        f"Chart of {count.title}: votes for {names} against ballots counted, "
-        f"updates #{history[0].seq} to #{last.seq}. {subtitle(count, last, s)}. "
-        f"{fmt.progress_line(last, s)}"
-    )
-
-
-def subtitle(count: Count, tally: Tally, s: Standing) -> str:
-    """The line under the title: "unofficial" until the final tally."""
-    if tally.state is TallyState.FINAL:
-        return "Final tally: " + fmt.final_phrase(count, s)
-    if s.decided is not None:
-        return fmt.called_phrase(count, s, s.decided) + " (unofficial)"
-    if tally.state is TallyState.PAUSED:
-        return "Unofficial, count paused: " + fmt.standing_phrase(count, s)
-    return "Unofficial: " + fmt.standing_phrase(count, s)
 
 
 ChartKey = tuple[str, int]
@@ -146,4 +122,6 @@ async def chart_attachment(
     """The chart of ``history`` as a file to attach: ``<count>-<seq>.png``, described in words
     for those who cannot see it."""
     png = await chart_png(count, history, cache=cache)
-    return Attachment(f"{count.id}-{history[-1].seq}.png", png, describe(count, history))
+    return Attachment(
+        f"{count.id}-{history[-1].seq}.png", png, fmt.chart_description(count, history)
+    )

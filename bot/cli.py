@@ -28,16 +28,16 @@ from bot import config as config_mod
 from bot import logs, preflight
 from bot.app import AdapterFactory, App
 from bot.clock import Clock, SystemClock
-from bot.commands import Request
+from bot.commands.request import Request
 from bot.config import Config
+from bot.delivery.ratelimit import Sleep
 from bot.errors import ConfigError, PushError, TallybotError
+from bot.ingest.poller import PollResult
+from bot.ingest.sources.replay import ReplaySource
 from bot.ops import push_client
 from bot.platform import CliCommand, Plugins
 from bot.plugins import context
-from bot.poller import PollResult
-from bot.ratelimit import Sleep
 from bot.run import run_bot
-from bot.sources.replay import ReplaySource
 from bot.subscription import Platform
 
 CONFIG_ENV = "TALLYBOT_CONFIG"
@@ -323,7 +323,7 @@ def run_command(args: argparse.Namespace) -> int:
             raise ConfigError(f"{args.timeline}: no such file")
         asyncio.run(run_replay(args.config, args.count, args.timeline, args.speed))
     elif args.command == "record":
-        from bot.recording import record_count
+        from bot.ingest.recording import record_count
 
         cfg = config_mod.load(args.config)
         written = asyncio.run(record_count(cfg, args.count, args.out))

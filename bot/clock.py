@@ -1,8 +1,9 @@
-"""Time as a plug point, so that tests drive time instead of sleeping on the real clock."""
+"""Time as a plug point, so that tests drive time instead of sleeping on the real clock
+(:class:`bot.testing.clock.FakeClock`)."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Protocol
 
 
@@ -24,21 +25,3 @@ class SystemClock:
         import time
 
         return time.monotonic()
-
-
-class FakeClock:
-    """A clock that moves only when told to."""
-
-    def __init__(self, start: datetime | None = None) -> None:
-        self._now = start or datetime(2021, 4, 8, 12, 0, tzinfo=UTC)
-        self._mono = 1000.0
-
-    def now(self) -> datetime:
-        return self._now
-
-    def monotonic(self) -> float:
-        return self._mono
-
-    def advance(self, seconds: float) -> None:
-        self._now += timedelta(seconds=seconds)
-        self._mono += seconds

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from bot.config_reader import Reader, describe
+from bot.delivery.pacing import Window
 from bot.errors import ConfigError
-from bot.pacing import Window
 from bot.platform import Plugins
 from bot.subscription import ChannelRef, Platform
 
@@ -89,7 +89,7 @@ def server(top: Reader) -> ServerConfig:
 
 def windows(configured: tuple[tuple[str, int, float], ...]) -> dict[str, Window]:
     """A ``limits`` table as read by :func:`read_limits`, by bucket name (for
-    ``bot.pacing.Limits.with_windows``)."""
+    ``bot.delivery.pacing.Limits.with_windows``)."""
     return {name: Window(n, seconds) for name, n, seconds in configured}
 
 

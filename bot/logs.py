@@ -5,7 +5,7 @@ stderr is not a terminal (a container, a service manager), a readable line when 
 given with ``extra=`` rides along as fields: every delivery line of the dispatcher carries
 ``count``, ``platform`` and ``channel``; the poller's carry ``count`` and ``source``::
 
-    {"ts": "2021-04-08T18:00:00.000Z", "level": "warning", "logger": "bot.dispatcher",
+    {"ts": "2021-04-08T18:00:00.000Z", "level": "warning", "logger": "bot.delivery.worker",
      "msg": "delivery failed (attempt 1), retrying in 0.8 s: 503", "count": "bessemer-2021",
      "platform": "discord", "channel": "8123/9456", "delivery": 17, "action": "post"}
 
@@ -135,7 +135,7 @@ class JsonFormatter(logging.Formatter):
 
 
 class TextFormatter(logging.Formatter):
-    """``2021-04-08 18:00:00 WARNING bot.dispatcher: msg count=... platform=... channel=...``."""
+    """One line a record: ``2021-04-08 18:00:00 WARNING bot.delivery.worker: msg count=... ...``."""
 
     def format(self, record: logging.LogRecord) -> str:
         at = datetime.fromtimestamp(record.created).strftime("%Y-%m-%d %H:%M:%S")

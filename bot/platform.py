@@ -52,15 +52,16 @@ from functools import cache
 from importlib.metadata import entry_points
 from typing import Any, Generic, TypeVar
 
-from bot.adapter import Adapter, Attachment, Earlier, Health, Notice, Outgoing
+from bot.adapter import Adapter, Earlier, Health
 from bot.clock import Clock
-from bot.commands import Reply, Request
+from bot.commands.request import Reply, Request
+from bot.commands.throttle import Throttle
 from bot.config_reader import Reader, suggest
+from bot.domain.message import Attachment, Notice, Outgoing
 from bot.errors import ConfigError
 from bot.secrets import Secret
 from bot.store import Database
 from bot.subscription import ChannelRef, Platform
-from bot.throttle import Throttle
 
 __all__ = [
     "GROUP",
@@ -138,7 +139,8 @@ class Context:
     """What every adapter is built with, besides its own settings."""
 
     handle: Handler
-    """Carries out a command and answers it (``bot.commands.Commands.handle``); never raises."""
+    """Carries out a command and answers it (``bot.commands.handler.Commands.handle``); never
+    raises."""
     clock: Clock
     throttle: Throttle
     """The command limits, for an adapter that must know before answering whether the reply

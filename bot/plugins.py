@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from bot.app import AdapterFactory
-from bot.commands import Commands
+from bot.commands.handler import Commands
 from bot.config import Config
 from bot.config_reader import Problems
 from bot.errors import ConfigError

@@ -42,8 +42,9 @@ def retry_after_hint(exc: BaseException) -> float | None:
     """The ``retry_after`` seconds an error carries, if any (e.g. from an HTTP Retry-After).
 
     Works for any error with a numeric ``retry_after`` attribute, such as
-    :class:`bot.errors.TransientDeliveryError` and :class:`bot.sources.http.HttpTransientError`.
-    Negative, NaN or infinite hints are ignored.
+    :class:`bot.errors.TransientDeliveryError` and
+    :class:`bot.ingest.sources.http.HttpTransientError`. Negative, NaN or infinite hints are
+    ignored.
     """
     value = getattr(exc, "retry_after", None)
     if isinstance(value, bool) or not isinstance(value, int | float):

@@ -5,11 +5,11 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from bot.clock import FakeClock
-from bot.commands import Reply, Request
-from bot.model import Choice, Count, CountStatus, DecisionRule, RuleKind, Tally, TallyState
+from bot.commands.request import Reply, Request
+from bot.commands.throttle import Throttle
+from bot.domain.model import Choice, Count, CountStatus, DecisionRule, RuleKind, Tally, TallyState
 from bot.platform import Context
-from bot.throttle import Throttle
+from bot.testing.clock import FakeClock
 
 T0 = datetime(2021, 4, 8, 18, 0, tzinfo=UTC)
 

@@ -1,6 +1,6 @@
 """Hostile text: what a count's title, a choice's label, a source's name or a user may hold.
 
-Each surface must show every one of these exactly as typed (after ``bot.safe_text.clean``:
+Each surface must show every one of these exactly as typed (after ``bot.domain.safe_text.clean``:
 no control characters, no bidi overrides), with no ping, link, formatting or terminal effect.
 """
 
@@ -10,10 +10,10 @@ from dataclasses import replace
 
 from hypothesis import strategies as st
 
-from bot import format as fmt
-from bot.message import Message, Moment, Timed
-from bot.model import Choice, Count, DecisionRule, RuleKind, Tally
-from bot.safe_text import clean
+from bot.domain import format as fmt
+from bot.domain.message import Message, Moment, Timed
+from bot.domain.model import Choice, Count, DecisionRule, RuleKind, Tally
+from bot.domain.safe_text import clean
 from tests.helpers import T0
 
 LONG = "long " * 1200

@@ -8,10 +8,10 @@ from fractions import Fraction
 
 import pytest
 
-import bot.arithmetic as arith
-from bot import model, words
-from bot.arithmetic import Outcome, OutcomeKind, calls, figures, standing, summary
-from bot.model import Choice, Count, DecisionRule, RuleKind, Tally, TallyState
+import bot.domain.arithmetic as arith
+from bot.domain import model, words
+from bot.domain.arithmetic import Outcome, OutcomeKind, calls, figures, standing, summary
+from bot.domain.model import Choice, Count, DecisionRule, RuleKind, Tally, TallyState
 
 BESSEMER_RULE = DecisionRule(RuleKind.MAJORITY, tie_holder="no")
 YES_NO = ("yes", "no")

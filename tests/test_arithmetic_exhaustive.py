@@ -13,9 +13,9 @@ from fractions import Fraction
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot import arithmetic as arith
-from bot.arithmetic import Outcome, OutcomeKind
-from bot.model import DecisionRule, RuleKind
+from bot.domain import arithmetic as arith
+from bot.domain.arithmetic import Outcome, OutcomeKind
+from bot.domain.model import DecisionRule, RuleKind
 
 Case = tuple[DecisionRule, tuple[str, ...], dict[str, int], int]
 

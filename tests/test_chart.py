@@ -24,14 +24,15 @@ from PIL import Image
 
 from adapters.console.adapter import ConsoleAdapter
 from bot import chart
-from bot.adapter import Attachment, Notice
-from bot.arithmetic import counted
-from bot.chart import ChartCache, chart_png, describe, render_chart
-from bot.chart_figure import HEIGHT_PX, WIDTH_PX, chart_figure, colour
+from bot.chart import ChartCache, chart_png, render_chart
 from bot.cli import demo_config_path
-from bot.commands import Reply
-from bot.model import Choice, Count, CountStatus, DecisionRule, RuleKind, Tally, TallyState
-from bot.sources.timeline import parse_timeline
+from bot.commands.request import Reply
+from bot.domain.arithmetic import counted
+from bot.domain.chart_figure import HEIGHT_PX, WIDTH_PX, chart_figure, colour
+from bot.domain.format import chart_description as describe
+from bot.domain.message import Attachment, Notice
+from bot.domain.model import Choice, Count, CountStatus, DecisionRule, RuleKind, Tally, TallyState
+from bot.ingest.sources.timeline import parse_timeline
 from bot.subscription import ChannelRef, Platform
 from tests.helpers import bessemer
 

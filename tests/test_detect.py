@@ -6,9 +6,9 @@ from dataclasses import replace
 
 import pytest
 
-from bot.arithmetic import Outcome, OutcomeKind
-from bot.detect import Accepted, EventKind, NoChange, Rejected, RejectReason, detect
-from bot.model import Choice, Count, DecisionRule, RuleKind, Tally, TallyState
+from bot.domain.arithmetic import Outcome, OutcomeKind
+from bot.domain.detect import Accepted, EventKind, NoChange, Rejected, RejectReason, detect
+from bot.domain.model import Choice, Count, DecisionRule, RuleKind, Tally, TallyState
 from tests.helpers import T0, bessemer, tally
 
 

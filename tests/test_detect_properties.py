@@ -12,10 +12,10 @@ from fractions import Fraction
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot import arithmetic as arith
-from bot.arithmetic import Outcome
-from bot.detect import Accepted, EventKind, NoChange, Rejected, RejectReason, detect
-from bot.model import Choice, Count, DecisionRule, RuleKind, Tally, TallyState
+from bot.domain import arithmetic as arith
+from bot.domain.arithmetic import Outcome
+from bot.domain.detect import Accepted, EventKind, NoChange, Rejected, RejectReason, detect
+from bot.domain.model import Choice, Count, DecisionRule, RuleKind, Tally, TallyState
 from tests.helpers import T0
 
 

@@ -17,10 +17,10 @@ from hypothesis import given
 from adapters.console.adapter import ConsoleAdapter
 from adapters.discord import text as discord_text
 from adapters.slack import text as slack_text
-from bot.commands import Reply
-from bot.message import Moment, Timed
-from bot.render_text import show
-from bot.safe_text import clean
+from bot.commands.request import Reply
+from bot.domain.message import Moment, Timed
+from bot.domain.render_text import show
+from bot.domain.safe_text import clean
 from tests.fakes.discord_fake import markdown
 from tests.fakes.slack_fake import markup
 from tests.hostile import HOSTILE, HOSTILE_TEXT, typed
@@ -145,8 +145,8 @@ def test_the_chart_draws_hostile_text_as_typed() -> None:
     """No mathematics from ``$``, no control character reaching the font (matplotlib warns of
     a missing glyph, an error here), right-to-left and zero-width text drawn as it is."""
     from bot.chart import render_chart
-    from bot.chart_figure import chart_figure
-    from bot.model import Choice, Count, DecisionRule, RuleKind, Tally
+    from bot.domain.chart_figure import chart_figure
+    from bot.domain.model import Choice, Count, DecisionRule, RuleKind, Tally
 
     labels = [*HOSTILE[:4], *HOSTILE[8:12]]
     count = Count(

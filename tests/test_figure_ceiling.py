@@ -14,16 +14,16 @@ from typing import Any
 import pytest
 
 from adapters.slack.commands import needs_admin
-from bot.clock import FakeClock
-from bot.command_parse import parse
+from bot.commands.parse import parse
 from bot.config import parse as parse_config
+from bot.domain.model import MAX_FIGURE, Choice, Count, DecisionRule, RuleKind, figure_value
 from bot.errors import CommandError, ConfigError, PermanentSourceError, RequestError
-from bot.model import MAX_FIGURE, Choice, Count, DecisionRule, RuleKind, figure_value
-from bot.ops.push_body import read_push
+from bot.ingest.push_body import read_push
+from bot.ingest.sources.csv_doc import CsvLayout, parse_csv, tally_from_csv
+from bot.ingest.sources.json_doc import parse_json, tally_from_json
+from bot.ingest.sources.mapping import FieldMap, Found, StateValues, parse_figure
 from bot.ops.push_client import figures_body
-from bot.sources.csv_doc import CsvLayout, parse_csv, tally_from_csv
-from bot.sources.json_doc import parse_json, tally_from_json
-from bot.sources.mapping import FieldMap, Found, StateValues, parse_figure
+from bot.testing.clock import FakeClock
 
 HUGE = "1" * 4301  # one digit past Python's default limit for int(str)
 COUNT = Count(

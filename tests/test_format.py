@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from bot import format as fmt
-from bot.detect import Accepted, detect
-from bot.message import Message
-from bot.model import Choice, Count, DecisionRule, RuleKind, Tally, TallyState
-from bot.render_text import render
+from bot.domain import format as fmt
+from bot.domain.detect import Accepted, detect
+from bot.domain.message import Message
+from bot.domain.model import Choice, Count, DecisionRule, RuleKind, Tally, TallyState
+from bot.domain.render_text import render
 from tests.helpers import T0, bessemer, tally
 
 GOLDEN = Path(__file__).parent / "golden"

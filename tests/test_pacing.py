@@ -10,11 +10,11 @@ import pytest
 
 from adapters.discord.delivery import DISCORD_LIMITS
 from adapters.slack.delivery import SLACK_LIMITS
-from bot.clock import FakeClock
 from bot.config import parse
 from bot.config_platforms import windows
+from bot.delivery.pacing import Bucket, Limits, Pacer, Route, Window
 from bot.errors import ConfigError
-from bot.pacing import Bucket, Limits, Pacer, Route, Window
+from bot.testing.clock import FakeClock
 from tests.test_ratelimit import Sleeper
 
 LIMITS = Limits(

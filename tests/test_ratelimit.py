@@ -6,8 +6,8 @@ import asyncio
 
 import pytest
 
-from bot.clock import FakeClock
-from bot.ratelimit import RateLimiter
+from bot.delivery.ratelimit import RateLimiter
+from bot.testing.clock import FakeClock
 
 
 class Sleeper:

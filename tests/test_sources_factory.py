@@ -6,18 +6,18 @@ from pathlib import Path
 
 import pytest
 
-from bot.clock import FakeClock
+from bot.domain.model import Choice, Count, DecisionRule, RuleKind, TallyState
 from bot.errors import ConfigError
-from bot.model import Choice, Count, DecisionRule, RuleKind, TallyState
-from bot.sources.base import Source
-from bot.sources.csv_doc import CsvLayout
-from bot.sources.factory import KEYS, build_source
-from bot.sources.file import FileFormat, FileSource
-from bot.sources.http_csv import HttpCsvSource
-from bot.sources.http_json import HttpJsonSource
-from bot.sources.manual import ManualSource
-from bot.sources.mapping import FieldMap
-from bot.sources.replay import ReplaySource
+from bot.ingest.sources.base import Source
+from bot.ingest.sources.csv_doc import CsvLayout
+from bot.ingest.sources.factory import KEYS, build_source
+from bot.ingest.sources.file import FileFormat, FileSource
+from bot.ingest.sources.http_csv import HttpCsvSource
+from bot.ingest.sources.http_json import HttpJsonSource
+from bot.ingest.sources.manual import ManualSource
+from bot.ingest.sources.mapping import FieldMap
+from bot.ingest.sources.replay import ReplaySource
+from bot.testing.clock import FakeClock
 
 COUNT = Count(
     "bessemer-2021",
@@ -198,7 +198,7 @@ def test_a_source_table_that_is_not_a_table() -> None:
 
 
 def test_every_kind_is_documented_in_the_factory_docstring() -> None:
-    import bot.sources.factory as factory
+    import bot.ingest.sources.factory as factory
 
     doc = factory.__doc__ or ""
     for kind, keys in KEYS.items():

@@ -7,16 +7,17 @@ from pathlib import Path
 
 import pytest
 
-from bot.clock import FakeClock
+from bot.domain.model import Choice, Count, DecisionRule, RuleKind, Tally
 from bot.errors import PermanentSourceError, TransientSourceError
-from bot.model import Choice, Count, DecisionRule, RuleKind, Tally
-from bot.sources import FakeSource, Source
-from bot.sources.file import FileSource
-from bot.sources.http import HttpOptions
-from bot.sources.http_csv import HttpCsvSource
-from bot.sources.http_json import HttpJsonSource
-from bot.sources.manual import ManualSource
-from bot.sources.replay import ReplaySource
+from bot.ingest.sources import Source
+from bot.ingest.sources.file import FileSource
+from bot.ingest.sources.http import HttpOptions
+from bot.ingest.sources.http_csv import HttpCsvSource
+from bot.ingest.sources.http_json import HttpJsonSource
+from bot.ingest.sources.manual import ManualSource
+from bot.ingest.sources.replay import ReplaySource
+from bot.testing.clock import FakeClock
+from bot.testing.sources import FakeSource
 
 COUNT = Count(
     "bessemer-2021",

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from bot.clock import FakeClock
+from bot.domain.model import Choice, Count, DecisionRule, RuleKind, TallyState
 from bot.errors import ConfigError, PermanentSourceError, TransientSourceError
-from bot.model import Choice, Count, DecisionRule, RuleKind, TallyState
-from bot.sources.csv_doc import CsvLayout
-from bot.sources.file import FileFormat, FileSource
-from bot.sources.mapping import FieldMap, StateValues
+from bot.ingest.sources.csv_doc import CsvLayout
+from bot.ingest.sources.file import FileFormat, FileSource
+from bot.ingest.sources.mapping import FieldMap, StateValues
+from bot.testing.clock import FakeClock
 
 COUNT = Count(
     "bessemer-2021",

@@ -6,9 +6,9 @@ from datetime import timedelta
 
 import pytest
 
-from bot.clock import FakeClock
 from bot.errors import ConfigError, PermanentSourceError, TransientSourceError
-from bot.sources.health import SourceHealth
+from bot.ingest.sources.health import SourceHealth
+from bot.testing.clock import FakeClock
 
 
 def test_stale_after_max_failures_in_a_row_reported_once_then_recovered_once() -> None:

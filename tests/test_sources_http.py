@@ -12,14 +12,14 @@ from datetime import timedelta
 import pytest
 from aiohttp import web
 
-from bot.clock import FakeClock
+from bot.domain.model import Choice, Count, DecisionRule, RuleKind, Tally, TallyState
 from bot.errors import ConfigError, PermanentSourceError, TransientSourceError
-from bot.model import Choice, Count, DecisionRule, RuleKind, Tally, TallyState
-from bot.sources.csv_doc import CsvLayout
-from bot.sources.http import HttpOptions, HttpTransientError, public_url
-from bot.sources.http_csv import HttpCsvSource
-from bot.sources.http_json import HttpJsonSource
-from bot.sources.mapping import FieldMap, StateValues
+from bot.ingest.sources.csv_doc import CsvLayout
+from bot.ingest.sources.http import HttpOptions, HttpTransientError, public_url
+from bot.ingest.sources.http_csv import HttpCsvSource
+from bot.ingest.sources.http_json import HttpJsonSource
+from bot.ingest.sources.mapping import FieldMap, StateValues
+from bot.testing.clock import FakeClock
 
 COUNT = Count(
     "bessemer-2021",

@@ -6,12 +6,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.clock import FakeClock
+from bot.domain.model import MAX_FIGURE, Choice, Count, DecisionRule, RuleKind, Tally, TallyState
 from bot.errors import ConfigError, PermanentSourceError
-from bot.model import MAX_FIGURE, Choice, Count, DecisionRule, RuleKind, Tally, TallyState
-from bot.sources.csv_doc import CsvLayout, column_letter, parse_csv, tally_from_csv
-from bot.sources.json_doc import check_path, parse_json, resolve, tally_from_json
-from bot.sources.mapping import FieldMap, Found, StateValues, parse_figure
+from bot.ingest.sources.csv_doc import CsvLayout, column_letter, parse_csv, tally_from_csv
+from bot.ingest.sources.json_doc import check_path, parse_json, resolve, tally_from_json
+from bot.ingest.sources.mapping import FieldMap, Found, StateValues, parse_figure
+from bot.testing.clock import FakeClock
 
 COUNT = Count(
     "bessemer-2021",

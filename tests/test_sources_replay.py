@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from bot.clock import FakeClock
+from bot.domain.model import Choice, Count, DecisionRule, RuleKind, Tally, TallyState
 from bot.errors import ConfigError, PermanentSourceError, StoreError
-from bot.model import Choice, Count, DecisionRule, RuleKind, Tally, TallyState
-from bot.sources.record import Recorder
-from bot.sources.replay import ReplaySource
-from bot.sources.timeline import TimelineEntry
+from bot.ingest.sources.record import Recorder
+from bot.ingest.sources.replay import ReplaySource
+from bot.ingest.sources.timeline import TimelineEntry
+from bot.testing.clock import FakeClock
 
 COUNT = Count(
     "bessemer-2021",

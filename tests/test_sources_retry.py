@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 import bot.retry
 from bot.errors import PermanentSourceError, TransientDeliveryError, TransientSourceError
+from bot.ingest.sources.http import HttpTransientError
 from bot.retry import backoff, retry_after_hint, retry_transient
-from bot.sources.http import HttpTransientError
 
 
 class Sleeps:

@@ -18,8 +18,8 @@ import pytest
 from sqlalchemy import delete, text, update
 from sqlalchemy import exc as sa_exc
 
+from bot.domain.model import Choice, Count, CountStatus, DecisionRule, RuleKind, Tally, TallyState
 from bot.errors import ConfigError, StoreError
-from bot.model import Choice, Count, CountStatus, DecisionRule, RuleKind, Tally, TallyState
 from bot.store import Database, audit, counts, migrations, outbox, subscriptions, tallies
 from bot.store.audit import AuditEntry
 from bot.store.outbox import DeliveryAction, DeliveryStatus, NewDelivery

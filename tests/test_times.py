@@ -15,26 +15,26 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-import bot.times
+import bot.domain.times
 from adapters.console.adapter import ConsoleAdapter
-from bot import format as fmt
-from bot.commands import Reply
+from bot.commands.request import Reply
 from bot.config import parse
+from bot.domain import format as fmt
+from bot.domain.message import Message, Moment, Timed
+from bot.domain.model import TallyState
+from bot.domain.times import clock_time, zone_named
 from bot.errors import ConfigError
-from bot.message import Message, Moment, Timed
-from bot.model import TallyState
+from bot.ingest.sources.replay import ReplaySource
+from bot.ingest.sources.timeline import TimelineEntry
 from bot.plugins import adapter_factories
-from bot.sources.replay import ReplaySource
-from bot.sources.timeline import TimelineEntry
 from bot.subscription import Platform
-from bot.times import clock_time, zone_named
 from tests.helpers import T0, bessemer, tally
 
 AT = datetime(2021, 4, 8, 18, 0, tzinfo=UTC)
 
 
 def test_doctests() -> None:
-    assert doctest.testmod(bot.times).failed == 0
+    assert doctest.testmod(bot.domain.times).failed == 0
 
 
 def test_clock_time_follows_each_zones_rules_at_each_instant() -> None:

@@ -19,12 +19,12 @@ from fractions import Fraction
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot import arithmetic as arith
-from bot import format as fmt
-from bot.arithmetic import Standing
-from bot.detect import Accepted, detect
-from bot.message import Message
-from bot.model import Choice, Count, DecisionRule, RuleKind, Tally, TallyState
+from bot.domain import arithmetic as arith
+from bot.domain import format as fmt
+from bot.domain.arithmetic import Standing
+from bot.domain.detect import Accepted, detect
+from bot.domain.message import Message
+from bot.domain.model import Choice, Count, DecisionRule, RuleKind, Tally, TallyState
 from tests.helpers import T0
 
 FINAL = TallyState.FINAL

@@ -8,7 +8,7 @@ written into a folder, ``tallybot-charts/`` in the current directory unless told
 its path printed.
 
 Text is shown as typed: every text goes into rich as a ``Text`` (never parsed as rich markup,
-so ``[bold]`` or ``[link=...]`` in a title stays as it is) after ``bot.safe_text.clean`` (no
+so ``[bold]`` or ``[link=...]`` in a title stays as it is) after ``bot.domain.safe_text.clean`` (no
 control characters, so no escape sequence from a source reaches the terminal). Times are shown
 in ``zone``: ``[defaults] timezone`` from the configuration, else the machine's own zone.
 """
@@ -29,16 +29,16 @@ from rich.table import Table
 from rich.text import Text
 
 from adapters.console.prompt import read_commands
-from bot.adapter import Adapter, Attachment, Earlier, Notice, Outgoing
-from bot.commands import Reply
-from bot.message import Message
-from bot.pacing import UNLIMITED, Limits, Pace, Route, unpaced
+from bot.adapter import Adapter, Earlier
+from bot.commands.request import Reply
+from bot.delivery.pacing import UNLIMITED, Limits, Pace, Route, unpaced
+from bot.domain.message import Attachment, Message, Notice, Outgoing
+from bot.domain.render_text import render, show
+from bot.domain.safe_text import clean
+from bot.domain.times import Zone
 from bot.platform import Context
-from bot.render_text import render, show
-from bot.safe_text import clean
 from bot.store import counts as count_rows
 from bot.subscription import ChannelRef, Platform
-from bot.times import Zone
 
 CONSOLE_CHANNEL = ChannelRef(Platform("console"), "local", "console")
 CHART_DIR = Path("tallybot-charts")

@@ -19,7 +19,7 @@ from prompt_toolkit.input import Input
 from prompt_toolkit.output import Output
 from prompt_toolkit.patch_stdout import patch_stdout
 
-from bot.command_parse import Verb
+from bot.commands.parse import Verb
 
 PROMPT = "tallybot> "
 QUIT_WORDS = ("quit", "exit")

@@ -19,8 +19,8 @@ from typing import Any
 from adapters.discord.delivery import FAILURES, NO_MENTIONS, discord_file
 from adapters.discord.embeds import choice_name, escape, reply_parts
 from adapters.discord.lib import app_commands, discord
-from bot.command_parse import Verb
-from bot.commands import Reply, Request
+from bot.commands.parse import Verb
+from bot.commands.request import Reply, Request
 from bot.errors import CommandError
 from bot.platform import Context
 from bot.store import counts as count_rows
@@ -65,7 +65,7 @@ class Options:
 
 
 def command_text(verb: Verb, options: Options | None = None) -> str:
-    """The text-grammar line (``bot.command_parse``) that a slash command's options describe.
+    """The text-grammar line (``bot.commands.parse``) that a slash command's options describe.
 
     ``/count update count:bessemer-2021 figures:"yes=463 no=1,100" challenged:505`` ->
     ``update bessemer-2021 yes=463 no=1,100 challenged=505``. The grammar then checks it like a
@@ -131,8 +131,8 @@ class SlashCommands:
         except CommandError as exc:
             await answer_error(interaction, f"Error: {exc}")
             return
-        # The limits (bot.throttle) are counted now, the public reply included: the deferral
-        # below must say public or private before the answer is known, and a public
+        # The limits (bot.commands.throttle) are counted now, the public reply included: the
+        # deferral below must say public or private before the answer is known, and a public
         # "thinking…" taken back would still have shown in the channel.
         request = self.request_for(interaction, text)
         ticket = self.context.throttle.check(

@@ -44,7 +44,9 @@ import aiohttp
 from adapters.discord.embeds import clip, message_embed, notice_content
 from adapters.discord.lib import discord
 from adapters.discord.text import plain
-from bot.adapter import Adapter, Attachment, Earlier, Notice, Outgoing
+from bot.adapter import Adapter, Earlier
+from bot.delivery.pacing import Bucket, Limits, Pace, Route, Window, unpaced
+from bot.domain.message import Attachment, Notice, Outgoing
 from bot.errors import (
     DeliveryError,
     MessageGone,
@@ -52,7 +54,6 @@ from bot.errors import (
     RateLimited,
     TransientDeliveryError,
 )
-from bot.pacing import Bucket, Limits, Pace, Route, Window, unpaced
 from bot.subscription import ChannelRef, Platform
 
 log = logging.getLogger("adapters.discord")

@@ -31,10 +31,9 @@ from dataclasses import dataclass
 
 from adapters.discord.lib import discord
 from adapters.discord.text import escape, plain, show, trim
-from bot.adapter import Notice
-from bot.commands import Reply
-from bot.message import ChoiceLine, Message, Timed
-from bot.words import noun
+from bot.commands.request import Reply
+from bot.domain.message import ChoiceLine, Message, Notice, Timed
+from bot.domain.words import noun
 
 MAX_TITLE = 256
 MAX_DESCRIPTION = 4096

@@ -22,7 +22,7 @@ could, and Discord shows the text exactly as typed:
 Embed footers, the names of autocomplete choices and an attachment's alt text are plain text
 to Discord (no markdown): ``plain`` leaves them as typed (a backslash there would show).
 
-Both first ``clean`` the text (``bot.safe_text``: no control characters, no bidi overrides).
+Both first ``clean`` the text (``bot.domain.safe_text``: no control characters, no bidi overrides).
 
 >>> print(escape("[masked](https://evil.example) **bold** ||spoiler||"))
 \[masked\](https\://evil.example) \*\*bold\*\* \|\|spoiler\|\|
@@ -35,9 +35,9 @@ from __future__ import annotations
 
 import re
 
-from bot.message import Moment, Timed
-from bot.safe_text import clean
-from bot.times import unix
+from bot.domain.message import Moment, Timed
+from bot.domain.safe_text import clean
+from bot.domain.times import unix
 
 _SPECIAL = re.compile(r"([\\*_~`|\[\]<>])")
 _URL = re.compile(r"(?<=[A-Za-z0-9+.-]):(?=//)")

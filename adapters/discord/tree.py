@@ -1,5 +1,5 @@
 """The ``/count`` command tree: one group whose subcommands build the same text grammar as every
-other platform (``bot.command_parse``), carried out by ``adapters.discord.commands``."""
+other platform (``bot.commands.parse``), carried out by ``adapters.discord.commands``."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 
 from adapters.discord.commands import Options, SlashCommands, answer_error
 from adapters.discord.lib import app_commands, discord
-from bot.command_parse import Verb
+from bot.commands.parse import Verb
 
 log = logging.getLogger(__name__)
 

@@ -17,11 +17,10 @@ every payload built here:
 
 from __future__ import annotations
 
-from bot.adapter import Notice, Outgoing
-from bot.commands import Reply
-from bot.message import ChoiceLine, Message, Timed
-from bot.safe_text import clean
-from bot.words import noun
+from bot.commands.request import Reply
+from bot.domain.message import ChoiceLine, Message, Notice, Outgoing, Timed
+from bot.domain.safe_text import clean
+from bot.domain.words import noun
 
 from .payloads import Block, ContextBlock, HeaderBlock, Mrkdwn, PlainText, SectionBlock
 from .text import date, mrkdwn, plain

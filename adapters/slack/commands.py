@@ -31,10 +31,10 @@ from adapters.slack.blocks import file_comment, reply_payload
 from adapters.slack.delivery import SLACK_LIMITS, SlackSender, translate
 from adapters.slack.payloads import AppMention, EventCallback, SlashCommand, as_json
 from adapters.slack.settings import SlackSettings
-from bot.adapter import Attachment
-from bot.command_parse import ADMIN_VERBS, parse
-from bot.commands import Reply, Request
+from bot.commands.parse import ADMIN_VERBS, parse
+from bot.commands.request import Reply, Request
 from bot.config_platforms import windows
+from bot.domain.message import Attachment
 from bot.errors import CommandError, DeliveryError, TransientDeliveryError
 from bot.platform import Context
 from bot.subscription import ChannelRef, Platform

@@ -20,7 +20,9 @@ import aiohttp
 from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.adapter import Adapter, Attachment, Earlier, Notice, Outgoing
+from bot.adapter import Adapter, Earlier
+from bot.delivery.pacing import Bucket, Limits, Pace, Route, Window, unpaced
+from bot.domain.message import Attachment, Notice, Outgoing
 from bot.errors import (
     DeliveryError,
     MessageGone,
@@ -28,7 +30,6 @@ from bot.errors import (
     RateLimited,
     TransientDeliveryError,
 )
-from bot.pacing import Bucket, Limits, Pace, Route, Window, unpaced
 from bot.subscription import ChannelRef, Platform
 
 from .blocks import alt_text, blocks_for, fallback_text, file_title

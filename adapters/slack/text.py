@@ -20,7 +20,7 @@ after the colon of ``://`` (no link) and of ``:name:`` (no emoji), and ``>`` is 
 zone, and the fallback (UTC) where a client cannot. It works in mrkdwn only, so a text with
 times becomes a context block whose text runs are ``plain_text`` and whose times are mrkdwn.
 
-Everything first goes through ``bot.safe_text.clean`` (no control characters, no bidi
+Everything first goes through ``bot.domain.safe_text.clean`` (no control characters, no bidi
 overrides).
 
 >>> plain("Yes <!here> & <https://x.example|x>")
@@ -34,9 +34,9 @@ from __future__ import annotations
 
 import re
 
-from bot.message import Moment, utc_time
-from bot.safe_text import clean
-from bot.times import unix
+from bot.domain.message import Moment, utc_time
+from bot.domain.safe_text import clean
+from bot.domain.times import unix
 
 ZWSP = "\u200b"
 _FORMATTING = re.compile(r"([*_~`])")

@@ -20,11 +20,11 @@ from urllib.parse import quote
 
 import aiohttp
 
-from bot.command_parse import NUMBER
+from bot.commands.parse import NUMBER
+from bot.domain.model import CEILING_RULE, figure_value
+from bot.domain.safe_text import clean
 from bot.errors import ConfigError, PushError
-from bot.model import CEILING_RULE, figure_value
 from bot.ops import signing
-from bot.safe_text import clean
 
 EXIT_OK = 0
 EXIT_REJECTED = 1

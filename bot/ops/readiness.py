@@ -13,19 +13,40 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
+from bot.adapter import Adapter
+from bot.config import Config
+from bot.delivery.worker import Dispatcher
+from bot.domain.model import CountStatus
+from bot.domain.words import count_of
 from bot.errors import StoreError
-from bot.model import CountStatus
-from bot.sources.health import SourceHealth
+from bot.ingest.sources.base import Source
+from bot.ingest.sources.health import SourceHealth
+from bot.store import Database
 from bot.store import counts as count_rows
-from bot.words import count_of
-
-if TYPE_CHECKING:
-    from bot.app import App
+from bot.subscription import Platform
 
 STORE_TIMEOUT = 5.0
+
+
+class Running(Protocol):
+    """What the checks read of the running bot (``bot.app.App`` has it all)."""
+
+    @property
+    def config(self) -> Config: ...
+    @property
+    def db(self) -> Database: ...
+    @property
+    def adapters(self) -> Mapping[Platform, Adapter]: ...
+    @property
+    def dispatcher(self) -> Dispatcher: ...
+    @property
+    def sources(self) -> Mapping[str, Source]: ...
+    @property
+    def health(self) -> Mapping[str, SourceHealth]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,7 +92,7 @@ def source_problem(name: str, health: SourceHealth) -> str | None:
     return f"source {name} is stale: {why}{last}"
 
 
-async def check(app: App) -> Readiness:
+async def check(app: Running) -> Readiness:
     """Run every check (see the module docstring)."""
     checks: list[Check] = []
     statuses = {cc.count.id: cc.count.status for cc in app.config.counts}

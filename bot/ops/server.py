@@ -5,7 +5,7 @@
 ``GET /readyz``                     200 when ready, 503 when not; the body lists every check and
                                     what is wrong (:mod:`bot.ops.readiness`)
 ``GET /metrics``                    Prometheus text format (:mod:`bot.ops.metrics`)
-``POST /api/counts/{id}/tally``     push a tally (:mod:`bot.ops.push_body`), signed
+``POST /api/counts/{id}/tally``     push a tally (:mod:`bot.ingest.push_body`), signed
                                     (:mod:`bot.ops.signing`)
 ==================================  =============================================================
 
@@ -36,30 +36,31 @@ adapter returns from ``http_routes()`` (``bot.adapter.Adapter``; none by default
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from types import TracebackType
-from typing import TYPE_CHECKING, Self
+from typing import Self
 
 from aiohttp import web
 
+from bot.clock import Clock
 from bot.config import ServerConfig
-from bot.detect import Accepted, NoChange, Rejected
+from bot.domain.detect import Accepted, NoChange, Rejected
+from bot.domain.model import Count
 from bot.errors import CommandError, ConfigError, Replayed, RequestError, StoreError
-from bot.model import Count
-from bot.ops import readiness
-from bot.ops.metrics import CONTENT_TYPE
-from bot.ops.push_body import read_push
+from bot.ingest.pipeline import Ingested, Pipeline
+from bot.ingest.push_body import read_push
+from bot.ingest.sources.health import SourceHealth
+from bot.ops.metrics import CONTENT_TYPE, Metrics
+from bot.ops.readiness import Readiness
 from bot.ops.signing import verify
-from bot.pipeline import Ingested
 from bot.secrets import Secret
+from bot.store import Database, outbox
 from bot.store import counts as count_rows
-from bot.store import outbox
 from bot.store import tallies as tally_rows
 from bot.store.push_receipts import Receipt
-
-if TYPE_CHECKING:
-    from bot.app import App
+from bot.subscription import Platform
 
 log = logging.getLogger(__name__)
 
@@ -85,11 +86,32 @@ async def json_errors(request: web.Request, handler: Handler) -> web.StreamRespo
         return response
 
 
-class OpsServer:
-    """The server for one :class:`~bot.app.App`; started and stopped with ``async with``."""
+@dataclass(frozen=True, slots=True)
+class Served:
+    """What the ops server reads of the running bot, given to it explicitly (by ``bot.app.App``)."""
 
-    def __init__(self, app: App, settings: ServerConfig, *, push_secret: Secret | None) -> None:
-        self.app = app
+    db: Database
+    clock: Clock
+    pipeline: Pipeline
+    """Where a pushed tally goes."""
+    metrics: Metrics
+    ready: Callable[[], Awaitable[Readiness]]
+    """The readiness checks (``/readyz``)."""
+    platforms: Collection[Platform]
+    """The platforms delivered to (the outbox depth gauge)."""
+    count_ids: Sequence[str]
+    """The configured counts (the time-since-change gauge)."""
+    polled_health: Mapping[str, SourceHealth]
+    """The health of every polled source, by count id (the stale gauge)."""
+
+
+class OpsServer:
+    """The ops server of a running bot; started and stopped with ``async with``."""
+
+    def __init__(
+        self, served: Served, settings: ServerConfig, *, push_secret: Secret | None
+    ) -> None:
+        self.served = served
         self.settings = settings
         self.push_secret = push_secret
         self.web = web.Application(middlewares=[json_errors])
@@ -160,35 +182,35 @@ class OpsServer:
         return web.json_response({"status": "alive"})
 
     async def _readyz(self, request: web.Request) -> web.Response:
-        result = await readiness.check(self.app)
+        result = await self.served.ready()
         return web.json_response(result.to_json(), status=200 if result.ready else 503)
 
     async def _metrics(self, request: web.Request) -> web.Response:
         await self._refresh_gauges()
-        return web.Response(body=self.app.metrics.render(), headers={"Content-Type": CONTENT_TYPE})
+        return web.Response(
+            body=self.served.metrics.render(), headers={"Content-Type": CONTENT_TYPE}
+        )
 
     async def _refresh_gauges(self) -> None:
-        now = self.app.clock.now()
+        now = self.served.clock.now()
         depth: dict[str, int] = {}
         since: dict[str, float | None] = {}
         try:
-            async with self.app.db.connect() as conn:
-                for platform in self.app.adapters:
+            async with self.served.db.connect() as conn:
+                for platform in self.served.platforms:
                     depth[platform] = await outbox.depth(conn, platform)
-                for cc in self.app.config.counts:
-                    last = await tally_rows.last(conn, cc.count.id)
-                    since[cc.count.id] = (
+                for count_id in self.served.count_ids:
+                    last = await tally_rows.last(conn, count_id)
+                    since[count_id] = (
                         None if last is None else (now - last.observed_at).total_seconds()
                     )
         except StoreError:
-            self.app.metrics.store_failed()  # /readyz says what is wrong
+            self.served.metrics.store_failed()  # /readyz says what is wrong
             return
         stale = {
-            count_id: health.is_stale
-            for count_id, health in self.app.health.items()
-            if self.app.sources[count_id].polled
+            count_id: health.is_stale for count_id, health in self.served.polled_health.items()
         }
-        self.app.metrics.refresh(depth=depth, since_change=since, stale=stale)
+        self.served.metrics.refresh(depth=depth, since_change=since, stale=stale)
 
     async def _push(self, request: web.Request) -> web.Response:
         count_id = request.match_info["count_id"]
@@ -204,7 +226,7 @@ class OpsServer:
             body.get("result", body.get("error")),
             extra={"count": count_id, "status": status},
         )
-        self.app.metrics.pushed(status)
+        self.served.metrics.pushed(status)
         return web.json_response(body, status=status)
 
     async def _ingest(self, request: web.Request, count_id: str) -> tuple[int, dict[str, object]]:
@@ -215,13 +237,13 @@ class OpsServer:
             )
         raw = await read_body(request, self.settings.max_body_bytes)
         signed = verify(
-            self.push_secret.reveal(), request.headers, raw, now=self.app.clock.now().timestamp()
+            self.push_secret.reveal(), request.headers, raw, now=self.served.clock.now().timestamp()
         )
         count = await self._count(count_id)
-        tally = read_push(raw, count, clock=self.app.clock)
+        tally = read_push(raw, count, clock=self.served.clock)
         receipt = Receipt(signed.signature, datetime.fromtimestamp(signed.valid_until, UTC))
         try:
-            result = await self.app.pipeline.ingest(
+            result = await self.served.pipeline.ingest(
                 tally, actor=PUSH_ACTOR, action="push", receipt=receipt
             )
         except Replayed as exc:
@@ -235,7 +257,7 @@ class OpsServer:
 
     async def _count(self, count_id: str) -> Count:
         try:
-            async with self.app.db.connect() as conn:
+            async with self.served.db.connect() as conn:
                 count = await count_rows.get(conn, count_id)
                 known = [c.id for c in await count_rows.all_counts(conn)] if count is None else []
         except StoreError as exc:

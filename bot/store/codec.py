@@ -8,7 +8,7 @@ from datetime import datetime
 from fractions import Fraction
 from typing import Any
 
-from bot.model import Choice, Tally, TallyState
+from bot.domain.model import Choice, Tally, TallyState
 
 
 def votes_to_json(votes: Mapping[str, int]) -> str:

@@ -7,7 +7,7 @@ from typing import Any
 from sqlalchemy import Row, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from bot.model import Count, CountStatus, DecisionRule, RuleKind
+from bot.domain.model import Count, CountStatus, DecisionRule, RuleKind
 from bot.store.codec import (
     choices_from_json,
     choices_to_json,

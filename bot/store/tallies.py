@@ -9,8 +9,8 @@ from typing import Any
 from sqlalchemy import Row, func, insert, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from bot.domain.model import Tally, TallyState
 from bot.errors import StoreError
-from bot.model import Tally, TallyState
 from bot.store.codec import tally_from_json, tally_to_json, votes_from_json, votes_to_json
 from bot.store.schema import counts, rejected_tallies, tallies
 from bot.store.statements import check_limit

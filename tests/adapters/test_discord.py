@@ -40,13 +40,15 @@ from adapters.discord.embeds import (
 )
 from adapters.discord.settings import DiscordSettings
 from bot import plugins
-from bot.adapter import Notice
 from bot.app import App
-from bot.clock import FakeClock as BotClock
-from bot.command_parse import Verb, parse
-from bot.commands import Reply, Request
+from bot.commands.parse import Verb, parse
+from bot.commands.request import Reply, Request
+from bot.commands.throttle import PUBLIC_PER_CHANNEL
 from bot.config import Config
 from bot.config import parse as parse_config
+from bot.delivery.pacing import Route, Window
+from bot.domain.message import ChoiceLine, Message, Notice, Significance, Timed
+from bot.domain.model import Tally, TallyState
 from bot.errors import (
     CommandError,
     ConfigError,
@@ -55,9 +57,6 @@ from bot.errors import (
     RateLimited,
     TransientDeliveryError,
 )
-from bot.message import ChoiceLine, Message, Significance, Timed
-from bot.model import Tally, TallyState
-from bot.pacing import Route, Window
 from bot.plugins import adapter_factories
 from bot.secrets import Secret
 from bot.store import audit as audit_rows
@@ -67,7 +66,7 @@ from bot.store import tallies as tally_rows
 from bot.store.outbox import Delivery, DeliveryStatus
 from bot.store.schema import outbox as outbox_table
 from bot.subscription import ChannelRef, Platform, Subscription
-from bot.throttle import PUBLIC_PER_CHANNEL
+from bot.testing.clock import FakeClock as BotClock
 from tests.fakes.discord_fake import FakeClock, FakeDiscord, FakeInteraction, RecordedMessage
 from tests.fakes.discord_fake.markdown import visible
 from tests.helpers import T0, bare_context, tally

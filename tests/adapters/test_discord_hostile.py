@@ -25,11 +25,11 @@ from adapters.discord.embeds import (
     notice_content,
     reply_parts,
 )
-from bot.adapter import Notice
-from bot.commands import Reply
-from bot.safe_text import clean
+from bot.commands.request import Reply
+from bot.domain.message import Notice
+from bot.domain.safe_text import clean
+from bot.domain.times import unix
 from bot.store import tallies as tally_rows
-from bot.times import unix
 from tests.adapters.test_discord import (
     BOSS,
     MANAGE_GUILD,

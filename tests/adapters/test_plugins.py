@@ -16,13 +16,13 @@ from typing import Any
 import pytest
 
 from adapters.console.plugin import PLUGIN as CONSOLE
-from bot.adapter import Adapter, Attachment, Earlier, Outgoing
+from bot.adapter import Adapter, Earlier
 from bot.app import App
-from bot.clock import FakeClock
 from bot.config import parse
 from bot.config_reader import Reader
+from bot.delivery.pacing import Pace, unpaced
+from bot.domain.message import Attachment, Outgoing
 from bot.errors import ConfigError
-from bot.pacing import Pace, unpaced
 from bot.platform import (
     GROUP,
     AdminPolicy,
@@ -37,6 +37,7 @@ from bot.plugins import adapter_factories
 from bot.preflight import check
 from bot.store import audit as audit_rows
 from bot.subscription import ChannelRef, Platform
+from bot.testing.clock import FakeClock
 
 COUNT = {
     "id": "bessemer-2021",

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from adapters.discord.embeds import message_embed
 from adapters.slack.blocks import choice_text
-from bot import format as fmt
-from bot.message import ChoiceLine
-from bot.model import TallyState
+from bot.domain import format as fmt
+from bot.domain.message import ChoiceLine
+from bot.domain.model import TallyState
 from tests.helpers import bessemer, tally
 
 

@@ -39,16 +39,15 @@ from adapters.slack.blocks import (
 from adapters.slack.commands import strip_mention
 from adapters.slack.delivery import SLACK_LIMITS
 from bot import chart
-from bot.adapter import Earlier, Notice
+from bot.adapter import Earlier
 from bot.app import App
-from bot.clock import FakeClock
-from bot.commands import Reply, Request
+from bot.commands.request import Reply, Request
 from bot.config import Config, ServerConfig, parse
+from bot.delivery.pacing import Route, Window
+from bot.domain.message import ChoiceLine, Message, Notice, Significance, Timed
+from bot.domain.model import Count, Tally, TallyState
 from bot.errors import ConfigError, MessageGone, PermanentDeliveryError, TransientDeliveryError
-from bot.message import ChoiceLine, Message, Significance, Timed
-from bot.model import Count, Tally, TallyState
-from bot.pacing import Route, Window
-from bot.pipeline import Pipeline
+from bot.ingest.pipeline import Pipeline
 from bot.plugins import adapter_factories
 from bot.secrets import Secret
 from bot.store import Database, outbox
@@ -57,6 +56,7 @@ from bot.store import counts as count_rows
 from bot.store import subscriptions as sub_rows
 from bot.store.schema import outbox as outbox_table
 from bot.subscription import ChannelRef, Mode, Platform, Subscription
+from bot.testing.clock import FakeClock
 from tests.fakes.slack_fake import FakeSlack, RecordedSlackMessage, RecordedUpload, ResponseUrlPost
 from tests.fakes.slack_fake.markup import visible
 from tests.helpers import T0, bare_context, tally

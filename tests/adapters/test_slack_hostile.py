@@ -22,13 +22,13 @@ from adapters.slack.blocks import (
     message_blocks,
     reply_payload,
 )
-from bot.adapter import Notice
-from bot.commands import Reply
+from bot.commands.request import Reply
+from bot.commands.throttle import PER_USER
 from bot.config import Config, parse
-from bot.safe_text import clean
+from bot.domain.message import Notice
+from bot.domain.safe_text import clean
+from bot.domain.times import unix
 from bot.store import tallies as tally_rows
-from bot.throttle import PER_USER
-from bot.times import unix
 from tests.adapters.test_slack import VirtualTime, bot_posts, fake, running, vt
 from tests.fakes.slack_fake import FakeSlack
 from tests.fakes.slack_fake.markup import markup, text_objects, visible

@@ -18,9 +18,9 @@ from pathlib import Path
 
 from sqlalchemy import func, select
 
-from bot.message import Message
-from bot.model import TallyState
-from bot.pipeline import Pipeline
+from bot.domain.message import Message
+from bot.domain.model import TallyState
+from bot.ingest.pipeline import Pipeline
 from bot.store import Database, outbox
 from bot.store import counts as count_rows
 from bot.store import subscriptions as sub_rows

@@ -27,7 +27,7 @@ from sqlalchemy.pool import NullPool
 
 from bot.clock import SystemClock
 from bot.config import load
-from bot.pipeline import Pipeline
+from bot.ingest.pipeline import Pipeline
 from bot.store import Database, outbox
 from bot.store import counts as count_rows
 from bot.store import subscriptions as sub_rows

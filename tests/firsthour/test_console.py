@@ -124,8 +124,8 @@ def test_console_output_wraps_at_80_columns_and_keeps_the_whole_footer() -> None
     from datetime import UTC
 
     from adapters.console.adapter import ConsoleAdapter
-    from bot import format as fmt
-    from bot.message import Timed
+    from bot.domain import format as fmt
+    from bot.domain.message import Timed
     from tests.helpers import bessemer, tally
 
     message = fmt.for_status(bessemer(), tally(463, 1100, challenged=505, seq=3))

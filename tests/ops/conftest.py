@@ -13,14 +13,14 @@ import aiohttp
 import pytest
 from aiohttp import web
 
-from bot.adapter import RecordingAdapter
 from bot.app import App
-from bot.clock import FakeClock
-from bot.commands import Request
+from bot.commands.request import Request
 from bot.config import Config, parse
-from bot.message import Message
+from bot.domain.message import Message
 from bot.ops import signing
 from bot.subscription import ChannelRef, Platform
+from bot.testing.adapter import RecordingAdapter
+from bot.testing.clock import FakeClock
 
 SECRET = "push-secret-5f0c2a9e7d"
 CHAN = ChannelRef(Platform("console"), "local", "news")

@@ -13,14 +13,16 @@ import aiohttp
 import pytest
 
 from bot import logs
-from bot.adapter import Attachment, Earlier, Outgoing, RecordingAdapter
+from bot.adapter import Earlier
 from bot.app import App
-from bot.clock import FakeClock
-from bot.commands import Request
+from bot.commands.request import Request
+from bot.delivery.pacing import Pace, unpaced
+from bot.domain.message import Attachment, Outgoing
 from bot.errors import TransientDeliveryError
-from bot.pacing import Pace, unpaced
-from bot.poller import PollResult
+from bot.ingest.poller import PollResult
 from bot.subscription import ChannelRef, Platform
+from bot.testing.adapter import RecordingAdapter
+from bot.testing.clock import FakeClock
 from tests.ops.conftest import CHAN, MANUAL, POLLED, SECRET, Bot, Feed, no_sleep, ops_config
 
 SECRETS = {
@@ -39,7 +41,7 @@ class TTY(io.StringIO):
 
 def emit(stream: io.StringIO, *, secrets: tuple[str, ...] = (), **kw: Any) -> str:
     with logs.configured(stream=stream, secrets=secrets, **kw):
-        logging.getLogger("bot.dispatcher").warning(
+        logging.getLogger("bot.delivery.worker").warning(
             "delivery failed: %s",
             "503",
             extra={"count": POLLED, "platform": "discord", "channel": "81/92"},
@@ -50,12 +52,12 @@ def emit(stream: io.StringIO, *, secrets: tuple[str, ...] = (), **kw: Any) -> st
 def test_json_lines_off_a_terminal_and_readable_lines_on_one() -> None:
     line = json.loads(emit(io.StringIO()))
     assert line["level"] == "warning"
-    assert line["logger"] == "bot.dispatcher"
+    assert line["logger"] == "bot.delivery.worker"
     assert line["msg"] == "delivery failed: 503"
     assert (line["count"], line["platform"], line["channel"]) == (POLLED, "discord", "81/92")
     assert line["ts"].endswith("Z")
     text = emit(TTY())
-    assert " WARNING bot.dispatcher: delivery failed: 503  " in text
+    assert " WARNING bot.delivery.worker: delivery failed: 503  " in text
     assert text.rstrip().endswith("count=bessemer-2021 platform=discord channel=81/92")
 
 
@@ -166,17 +168,17 @@ async def test_no_secret_in_the_logs_of_a_whole_run(
     )
     assert any("HTTP 401 Denied for ***" in m for m in messages)
     assert any("unknown field '***'" in m for m in messages)
-    deliveries = [line for line in lines if line["logger"] == "bot.dispatcher"]
+    deliveries = [line for line in lines if line["logger"] == "bot.delivery.worker"]
     assert len(deliveries) >= 2  # a retry, the notices (each post of a fan-out is debug)
     for line in deliveries:
         assert {"count", "platform", "channel"} <= line.keys(), line
         assert line["platform"] == "console"
-    fanouts = [line for line in lines if line["logger"] == "bot.dispatcher.fanout"]
+    fanouts = [line for line in lines if line["logger"] == "bot.delivery.worker.fanout"]
     assert len(fanouts) >= 1  # one line per update delivered
     for line in fanouts:
         assert {"count", "platform"} <= line.keys(), line
     for line in lines:
-        if line["logger"] == "bot.poller":
+        if line["logger"] == "bot.ingest.poller":
             assert line["count"] == POLLED
 
 
@@ -207,7 +209,7 @@ async def test_a_source_that_stays_down_logs_its_changes_of_state_only(
 ) -> None:
     bot.feed.status = 503
     poller = bot.app.pollers[POLLED]
-    with caplog.at_level(logging.DEBUG, logger="bot.poller"):
+    with caplog.at_level(logging.DEBUG, logger="bot.ingest.poller"):
         for _ in range(8):
             assert await poller.poll() is PollResult.FAILED
         bot.feed.status = 200

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.poller import PollResult
+from bot.ingest.poller import PollResult
 from bot.store import tallies as tally_rows
 from tests.ops.conftest import POLLED, Bot
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from bot.ingest.poller import PollResult
 from bot.ops import signing
-from bot.poller import PollResult
 from bot.store import audit as audit_rows
 from bot.store import tallies as tally_rows
 from tests.ops.conftest import ADMIN, CHAN, MANUAL, POLLED, SECRET, Bot

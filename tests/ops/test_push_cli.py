@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from bot.adapter import RecordingAdapter
 from bot.app import App
 from bot.cli import main
-from bot.clock import FakeClock
 from bot.errors import ConfigError
 from bot.ops.push_client import PushAnswer, endpoint, figures_body
 from bot.subscription import Platform
+from bot.testing.adapter import RecordingAdapter
+from bot.testing.clock import FakeClock
 from tests.ops.conftest import MANUAL, POLLED, Feed, no_sleep, ops_config
 
 

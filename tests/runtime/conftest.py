@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from bot.adapter import RecordingAdapter
-from bot.clock import FakeClock
 from bot.store import Database
 from bot.store import counts as count_rows
+from bot.testing.adapter import RecordingAdapter
+from bot.testing.clock import FakeClock
 from tests.helpers import bessemer
 
 

@@ -12,15 +12,15 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from bot.adapter import RecordingAdapter
 from bot.app import App
-from bot.clock import FakeClock
-from bot.commands import Request
+from bot.commands.request import Request
 from bot.config import parse
-from bot.message import Message
-from bot.poller import PollResult
+from bot.domain.message import Message
+from bot.ingest.poller import PollResult
 from bot.store import tallies as tally_rows
 from bot.subscription import ChannelRef, Platform
+from bot.testing.adapter import RecordingAdapter
+from bot.testing.clock import FakeClock
 
 CHAN = ChannelRef(Platform("console"), "local", "news")
 ADMIN = ChannelRef(Platform("console"), "local", "admins")

@@ -8,18 +8,19 @@ import pytest
 
 from bot import chart
 from bot.chart import ChartCache
-from bot.clock import FakeClock
-from bot.commands import Commands, Request
-from bot.model import Choice, Count, CountStatus, DecisionRule, RuleKind, Tally
-from bot.pacing import Window
-from bot.pipeline import Pipeline
+from bot.commands.handler import Commands
+from bot.commands.request import Request
+from bot.commands.throttle import Throttle
+from bot.delivery.pacing import Window
+from bot.domain.model import Choice, Count, CountStatus, DecisionRule, RuleKind, Tally
+from bot.ingest.pipeline import Pipeline
 from bot.store import Database
 from bot.store import audit as audit_rows
 from bot.store import counts as count_rows
 from bot.store import subscriptions as sub_rows
 from bot.store import tallies as tally_rows
 from bot.subscription import ChannelRef, Mode, Platform
-from bot.throttle import Throttle
+from bot.testing.clock import FakeClock
 
 CHAN = ChannelRef(Platform("discord"), "g1", "c1")
 

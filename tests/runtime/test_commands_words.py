@@ -6,16 +6,17 @@ from dataclasses import replace
 
 import pytest
 
-from bot.clock import FakeClock
-from bot.commands import Commands, Request
+from bot.commands.handler import Commands
+from bot.commands.request import Request
+from bot.domain.model import Choice, Count, CountStatus, DecisionRule, RuleKind
 from bot.errors import TransientSourceError
-from bot.model import Choice, Count, CountStatus, DecisionRule, RuleKind
-from bot.pipeline import Pipeline
-from bot.sources.health import SourceHealth
+from bot.ingest.pipeline import Pipeline
+from bot.ingest.sources.health import SourceHealth
 from bot.store import Database
 from bot.store import counts as count_rows
 from bot.store import tallies as tally_rows
 from bot.subscription import ChannelRef, Platform
+from bot.testing.clock import FakeClock
 
 CHAN = ChannelRef(Platform("discord"), "g1", "c1")
 

@@ -10,7 +10,7 @@ from zoneinfo import ZoneInfo
 from adapters.console.adapter import ConsoleAdapter
 from bot import config as config_mod
 from bot.cli import demo_config_path, main, play, replay_config
-from bot.clock import FakeClock
+from bot.testing.clock import FakeClock
 
 
 async def test_demo_replays_bessemer(tmp_path: Path) -> None:

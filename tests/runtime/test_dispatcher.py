@@ -10,19 +10,20 @@ from collections.abc import Sequence
 import pytest
 
 from bot import chart
-from bot.adapter import Attachment, Earlier, Notice, Outgoing, RecordingAdapter
+from bot.adapter import Earlier
 from bot.chart import ChartCache
-from bot.clock import FakeClock
-from bot.dispatcher import Dispatcher, coalesce
+from bot.delivery.pacing import Pace, unpaced
+from bot.delivery.worker import Dispatcher, coalesce
+from bot.domain.message import Attachment, Message, Notice, Outgoing
+from bot.domain.model import Count, Tally, TallyState
 from bot.errors import TransientDeliveryError
-from bot.message import Message
-from bot.model import Count, Tally, TallyState
-from bot.pacing import Pace, unpaced
-from bot.pipeline import Pipeline
+from bot.ingest.pipeline import Pipeline
 from bot.store import Database, outbox
 from bot.store import subscriptions as sub_rows
 from bot.store.outbox import DeliveryStatus
 from bot.subscription import ChannelRef, Mode, Platform
+from bot.testing.adapter import RecordingAdapter
+from bot.testing.clock import FakeClock
 from tests.helpers import tally
 
 CHAN = ChannelRef(Platform("console"), "local", "c1")
@@ -365,7 +366,7 @@ async def test_a_chart_that_cannot_be_drawn_never_holds_the_final_back(
         sqlite_db, clock, {CHAN: Mode.EVENTS}, charts=charts,
         chart_timeout=0.0 if failure == "too-slow" else 30.0,
     )  # fmt: skip
-    with caplog.at_level(logging.WARNING, logger="bot.dispatcher"):
+    with caplog.at_level(logging.WARNING, logger="bot.delivery.worker"):
         await pipeline.ingest(FINAL)
         await dispatcher.drain(Platform("console"))
     gate.set()
@@ -377,7 +378,7 @@ async def test_a_chart_that_cannot_be_drawn_never_holds_the_final_back(
     assert posted.content.final
     assert posted.attachment is None
     assert dispatcher.stats.sent == 1
-    warned = [r.getMessage() for r in caplog.records if r.name == "bot.dispatcher"]
+    warned = [r.getMessage() for r in caplog.records if r.name == "bot.delivery.worker"]
     assert (
         warned
         == {

@@ -17,19 +17,20 @@ from typing import Any
 import pytest
 from sqlalchemy import text
 
-from bot.adapter import Outgoing, RecordingAdapter
 from bot.app import App
-from bot.clock import FakeClock
-from bot.commands import Commands, Request
+from bot.commands.handler import Commands
+from bot.commands.request import Request
 from bot.config import parse
-from bot.dispatcher import Dispatcher
-from bot.message import Message
+from bot.delivery.worker import Dispatcher
+from bot.domain.message import Message, Outgoing
+from bot.ingest.pipeline import Pipeline
 from bot.ops import readiness
-from bot.pipeline import Pipeline
 from bot.store import Database, outbox
 from bot.store import subscriptions as sub_rows
 from bot.store.outbox import DeliveryStatus
 from bot.subscription import ChannelRef, Mode, Platform
+from bot.testing.adapter import RecordingAdapter
+from bot.testing.clock import FakeClock
 from tests.helpers import tally
 
 CHAN = ChannelRef(Platform("console"), "local", "c1")
@@ -88,7 +89,7 @@ async def test_subscribe_live_then_unsubscribe_stops_nothing_for_anyone(
         reply = await commands.handle(Request(request.channel, request.user_id, "x", words))
         assert reply.ok, reply.text
     adapter.gated.add(CHAN)  # the scoreboard for the member's channel is on its way...
-    with caplog.at_level(logging.INFO, logger="bot.dispatcher"):
+    with caplog.at_level(logging.INFO, logger="bot.delivery.worker"):
         draining = asyncio.create_task(dispatcher.drain(Platform("console")))
         await asyncio.wait_for(adapter.at_gate.wait(), timeout=10)
         reply = await commands.handle(Request(CHAN, "7", "bo", "unsubscribe bessemer-2021"))
@@ -147,7 +148,7 @@ async def test_a_store_error_recording_one_delivery_stops_no_other(
             )
         await conn.execute(text(SENT_FAILS))
     first = await pipeline.ingest(tally(84, 201))
-    with caplog.at_level(logging.INFO, logger="bot.dispatcher"):
+    with caplog.at_level(logging.INFO, logger="bot.delivery.worker"):
         await dispatcher.drain(Platform("console"))  # CHAN's post goes out, its record fails
         async with sqlite_db.begin() as conn:
             await conn.execute(text("DROP TRIGGER sent_fails"))
@@ -197,7 +198,7 @@ async def test_a_delivery_that_cannot_be_sent_is_retried_then_given_up_alone(
             await conn.execute(
                 text("UPDATE outbox SET payload = '{\"title\": 1' WHERE channel = 'c1'")
             )
-    with caplog.at_level(logging.WARNING, logger="bot.dispatcher"):
+    with caplog.at_level(logging.WARNING, logger="bot.delivery.worker"):
         for _ in range(4):
             await dispatcher.drain(Platform("console"))
             clock.advance(600)

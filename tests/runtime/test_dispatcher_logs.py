@@ -6,13 +6,13 @@ import logging
 
 import pytest
 
-from bot.adapter import RecordingAdapter
-from bot.clock import FakeClock
-from bot.dispatcher import Dispatcher
-from bot.pipeline import Pipeline
+from bot.delivery.worker import Dispatcher
+from bot.ingest.pipeline import Pipeline
 from bot.store import Database
 from bot.store import subscriptions as sub_rows
 from bot.subscription import ChannelRef, Mode, Platform
+from bot.testing.adapter import RecordingAdapter
+from bot.testing.clock import FakeClock
 from tests.helpers import tally
 
 
@@ -31,13 +31,13 @@ async def test_a_fan_out_logs_one_info_line_with_how_many_how_long_and_retries(
     adapter.transient_failures = 3
     dispatcher = Dispatcher(sqlite_db, {Platform("console"): adapter}, clock, sleep=no_sleep)
     await Pipeline(sqlite_db, clock).ingest(tally(84, 201))
-    with caplog.at_level(logging.INFO, logger="bot.dispatcher"):
+    with caplog.at_level(logging.INFO, logger="bot.delivery.worker"):
         await dispatcher.drain(Platform("console"))
         clock.advance(600)
         await dispatcher.drain(Platform("console"))
     assert len(adapter.posted) == 200
     info = [r for r in caplog.records if r.levelno == logging.INFO]
-    assert [r.name for r in info] == ["bot.dispatcher.fanout"]
+    assert [r.name for r in info] == ["bot.delivery.worker.fanout"]
     assert info[0].getMessage() == (
         "fan-out of bessemer-2021 update #1 to console done in 600.0 s: 200 sent, 0 edited, "
         "0 gave up, 0 cancelled, 0 superseded; 3 retries, 0 rate limited"

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from bot.clock import FakeClock
-from bot.detect import Accepted, NoChange, Rejected, RejectReason
-from bot.model import TallyState
-from bot.pipeline import Pipeline
+from bot.domain.detect import Accepted, NoChange, Rejected, RejectReason
+from bot.domain.model import TallyState
+from bot.ingest.pipeline import Pipeline
 from bot.store import Database, outbox
 from bot.store import audit as audit_rows
 from bot.store import counts as count_rows
@@ -13,6 +12,7 @@ from bot.store import subscriptions as sub_rows
 from bot.store import tallies as tally_rows
 from bot.store.outbox import DeliveryAction
 from bot.subscription import ChannelRef, Mode, Platform
+from bot.testing.clock import FakeClock
 from tests.helpers import tally
 
 DISCORD = ChannelRef(Platform("discord"), "g1", "c1")

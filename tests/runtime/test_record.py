@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from bot.clock import FakeClock
 from bot.config import parse
-from bot.recording import record_count
-from bot.sources.timeline import parse_timeline
+from bot.ingest.recording import record_count
+from bot.ingest.sources.timeline import parse_timeline
+from bot.testing.clock import FakeClock
 from tests.helpers import bessemer
 
 

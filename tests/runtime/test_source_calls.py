@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import json
 
-from bot.clock import FakeClock
+from bot.domain.model import TallyState
 from bot.errors import PermanentSourceError
-from bot.model import TallyState
+from bot.ingest.pipeline import Pipeline
+from bot.ingest.poller import Poller, PollResult
+from bot.ingest.sources.health import SourceHealth
 from bot.ops.readiness import source_problem
-from bot.pipeline import Pipeline
-from bot.poller import Poller, PollResult
-from bot.sources import FakeSource
-from bot.sources.health import SourceHealth
 from bot.store import Database, outbox
 from bot.store import tallies as tally_rows
 from bot.subscription import ChannelRef, Platform
+from bot.testing.clock import FakeClock
+from bot.testing.sources import FakeSource
 from tests.helpers import tally
 
 ADMIN = ChannelRef(Platform("console"), "local", "admins")

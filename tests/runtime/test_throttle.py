@@ -1,5 +1,5 @@
 """Every command gets an answer, and no one floods a channel: the limits in the command layer
-(``bot.throttle`` through ``Commands.handle``), on a fake clock."""
+(``bot.commands.throttle`` through ``Commands.handle``), on a fake clock."""
 
 from __future__ import annotations
 
@@ -8,13 +8,14 @@ from dataclasses import replace
 
 import pytest
 
-from bot.clock import FakeClock
-from bot.commands import Commands, Reply, Request
-from bot.pipeline import Pipeline
-from bot.sources.health import SourceHealth
+from bot.commands.handler import Commands
+from bot.commands.request import Reply, Request
+from bot.commands.throttle import PER_USER, PUBLIC_PER_CHANNEL, Pass, Throttle
+from bot.ingest.pipeline import Pipeline
+from bot.ingest.sources.health import SourceHealth
 from bot.store import Database
 from bot.subscription import ChannelRef, Platform
-from bot.throttle import PER_USER, PUBLIC_PER_CHANNEL, Pass, Throttle
+from bot.testing.clock import FakeClock
 
 HALL = ChannelRef(Platform("slack"), "T1", "C-hall")
 NEWS = ChannelRef(Platform("slack"), "T1", "C-news")

@@ -8,7 +8,7 @@ from typing import Any
 from sqlalchemy import bindparam, text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from bot.model import CountStatus, TallyState
+from bot.domain.model import CountStatus, TallyState
 from bot.store import Database, audit, codec, counts, outbox, subscriptions, tallies
 from bot.store.types import UTCDateTime
 from bot.subscription import Mode, Platform

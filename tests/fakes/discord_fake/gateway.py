@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import WSMsgType, web
 
+from bot.testing.limits import FixedWindow
+
 from . import payloads
-from .limits import Window
 from .models import (
     INTENT_GUILD_MEMBERS,
     INTENT_GUILD_PRESENCES,
@@ -52,7 +53,7 @@ class Connection:
         self.session: Session | None = None
         self.closing = False
         self.server_closed = False
-        self.window = Window(120, 60.0)
+        self.window = FixedWindow(120, 60.0)
         self.sender = asyncio.create_task(self._send_loop())
 
     async def _send_loop(self) -> None:

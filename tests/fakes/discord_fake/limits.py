@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass, field
 from typing import Any
+
+from bot.testing.limits import FixedWindow
 
 from .models import (
     ADMINISTRATOR,
@@ -244,55 +245,20 @@ def _check_command_options(errors: FormErrors, node: JSON, path: list[str | int]
 
 
 @dataclass
-class Window:
-    """A fixed window: ``limit`` requests, then nothing until ``period`` after the first."""
-
-    limit: int
-    period: float
-    start: float | None = None
-    count: int = 0
-
-    def _roll(self, now: float) -> None:
-        if self.start is None or now >= self.start + self.period:
-            self.start = now
-            self.count = 0
-
-    def try_acquire(self, now: float) -> bool:
-        self._roll(now)
-        if self.count >= self.limit:
-            return False
-        self.count += 1
-        return True
-
-    def remaining(self, now: float) -> int:
-        self._roll(now)
-        return self.limit - self.count
-
-    def reset_after(self, now: float) -> float:
-        self._roll(now)
-        assert self.start is not None
-        return ceil_ms(self.start + self.period - now)
-
-
-def ceil_ms(seconds: float) -> float:
-    return max(0.001, math.ceil(seconds * 1000) / 1000)
-
-
-@dataclass
 class RateLimits:
     global_limit: int
     global_period: float
-    buckets: dict[tuple[str, str], Window] = field(default_factory=dict)
-    global_window: Window | None = None
+    buckets: dict[tuple[str, str], FixedWindow] = field(default_factory=dict)
+    global_window: FixedWindow | None = None
 
     def __post_init__(self) -> None:
-        self.global_window = Window(self.global_limit, self.global_period)
+        self.global_window = FixedWindow(self.global_limit, self.global_period)
 
-    def bucket(self, bucket_hash: str, major: str, limit: int, period: float) -> Window:
+    def bucket(self, bucket_hash: str, major: str, limit: int, period: float) -> FixedWindow:
         key = (bucket_hash, major)
         window = self.buckets.get(key)
         if window is None:
-            window = self.buckets[key] = Window(limit, period)
+            window = self.buckets[key] = FixedWindow(limit, period)
         return window
 
 

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import BodyPartReader, web
 
-from .limits import Window, ceil_ms
+from bot.testing.limits import FixedWindow, ceil_ms
+
 from .models import JSON, RecordedAttachment, RecordedRequest
 
 if TYPE_CHECKING:
@@ -109,7 +110,7 @@ def _epoch_reset(reset_after: float) -> str:
     return f"{time.time() + reset_after:.3f}"
 
 
-def bucket_headers(route: Route, window: Window, now: float) -> dict[str, str]:
+def bucket_headers(route: Route, window: FixedWindow, now: float) -> dict[str, str]:
     reset_after = window.reset_after(now)
     return {
         "X-RateLimit-Limit": str(window.limit),

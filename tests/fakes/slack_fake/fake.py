@@ -12,10 +12,11 @@ from urllib.parse import urlencode
 import aiohttp
 from aiohttp import web
 
+from bot.testing.notify import ChangeNotifier
+
 from .interactions import Interactions, signed_headers
 from .records import (
     ACK_DEADLINE_S,
-    ChangeNotifier,
     HttpDelivery,
     RecordedCall,
     RecordedEphemeral,

@@ -11,8 +11,10 @@ from typing import Any
 
 from aiohttp import web
 
+from bot.testing.notify import ChangeNotifier
+
 from .limits import SlackError, validate_blocks, validate_text
-from .records import ChangeNotifier, ResponseUrlPost
+from .records import ResponseUrlPost
 from .workspace import Workspace
 
 RESPONSE_URL_MAX_USES = 5

@@ -1,15 +1,16 @@
-"""Rate limiters and Block Kit / message validation, the way Slack applies them.
+"""Rate limits and Block Kit / message validation, the way Slack applies them.
 
-All limiters take the time from an injected clock so tests can drive it.
+The limiters (:mod:`bot.testing.limits`) take the time from an injected clock so tests can
+drive it.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections import deque
-from collections.abc import Callable
 from typing import Any
+
+from bot.testing.limits import SlidingWindow, TokenBucket
 
 MAX_TEXT_CHARS = 40_000
 MAX_BLOCKS = 50
@@ -54,48 +55,11 @@ class RateLimitedError(Exception):
         self.retry_after = retry_after
 
 
-class TokenBucket:
-    """`capacity` requests at once, refilled at `rate` per second."""
-
-    def __init__(self, *, rate: float, capacity: int, clock: Callable[[], float]) -> None:
-        if rate <= 0 or capacity < 1:
-            raise ValueError("rate must be > 0 and capacity >= 1")
-        self._rate = rate
-        self._capacity = float(capacity)
-        self._clock = clock
-        self._tokens = float(capacity)
-        self._stamp = clock()
-
-    def take(self) -> None:
-        """Consume a token or raise RateLimitedError."""
-        now = self._clock()
-        elapsed = max(0.0, now - self._stamp)
-        self._tokens = min(self._capacity, self._tokens + elapsed * self._rate)
-        self._stamp = now
-        if self._tokens >= 1.0:
-            self._tokens -= 1.0
-            return
-        raise RateLimitedError((1.0 - self._tokens) / self._rate)
-
-
-class WindowLimiter:
-    """At most `limit` requests in any `window` seconds (Slack's per-minute tiers)."""
-
-    def __init__(self, *, limit: int, clock: Callable[[], float], window: float = 60.0) -> None:
-        if limit < 1:
-            raise ValueError("limit must be >= 1")
-        self._limit = limit
-        self._window = window
-        self._clock = clock
-        self._stamps: deque[float] = deque()
-
-    def take(self) -> None:
-        now = self._clock()
-        while self._stamps and self._stamps[0] <= now - self._window:
-            self._stamps.popleft()
-        if len(self._stamps) >= self._limit:
-            raise RateLimitedError(self._stamps[0] + self._window - now)
-        self._stamps.append(now)
+def take(limiter: SlidingWindow | TokenBucket) -> None:
+    """Count one request on ``limiter``, or raise RateLimitedError with the wait."""
+    wait = limiter.try_take()
+    if wait > 0:
+        raise RateLimitedError(wait)
 
 
 def retry_after_header(wait: float, override: int | None) -> str:

@@ -11,7 +11,9 @@ from typing import Any
 
 from aiohttp import WSCloseCode, WSMsgType, web
 
-from .records import ChangeNotifier, SocketDelivery
+from bot.testing.notify import ChangeNotifier
+
+from .records import SocketDelivery
 from .workspace import Workspace
 
 

@@ -11,13 +11,14 @@ from typing import Any
 
 from aiohttp import web
 
+from bot.testing.limits import SlidingWindow, TokenBucket
+
 from .limits import (
     RateLimitedError,
     SlackError,
-    TokenBucket,
-    WindowLimiter,
     parse_json_arg,
     retry_after_header,
+    take,
     validate_blocks,
     validate_metadata,
     validate_text,
@@ -101,9 +102,9 @@ class WebApi:
         self._post_buckets: dict[str, TokenBucket] = {}
         limits = {**DEFAULT_WINDOW_LIMITS, "chat.update": update_per_min}
         limits.update(method_limits_per_min or {})
-        self._windows = {m: WindowLimiter(limit=n, clock=clock) for m, n in limits.items()}
+        self._windows = {m: SlidingWindow(n, 60.0, clock) for m, n in limits.items()}
         for m, (n, seconds) in (method_windows or {}).items():
-            self._windows[m] = WindowLimiter(limit=n, clock=clock, window=seconds)
+            self._windows[m] = SlidingWindow(n, seconds, clock)
         self._fail_rules: dict[str, list[FailRule]] = {}
         self._pending_uploads: dict[str, PendingUpload] = {}
         self._upload_secrets: dict[str, str] = {}
@@ -256,16 +257,16 @@ class WebApi:
                 )
                 key = found.id if found is not None else ref
             if method in self._windows:  # a workspace-wide limit, when the test sets one
-                self._windows[method].take()
+                take(self._windows[method])
             bucket = self._post_buckets.get(key)
             if bucket is None:
                 bucket = TokenBucket(
                     rate=self._post_rate, capacity=self._post_burst, clock=self.clock
                 )
                 self._post_buckets[key] = bucket
-            bucket.take()
+            take(bucket)
         elif method in self._windows:
-            self._windows[method].take()
+            take(self._windows[method])
 
     # -------------------------------------------------------------- methods
 

@@ -10,10 +10,11 @@ Over a limit the answer is 429 with ``parameters.retry_after`` in whole seconds.
 from __future__ import annotations
 
 import math
-from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
+
+from bot.testing.limits import SlidingWindow, TokenBucket
 
 TEXT_LIMIT = 4096
 """Characters (code points) per message text, counted after entity parsing."""
@@ -31,52 +32,6 @@ UPDATE_RETENTION_S = 24 * 3600.0
 
 Scope = Literal["overall", "chat", "group", "group_edit"]
 Clock = Callable[[], float]
-
-
-class _Bucket:
-    """``capacity`` at once, refilled at ``rate`` per second."""
-
-    def __init__(self, rate: float, capacity: int, clock: Clock) -> None:
-        if rate <= 0 or capacity < 1:
-            raise ValueError("rate must be > 0 and capacity >= 1")
-        self._rate, self._capacity, self._clock = rate, float(capacity), clock
-        self._tokens, self._stamp = float(capacity), clock()
-
-    def _refill(self) -> None:
-        now = self._clock()
-        elapsed = max(0.0, now - self._stamp)
-        self._tokens = min(self._capacity, self._tokens + elapsed * self._rate)
-        self._stamp = now
-
-    def wait(self) -> float:
-        """Seconds until one is allowed (0: now)."""
-        self._refill()
-        return 0.0 if self._tokens >= 1.0 else (1.0 - self._tokens) / self._rate
-
-    def take(self) -> None:
-        self._refill()
-        self._tokens -= 1.0
-
-
-class _Window:
-    """At most ``limit`` in any ``window`` seconds."""
-
-    def __init__(self, limit: int, window: float, clock: Clock) -> None:
-        if limit < 1 or window <= 0:
-            raise ValueError("limit must be >= 1 and window > 0")
-        self._limit, self._window, self._clock = limit, window, clock
-        self._stamps: deque[float] = deque()
-
-    def wait(self) -> float:
-        now = self._clock()
-        while self._stamps and self._stamps[0] <= now - self._window:
-            self._stamps.popleft()
-        if len(self._stamps) < self._limit:
-            return 0.0
-        return self._stamps[0] + self._window - now
-
-    def take(self) -> None:
-        self._stamps.append(self._clock())
 
 
 @dataclass(frozen=True)
@@ -108,19 +63,19 @@ class FloodControl:
         self.limits = limits
         self._clock = clock
         self._overall = (
-            _Bucket(limits.overall_per_s, limits.overall_burst, clock)
+            TokenBucket(limits.overall_per_s, limits.overall_burst, clock)
             if limits.overall_per_s
             else None
         )
-        self._chats: dict[int, _Bucket] = {}
-        self._groups: dict[int, _Window] = {}
-        self._group_edits: dict[int, _Window] = {}
+        self._chats: dict[int, TokenBucket] = {}
+        self._groups: dict[int, SlidingWindow] = {}
+        self._group_edits: dict[int, SlidingWindow] = {}
 
     def admit(
         self, kind: Literal["send", "edit"], chat_id: int, is_group: bool
     ) -> Throttled | None:
         """None when allowed (and counted), else the longest wait and its scope."""
-        gates: list[tuple[Scope, _Bucket | _Window]] = []
+        gates: list[tuple[Scope, TokenBucket | SlidingWindow]] = []
         limits = self.limits
         if kind == "send":
             if self._overall is not None:
@@ -128,7 +83,7 @@ class FloodControl:
             if limits.chat_per_s:
                 bucket = self._chats.get(chat_id)
                 if bucket is None:
-                    bucket = _Bucket(limits.chat_per_s, limits.chat_burst, self._clock)
+                    bucket = TokenBucket(limits.chat_per_s, limits.chat_burst, self._clock)
                     self._chats[chat_id] = bucket
                 gates.append(("chat", bucket))
             if is_group and limits.group_per_min:
@@ -147,8 +102,8 @@ class FloodControl:
             gate.take()
         return None
 
-    def _window(self, table: dict[int, _Window], chat_id: int, per_min: int) -> _Window:
+    def _window(self, table: dict[int, SlidingWindow], chat_id: int, per_min: int) -> SlidingWindow:
         window = table.get(chat_id)
         if window is None:
-            window = table[chat_id] = _Window(per_min, 60.0, self._clock)
+            window = table[chat_id] = SlidingWindow(per_min, 60.0, self._clock)
         return window

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 # One notifier for all the fakes (until bot/testing holds their shared parts).
-from ..slack_fake.records import ChangeNotifier
+from bot.testing.notify import ChangeNotifier
 
 JSON = dict[str, Any]
 

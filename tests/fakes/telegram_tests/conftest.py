@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 import pytest
 from aiogram import Bot
 
-from bot.clock import FakeClock
+from bot.testing.clock import FakeClock
 from tests.fakes.telegram_fake import FakeTelegram
 from tests.fakes.telegram_fake.testing import aiogram_bot
 

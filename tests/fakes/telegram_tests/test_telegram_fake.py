@@ -24,7 +24,7 @@ from aiogram.types import (
     Message,
 )
 
-from bot.clock import FakeClock
+from bot.testing.clock import FakeClock
 from tests.fakes.telegram_fake import CAPTION_LIMIT, TEXT_LIMIT, Chat, FakeTelegram, User
 from tests.fakes.telegram_fake.testing import aiogram_bot, png
 

@@ -14,7 +14,7 @@ from aiogram.types import (
     InlineKeyboardMarkup,
 )
 
-from bot.clock import FakeClock
+from bot.testing.clock import FakeClock
 from tests.fakes.telegram_fake import FakeTelegram
 
 

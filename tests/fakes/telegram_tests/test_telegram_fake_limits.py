@@ -8,7 +8,7 @@ from aiogram import Bot
 from aiogram.exceptions import TelegramBadRequest, TelegramRetryAfter
 from aiogram.methods import SendMessage
 
-from bot.clock import FakeClock
+from bot.testing.clock import FakeClock
 from tests.fakes.telegram_fake import FakeTelegram, FloodLimits
 from tests.fakes.telegram_fake.testing import aiogram_bot
 

@@ -17,7 +17,7 @@ import pytest
 from aiogram import Bot
 from aiogram.exceptions import TelegramBadRequest, TelegramNetworkError, TelegramServerError
 
-from bot.clock import FakeClock
+from bot.testing.clock import FakeClock
 from tests.fakes.telegram_fake import FakeTelegram, FloodLimits
 
 

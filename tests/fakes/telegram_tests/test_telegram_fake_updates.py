@@ -13,7 +13,7 @@ from aiogram.types import Message
 from aiogram.webhook.aiohttp_server import SimpleRequestHandler
 from aiohttp import web
 
-from bot.clock import FakeClock
+from bot.testing.clock import FakeClock
 from tests.fakes.telegram_fake import ANONYMOUS_ADMIN_ID, SECRET_HEADER, FakeTelegram
 from tests.fakes.telegram_fake.testing import aiogram_bot
 

@@ -1,0 +1,263 @@
+"""``/count`` on Telegram: updates in, the core's ``Request`` out, the ``Reply`` shown.
+
+A command is a message (or a channel post) whose first entity is a ``bot_command`` at offset
+0: ``/count status bessemer-2021``, or ``/count@tallybot ...`` in groups, where
+``/count@otherbot`` is for another bot and ignored. What follows the command is the core's
+command text. In groups with privacy mode on Telegram only delivers such commands anyway.
+
+Who is an admin: the plugin's ``admin_policy`` decides, and denies by default: a user listed
+in ``admin_users`` anywhere, or someone Telegram calls an admin (``getChatMember``: creator or
+administrator; or an anonymous group admin; or a channel's post, which only its admins can
+write) *inside a chat the operator lists* in ``admin_chats``. Authority stops at the edge of
+those chats: an admin of any other group is nobody here. ``getChatMember`` is asked only for
+admin commands from listed chats, cached briefly, and fails closed.
+
+Replies go to the chat the command came from; an error replies to the command message itself.
+A reply's id is noted in the ledger (``Ledger.note_other``) so that the exactly-once repair
+never mistakes it for a copy of a delivery.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import UTC
+
+from aiogram import Bot
+from aiogram.types import BufferedInputFile, Message, ReplyParameters, Update
+
+from bot.commands.parse import ADMIN_VERBS, parse
+from bot.commands.request import Reply, Request
+from bot.domain.times import Zone
+from bot.errors import CommandError
+from bot.platform import AdminPolicy, Asker, Verdict
+from bot.subscription import ChannelRef, Platform
+
+from .errors import FAILURES, translate
+from .once import Ledger
+from .render import CAPTION_LIMIT, render_reply
+from .send import NO_PREVIEW
+from .settings import TelegramSettings
+
+log = logging.getLogger("tallybot.telegram")
+
+COMMAND = "count"
+FAILED = Reply(
+    "Error: tallybot could not do that (an internal error, in the operator's log).", ok=False
+)
+Handler = Callable[[Request], Awaitable[Reply]]
+Monotonic = Callable[[], float]
+
+
+@dataclass(frozen=True, slots=True)
+class Incoming:
+    """A ``/count`` command as Telegram delivered it."""
+
+    chat_id: int
+    chat_type: str
+    """"private", "group", "supergroup" or "channel"."""
+    message_id: int
+    user_id: int | None
+    """None for a channel post or an anonymous group admin (they speak as the chat)."""
+    user_name: str
+    text: str
+    """What follows ``/count`` (``status bessemer-2021``)."""
+    as_chat: bool = False
+    """Sent as the chat itself: a channel post, or an anonymous admin of the group."""
+
+
+def command_text(message: Message, bot_username: str, command: str = COMMAND) -> str | None:
+    """The text after ``/command`` or ``/command@bot_username``; None when the message is not
+    that command for this bot."""
+    text = message.text or ""
+    entities = message.entities or []
+    first = entities[0] if entities else None
+    if first is None or first.type != "bot_command" or first.offset != 0:
+        return None
+    head = text.encode("utf-16-le")[: 2 * first.length].decode("utf-16-le", "replace")
+    name, _, addressee = head[1:].partition("@")
+    if name.lower() != command or (addressee and addressee.lower() != bot_username.lower()):
+        return None
+    return text[len(head) :].strip()
+
+
+def incoming(update: Update, bot_username: str) -> Incoming | None:
+    """The ``/count`` command in ``update`` (a message or a channel post), or None."""
+    message = update.message or update.channel_post
+    if message is None:
+        return None
+    text = command_text(message, bot_username)
+    if text is None:
+        return None
+    chat = message.chat
+    as_chat = message.sender_chat is not None and message.sender_chat.id == chat.id
+    user = None if as_chat else message.from_user
+    if user is not None:
+        name = user.username or " ".join(filter(None, (user.first_name, user.last_name)))
+    else:
+        name = chat.title or str(chat.id)
+    return Incoming(
+        chat_id=chat.id,
+        chat_type=chat.type,
+        message_id=message.message_id,
+        user_id=user.id if user is not None else None,
+        user_name=name,
+        text=text,
+        as_chat=as_chat or chat.type == "channel",
+    )
+
+
+def needs_admin(text: str) -> bool:
+    """Whether ``text`` is an admin command (worth a getChatMember); unreadable text is not."""
+    try:
+        return parse(text).verb in ADMIN_VERBS
+    except (CommandError, ValueError):
+        return False
+
+
+class AdminCheck:
+    """Whether Telegram says a user administers a chat (``getChatMember``), cached briefly."""
+
+    def __init__(self, bot: Bot, *, ttl: float, monotonic: Monotonic) -> None:
+        self.bot = bot
+        self.ttl = ttl
+        self.monotonic = monotonic
+        self._cache: dict[tuple[int, int], tuple[float, bool]] = {}
+
+    async def is_admin(self, chat_id: int, user_id: int) -> bool:
+        """Creator or administrator of ``chat_id``; False when Telegram cannot say."""
+        now = self.monotonic()
+        cached = self._cache.get((chat_id, user_id))
+        if cached is not None and cached[0] > now:
+            return cached[1]
+        try:
+            member = await self.bot.get_chat_member(chat_id, user_id)
+        except FAILURES as exc:
+            log.warning("telegram getChatMember %s in %s failed: %s", user_id, chat_id, exc)
+            return False
+        admin = member.status in ("creator", "administrator")
+        if len(self._cache) > 4096:
+            self._cache = {k: v for k, v in self._cache.items() if v[0] > now}
+        self._cache[(chat_id, user_id)] = (now + self.ttl, admin)
+        return admin
+
+
+class TelegramAdmins(AdminPolicy):
+    """The plugin's admin rule (deny by default, see the module docstring)."""
+
+    def __init__(self, settings: TelegramSettings) -> None:
+        self.settings = settings
+
+    def verdict(self, asker: Asker) -> Verdict:
+        listed = asker.user_id.isdigit() and int(asker.user_id) in self.settings.admin_users
+        chat = asker.workspace.lstrip("-")
+        here = chat.isdigit() and int(asker.workspace) in self.settings.admin_chats
+        if listed or (here and asker.platform_admin):
+            return Verdict(True)
+        if asker.platform_admin:
+            return Verdict(
+                False,
+                "refused: Telegram admins count only in the chats listed in [telegram] "
+                f"admin_chats, and {asker.workspace} is not one",
+            )
+        return Verdict()
+
+
+def admin_policy(settings: TelegramSettings) -> AdminPolicy:
+    """The plugin's admin policy (``bot.platform.Plugin.admins``)."""
+    return TelegramAdmins(settings)
+
+
+def channel_of(chat_id: int, platform: Platform) -> ChannelRef:
+    """A chat as the core names channels: the chat is its own workspace."""
+    return ChannelRef(platform, str(chat_id), str(chat_id))
+
+
+class TelegramCommands:
+    """Answers ``/count``: ``handle_update`` is what polling or the webhook calls."""
+
+    def __init__(
+        self,
+        bot: Bot,
+        handle: Handler,
+        settings: TelegramSettings,
+        ledger: Ledger,
+        *,
+        platform: Platform,
+        bot_username: str,
+        admins: AdminCheck,
+        zone: Zone = UTC,
+    ) -> None:
+        self.bot = bot
+        self.handle = handle
+        self.settings = settings
+        self.ledger = ledger
+        self.platform = platform
+        self.bot_username = bot_username
+        self.admins = admins
+        self.zone = zone
+
+    async def request(self, got: Incoming) -> Request:
+        """The core's request for ``got``, with Telegram's word on admin status where it counts."""
+        admin = False
+        if got.chat_id in self.settings.admin_chats and needs_admin(got.text):
+            if got.as_chat:
+                admin = True  # only a chat's admins can post as the chat
+            elif got.user_id is not None and got.user_id not in self.settings.admin_users:
+                admin = await self.admins.is_admin(got.chat_id, got.user_id)
+        user = str(got.user_id) if got.user_id is not None else f"chat{got.chat_id}"
+        channel = channel_of(got.chat_id, self.platform)
+        verdict = admin_policy(self.settings).verdict(Asker(user, channel.workspace, admin))
+        return Request(
+            channel,
+            user_id=user,
+            user_name=got.user_name,
+            text=got.text,
+            admin=verdict.admin,
+            refusal=verdict.refusal,
+            place="chat",
+        )
+
+    async def handle_update(self, update: Update) -> None:
+        """Answer the update's ``/count`` (if it holds one); never raises for one update."""
+        got = incoming(update, self.bot_username)
+        if got is None:
+            return
+        try:
+            reply = await self.handle(await self.request(got))
+        except Exception:
+            log.exception("telegram /count %r failed", got.text[:200])
+            reply = FAILED
+        try:
+            await self.show(got, reply)
+        except Exception as exc:  # one update's failure must not stop the others
+            log.warning("telegram: could not answer /count in %s: %s", got.chat_id, exc)
+
+    async def show(self, got: Incoming, reply: Reply) -> None:
+        """Post ``reply`` in the command's chat (an error as a reply to the command)."""
+        answer_to = None if reply.ok else ReplyParameters(
+            message_id=got.message_id, allow_sending_without_reply=True
+        )  # fmt: skip
+        where = f"telegram reply in {got.chat_id}"
+        try:
+            if reply.attachment is not None and reply.ok:
+                text = render_reply(reply, self.zone, limit=CAPTION_LIMIT)
+                sent = await self.bot.send_photo(
+                    got.chat_id,
+                    BufferedInputFile(reply.attachment.data, reply.attachment.filename),
+                    caption=text.html,
+                    parse_mode=text.parse_mode,
+                )
+            else:
+                text = render_reply(reply, self.zone)
+                sent = await self.bot.send_message(
+                    got.chat_id,
+                    text.html,
+                    parse_mode=text.parse_mode,
+                    link_preview_options=NO_PREVIEW,
+                    reply_parameters=answer_to,
+                )
+        except FAILURES as exc:
+            raise translate(exc, where) from exc
+        await self.ledger.note_other(got.chat_id, sent.message_id)

@@ -1,0 +1,52 @@
+"""Telegram's sending limits as pacing buckets (``bot.delivery.pacing``), derived per request.
+
+The Bot FAQ gives them roughly: about 30 messages per second overall, about one per second
+to one chat (short bursts allowed, not counted on here), at most 20 per minute to one group
+or channel; edits in groups are limited too (unofficial: taken as 20 per minute as well).
+Nothing in the core knows what a group is: the adapter names a request's route by its method
+*and the kind of chat* (``route``), so "20 per minute" is one more route in the table below,
+not a field of the core. Group, supergroup and channel ids are negative in the Bot API;
+private chats are positive.
+
+Every bucket can be changed by name in ``[telegram.limits]`` (``Limits.with_windows``).
+"""
+
+from __future__ import annotations
+
+from bot.delivery.pacing import Bucket, Limits, Route, Window
+
+OVERALL = Bucket("messages", Window(30, 1.0))
+PER_CHAT = Bucket("messages per chat", Window(1, 1.0), per_channel=True)
+PER_GROUP = Bucket("messages per group", Window(20, 60.0), per_channel=True)
+GROUP_EDITS = Bucket("edits per group", Window(20, 60.0), per_channel=True)
+
+SENDS = ("sendMessage", "sendPhoto")
+EDITS = ("editMessageText", "editMessageCaption")
+IN_GROUP = " in group"
+"""The suffix of a route's method when the chat is a group, supergroup or channel."""
+
+TELEGRAM_LIMITS = Limits(
+    routes={
+        **{m: (OVERALL, PER_CHAT) for m in SENDS},
+        **{m + IN_GROUP: (OVERALL, PER_CHAT, PER_GROUP) for m in SENDS},
+        **{m + IN_GROUP: (GROUP_EDITS,) for m in EDITS},
+    },
+)
+"""What the worker paces Telegram requests by. Edits in private chats, deletes and reads
+draw from no bucket: Telegram documents no limit for them."""
+
+
+def is_group(chat_id: int) -> bool:
+    """A group, supergroup or channel (negative id), where "20 per minute" applies."""
+    return chat_id < 0
+
+
+def route(method: str, chat_id: int) -> Route:
+    """The route of one Bot API request to ``chat_id``, as ``TELEGRAM_LIMITS`` names it.
+
+    >>> route("sendMessage", -1001500000001)
+    Route(method='sendMessage in group', channel='-1001500000001')
+    >>> route("sendMessage", 10001).method
+    'sendMessage'
+    """
+    return Route(method + (IN_GROUP if is_group(chat_id) else ""), str(chat_id))

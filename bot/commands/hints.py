@@ -1,0 +1,44 @@
+"""What to type instead when the detector rejects an admin's figures: hints that work if followed.
+
+A hint is only given when the command it suggests would be accepted for the reason at hand: a
+figure over the ballots received is fixed by raising ``received`` (a ``correct`` would be
+rejected the same way), figures that went down by the same figures sent with ``correct``, and a
+final that leaves ballots unaccounted for by the figures that account for them, or by the number
+really received.
+"""
+
+from __future__ import annotations
+
+from bot.commands.parse import Command, Verb
+from bot.domain.detect import Rejected, RejectReason
+from bot.domain.model import Count, Tally
+from bot.domain.words import n
+
+
+def rejection_hint(count: Count, command: Command, tally: Tally, rejected: Rejected) -> str:
+    """`` (...)`` to append to the rejection of ``command``; empty when no command would do."""
+    given = [f"{k}={v}" for k, v in command.figures]
+    opened = sum(tally.votes.values()) + tally.void + tally.challenged
+    reason = rejected.reason
+    if reason is RejectReason.OVER_RECEIVED:
+        if count.eligible is not None and opened > count.eligible:
+            return ""  # more than eligible: the config is wrong, no command fixes it
+        figures = [f for f in given if not f.startswith("received=")]
+        line = _line(command.verb, count, [*figures, f"received={opened}"])
+        return f" (if more ballots came in, say so: {line})"
+    if reason in (RejectReason.DECREASE, RejectReason.FINAL_CHANGED) and given:
+        return f" (to fix earlier figures: {_line(Verb.CORRECT, count, given)})"
+    if reason is RejectReason.FINAL_UNACCOUNTED:
+        received = tally.received if tally.received is not None else count.received
+        every = [f"{c}=N" for c in count.choice_ids] + ["void=N", "challenged=N"]
+        hint = (
+            f"send figures that add up to {n(received or 0)}: {_line(command.verb, count, every)}"
+        )
+        if opened:
+            hint += f"; or received={opened} if only {n(opened)} came in"
+        return f" ({hint})"
+    return ""
+
+
+def _line(verb: Verb, count: Count, figures: list[str]) -> str:
+    return " ".join([verb.value, count.id, *figures])

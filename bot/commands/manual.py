@@ -1,0 +1,82 @@
+"""Manual figures: an admin's ``update``, ``correct``, ``pause``, ``resume`` or ``final`` becomes a
+tally that goes through the same pipeline as a polled one."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from bot.clock import Clock
+from bot.commands.hints import rejection_hint
+from bot.commands.parse import FIGURE_KEYS, Command, Verb
+from bot.commands.request import Reply, Request
+from bot.domain.detect import Accepted, NoChange, Rejected
+from bot.domain.model import Count, Tally, TallyState
+from bot.errors import CommandError
+from bot.ingest.pipeline import Pipeline
+from bot.store import Database
+from bot.store import tallies as tally_rows
+
+
+async def manual(
+    db: Database, pipeline: Pipeline, clock: Clock, request: Request, command: Command, count: Count
+) -> Reply:
+    """Manual figures (``update``, ``correct``, ``pause``, ``resume``, ``final``): through the
+    pipeline like a polled tally."""
+    async with db.connect() as conn:
+        last = await tally_rows.last(conn, count.id)
+    tally = manual_tally(count, last, command, request, clock.now())
+    result = await pipeline.ingest(tally, actor=request.actor, action=command.verb.value)
+    d = result.detection
+    if isinstance(d, NoChange):
+        return Reply(f"No change: {count.id} already shows those figures.")
+    if isinstance(d, Rejected):
+        hint = rejection_hint(count, command, tally, d)
+        return Reply(f"Rejected: {d.detail}{hint}", ok=False)
+    assert isinstance(d, Accepted)
+    assert result.message is not None
+    return Reply(
+        f"Accepted update #{result.tally.seq} for {count.id}: {result.message.headline}",
+        message=result.message,
+    )
+
+
+def manual_tally(
+    count: Count, last: Tally | None, command: Command, request: Request, now: datetime
+) -> Tally:
+    """The tally an admin's command describes: the last figures with the given ones changed."""
+    votes = dict(last.votes) if last else dict.fromkeys(count.choice_ids, 0)
+    void = last.void if last else 0
+    challenged = last.challenged if last else 0
+    received = last.received if last else None
+    for key, value in command.figures:
+        if key in count.choice_ids:
+            votes[key] = value
+        elif key == "void":
+            void = value
+        elif key == "challenged":
+            challenged = value
+        elif key == "received":
+            received = value
+        else:
+            names = ", ".join([*count.choice_ids, *FIGURE_KEYS])
+            raise CommandError(f"unknown choice {key!r} for {count.id}; use one of: {names}")
+    state = last.state if last else TallyState.COUNTING
+    if command.verb is Verb.PAUSE:
+        state = TallyState.PAUSED
+    elif command.verb is Verb.RESUME:
+        state = TallyState.COUNTING
+    elif command.verb is Verb.FINAL:
+        state = TallyState.FINAL
+    elif command.verb is Verb.UPDATE and state is TallyState.PAUSED:
+        state = TallyState.COUNTING  # new figures: the count is going again
+    return Tally(
+        count_id=count.id,
+        votes=votes,
+        observed_at=now,
+        source=f"admin {request.user_name}",
+        void=void,
+        challenged=challenged,
+        received=received,
+        state=state,
+        correction=command.verb is Verb.CORRECT,
+    )

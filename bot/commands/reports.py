@@ -1,0 +1,148 @@
+"""The answers that read and change nothing: list, status, history, chart and deliveries."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable
+from dataclasses import replace
+
+from bot.chart import CHART_TALLIES, ChartCache, chart_attachment
+from bot.commands.parse import Verb, usage
+from bot.commands.request import Reply, Request
+from bot.domain import format as fmt
+from bot.domain.message import Moment, Part, Timed
+from bot.domain.model import Count
+from bot.errors import CommandError
+from bot.ingest.pipeline import figures
+from bot.ingest.sources.health import SourceHealth
+from bot.store import Database, outbox
+from bot.store import counts as count_rows
+from bot.store import subscriptions as sub_rows
+from bot.store import tallies as tally_rows
+
+Health = Callable[[str], SourceHealth | None]
+"""A count's source health by count id (None: not polled)."""
+
+
+async def find_count(db: Database, name: str) -> Count:
+    """The count called ``name``, or a CommandError naming the close ones."""
+    async with db.connect() as conn:
+        count = await count_rows.get(conn, name)
+        if count is not None:
+            return count
+        every = await count_rows.all_counts(conn)
+    ids = [c.id for c in every]
+    close = difflib.get_close_matches(name, ids, n=3, cutoff=0.4)
+    close += [c.id for c in every if name in c.id or name in c.title.lower()]
+    hint = f"; did you mean {', '.join(dict.fromkeys(close))}?" if close else ""
+    known = f" (counts: {', '.join(ids)})" if ids and not close else ""
+    raise CommandError(f"unknown count {name!r}{hint}{known}")
+
+
+async def list_counts(db: Database, request: Request) -> Reply:
+    """``list``: every count, and this channel's subscription to it."""
+    async with db.connect() as conn:
+        counts = await count_rows.all_counts(conn)
+        subs = {s.count_id: s for s in await sub_rows.for_channel(conn, request.channel)}
+    if not counts:
+        return Reply("No counts are configured.")
+    lines = []
+    for c in counts:
+        sub = subs.get(c.id)
+        mark = f" — subscribed ({sub.mode})" if sub and sub.enabled else ""
+        if sub and not sub.enabled:
+            mark = f" — subscription disabled: {sub.disabled_reason}"
+        lines.append(f"{c.id}: {c.title} [{c.status}]{mark}")
+    return Reply("\n".join(lines))
+
+
+async def status(db: Database, health: Health, request: Request, name: str | None) -> Reply:
+    """``status``: one count's figures (the channel's, or the only one), else a line for each."""
+    if name is None:
+        async with db.connect() as conn:
+            subs = await sub_rows.for_channel(conn, request.channel)
+            counts = await count_rows.all_counts(conn)
+        if len(subs) == 1:
+            name = subs[0].count_id
+        elif len(counts) == 1:
+            name = counts[0].id
+        else:
+            return await _summary(db, counts)
+    count = await find_count(db, name)
+    async with db.connect() as conn:
+        last = await tally_rows.last(conn, count.id)
+    seen = checked(health, count.id)
+    if last is None:
+        text = Timed.of(f"{count.title}: no figures yet.")
+        if seen is not None:
+            text = Timed.of(*text.parts, " ", *seen.parts)
+        return Reply(str(text), ephemeral=False, timed=text)
+    message = fmt.for_status(count, last)
+    if seen is not None:
+        message = replace(message, notes=(*message.notes, seen))
+    return Reply(message.headline, message=message, ephemeral=False)
+
+
+async def _summary(db: Database, counts: list[Count]) -> Reply:
+    """``status`` with no count named: one line for each count."""
+    if not counts:
+        return Reply("No counts are configured.")
+    lines = []
+    async with db.connect() as conn:
+        for c in counts:
+            last = await tally_rows.last(conn, c.id)
+            now = fmt.for_status(c, last).headline if last else "no figures yet"
+            lines.append(f"{c.id} [{c.status}]: {now}")
+    return Reply("\n".join([*lines, f"For one count's figures: {usage(Verb.STATUS)}"]))
+
+
+def checked(health: Health, count_id: str) -> Timed | None:
+    """``Last checked ...; last changed ...; source stale (...)``, the times as values."""
+    h = health(count_id)
+    if h is None or h.last_checked is None:
+        return None
+    parts: list[Part] = [Moment(h.last_checked, lead="Last checked ", relative=True)]
+    if h.last_changed is not None:
+        parts.append(Moment(h.last_changed, lead="; last changed ", relative=True))
+    if h.is_stale:
+        parts.append(f"; source stale ({h.last_error or 'no good fetch'})")
+    return Timed.of(*parts, ".")
+
+
+async def history(db: Database, count: Count) -> Reply:
+    """``history``: the last 15 updates, their times as values."""
+    async with db.connect() as conn:
+        rows = await tally_rows.history(conn, count.id, limit=15)
+    if not rows:
+        return Reply(f"{count.id}: no figures yet.")
+    last = "the last update" if len(rows) == 1 else f"the last {len(rows)} updates"
+    parts: list[Part] = [f"{count.title} — {last}:"]
+    for t in rows:
+        parts += [f"\n#{t.seq} ", Moment(t.observed_at)]
+        parts.append(f" {figures(t)} ({t.source})" + (" [correction]" if t.correction else ""))
+    text = Timed.of(*parts)
+    return Reply(str(text), timed=text)
+
+
+async def chart(db: Database, charts: ChartCache, count: Count) -> Reply:
+    """``chart``: the count's chart as a PNG to show with the reply."""
+    async with db.connect() as conn:
+        rows = await tally_rows.history(conn, count.id, limit=CHART_TALLIES)
+    if not rows:
+        return Reply(f"{count.id}: no figures yet.")
+    chart = await chart_attachment(count, rows, cache=charts)
+    return Reply(
+        f"Chart of {count.title}, as of update #{rows[-1].seq}.",
+        ephemeral=False,
+        attachment=chart,
+    )
+
+
+async def deliveries(db: Database) -> Reply:
+    """``deliveries``: the messages that gave up (DEAD), most recent first."""
+    async with db.connect() as conn:
+        dead = await outbox.dead(conn, limit=20)
+    if not dead:
+        return Reply("Every message was delivered (nothing gave up).")
+    lines = [f"{d.count_id} #{d.tally_seq} to {d.channel}: {d.last_error}" for d in dead]
+    return Reply("Messages that could not be delivered:\n" + "\n".join(lines))

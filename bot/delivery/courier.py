@@ -1,0 +1,351 @@
+"""One delivery, start to end: confirm, send, record. The dispatcher's per-action handling.
+
+:class:`Courier` carries the deliveries of one platform out, one at a time per channel:
+
+1. **Confirm.** A delivery whose earlier attempt may have reached the platform (``sending_at``
+   is set: a request that could post it was about to go out, then the answer was lost or the
+   process was killed) is first looked for in its channel, unless the platform itself drops a
+   repeat with the same key for a while yet (Discord's nonce, ``Adapter.dedup_window``). One
+   read of the channel (:class:`ChannelCheck`) serves every such delivery of that channel.
+2. **Send.** Each request the adapter makes goes through a :class:`DeliveryPace`: it waits for
+   its turn under the platform's buckets (``bot.delivery.pacing``) and only then, right before it
+   goes out, notes the attempt in the store (``outbox.mark_attempt``), which also tells it whether
+   the delivery may still go out (its subscription may have been removed meanwhile).
+3. **Record** the outcome: SENT with the platform's message id; a transient failure retried
+   with jittered exponential backoff (a 429 waits its Retry-After and is not counted as an
+   attempt); a permanent one (channel gone, permission lost) DEAD, the subscription disabled
+   and the admins told. Nothing is retried forever: after ``max_attempts`` it is DEAD too.
+
+Nothing that goes wrong with one delivery escapes :meth:`Courier.deliver`: a store error, a
+renderer bug or a payload it cannot read is logged with the delivery and retried like a
+transient failure (so, at worst, ends DEAD). Only a failure to record that (the store is down)
+reaches the dispatcher, whose supervisor restarts the platform's loop.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from datetime import timedelta
+
+from bot.adapter import Adapter, Earlier
+from bot.clock import Clock
+from bot.delivery.final_charts import FinalCharts
+from bot.delivery.pacing import Pacer, Route
+from bot.domain.message import Message, Notice, Outgoing
+from bot.errors import (
+    DeliveryCancelled,
+    DeliveryError,
+    MessageGone,
+    PermanentDeliveryError,
+    RateLimited,
+    TransientDeliveryError,
+)
+from bot.ops.hooks import Hooks
+from bot.retry import backoff
+from bot.store import Database, outbox
+from bot.store import subscriptions as sub_rows
+from bot.store.outbox import Delivery, DeliveryAction, NewDelivery
+from bot.subscription import ChannelRef, Platform
+
+log = logging.getLogger("bot.delivery.worker")
+
+
+def where(d: Delivery) -> dict[str, object]:
+    """What every delivery log line carries (``extra=``)."""
+    return {
+        "count": d.count_id,
+        "platform": d.channel.platform,
+        "channel": f"{d.channel.workspace}/{d.channel.channel}",
+        "delivery": d.id,
+        "action": d.action.value,
+    }
+
+
+def key_of(d: Delivery) -> str:
+    """The delivery's key: the same on every attempt, carried by the message it posts."""
+    return f"tb{d.id}"
+
+
+@dataclass
+class Stats:
+    sent: int = 0
+    edited: int = 0
+    retried: int = 0
+    rate_limited: int = 0
+    """Retries after a 429 (not counted as failed attempts)."""
+    dead: int = 0
+    superseded: int = 0
+    disabled: int = 0
+    cancelled: int = 0
+    """Dropped because their subscription was removed or disabled."""
+    confirmed: int = 0
+    """Found in their channel, posted by an earlier attempt, and not sent again."""
+    checks: int = 0
+    """Reads of a channel to look for earlier posts (one serves all of a channel's)."""
+
+
+Outcome = Callable[[Delivery, str], None]
+"""Told what became of each delivery: sent, edited, retried, rate_limited, dead, cancelled."""
+
+
+class DeliveryPace:
+    """The ``Pace`` an adapter gets for one delivery (or a check): each request waits for its
+    route's buckets; one that ``delivers`` notes the attempt first (``note``), and is refused
+    with :class:`DeliveryCancelled` when the delivery must no longer go out. A 429 holds the
+    route's buckets for its Retry-After."""
+
+    def __init__(self, pacer: Pacer, note: Callable[[], Awaitable[bool]] | None = None) -> None:
+        self.pacer = pacer
+        self.note = note
+
+    @asynccontextmanager
+    async def __call__(self, route: Route, *, delivers: bool = False) -> AsyncIterator[None]:
+        async with self.pacer.slot(route):
+            if delivers and self.note is not None and not await self.note():
+                raise DeliveryCancelled("its subscription was removed or disabled")
+            try:
+                yield
+            except RateLimited as exc:
+                self.pacer.hold(route, exc.retry_after if exc.retry_after is not None else 1.0)
+                raise
+
+
+class ChannelCheck:
+    """One read of a channel for every delivery of it that may have gone out already."""
+
+    def __init__(self, courier: Courier, channel: ChannelRef, items: Sequence[Delivery]) -> None:
+        self.courier = courier
+        self.channel = channel
+        self.doubtful = {d.id: d for d in items if courier.needs_check(d)}
+        self._found: dict[str, Earlier] | None = None
+
+    async def earlier(self, d: Delivery) -> Earlier | None:
+        """``d``'s message if an earlier attempt posted it; None if none did (or could)."""
+        if d.id not in self.doubtful:
+            return None
+        if self._found is None:
+            times = [x.sending_at for x in self.doubtful.values() if x.sending_at is not None]
+            keys = [key_of(x) for x in self.doubtful.values()]
+            c = self.courier
+            c.stats.checks += 1
+            self._found = await c.adapter.find_posted(
+                self.channel, keys, since=min(times), pace=DeliveryPace(c.pacer)
+            )
+        found = self._found.get(key_of(d))
+        if found is not None:
+            self.courier.stats.confirmed += 1
+            log.info("already posted by an earlier attempt: not sent again", extra=where(d))
+        return found
+
+
+class Courier:
+    """Carries out the deliveries of one platform (see the module docstring)."""
+
+    def __init__(
+        self,
+        db: Database,
+        adapter: Adapter,
+        pacer: Pacer,
+        clock: Clock,
+        *,
+        charts: FinalCharts,
+        stats: Stats,
+        metrics: Hooks,
+        outcome: Outcome,
+        alerted: Callable[[set[Platform]], None],
+        alert_channels: Sequence[ChannelRef] = (),
+        max_attempts: int = 8,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.db = db
+        self.adapter = adapter
+        self.pacer = pacer
+        self.clock = clock
+        self.charts = charts
+        self.stats = stats
+        self.metrics = metrics
+        self.outcome = outcome
+        self.alerted = alerted
+        self.alert_channels = tuple(alert_channels)
+        self.max_attempts = max_attempts
+        self.rng = rng or random.Random()
+
+    def needs_check(self, d: Delivery) -> bool:
+        """Whether an earlier attempt of ``d`` may have posted it, with nothing on the platform
+        to drop a repeat: then its channel is read first."""
+        if d.sending_at is None:
+            return False
+        window = self.adapter.dedup_window
+        return window <= 0 or (self.clock.now() - d.sending_at).total_seconds() >= window
+
+    def check_for(self, channel: ChannelRef, items: Sequence[Delivery]) -> ChannelCheck:
+        return ChannelCheck(self, channel, items)
+
+    async def deliver(self, d: Delivery, check: ChannelCheck) -> bool:
+        """Send ``d`` and record the outcome; False when the rest of its channel must wait.
+
+        Raises only when recording a failure fails too (the store is down)."""
+        try:
+            return await self._deliver(d, check)
+        except DeliveryCancelled as exc:
+            self.stats.cancelled += 1
+            self.outcome(d, "cancelled")
+            log.info("dropped, never sent: %s", exc, extra=where(d))
+            return True
+        except Exception as exc:  # a bug or the store: this delivery fails, not the worker
+            log.error(
+                "delivery failed unexpectedly: %s: %s", type(exc).__name__, exc,
+                exc_info=exc, extra=where(d),
+            )  # fmt: skip
+            await self._retry(d, TransientDeliveryError(f"{type(exc).__name__}: {exc}"))
+            return False
+
+    async def _deliver(self, d: Delivery, check: ChannelCheck) -> bool:
+        content: Outgoing = (
+            Notice.from_json(d.payload)
+            if d.action is DeliveryAction.ALERT
+            else Message.from_json(d.payload)
+        )
+        pace = DeliveryPace(self.pacer, lambda: self._note_attempt(d))
+        try:
+            earlier = await check.earlier(d)
+            if d.action is DeliveryAction.EDIT_LIVE:
+                message_id = await self._edit_live(d, content, pace, earlier)
+            else:
+                chart = await self.charts.for_delivery(d, content, where(d))
+                message_id = await self.adapter.post(
+                    d.channel, content, key=key_of(d), pace=pace, attachment=chart, earlier=earlier
+                )
+        except TransientDeliveryError as exc:
+            await self._retry(d, exc)
+            return False
+        except DeliveryCancelled:
+            raise
+        except DeliveryError as exc:
+            await self._give_up(d, exc)
+            return True
+        await self._sent(d, message_id)
+        return True
+
+    async def _note_attempt(self, d: Delivery) -> bool:
+        async with self.db.begin() as conn:
+            return await outbox.mark_attempt(conn, d.id, at=self.clock.now())
+
+    async def _edit_live(
+        self, d: Delivery, content: Outgoing, pace: DeliveryPace, earlier: Earlier | None
+    ) -> str:
+        assert d.subscription_id is not None
+        async with self.db.connect() as conn:
+            sub = await sub_rows.get(conn, d.subscription_id)
+        if sub is None or not sub.enabled:
+            async with self.db.begin() as conn:
+                await outbox.cancel_orphans(conn, [d.id])
+            raise DeliveryCancelled("its subscription was removed or disabled")
+        if earlier is not None:  # an earlier attempt posted a new scoreboard
+            message_id = earlier.message_id
+        else:
+            if sub.live_message_id:
+                try:
+                    await self.adapter.edit(d.channel, sub.live_message_id, content, pace=pace)
+                    return sub.live_message_id
+                except MessageGone:
+                    pass  # deleted or too old to edit: post a new scoreboard below
+            message_id = await self.adapter.post(d.channel, content, key=key_of(d), pace=pace)
+        async with self.db.begin() as conn:
+            if await sub_rows.get(conn, d.subscription_id) is None:
+                log.info("the scoreboard went out as its subscription was removed", extra=where(d))
+            else:
+                await sub_rows.set_live_message(conn, d.subscription_id, message_id)
+        return message_id
+
+    async def _sent(self, d: Delivery, message_id: str) -> None:
+        async with self.db.begin() as conn:
+            await outbox.mark_sent(conn, d.id, platform_message_id=message_id, at=self.clock.now())
+        edited = d.action is DeliveryAction.EDIT_LIVE
+        if edited:
+            self.stats.edited += 1
+        else:
+            self.stats.sent += 1
+        self.outcome(d, "edited" if edited else "sent")
+        latency = (self.clock.now() - d.created_at).total_seconds()
+        self.metrics.delivered(d.channel.platform, d.action.value, latency)
+        # One line per fan-out says how it went (bot.delivery.worker.fanout): each post is debug.
+        level = logging.INFO if d.action is DeliveryAction.ALERT else logging.DEBUG
+        log.log(level, "delivered after %.1f s", latency, extra=where(d))
+
+    async def _retry(self, d: Delivery, exc: TransientDeliveryError) -> None:
+        limited = isinstance(exc, RateLimited)
+        attempt = d.attempts + (0 if limited else 1)
+        if attempt >= self.max_attempts:
+            await self._give_up(d, exc)
+            return
+        delay = backoff(max(attempt, 1), base=1.0, cap=120.0, rng=self.rng)
+        if exc.retry_after is not None:
+            delay = exc.retry_after if limited else max(delay, exc.retry_after)
+        async with self.db.begin() as conn:
+            kept = await outbox.mark_retry(
+                conn,
+                d.id,
+                error=str(exc),
+                next_attempt_at=self.clock.now() + timedelta(seconds=delay),
+                counted=not limited,
+            )
+        if not kept:
+            self.stats.cancelled += 1
+            self.outcome(d, "cancelled")
+            log.info("dropped, its subscription was removed: %s", exc, extra=where(d))
+            return
+        self.metrics.retried(d.channel.platform)
+        if limited:
+            self.stats.rate_limited += 1
+            self.outcome(d, "rate_limited")
+            log.debug("rate limited, going again in %.1f s: %s", delay, exc, extra=where(d))
+            return
+        self.stats.retried += 1
+        self.outcome(d, "retried")
+        log.warning(
+            "delivery failed (attempt %d), retrying in %.1f s: %s", attempt, delay, exc,
+            extra=where(d),
+        )  # fmt: skip
+
+    async def _give_up(self, d: Delivery, exc: DeliveryError) -> None:
+        permanent = isinstance(exc, PermanentDeliveryError)
+        async with self.db.begin() as conn:
+            if not await outbox.mark_dead(conn, d.id, error=str(exc)):
+                self.stats.cancelled += 1
+                self.outcome(d, "cancelled")
+                log.info("dropped, its subscription was removed: %s", exc, extra=where(d))
+                return
+            sub = d.subscription_id
+            if permanent and sub is not None and await sub_rows.get(conn, sub) is not None:
+                await sub_rows.disable(conn, sub, str(exc))  # and cancels its other deliveries
+                self.stats.disabled += 1
+            if d.action is not DeliveryAction.ALERT and self.alert_channels:
+                await outbox.enqueue(conn, self._alerts(d, exc, permanent))
+        self.stats.dead += 1
+        self.outcome(d, "dead")
+        self.metrics.failed(d.channel.platform)
+        log.error("delivery gave up: %s", exc, extra=where(d))
+        self.alerted({c.platform for c in self.alert_channels})
+
+    def _alerts(self, d: Delivery, exc: DeliveryError, permanent: bool) -> list[NewDelivery]:
+        what = "stopped posting" if permanent else "gave up on a message"
+        fix = ". Fix the channel or permissions, then subscribe again." if permanent else ""
+        notice = Notice(f"tallybot {what} for {d.count_id} in {d.channel}: {exc}{fix}", d.count_id)
+        return [
+            NewDelivery(
+                subscription_id=None,
+                channel=channel,
+                count_id=d.count_id,
+                tally_seq=d.tally_seq,
+                action=DeliveryAction.ALERT,
+                significant=True,
+                payload=notice.to_json(),
+                created_at=self.clock.now(),
+            )
+            for channel in self.alert_channels
+        ]

@@ -1,0 +1,84 @@
+"""The chart that goes with a count's final message, drawn once for every channel it goes to.
+
+For a POST of a final ``Message`` the chart of the count's history up to that update is drawn
+(through the ``ChartCache`` shared with the commands, so N channels cost one render) and handed
+to ``Adapter.post`` as an attachment. Drawing happens before the delivery takes its rate slot.
+A chart that cannot be drawn (an error, or longer than ``timeout``) is left out and the log
+says why: the final message itself always goes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from bot.chart import CHART_TALLIES, ChartCache, chart_attachment
+from bot.domain.message import Attachment, Message, Outgoing
+from bot.store import Database
+from bot.store import counts as count_rows
+from bot.store import tallies as tally_rows
+from bot.store.outbox import Delivery, DeliveryAction
+
+CHART_TIMEOUT_S = 30.0
+"""How long a final message waits for its chart to be drawn before it goes without it."""
+KEPT = 8
+"""How many finals' drawings are kept (the last few)."""
+
+log = logging.getLogger("bot.delivery.worker")
+
+
+class FinalCharts:
+    def __init__(
+        self, db: Database, charts: ChartCache | None, *, timeout: float = CHART_TIMEOUT_S
+    ) -> None:
+        """``charts``: where the charts are drawn and kept (the cache the ``chart`` command
+        uses too); without one, final messages go without a chart."""
+        self.db = db
+        self.charts = charts
+        self.timeout = timeout
+        self._drawing: dict[tuple[str, int | None], asyncio.Task[Attachment | None]] = {}
+
+    async def for_delivery(
+        self, d: Delivery, content: Outgoing, where: dict[str, object]
+    ) -> Attachment | None:
+        """The chart that goes with ``d``: for a POST of a final message, else None."""
+        if (
+            self.charts is None
+            or d.action is not DeliveryAction.POST
+            or not isinstance(content, Message)
+            or not content.final
+        ):
+            return None
+        key = (d.count_id, d.tally_seq)
+        task = self._drawing.get(key)
+        if task is None or task.cancelled():
+            task = asyncio.create_task(self._draw(d, where), name=f"chart {key}")
+            self._drawing[key] = task
+            while len(self._drawing) > KEPT:
+                del self._drawing[next(iter(self._drawing))]
+        return await task  # no shield: shutting down cancels the drawing with the senders
+
+    async def _draw(self, d: Delivery, where: dict[str, object]) -> Attachment | None:
+        assert self.charts is not None
+        try:
+            async with self.db.connect() as conn:
+                count = await count_rows.get(conn, d.count_id)
+                history = await tally_rows.history(
+                    conn, d.count_id, limit=CHART_TALLIES, through=d.tally_seq
+                )
+            if count is None:
+                raise LookupError(f"count {d.count_id!r} is not in the store")
+            async with asyncio.timeout(self.timeout):
+                return await chart_attachment(count, history, cache=self.charts)
+        except TimeoutError:
+            log.warning(
+                "the final message goes without its chart: not drawn within %g s",
+                self.timeout,
+                extra=where,
+            )
+        except Exception as exc:
+            log.warning(
+                "the final message goes without its chart: %s: %s", type(exc).__name__, exc,
+                exc_info=exc, extra=where,
+            )  # fmt: skip
+        return None

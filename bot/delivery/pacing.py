@@ -1,0 +1,165 @@
+"""Rate limits as buckets derived per request (the idea of discord.py's ``Route.bucket``).
+
+A request names what it calls, a :class:`Route`: the platform's method (Slack's
+``chat.postMessage``) or route (Discord's ``POST /channels/{channel_id}/messages``) and the
+channel it acts on. A platform's :class:`Limits` say which :class:`Bucket` budgets each route
+draws from (``routes``) and which every request draws from (``every``, e.g. Discord's 50 per
+second); a bucket counts for the whole platform or, ``per_channel``, for each channel apart.
+The :class:`Pacer` derives a request's buckets from its route and waits for a slot in each, so
+one mechanism paces posts, edits, history reads and file uploads alike; adding a method is a
+line in an adapter's table, not a field here.
+
+Slots are taken in one fixed order (channel buckets first, then platform buckets, each by
+name), so two requests can never each hold a slot the other waits for. A 429 the platform
+answered anyway (it counts limits we do not know, or shares them with other apps) holds a
+platform-wide route's buckets for the ``retry_after`` it gave (:meth:`Pacer.hold`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from bot.clock import Clock
+from bot.delivery.ratelimit import RateLimiter, Sleep
+from bot.errors import ConfigError
+
+
+@dataclass(frozen=True, slots=True)
+class Window:
+    """At most ``limit`` requests in any ``seconds``."""
+
+    limit: int
+    seconds: float
+
+    def __str__(self) -> str:
+        return f"{self.limit} per {self.seconds:g} s"
+
+
+@dataclass(frozen=True, slots=True)
+class Bucket:
+    """A budget that some requests share: ``window``, for the whole platform (a workspace, a
+    bot) or, with ``per_channel``, for each channel apart."""
+
+    name: str
+    window: Window
+    per_channel: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    """One request as the limits see it: what it calls, and the channel it acts on."""
+
+    method: str
+    channel: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """A platform's sending limits: the buckets each route draws from, and those every request
+    draws from. A route not in ``routes`` draws from ``every`` only."""
+
+    routes: Mapping[str, tuple[Bucket, ...]] = field(default_factory=dict)
+    every: tuple[Bucket, ...] = ()
+    startup_requests: int = 0
+    """Requests the adapter makes while starting, under ``every`` (the pacer counts them, so
+    that the first paced requests do not pile on top of them in one window)."""
+
+    def buckets(self, route: Route) -> tuple[Bucket, ...]:
+        """The buckets ``route`` draws from, in the order their slots are taken."""
+        mine = {b.name: b for b in (*self.routes.get(route.method, ()), *self.every)}
+        return tuple(sorted(mine.values(), key=lambda b: (not b.per_channel, b.name)))
+
+    def named(self) -> dict[str, Bucket]:
+        """Every bucket, by name."""
+        out = {b.name: b for bs in self.routes.values() for b in bs}
+        out.update((b.name, b) for b in self.every)
+        return out
+
+    def with_windows(self, windows: Mapping[str, Window]) -> Limits:
+        """These limits with some buckets' windows replaced, by bucket name (the operator's
+        ``limits`` table; tests against faster fakes). :class:`ConfigError` for a name that no
+        bucket has."""
+        unknown = sorted(set(windows) - set(self.named()))
+        if unknown:
+            known = ", ".join(sorted(self.named()))
+            raise ConfigError(f"limits: no bucket named {', '.join(unknown)} (known: {known})")
+
+        def swap(b: Bucket) -> Bucket:
+            w = windows.get(b.name)
+            return b if w is None else Bucket(b.name, w, b.per_channel)
+
+        return Limits(
+            routes={m: tuple(swap(b) for b in bs) for m, bs in self.routes.items()},
+            every=tuple(swap(b) for b in self.every),
+            startup_requests=self.startup_requests,
+        )
+
+
+UNLIMITED = Limits()
+"""No limits at all (the console, tests)."""
+
+
+class Pace(Protocol):
+    """How an adapter paces one request: ``async with pace(route, delivers=...):`` around it.
+
+    ``delivers``: the request carries the delivery out (it posts or edits its message). Once
+    its turn is granted, right before it goes out, the dispatcher durably notes the attempt
+    (so that a crash afterwards leaves the delivery "in doubt", to be confirmed from the channel
+    before it is sent again), or raises :class:`~bot.errors.DeliveryCancelled` instead when the
+    delivery must no longer go out (its subscription was removed meanwhile). Errors are to be
+    translated inside the block, so that the pacer sees a :class:`~bot.errors.RateLimited`."""
+
+    def __call__(
+        self, route: Route, *, delivers: bool = False
+    ) -> AbstractAsyncContextManager[None]:
+        """Wait for the route's turn, then run the request in the block."""
+        ...
+
+
+@asynccontextmanager
+async def unpaced(route: Route, *, delivers: bool = False) -> AsyncIterator[None]:
+    """A :class:`Pace` that does not wait (commands' own replies, tests)."""
+    yield
+
+
+class Pacer:
+    """The slots of one platform's buckets, taken per request as its route says."""
+
+    def __init__(self, limits: Limits, clock: Clock, sleep: Sleep) -> None:
+        self.limits = limits
+        self.clock = clock
+        self.sleep = sleep
+        self._limiters: dict[tuple[str, str | None], RateLimiter] = {}
+        for bucket in limits.every:
+            self._limiter(bucket, None).note(limits.startup_requests)
+
+    def _limiter(self, bucket: Bucket, channel: str | None) -> RateLimiter:
+        key = (bucket.name, channel if bucket.per_channel else None)
+        limiter = self._limiters.get(key)
+        if limiter is None:
+            w = bucket.window
+            limiter = self._limiters[key] = RateLimiter(w.limit, w.seconds, self.clock)
+        return limiter
+
+    @asynccontextmanager
+    async def slot(self, route: Route) -> AsyncIterator[None]:
+        """Wait for a slot in each of the route's buckets, run the request in the block, and
+        count every slot from the request's end."""
+        async with AsyncExitStack() as taken:
+            for bucket in self.limits.buckets(route):
+                limiter = self._limiter(bucket, route.channel)
+                await taken.enter_async_context(limiter.slot(self.sleep))
+            yield
+
+    def hold(self, route: Route, seconds: float) -> None:
+        """The platform answered 429 to ``route``: when all its buckets are platform-wide (a
+        Slack tier), they take no request for ``seconds``. A route with a channel bucket is
+        most likely limited for that channel alone: only that delivery waits."""
+        buckets = self.limits.buckets(route)
+        if any(b.per_channel for b in buckets):
+            return
+        for bucket in buckets:
+            self._limiter(bucket, None).hold(seconds)

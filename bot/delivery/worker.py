@@ -1,0 +1,303 @@
+"""The dispatcher drains the outbox into the adapters: paced, coalesced, retried, never doubled.
+
+For each platform a worker loop takes the deliveries that are due, drops those whose
+subscription is gone (CANCELLED, logged, never sent) and the routine ones that a newer message
+for the same channel already covers (``coalesce``), then sends channel by channel, in order
+within a channel and concurrently across channels. How one delivery is confirmed, sent and
+recorded is :mod:`bot.delivery.courier`; every request waits for its slots under the platform's
+limits (:mod:`bot.delivery.pacing`).
+
+Every delivery is claimed (SENDING) before it is worked on; right before a request that could
+post it goes out, the attempt is noted. A crash in between leaves it SENDING: on start those go
+back to the queue (``recover``), and the ones whose request may have gone out are confirmed
+from their channel before they are sent again (or resent with the same key while the platform
+itself still drops the copy: Discord's nonce).
+
+The worker loop is supervised: if it ever ends (the store failed while recording an outcome)
+the failure is logged, the platform counts as down for ``/readyz`` (``problems``) with the
+reason, and the loop starts again after a backoff, first putting back what it left claimed.
+One info line per fan-out (the deliveries of one update on one platform) says how it went.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from bot.adapter import Adapter
+from bot.chart import ChartCache
+from bot.clock import Clock
+from bot.delivery.courier import ChannelCheck, Courier, Stats, where
+from bot.delivery.final_charts import CHART_TIMEOUT_S, FinalCharts
+from bot.delivery.pacing import Pacer
+from bot.delivery.ratelimit import Sleep
+from bot.ops.hooks import NO_HOOKS, Hooks
+from bot.retry import backoff
+from bot.store import Database, outbox
+from bot.store.outbox import Delivery, DeliveryAction
+from bot.subscription import ChannelRef, Platform
+
+BATCH = 5000
+RESTART_CAP_S = 60.0
+"""The longest wait before a stopped worker loop starts again."""
+
+log = logging.getLogger(__name__)
+summary = logging.getLogger("bot.delivery.worker.fanout")
+"""One line per finished fan-out (the per-delivery lines are debug)."""
+
+__all__ = ["CHART_TIMEOUT_S", "Dispatcher", "Stats", "coalesce"]
+
+
+def coalesce(due: Sequence[Delivery]) -> tuple[list[Delivery], list[Delivery]]:
+    """Split due deliveries into those to send and those a newer one makes pointless.
+
+    A routine post is dropped when a newer post (routine or significant) for the same
+    subscription is also due: the newer one shows the latest state. A live-scoreboard edit is
+    dropped when a newer edit of the same scoreboard is due. Significant posts and admin
+    notices are never dropped, and a final tally is always significant.
+    """
+    newest_post: dict[int, int] = {}
+    newest_edit: dict[int, int] = {}
+    for d in due:
+        if d.subscription_id is None:
+            continue
+        if d.action is DeliveryAction.POST:
+            newest_post[d.subscription_id] = max(newest_post.get(d.subscription_id, 0), d.id)
+        elif d.action is DeliveryAction.EDIT_LIVE:
+            newest_edit[d.subscription_id] = max(newest_edit.get(d.subscription_id, 0), d.id)
+    send: list[Delivery] = []
+    drop: list[Delivery] = []
+    for d in due:
+        sub = d.subscription_id
+        stale = sub is not None and (
+            (d.action is DeliveryAction.POST and not d.significant and newest_post[sub] != d.id)
+            or (d.action is DeliveryAction.EDIT_LIVE and newest_edit[sub] != d.id)
+        )
+        (drop if stale else send).append(d)
+    return send, drop
+
+
+@dataclass
+class Fanout:
+    """What became of the deliveries of one update on one platform, for its summary line."""
+
+    started: float
+    outcomes: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+
+
+class Dispatcher:
+    def __init__(
+        self,
+        db: Database,
+        adapters: Mapping[Platform, Adapter],
+        clock: Clock,
+        *,
+        sleep: Sleep = asyncio.sleep,
+        max_attempts: int = 8,
+        alert_channels: Sequence[ChannelRef] = (),
+        rng: random.Random | None = None,
+        metrics: Hooks = NO_HOOKS,
+        charts: ChartCache | None = None,
+        chart_timeout: float = CHART_TIMEOUT_S,
+    ) -> None:
+        """``charts``: where the charts of final messages are drawn and kept (the cache the
+        ``chart`` command uses too); without one, final messages go without a chart."""
+        self.db = db
+        self.adapters = dict(adapters)
+        self.clock = clock
+        self.sleep = sleep
+        self.rng = rng or random.Random()
+        self.stats = Stats()
+        self.charts = FinalCharts(db, charts, timeout=chart_timeout)
+        self.pacers = {p: Pacer(a.limits, clock, sleep) for p, a in self.adapters.items()}
+        self._couriers = {
+            p: Courier(
+                db,
+                a,
+                self.pacers[p],
+                clock,
+                charts=self.charts,
+                stats=self.stats,
+                metrics=metrics,
+                outcome=self._outcome,
+                alerted=self.wake,
+                alert_channels=alert_channels,
+                max_attempts=max_attempts,
+                rng=self.rng,
+            )
+            for p, a in self.adapters.items()
+        }
+        self._wake = {p: asyncio.Event() for p in self.adapters}
+        self._draining = {p: asyncio.Lock() for p in self.adapters}
+        self._fanouts: dict[tuple[Platform, str, int | None], Fanout] = {}
+        self._down: dict[Platform, str] = {}
+        self._recovered: set[Platform] = set()
+        self._running = False
+
+    def wake(self, platforms: set[Platform]) -> None:
+        for p in platforms:
+            if p in self._wake:
+                self._wake[p].set()
+
+    def problems(self) -> dict[Platform, str]:
+        """Why delivery is down, per platform (empty while every worker loop runs)."""
+        if not self._running:
+            return dict.fromkeys(self.adapters, "the dispatcher is not running")
+        return dict(self._down)
+
+    async def recover(self, platform: Platform | None = None) -> int:
+        """After a (re)start: deliveries left SENDING go back to the queue (those that may have
+        gone out are confirmed from their channel before they go again). Done by the first
+        drain of a platform anyway; never while a drain of it is sending."""
+        n = 0
+        for p in [platform] if platform is not None else list(self.adapters):
+            async with self._draining[p]:
+                n += await self._recover(p)
+        return n
+
+    async def _recover(self, platform: Platform) -> int:
+        async with self.db.begin() as conn:
+            doubtful = await outbox.in_doubt(conn, platform)
+            if doubtful:
+                await outbox.release(conn, [d.id for d in doubtful])
+        self._recovered.add(platform)
+        return len(doubtful)
+
+    async def run(self) -> None:
+        """Drain every platform until cancelled, each in a supervised worker loop."""
+        self._running = True
+        try:
+            async with asyncio.TaskGroup() as group:
+                for platform in self.adapters:
+                    group.create_task(self._supervise(platform), name=f"deliver {platform}")
+        finally:
+            self._running = False
+
+    async def _supervise(self, platform: Platform) -> None:
+        failures = 0
+        while True:
+            started = self.clock.monotonic()
+            try:
+                self._recovered.discard(platform)  # what the loop left claimed goes back
+                await self.recover(platform)
+                self._down.pop(platform, None)
+                await self._run_platform(platform)
+                reason = "the worker loop ended"
+            except Exception as exc:
+                reason = f"{type(exc).__name__}: {exc}"
+                log.error("delivery to %s stopped: %s", platform, reason, exc_info=exc)
+            if self.clock.monotonic() - started > RESTART_CAP_S:
+                failures = 0  # it ran well for a while: start again quickly
+            failures += 1
+            delay = max(1.0, backoff(failures, base=1.0, cap=RESTART_CAP_S, rng=self.rng))
+            self._down[platform] = f"{reason} (restarting in {delay:.0f} s)"
+            log.warning("delivery to %s restarts in %.0f s", platform, delay)
+            await self.sleep(delay)
+
+    async def _run_platform(self, platform: Platform) -> None:
+        wake = self._wake[platform]
+        while True:
+            wake.clear()
+            await self.drain(platform)
+            wait = await self._next_due_in(platform)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(wake.wait(), timeout=wait)
+
+    async def _next_due_in(self, platform: Platform) -> float | None:
+        async with self.db.connect() as conn:
+            at = await outbox.next_due(conn, platform)
+        if at is None:
+            return None
+        return max(0.05, (at - self.clock.now()).total_seconds())
+
+    async def drain(self, platform: Platform) -> int:
+        """Send everything due now on ``platform``; return how many deliveries were handled."""
+        async with self._draining[platform]:
+            if platform not in self._recovered:
+                await self._recover(platform)
+            handled = await self._drain(platform)
+            if self._fanouts:
+                await self._summarise(platform)
+            return handled
+
+    async def _drain(self, platform: Platform) -> int:
+        now = self.clock.now()
+        async with self.db.begin() as conn:
+            due = await outbox.due(conn, platform, now=now, limit=BATCH)
+            waiting = await outbox.waiting_channels(conn, platform, now=now)
+            due = [d for d in due if d.channel not in waiting]  # keep each channel in order
+            orphans = await outbox.cancel_orphans(conn, [d.id for d in due])
+            send, drop = coalesce([d for d in due if d.id not in orphans])
+            if drop:
+                await outbox.supersede(conn, [d.id for d in drop])
+            if send:
+                await outbox.mark_sending(conn, [d.id for d in send])
+        for d in due:
+            if d.id in orphans:
+                self._outcome(d, "cancelled")
+                log.info("dropped, never sent: its subscription is gone", extra=where(d))
+        self.stats.cancelled += len(orphans)
+        self.stats.superseded += len(drop)
+        for d in drop:
+            self._outcome(d, "superseded")
+        by_channel: dict[ChannelRef, list[Delivery]] = defaultdict(list)
+        for d in send:
+            self._fanout(d)  # it starts now, if it has not before
+            by_channel[d.channel].append(d)
+        courier = self._couriers[platform]
+        # A TaskGroup, not gather: on cancellation (shutdown) it waits for every channel's task
+        # to finish, so none is left running against a store that is being closed.
+        async with asyncio.TaskGroup() as group:
+            for channel, items in by_channel.items():
+                check = courier.check_for(channel, items)
+                group.create_task(self._send_channel(courier, items, check))
+        return len(due)
+
+    async def _send_channel(
+        self, courier: Courier, items: list[Delivery], check: ChannelCheck
+    ) -> None:
+        """Send one channel's deliveries in order; stop at the first that must wait."""
+        for i, d in enumerate(items):
+            if not await courier.deliver(d, check):
+                rest = [x.id for x in items[i + 1 :]]
+                if rest:
+                    async with self.db.begin() as conn:
+                        await outbox.release(conn, rest)
+                return
+
+    def _fanout(self, d: Delivery) -> Fanout | None:
+        """The fan-out ``d`` belongs to (None for an alert to admins: not part of one)."""
+        if d.action is DeliveryAction.ALERT:
+            return None
+        key = (d.channel.platform, d.count_id, d.tally_seq)
+        fanout = self._fanouts.get(key)
+        if fanout is None:
+            fanout = self._fanouts[key] = Fanout(self.clock.monotonic())
+        return fanout
+
+    def _outcome(self, d: Delivery, what: str) -> None:
+        fanout = self._fanout(d)
+        if fanout is not None:
+            fanout.outcomes[what] += 1
+
+    async def _summarise(self, platform: Platform) -> None:
+        """One info line for each fan-out on ``platform`` that has nothing left to send."""
+        async with self.db.connect() as conn:
+            still = await outbox.open_updates(conn, platform)
+        for key in [k for k in self._fanouts if k[0] == platform and k[1:] not in still]:
+            fanout = self._fanouts.pop(key)
+            _, count_id, seq = key
+            o = fanout.outcomes
+            took = self.clock.monotonic() - fanout.started
+            summary.info(
+                "fan-out of %s update #%s to %s done in %.1f s: %d sent, %d edited, %d gave up, "
+                "%d cancelled, %d superseded; %d retries, %d rate limited",
+                count_id, seq, platform, took, o["sent"], o["edited"], o["dead"],
+                o["cancelled"], o["superseded"], o["retried"], o["rate_limited"],
+                extra={"count": count_id, "platform": platform},
+            )  # fmt: skip

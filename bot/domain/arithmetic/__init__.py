@@ -1,0 +1,93 @@
+"""Every number tallybot shows is computed here, in this package, and only here.
+
+The words used throughout:
+
+* **valid votes**: votes for a choice.
+* **counted**: ballots opened and counted, valid or void.
+* **challenged**: ballots set aside unresolved; each may yet count for any choice or be thrown
+  out.
+* **outstanding**: ballots received but not yet opened (received - counted - challenged). When a
+  tally is final nothing more will be opened, so nothing is outstanding.
+* **pending**: outstanding + challenged: the ballots that could still become valid votes.
+
+A result is *called* only when no way of counting the pending ballots can change it. Each pending
+ballot may end up as a vote for any choice or as no vote at all, so a call is checked against the
+extreme completions: all pending ballots for one choice (for each choice), or none counted. Under
+every rule here a choice's chances only grow with its own votes and only shrink with its rivals',
+so if every extreme completion gives the same outcome, so does every completion in between. The
+property tests in ``tests/test_arithmetic_exhaustive.py`` check this against brute force.
+
+Worked examples use the Bessemer union election of 2021 at the overnight pause: 3,215 ballots
+received, Yes 463, No 1,100; ``no`` holds ties (the union needs a majority). In the examples
+(run as doctests by ``tests/test_arithmetic.py``) these names are set::
+
+    BESSEMER = DecisionRule(RuleKind.MAJORITY, tie_holder="no")
+    IDS = ("yes", "no")
+    PAUSE = {"yes": 463, "no": 1100}
+
+The package is split by idea: :mod:`~bot.domain.arithmetic.figures` (what has been counted and what
+is left), :mod:`~bot.domain.arithmetic.calls` (outcomes, and what is certain whatever the pending
+ballots do) and :mod:`~bot.domain.arithmetic.summary` (every figure of one tally, computed once).
+Everything is imported from here: ``from bot.domain.arithmetic import standing``.
+"""
+
+from bot.domain.arithmetic.calls import (
+    Outcome,
+    OutcomeKind,
+    RunoffPlaces,
+    can_win,
+    certain_outcome,
+    challenges_determinative,
+    contenders,
+    outcome,
+    runoff_certain,
+    runoff_places,
+    switches_to_flip,
+    votes_to_clinch,
+)
+from bot.domain.arithmetic.figures import (
+    Votes,
+    counted,
+    leader,
+    margin,
+    most_valid_possible,
+    outstanding,
+    pending,
+    quarter,
+    ranking,
+    share,
+    shares,
+    turnout,
+    valid_votes,
+)
+from bot.domain.arithmetic.summary import Standing, standing
+
+__all__ = [
+    "Outcome",
+    "OutcomeKind",
+    "RunoffPlaces",
+    "Standing",
+    "Votes",
+    "can_win",
+    "certain_outcome",
+    "challenges_determinative",
+    "contenders",
+    "counted",
+    "leader",
+    "margin",
+    "most_valid_possible",
+    "outcome",
+    "outstanding",
+    "pending",
+    "quarter",
+    "ranking",
+    "runoff_certain",
+    "runoff_places",
+    "share",
+    "shares",
+    "standing",
+    "switches_to_flip",
+    "turnout",
+    "valid_votes",
+    "votes_to_clinch",
+]

@@ -1,0 +1,254 @@
+"""The path every tally takes, polled, pushed or typed: detector -> formatter -> outbox.
+
+``Pipeline.ingest`` does it all in one store transaction: read the last accepted tally, detect
+what changed, store the new tally (or the rejection and its reason), word the message and queue
+one delivery per subscribed channel that wants it. Nothing is sent here: the dispatcher drains
+the outbox. So a crash can lose nothing that was accepted, and a restart re-announces nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from bot.clock import Clock
+from bot.domain import format as fmt
+from bot.domain.detect import Accepted, Detection, NoChange, Rejected, detect
+from bot.domain.message import Message, Notice
+from bot.domain.model import Count, CountStatus, Tally, TallyState
+from bot.errors import CommandError, Replayed
+from bot.ops.hooks import NO_HOOKS, Hooks
+from bot.store import Database, outbox
+from bot.store import audit as audit_rows
+from bot.store import counts as count_rows
+from bot.store import push_receipts as receipts
+from bot.store import subscriptions as sub_rows
+from bot.store import tallies as tally_rows
+from bot.store.audit import AuditEntry
+from bot.store.outbox import DeliveryAction, NewDelivery
+from bot.store.push_receipts import Receipt
+from bot.subscription import ChannelRef, Mode, Platform, Subscription
+
+STATUS_OF_STATE = {
+    TallyState.COUNTING: CountStatus.COUNTING,
+    TallyState.PAUSED: CountStatus.PAUSED,
+    TallyState.FINAL: CountStatus.FINAL,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Ingested:
+    """What became of one tally."""
+
+    detection: Detection
+    tally: Tally
+    """The tally as stored (with its seq) when accepted; as given otherwise."""
+    previous: Tally | None
+    message: Message | None = None
+    queued: frozenset[Platform] = frozenset()
+    """The platforms that have new deliveries because of it."""
+
+    @property
+    def accepted(self) -> bool:
+        return isinstance(self.detection, Accepted)
+
+
+def plan(
+    subscriptions: Sequence[Subscription], message: Message
+) -> list[tuple[Subscription, DeliveryAction]]:
+    """Which subscriptions get what for one message, by their mode.
+
+    ``events``: a post for significant updates; ``all``: a post for every update; ``live``: the
+    scoreboard edited for every update, plus a post for significant ones.
+    """
+    out: list[tuple[Subscription, DeliveryAction]] = []
+    for sub in subscriptions:
+        if sub.mode is Mode.LIVE:
+            out.append((sub, DeliveryAction.EDIT_LIVE))
+        if sub.mode is Mode.ALL or message.significant:
+            out.append((sub, DeliveryAction.POST))
+    return out
+
+
+class Pipeline:
+    def __init__(
+        self,
+        db: Database,
+        clock: Clock,
+        *,
+        alert_channels: Sequence[ChannelRef] = (),
+        on_queued: Callable[[set[Platform]], None] = lambda platforms: None,
+        metrics: Hooks = NO_HOOKS,
+    ) -> None:
+        self.db = db
+        self.metrics = metrics
+        self.clock = clock
+        self.alert_channels = tuple(alert_channels)
+        self.on_queued = on_queued
+        self._locks: dict[str, asyncio.Lock] = {}
+
+    def _lock(self, count_id: str) -> asyncio.Lock:
+        return self._locks.setdefault(count_id, asyncio.Lock())
+
+    async def ingest(
+        self,
+        tally: Tally,
+        *,
+        actor: str | None = None,
+        action: str = "",
+        receipt: Receipt | None = None,
+    ) -> Ingested:
+        """Detect, store and queue one tally. ``actor`` (an admin) gets an audit entry.
+
+        ``receipt``: the tally came in a signed request, taken once (see
+        :mod:`bot.store.push_receipts`). Seen before, it is :class:`~bot.errors.Replayed` unless
+        its figures are the ones shown (a repeat of a request whose answer was lost: "no
+        change"); nothing is stored and nobody alerted, and the refusal is audited.
+        """
+        async with self._lock(tally.count_id):
+            try:
+                async with self.db.begin() as conn:
+                    result = await self._ingest(conn, tally, receipt)
+                    if actor is not None:
+                        await audit_rows.record(conn, self._audit_entry(actor, action, result))
+            except Replayed as exc:
+                if actor is not None:
+                    async with self.db.begin() as conn:
+                        await audit_rows.record(conn, self._refusal(actor, action, tally, exc))
+                raise
+            if result.queued:
+                self.on_queued(set(result.queued))
+            if isinstance(result.detection, Accepted):
+                self.metrics.tally_accepted(tally.count_id)
+            elif isinstance(result.detection, Rejected):
+                self.metrics.tally_rejected(tally.count_id, result.detection.reason.value)
+            return result
+
+    async def _ingest(
+        self, conn: AsyncConnection, tally: Tally, receipt: Receipt | None = None
+    ) -> Ingested:
+        count = await count_rows.get(conn, tally.count_id)
+        if count is None:
+            raise CommandError(f"unknown count {tally.count_id!r}")
+        # The receipt first: another instance taking the same request waits here for us to
+        # commit, then reads our tally below and sees "no change".
+        seen = None
+        if receipt is not None:
+            seen = await receipts.remember(conn, receipt, count.id, at=self.clock.now())
+        previous = await tally_rows.last(conn, count.id)
+        detection = detect(count, previous, tally)
+        if seen is not None and not isinstance(detection, NoChange):
+            raise Replayed(
+                f"this signed push was already received at {seen:%Y-%m-%d %H:%M:%S} UTC and "
+                "its figures have changed since: a replay (sign each push anew; tallybot push "
+                "does)"
+            )
+        if isinstance(detection, NoChange):
+            return Ingested(detection, tally, previous)
+        now = self.clock.now()
+        if isinstance(detection, Rejected):
+            await tally_rows.reject(
+                conn, tally, reason=detection.reason.value, detail=detection.detail, at=now
+            )
+            notice = Notice(
+                f"Rejected a tally for {count.id} from {tally.source}: {detection.detail}",
+                count.id,
+            )
+            alerted = await self._alert(conn, notice, previous.seq if previous else 0)
+            return Ingested(detection, tally, previous, queued=alerted)
+        stored = await tally_rows.append(conn, tally)
+        await self._update_count(conn, count, stored)
+        accepted = replace(detection, tally=stored)
+        message = fmt.for_update(count, accepted, previous.seq if previous else None)
+        subs = await sub_rows.for_count(conn, count.id)
+        items = [
+            NewDelivery(
+                subscription_id=sub.id,
+                channel=sub.channel,
+                count_id=count.id,
+                tally_seq=stored.seq,
+                action=action,
+                significant=message.significant,
+                payload=message.to_json(),
+                created_at=now,
+            )
+            for sub, action in plan(subs, message)
+        ]
+        if items:
+            await outbox.enqueue(conn, items)
+        queued = frozenset(i.channel.platform for i in items)
+        return Ingested(accepted, stored, previous, message, queued)
+
+    async def _update_count(self, conn: AsyncConnection, count: Count, stored: Tally) -> None:
+        status = STATUS_OF_STATE[stored.state]
+        if status is not count.status:
+            await count_rows.set_status(conn, count.id, status)
+        if stored.received is not None and stored.received != count.received:
+            await count_rows.set_received(conn, count.id, stored.received)
+
+    async def alert(self, notice: Notice) -> None:
+        """Queue a notice to every admin alert channel (a source went stale, ...)."""
+        async with self.db.begin() as conn:
+            queued = await self._alert(conn, notice, 0)
+        if queued:
+            self.on_queued(set(queued))
+
+    async def _alert(self, conn: AsyncConnection, notice: Notice, seq: int) -> frozenset[Platform]:
+        now = self.clock.now()
+        items = [
+            NewDelivery(
+                subscription_id=None,
+                channel=channel,
+                count_id=notice.count_id or "",
+                tally_seq=seq,
+                action=DeliveryAction.ALERT,
+                significant=True,
+                payload=notice.to_json(),
+                created_at=now,
+            )
+            for channel in self.alert_channels
+        ]
+        if items:
+            await outbox.enqueue(conn, items)
+        return frozenset(c.platform for c in self.alert_channels)
+
+    def _refusal(self, actor: str, action: str, tally: Tally, exc: Replayed) -> AuditEntry:
+        return AuditEntry(
+            at=self.clock.now(),
+            actor=actor,
+            action=action or "update",
+            count_id=tally.count_id,
+            old="",
+            new=figures(tally),
+            allowed=False,
+            detail=f"refused: replayed ({exc})",
+        )
+
+    def _audit_entry(self, actor: str, action: str, result: Ingested) -> AuditEntry:
+        if isinstance(result.detection, Rejected):
+            detail = f"rejected: {result.detection.detail}"
+        else:
+            detail = "accepted" if result.accepted else "no change"
+        return AuditEntry(
+            at=self.clock.now(),
+            actor=actor,
+            action=action or "update",
+            count_id=result.tally.count_id,
+            old=figures(result.previous) if result.previous else "",
+            new=figures(result.tally),
+            allowed=True,
+            detail=detail,
+        )
+
+
+def figures(tally: Tally) -> str:
+    """A tally's figures as an admin would type them: ``yes=463 no=1100 void=0 ...``."""
+    parts = [f"{k}={v}" for k, v in tally.votes.items()]
+    parts += [f"void={tally.void}", f"challenged={tally.challenged}"]
+    if tally.received is not None:
+        parts.append(f"received={tally.received}")
+    parts.append(f"state={tally.state.value}")
+    return " ".join(parts)

@@ -1,0 +1,145 @@
+"""Polling one count's source: fetch (retrying transient errors), then hand the tally on.
+
+A not-modified answer costs no store write. Failures are counted in the count's
+``SourceHealth``; the poll that makes the source stale, and the one that ends the stale spell,
+each queue one notice for the admins. The log follows the same rule: the first failure, the
+moment the source goes stale and its recovery are logged; a failure that changes nothing is
+debug.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+from enum import StrEnum
+
+from bot.delivery.ratelimit import Sleep
+from bot.domain.detect import NoChange, Rejected
+from bot.domain.message import Notice
+from bot.domain.model import Tally
+from bot.domain.words import count_of
+from bot.errors import SourceError, TransientSourceError
+from bot.ingest.pipeline import Pipeline
+from bot.ingest.sources.base import Source
+from bot.ingest.sources.health import SourceHealth
+from bot.ops.hooks import NO_HOOKS, Hooks
+from bot.retry import retry_after_hint, retry_transient
+
+log = logging.getLogger(__name__)
+
+
+class PollResult(StrEnum):
+    NOT_MODIFIED = "not_modified"
+    NO_CHANGE = "no_change"
+    ACCEPTED = "accepted"
+    REJECTED = "rejected"
+    FAILED = "failed"
+
+
+class Poller:
+    def __init__(
+        self,
+        count_id: str,
+        source: Source,
+        pipeline: Pipeline,
+        health: SourceHealth,
+        *,
+        sleep: Sleep = asyncio.sleep,
+        attempts: int = 3,
+        rng: random.Random | None = None,
+        metrics: Hooks = NO_HOOKS,
+    ) -> None:
+        self.count_id = count_id
+        self.source = source
+        self.pipeline = pipeline
+        self.health = health
+        self.sleep = sleep
+        self.attempts = attempts
+        self.rng = rng
+        self.metrics = metrics
+
+    async def poll(self) -> PollResult:
+        result = await self._poll()
+        self.metrics.polled(self.count_id, result.value)
+        return result
+
+    async def _fetch(self) -> Tally | None:
+        """One fetch attempt, counted when it fails."""
+        try:
+            return await self.source.fetch()
+        except SourceError as exc:
+            kind = "transient" if isinstance(exc, TransientSourceError) else "permanent"
+            self.metrics.fetch_failed(self.count_id, kind)
+            raise
+
+    async def _poll(self) -> PollResult:
+        try:
+            tally = await retry_transient(
+                self._fetch,
+                attempts=self.attempts,
+                sleep=self.sleep,
+                is_transient=lambda exc: isinstance(exc, TransientSourceError),
+                retry_after=retry_after_hint,
+                rng=self.rng,
+            )
+        except SourceError as exc:
+            await self._failed(exc)
+            return PollResult.FAILED
+        changed = False
+        result = PollResult.NOT_MODIFIED
+        if tally is not None:
+            ingested = await self.pipeline.ingest(tally)
+            changed = ingested.accepted
+            if isinstance(ingested.detection, NoChange):
+                result = PollResult.NO_CHANGE
+            elif isinstance(ingested.detection, Rejected):
+                result = PollResult.REJECTED
+                log.warning(
+                    "tally rejected: %s",
+                    ingested.detection.detail,
+                    extra={"count": self.count_id, "source": self.source.name},
+                )
+            else:
+                result = PollResult.ACCEPTED
+        failures = self.health.consecutive_failures
+        if self.health.record_success(changed):
+            log.info("source recovered", extra=self._context())
+            await self.pipeline.alert(
+                Notice(f"Source {self.source.name} for {self.count_id} is back.", self.count_id)
+            )
+        elif failures:
+            log.info("source answers again after %d failed polls", failures, extra=self._context())
+        return result
+
+    def _context(self) -> dict[str, str]:
+        return {"count": self.count_id, "source": self.source.name}
+
+    async def _failed(self, exc: SourceError) -> None:
+        """Count a failed poll. Logs only the changes of state (failing, stale), so a source
+        that stays down does not log on every poll; the rest goes to debug."""
+        first = self.health.consecutive_failures == 0
+        if self.health.record_failure(exc):
+            log.error(
+                "source is stale after %d failed polls: %s",
+                self.health.consecutive_failures,
+                exc,
+                extra=self._context(),
+            )
+            await self.pipeline.alert(
+                Notice(
+                    f"Source {self.source.name} for {self.count_id} is stale: "
+                    f"{count_of(self.health.consecutive_failures, 'failed poll')}; "
+                    f"last error: {exc}",
+                    self.count_id,
+                )
+            )
+        elif first:
+            log.warning("poll failed: %s", exc, extra=self._context())
+        else:
+            log.debug(
+                "poll failed again (%d in a row): %s",
+                self.health.consecutive_failures,
+                exc,
+                extra=self._context(),
+            )

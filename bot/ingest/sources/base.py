@@ -1,0 +1,57 @@
+"""The tally source contract, and an in-memory fake of it for tests.
+
+A source is used as an async context manager (which opens and closes whatever it holds, such as
+an HTTP session) and asked for the current tally with :meth:`Source.fetch`::
+
+    async with build_source(count, cfg, clock=clock, base_dir=base, where=where) as source:
+        tally = await source.fetch()   # None: nothing new since the last fetch
+
+``fetch`` raises :class:`~bot.errors.TransientSourceError` for failures worth retrying
+(timeouts, connection errors, HTTP 5xx, 408 and 429) and :class:`~bot.errors.PermanentSourceError`
+for failures that need someone to fix something (other HTTP 4xx, a body that does not parse, a
+mapping that does not match the document). Messages name the field, column or path at fault.
+
+A returned :class:`~bot.domain.model.Tally` has the count's id, a vote figure for every choice,
+``void`` and ``challenged`` (0 when not mapped), ``received`` (None when not mapped), ``state``,
+``observed_at`` from the injected clock, ``source`` set to the source's name and ``seq`` 0.
+Sources do not compare a tally with earlier accepted ones: a separate detector does that.
+"""
+
+from __future__ import annotations
+
+from types import TracebackType
+from typing import Protocol, Self, runtime_checkable
+
+from bot.domain.model import Tally
+
+
+@runtime_checkable
+class Source(Protocol):
+    """Where a count's tallies come from (a JSON feed, a published sheet, a file, a replay...)."""
+
+    @property
+    def name(self) -> str:
+        """Short name that goes into :attr:`Tally.source`, e.g. ``"nlrb-feed"``."""
+        ...
+
+    @property
+    def polled(self) -> bool:
+        """Whether a poller should call :meth:`fetch` (False for manual entry)."""
+        ...
+
+    async def __aenter__(self) -> Self:
+        """Open what the source holds (an HTTP session, a file...)."""
+        ...
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        """Close what :meth:`__aenter__` opened."""
+        ...
+
+    async def fetch(self) -> Tally | None:
+        """The current tally, or None when nothing changed since the last fetch."""
+        ...

@@ -1,0 +1,285 @@
+"""HTTP GET for document sources: one aiohttp session per source, conditional requests, a body
+size cap, and aiohttp errors translated to source errors at this edge.
+
+Shared by :mod:`bot.ingest.sources.http_json` and :mod:`bot.ingest.sources.http_csv`. Their common
+config keys:
+
+``url`` (required)
+    ``http://`` or ``https://`` address of the document.
+``timeout`` (default 10)
+    Seconds for the whole request, body included. A timeout is a TransientSourceError.
+``max_bytes`` (default 1048576)
+    Largest body accepted; a larger one is a PermanentSourceError "body larger than N bytes".
+``headers`` (default none)
+    Extra request headers that are not secret, e.g. ``{ "Accept-Language" = "en" }``.
+    ``Authorization``, ``Proxy-Authorization`` and ``Cookie`` are refused here.
+``headers_from_env`` (default none)
+    Header name to the name of an environment variable holding its value, e.g.
+    ``{ Authorization = "FEED_TOKEN" }``; the variable must be set when the config is loaded.
+    The secret itself never goes in the config file.
+
+Responses: 2xx is read; 304 means "not modified"; 408, 429 and 5xx are transient (with the
+server's Retry-After kept on the error as ``retry_after``); other statuses are permanent.
+The ETag and Last-Modified of the last body read *successfully* are sent back as If-None-Match
+and If-Modified-Since.
+"""
+
+from __future__ import annotations
+
+import email.utils
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC
+from types import TracebackType
+from typing import Self
+
+import aiohttp
+from yarl import URL
+
+from bot.clock import Clock
+from bot.domain.model import Count, Tally
+from bot.errors import ConfigError, PermanentSourceError, TransientSourceError
+from bot.ingest.sources.changes import ChangeFilter
+from bot.ingest.sources.mapping import FieldMap, StateValues
+
+DEFAULT_TIMEOUT = 10.0
+DEFAULT_MAX_BYTES = 1_048_576
+USER_AGENT = "tallybot/0.1 (live vote-count updates)"
+SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie"})
+"""Headers whose values must come from the environment (``headers_from_env``)."""
+
+_CHUNK = 65_536
+
+
+class HttpTransientError(TransientSourceError):
+    """A transient HTTP failure; ``status`` is None for timeouts and connection errors."""
+
+    def __init__(
+        self, message: str, *, status: int | None = None, retry_after: float | None = None
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.retry_after = retry_after
+
+
+@dataclass(frozen=True, slots=True)
+class HttpOptions:
+    """How to GET a document; see the module docstring for each setting."""
+
+    url: str
+    timeout: float = DEFAULT_TIMEOUT
+    max_bytes: int = DEFAULT_MAX_BYTES
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Response:
+    """A body that was read, with the validators to send back next time."""
+
+    data: bytes
+    content_type: str | None
+    etag: str | None
+    last_modified: str | None
+
+
+def public_url(url: str) -> str:
+    """``url`` fit for messages: no user info, query or fragment (they may hold tokens)."""
+    try:
+        parsed = URL(url)
+        return str(parsed.with_user(None).with_query(None).with_fragment(None))
+    except (ValueError, TypeError):
+        return "<invalid url>"
+
+
+def parse_retry_after(value: str | None, clock: Clock) -> float | None:
+    """Seconds from a Retry-After header (delta-seconds or an HTTP date); None if unusable."""
+    if value is None:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - clock.now()).total_seconds())
+
+
+class HttpDocument:
+    """A document fetched over HTTP and read into tallies by a ``parse`` function.
+
+    Owns the aiohttp session (opened by ``async with``), the conditional-request validators
+    and the :class:`ChangeFilter`.
+    """
+
+    def __init__(self, options: HttpOptions, *, clock: Clock, accept: str) -> None:
+        if options.timeout <= 0:
+            raise ConfigError(f"timeout must be > 0, got {options.timeout}")
+        if options.max_bytes < 1:
+            raise ConfigError(f"max_bytes must be >= 1, got {options.max_bytes}")
+        self.options = options
+        self.label = public_url(options.url)
+        self._clock = clock
+        self._headers = {"User-Agent": USER_AGENT, "Accept": accept, **options.headers}
+        self._session: aiohttp.ClientSession | None = None
+        self._etag: str | None = None
+        self._last_modified: str | None = None
+        self._changes = ChangeFilter()
+
+    async def __aenter__(self) -> Self:
+        """Open the session."""
+        if self._session is not None:
+            raise RuntimeError(f"{self.label}: already open")
+        self._session = aiohttp.ClientSession(
+            timeout=aiohttp.ClientTimeout(total=self.options.timeout),
+            headers=self._headers,
+        )
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        """Close the session."""
+        session, self._session = self._session, None
+        if session is not None:
+            await session.close()
+
+    async def fetch(self, parse: Callable[[Response], Tally]) -> Tally | None:
+        """GET the document and ``parse`` it; None when it is not modified or reads the same."""
+        response = await self.get()
+        if response is None:
+            return None
+        if self._changes.same_body(response.data):
+            self._remember(response)
+            return None
+        tally = parse(response)
+        self._remember(response)
+        return self._changes.accept(response.data, tally)
+
+    def _remember(self, response: Response) -> None:
+        self._etag = response.etag
+        self._last_modified = response.last_modified
+
+    async def get(self) -> Response | None:
+        """One conditional GET: the body, or None for 304 Not Modified."""
+        if self._session is None:
+            raise RuntimeError(f"{self.label}: fetch() outside 'async with'")
+        conditional: dict[str, str] = {}
+        if self._etag is not None:
+            conditional["If-None-Match"] = self._etag
+        if self._last_modified is not None:
+            conditional["If-Modified-Since"] = self._last_modified
+        what = f"GET {self.label}"
+        try:
+            async with self._session.get(self.options.url, headers=conditional) as resp:
+                if resp.status == 304:
+                    return None
+                self._check_status(resp, what)
+                data = await self._read(resp, what)
+                return Response(
+                    data=data,
+                    content_type=resp.headers.get("Content-Type"),
+                    etag=resp.headers.get("ETag"),
+                    last_modified=resp.headers.get("Last-Modified"),
+                )
+        except TimeoutError as exc:
+            raise HttpTransientError(
+                f"{what}: no complete answer within {self.options.timeout:g} s"
+            ) from exc
+        except aiohttp.TooManyRedirects as exc:
+            raise PermanentSourceError(f"{what}: too many redirects") from exc
+        except aiohttp.InvalidURL as exc:
+            raise PermanentSourceError(f"{what}: invalid URL ({exc})") from exc
+        except aiohttp.ClientConnectorCertificateError as exc:
+            raise PermanentSourceError(f"{what}: TLS certificate rejected ({exc})") from exc
+        except aiohttp.ClientPayloadError as exc:
+            raise HttpTransientError(f"{what}: the body was cut short ({exc})") from exc
+        except aiohttp.ClientError as exc:
+            raise HttpTransientError(f"{what}: {type(exc).__name__}: {exc}") from exc
+
+    def _check_status(self, resp: aiohttp.ClientResponse, what: str) -> None:
+        status = resp.status
+        if 200 <= status < 300:
+            return
+        reason = f"HTTP {status} {resp.reason or ''}".rstrip()
+        if status in (408, 429) or 500 <= status < 600:
+            retry_after = parse_retry_after(resp.headers.get("Retry-After"), self._clock)
+            hint = "" if retry_after is None else f" (retry after {retry_after:g} s)"
+            raise HttpTransientError(
+                f"{what}: {reason}{hint}", status=status, retry_after=retry_after
+            )
+        hint = " (check headers_from_env)" if status in (401, 403) else ""
+        raise PermanentSourceError(f"{what}: {reason}{hint}")
+
+    async def _read(self, resp: aiohttp.ClientResponse, what: str) -> bytes:
+        limit = self.options.max_bytes
+        too_big = PermanentSourceError(f"{what}: body larger than {limit} bytes")
+        if resp.content_length is not None and resp.content_length > limit:
+            raise PermanentSourceError(
+                f"{what}: body larger than {limit} bytes (Content-Length {resp.content_length})"
+            )
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in resp.content.iter_chunked(_CHUNK):
+            size += len(chunk)
+            if size > limit:
+                raise too_big
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+
+class HttpSource:
+    """What the HTTP document sources share: the mapping, the session's lifecycle and the
+    conditional fetch. A subclass reads a response into a tally (``_parse``)."""
+
+    polled = True
+    accept = "*/*"
+
+    def __init__(
+        self,
+        count: Count,
+        options: HttpOptions,
+        *,
+        clock: Clock,
+        fields: FieldMap | None,
+        states: StateValues | None,
+        name: str,
+    ) -> None:
+        self.name = name
+        self.count = count
+        self.fields = fields or FieldMap.default(count)
+        self.fields.check(count, name)
+        self.states = states or StateValues()
+        self._clock = clock
+        self._http = HttpDocument(options, clock=clock, accept=self.accept)
+
+    @property
+    def label(self) -> str:
+        """The URL as shown in messages."""
+        return self._http.label
+
+    async def __aenter__(self) -> Self:
+        """Open the HTTP session."""
+        await self._http.__aenter__()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        """Close the HTTP session."""
+        await self._http.__aexit__(exc_type, exc, tb)
+
+    async def fetch(self) -> Tally | None:
+        """GET the document; the tally, or None when nothing changed."""
+        return await self._http.fetch(self._parse)
+
+    def _parse(self, response: Response) -> Tally:
+        raise NotImplementedError
