@@ -1,0 +1,198 @@
+"""The Telegram adapter: the internals of ``adapters.telegram`` behind the core's ``Adapter``.
+
+Delivery. ``post`` renders the message (HTML, ``render``) and sends it through
+``TelegramSender`` by way of ``once.post_once``: a post whose answer was lost (``MaybeSent``) is
+repaired at once (sent again silently, the ids between the ledger's ``L`` and the new one
+probed, every extra copy deleted). A chart goes out as a photo (``sendPhoto``) with the message
+as its caption (1,024 characters at most). Telegram has no history a bot can read, so
+``find_posted`` confirms nothing: it returns no earlier message, and notes the keys it was
+asked about. The courier asks exactly for the deliveries an earlier attempt may have posted
+(``dedup_window`` is 0: Telegram drops no repeat), so a post whose key was asked about is
+*in doubt* and goes straight to the repair (``post_once(in_doubt=True)``) instead of a blind
+second send. ``edit`` treats "message is not modified" as done and a message that is gone as
+``MessageGone``.
+
+The ledger (``once.Ledger``: per chat the last settled id ``L`` and the bot's command replies
+above it) is kept **in memory** (``once.MemoryLedger``): ``bot.platform.Context`` has no store
+hook an adapter may write through. A restart forgets ``L``, so a repair after a restart probes
+only the ``probe_window`` ids below its silent copy and reports a *possible duplicate*
+(``Posted.possible_duplicate``, logged) when no copy is found there. A persistent ledger needs
+a core change (a per-platform key-value hook in ``Context``).
+
+Lifecycle. ``__aenter__`` starts ``TelegramLifecycle`` (``getMe``, the command menu, long
+polling or the webhook), ``__aexit__`` stops it. ``health()`` is the lifecycle's; in webhook
+mode ``http_routes()`` is the webhook route the ops server mounts.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import OrderedDict
+from collections.abc import Collection
+from datetime import UTC, datetime
+from types import TracebackType
+from typing import Self
+
+from aiogram.types import Update
+from aiohttp import web
+
+from bot.delivery.pacing import Pace, unpaced
+from bot.domain.message import Attachment
+from bot.domain.message import Outgoing as Content
+from bot.errors import PermanentDeliveryError
+from bot.platform import Adapter, ChannelRef, Context, Earlier, Health, Platform
+
+from .commands import AdminCheck, TelegramCommands
+from .lifecycle import TelegramLifecycle, make_bot
+from .limits import TELEGRAM_LIMITS
+from .once import MemoryLedger, post_once
+from .render import caption, render
+from .send import Outgoing, TelegramSender
+from .settings import BOT_TOKEN, WEBHOOK_SECRET, TelegramSettings
+
+log = logging.getLogger("tallybot.telegram")
+
+PLATFORM = Platform("telegram")
+DOUBTS_KEPT = 4096
+"""Delivery keys remembered as in doubt (from ``find_posted`` until their post)."""
+
+
+def chat_of(channel: ChannelRef) -> int:
+    """The Telegram chat id of a channel (``telegram:CHAT/CHAT``)."""
+    try:
+        return int(channel.channel)
+    except ValueError:
+        raise PermanentDeliveryError(
+            f"telegram: {channel.channel!r} is not a chat id (write telegram:CHAT_ID/CHAT_ID)"
+        ) from None
+
+
+class TelegramAdapter(Adapter):
+    """Telegram for tallybot (see the module docstring)."""
+
+    platform = PLATFORM
+    dedup_window = 0.0
+
+    def __init__(self, settings: TelegramSettings, context: Context) -> None:
+        self.settings = settings
+        self.context = context
+        self.limits = TELEGRAM_LIMITS.with_windows(settings.windows)
+        self.zone = context.zone or UTC
+        secret = context.secrets.get(WEBHOOK_SECRET)
+        self.bot = make_bot(context.secret(BOT_TOKEN).reveal(), settings)
+        self.sender = TelegramSender(self.bot)
+        self.ledger = MemoryLedger()
+        self.lifecycle = TelegramLifecycle(
+            self.bot,
+            settings,
+            self._on_update,
+            clock=context.clock,
+            webhook_secret=secret.reveal() if secret is not None else None,
+        )
+        self.commands: TelegramCommands | None = None
+        self._doubt: OrderedDict[str, None] = OrderedDict()
+
+    # ------------------------------------------------------------------ lifecycle
+
+    async def __aenter__(self) -> Self:
+        me = await self.lifecycle.start()
+        self.commands = TelegramCommands(
+            self.bot,
+            self.context.handle,
+            self.settings,
+            self.ledger,
+            platform=self.platform,
+            bot_username=me.username or "",
+            admins=AdminCheck(
+                self.bot,
+                ttl=self.settings.admin_cache_seconds,
+                monotonic=self.context.clock.monotonic,
+            ),
+            zone=self.zone,
+        )
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.lifecycle.stop()
+
+    async def _on_update(self, update: Update) -> None:
+        if self.commands is not None:
+            await self.commands.handle_update(update)
+
+    async def health(self) -> Health:
+        now = self.lifecycle.health()
+        return Health() if now.ok else Health.down(f"telegram: {now.detail}")
+
+    def http_routes(self) -> list[web.RouteDef]:
+        return self.lifecycle.http_routes()
+
+    # ------------------------------------------------------------------ delivery
+
+    def _outgoing(self, content: Content, attachment: Attachment | None) -> Outgoing:
+        if attachment is not None:
+            return Outgoing(caption(content, self.zone), attachment)
+        return Outgoing(render(content, self.zone))
+
+    async def post(
+        self,
+        channel: ChannelRef,
+        content: Content,
+        *,
+        key: str,
+        pace: Pace = unpaced,
+        attachment: Attachment | None = None,
+        earlier: Earlier | None = None,
+    ) -> str:
+        if earlier is not None:  # never from find_posted; kept for the contract
+            return earlier.message_id
+        chat = chat_of(channel)
+        in_doubt = key in self._doubt
+        # A failure leaves the key as it was: the courier's next attempt asks find_posted
+        # first (the request was marked as attempted), which puts the key in doubt again.
+        posted = await post_once(
+            self.sender,
+            self.ledger,
+            chat,
+            self._outgoing(content, attachment),
+            in_doubt=in_doubt,
+            pace=pace,
+            window=self.settings.probe_window,
+        )
+        self._doubt.pop(key, None)
+        if posted.possible_duplicate:
+            log.warning(
+                "telegram post %s to %s: a duplicate may remain (repaired %s, probed %d)",
+                key, chat, posted.repaired, posted.probes,
+            )  # fmt: skip
+        return str(posted.message_id)
+
+    async def edit(
+        self, channel: ChannelRef, message_id: str, content: Content, *, pace: Pace = unpaced
+    ) -> None:
+        try:
+            target = int(message_id)
+        except ValueError:
+            raise PermanentDeliveryError(f"telegram: {message_id!r} is no message id") from None
+        await self.sender.edit(chat_of(channel), target, self._outgoing(content, None), pace=pace)
+
+    async def find_posted(
+        self,
+        channel: ChannelRef,
+        keys: Collection[str],
+        *,
+        since: datetime,
+        pace: Pace = unpaced,
+    ) -> dict[str, Earlier]:
+        """Nothing can be confirmed (a bot cannot read a chat's history): the keys asked about
+        are noted as in doubt, so that their ``post`` repairs instead of sending blindly."""
+        for key in keys:
+            self._doubt[key] = None
+            self._doubt.move_to_end(key)
+        while len(self._doubt) > DOUBTS_KEPT:
+            self._doubt.popitem(last=False)
+        return {}
