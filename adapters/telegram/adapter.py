@@ -5,11 +5,13 @@ Delivery. ``post`` renders the message (HTML, ``render``) and sends it through
 repaired at once (sent again silently, the ids between the ledger's ``L`` and the new one
 probed, every extra copy deleted). A chart goes out as a photo (``sendPhoto``) with the message
 as its caption (1,024 characters at most). Telegram has no history a bot can read, so
-``find_posted`` confirms nothing: it returns no earlier message, and notes the keys it was
-asked about. The courier asks exactly for the deliveries an earlier attempt may have posted
-(``dedup_window`` is 0: Telegram drops no repeat), so a post whose key was asked about is
-*in doubt* and goes straight to the repair (``post_once(in_doubt=True)``) instead of a blind
-second send. ``edit`` treats "message is not modified" as done and a message that is gone as
+``find_posted`` confirms nothing: it returns no earlier message. The courier asks it about
+every delivery an earlier attempt may have posted (``dedup_window`` is 0: Telegram drops no
+repeat); such a post is *in doubt* and goes straight to the repair
+(``post_once(in_doubt=True)``) instead of a blind second send, unless this process saw every
+earlier attempt of it fail with an error answer (a 429, a refusal: nothing was posted), which
+it remembers per key. After a restart it knows nothing, so every such post is repaired.
+``edit`` treats "message is not modified" as done and a message that is gone as
 ``MessageGone``.
 
 The ledger (``once.Ledger``: per chat the last settled id ``L`` and the bot's command replies
@@ -26,6 +28,7 @@ mode ``http_routes()`` is the webhook route the ops server mounts.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections import OrderedDict
 from collections.abc import Collection
@@ -33,16 +36,19 @@ from datetime import UTC, datetime
 from types import TracebackType
 from typing import Self
 
+from aiogram.client.session.aiohttp import AiohttpSession
 from aiogram.types import Update
 from aiohttp import web
 
 from bot.delivery.pacing import Pace, unpaced
+from bot.delivery.ratelimit import Sleep
 from bot.domain.message import Attachment
 from bot.domain.message import Outgoing as Content
-from bot.errors import PermanentDeliveryError
+from bot.errors import DeliveryError, PermanentDeliveryError
 from bot.platform import Adapter, ChannelRef, Context, Earlier, Health, Platform
 
 from .commands import AdminCheck, TelegramCommands
+from .errors import MaybeSent
 from .lifecycle import TelegramLifecycle, make_bot
 from .limits import TELEGRAM_LIMITS
 from .once import MemoryLedger, post_once
@@ -53,8 +59,8 @@ from .settings import BOT_TOKEN, WEBHOOK_SECRET, TelegramSettings
 log = logging.getLogger("tallybot.telegram")
 
 PLATFORM = Platform("telegram")
-DOUBTS_KEPT = 4096
-"""Delivery keys remembered as in doubt (from ``find_posted`` until their post)."""
+KEYS_KEPT = 4096
+"""Delivery keys whose attempts this process remembers (see ``_maybe_posted``)."""
 
 
 def chat_of(channel: ChannelRef) -> int:
@@ -73,13 +79,20 @@ class TelegramAdapter(Adapter):
     platform = PLATFORM
     dedup_window = 0.0
 
-    def __init__(self, settings: TelegramSettings, context: Context) -> None:
+    def __init__(
+        self,
+        settings: TelegramSettings,
+        context: Context,
+        *,
+        session: type[AiohttpSession] = AiohttpSession,
+        sleep: Sleep = asyncio.sleep,
+    ) -> None:
         self.settings = settings
         self.context = context
         self.limits = TELEGRAM_LIMITS.with_windows(settings.windows)
         self.zone = context.zone or UTC
         secret = context.secrets.get(WEBHOOK_SECRET)
-        self.bot = make_bot(context.secret(BOT_TOKEN).reveal(), settings)
+        self.bot = make_bot(context.secret(BOT_TOKEN).reveal(), settings, session=session)
         self.sender = TelegramSender(self.bot)
         self.ledger = MemoryLedger()
         self.lifecycle = TelegramLifecycle(
@@ -87,10 +100,14 @@ class TelegramAdapter(Adapter):
             settings,
             self._on_update,
             clock=context.clock,
+            sleep=sleep,
             webhook_secret=secret.reveal() if secret is not None else None,
         )
         self.commands: TelegramCommands | None = None
-        self._doubt: OrderedDict[str, None] = OrderedDict()
+        self._maybe_posted: OrderedDict[str, bool] = OrderedDict()
+        """Per delivery key, what this process knows: True, an earlier attempt may have posted
+        it (its answer was lost, a repair did not finish); False, every attempt surely failed
+        (an error answer: a 429, a refusal). Unknown keys the courier asks about are in doubt."""
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -151,25 +168,42 @@ class TelegramAdapter(Adapter):
         if earlier is not None:  # never from find_posted; kept for the contract
             return earlier.message_id
         chat = chat_of(channel)
-        in_doubt = key in self._doubt
-        # A failure leaves the key as it was: the courier's next attempt asks find_posted
-        # first (the request was marked as attempted), which puts the key in doubt again.
+        out = self._outgoing(content, attachment)
+        if not self._maybe_posted.get(key, False):
+            try:
+                sent = await self.sender.send(chat, out, pace=pace)
+            except MaybeSent as exc:
+                log.warning("telegram post %s to %s: %s; repairing", key, chat, exc)
+            except DeliveryError:
+                self._remember(key, False)  # an error answer: Telegram posted nothing
+                raise
+            else:
+                await self.ledger.settle(chat, sent)
+                self._maybe_posted.pop(key, None)
+                return str(sent)
+        self._remember(key, True)  # until the repair is through, a copy may be out there
         posted = await post_once(
             self.sender,
             self.ledger,
             chat,
-            self._outgoing(content, attachment),
-            in_doubt=in_doubt,
+            out,
+            in_doubt=True,
             pace=pace,
             window=self.settings.probe_window,
         )
-        self._doubt.pop(key, None)
+        self._maybe_posted.pop(key, None)
         if posted.possible_duplicate:
             log.warning(
-                "telegram post %s to %s: a duplicate may remain (repaired %s, probed %d)",
-                key, chat, posted.repaired, posted.probes,
+                "telegram post %s to %s: a duplicate may remain (probed %d ids)",
+                key, chat, posted.probes,
             )  # fmt: skip
         return str(posted.message_id)
+
+    def _remember(self, key: str, maybe: bool) -> None:
+        self._maybe_posted[key] = maybe
+        self._maybe_posted.move_to_end(key)
+        while len(self._maybe_posted) > KEYS_KEPT:
+            self._maybe_posted.popitem(last=False)
 
     async def edit(
         self, channel: ChannelRef, message_id: str, content: Content, *, pace: Pace = unpaced
@@ -191,8 +225,5 @@ class TelegramAdapter(Adapter):
         """Nothing can be confirmed (a bot cannot read a chat's history): the keys asked about
         are noted as in doubt, so that their ``post`` repairs instead of sending blindly."""
         for key in keys:
-            self._doubt[key] = None
-            self._doubt.move_to_end(key)
-        while len(self._doubt) > DOUBTS_KEPT:
-            self._doubt.popitem(last=False)
+            self._remember(key, self._maybe_posted.get(key, True))
         return {}
