@@ -208,3 +208,25 @@ async def test_a_group_subscribes_and_gets_the_update_and_the_final_chart(tmp_pa
             problem = await bot.problem()
             assert problem is not None
             assert problem.startswith("telegram: no answer to getUpdates for ")
+
+
+async def test_a_post_whose_answer_was_lost_is_in_the_group_once(tmp_path: Path) -> None:
+    clock = FakeClock()
+    vt = VirtualTime(clock)
+    async with FakeTelegram(clock=clock.monotonic) as fake:
+        member = fake.add_user("Ada", "ada")
+        group = fake.add_group("Union hall")
+        fake.add_member(group, member)
+        async with running(tmp_path, fake, vt, config(tmp_path, fake, admin_chats=[])) as bot:
+            fake.command(group, member, "/count subscribe bessemer-2021")
+            await fake.wait_for(lambda: len(from_bot(fake, group)) == 1)
+            fake.lose_answer("sendMessage")  # Telegram posts it; the answer never comes
+            result = await bot.app.pipeline.ingest(tally(463, 1100))
+            assert result.message is not None
+            await bot.settle()
+            sent = await bot.sent()
+        posts = [m for m in from_bot(fake, group) if result.message.headline in shown(m)]
+        (post,) = posts  # the silent copy of the repair was found and deleted
+        assert list(sent) == [post.message_id]
+        assert len(fake.calls_to("sendMessage")) == 3  # reply, lost, silent repair
+        assert len(fake.calls_to("deleteMessage")) == 1
