@@ -132,7 +132,7 @@ async def ask_as(tmp_path: Path, plugin: Plugin[Any], user: str, text: str, **ta
 
 def test_the_installed_platforms_are_found_through_their_entry_points() -> None:
     installed = Plugins.installed()
-    assert list(installed) == ["console", "discord", "slack"]
+    assert list(installed) == ["console", "discord", "slack", "telegram"]
     for name, plugin in installed.items():
         assert isinstance(plugin, Plugin)
         assert plugin.name == name
@@ -141,6 +141,8 @@ def test_the_installed_platforms_are_found_through_their_entry_points() -> None:
         "SLACK_BOT_TOKEN",
         "SLACK_APP_TOKEN",
         "SLACK_SIGNING_SECRET",
+        "TELEGRAM_BOT_TOKEN",
+        "TELEGRAM_WEBHOOK_SECRET",
     }
     assert GROUP == "tallybot.adapters"
 
