@@ -165,10 +165,10 @@ def test_an_unknown_platform_table_is_a_clear_error(tmp_path: Path) -> None:
         parse({"discrod": {"guilds": [1]}, "counts": [COUNT]}, path)
     assert typo.value.problems == (f"{path}: discrod: unknown key (did you mean 'discord'?)",)
     with pytest.raises(ConfigError) as unknown:
-        parse({"telegram": {}, "counts": [COUNT]}, path)
+        parse({"matrix": {}, "counts": [COUNT]}, path)
     (problem,) = unknown.value.problems
-    assert problem.startswith(f"{path}: telegram: unknown key; known keys: ")
-    assert problem.endswith("console, discord, slack")
+    assert problem.startswith(f"{path}: matrix: unknown key; known keys: ")
+    assert problem.endswith("console, discord, slack, telegram")
     with pytest.raises(ConfigError, match=r"alerts\[0\]: no platform 'slak' is installed \(did "):
         parse({"admins": {"alerts": ["slak:T1/C1"]}, "counts": [COUNT]}, path)
 
