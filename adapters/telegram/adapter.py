@@ -23,7 +23,8 @@ a core change (a per-platform key-value hook in ``Context``).
 
 Lifecycle. ``__aenter__`` starts ``TelegramLifecycle`` (``getMe``, the command menu, long
 polling or the webhook), ``__aexit__`` stops it. ``health()`` is the lifecycle's; in webhook
-mode ``http_routes()`` is the webhook route the ops server mounts.
+mode ``http_routes()`` is the webhook route the ops server mounts (webhook mode without an ops
+server is a configuration error: nothing else would serve the route).
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ from bot.delivery.pacing import Pace, unpaced
 from bot.delivery.ratelimit import Sleep
 from bot.domain.message import Attachment
 from bot.domain.message import Outgoing as Content
-from bot.errors import DeliveryError, PermanentDeliveryError
+from bot.errors import ConfigError, DeliveryError, PermanentDeliveryError
 from bot.platform import Adapter, ChannelRef, Context, Earlier, Health, Platform
 
 from .commands import AdminCheck, TelegramCommands
@@ -87,6 +88,11 @@ class TelegramAdapter(Adapter):
         session: type[AiohttpSession] = AiohttpSession,
         sleep: Sleep = asyncio.sleep,
     ) -> None:
+        if settings.mode == "webhook" and not context.ops_server:
+            raise ConfigError(
+                "telegram: mode: webhook mode needs the ops server ([server]) to mount "
+                f"{settings.webhook_path}; add a [server] table or use mode = 'polling'"
+            )
         self.settings = settings
         self.context = context
         self.limits = TELEGRAM_LIMITS.with_windows(settings.windows)

@@ -12,6 +12,8 @@ from adapters.telegram.settings import TelegramSettings
 from bot.config import parse
 from bot.errors import ConfigError
 from bot.platform import Asker, Plugins
+from bot.secrets import Secret
+from tests.helpers import bare_context
 
 STORE = {"url": "sqlite+aiosqlite:///unused.sqlite3"}
 
@@ -53,3 +55,12 @@ def test_a_telegram_admin_counts_only_in_a_listed_chat() -> None:
     assert not elsewhere.admin
     assert "admin_chats" in elsewhere.refusal
     assert not policy.verdict(Asker("7", "-1001")).admin
+
+
+def test_webhook_mode_without_the_ops_server_is_refused() -> None:
+    settings = TelegramSettings(mode="webhook", webhook_url="https://bot.example.org/hook")
+    secrets = {
+        name: Secret(name, "1:x") for name in ("TELEGRAM_BOT_TOKEN", "TELEGRAM_WEBHOOK_SECRET")
+    }
+    with pytest.raises(ConfigError, match=r"webhook mode needs the ops server \(\[server\]\)"):
+        PLUGIN.build(settings, bare_context(secrets=secrets))
