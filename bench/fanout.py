@@ -45,8 +45,8 @@ from bot.plugins import adapter_factories
 from bot.store import counts as count_rows
 from bot.store import subscriptions as sub_rows
 from bot.subscription import ChannelRef, Mode, Platform
-from tests.fakes.discord_fake import FakeDiscord
-from tests.fakes.slack_fake import FakeSlack
+from bot.testing.fakes.discord_fake import FakeDiscord
+from bot.testing.fakes.slack_fake import FakeSlack
 
 COUNT = {
     "id": "bessemer-2021",

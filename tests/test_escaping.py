@@ -2,7 +2,8 @@
 markup, on Discord, on Slack, on the console and in plain text.
 
 What Discord and Slack would make of a text is modelled in the fakes
-(``tests/fakes/discord_fake/markdown.py``, ``tests/fakes/slack_fake/markup.py``); the adapter
+(``bot/testing/fakes/discord_fake/markdown.py``,
+``bot/testing/fakes/slack_fake/markup.py``); the adapter
 tests (``tests/adapters/test_*_hostile.py``) check the same through the real clients.
 """
 
@@ -21,8 +22,8 @@ from bot.commands.request import Reply
 from bot.domain.message import Moment, Timed
 from bot.domain.render_text import show
 from bot.domain.safe_text import clean
-from tests.fakes.discord_fake import markdown
-from tests.fakes.slack_fake import markup
+from bot.testing.fakes.discord_fake import markdown
+from bot.testing.fakes.slack_fake import markup
 from tests.hostile import HOSTILE, HOSTILE_TEXT, typed
 
 AT = datetime(2021, 4, 8, 18, 0, tzinfo=UTC)

@@ -7,6 +7,6 @@ checks it).
 - :class:`~bot.testing.sources.FakeSource`: a source that hands out queued tallies and errors;
 - :class:`~bot.testing.clock.FakeClock`: a clock that moves only when told to;
 - :mod:`~bot.testing.limits` and :mod:`~bot.testing.notify`: what the loopback fakes of the
-  platforms (``tests/fakes/``) share: rate limiters on an injected clock, and a way to wait for
+  platforms (``bot.testing.fakes``) share: rate limiters on an injected clock, and a way to wait for
   what a fake records.
 """

@@ -1,4 +1,5 @@
-"""Rate limiters on an injected clock, for the loopback fakes of the platforms (``tests/fakes/``).
+"""Rate limiters on an injected clock, for the loopback fakes of the platforms
+(``bot.testing.fakes``).
 
 Each platform documents its limits in one of three shapes, and each fake enforces its own with
 these: a :class:`FixedWindow` (Discord's buckets: ``limit`` requests, then none until ``period``

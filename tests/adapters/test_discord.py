@@ -67,8 +67,8 @@ from bot.store.outbox import Delivery, DeliveryStatus
 from bot.store.schema import outbox as outbox_table
 from bot.subscription import ChannelRef, Platform, Subscription
 from bot.testing.clock import FakeClock as BotClock
-from tests.fakes.discord_fake import FakeClock, FakeDiscord, FakeInteraction, RecordedMessage
-from tests.fakes.discord_fake.markdown import visible
+from bot.testing.fakes.discord_fake import FakeClock, FakeDiscord, FakeInteraction, RecordedMessage
+from bot.testing.fakes.discord_fake.markdown import visible
 from tests.helpers import T0, bare_context, tally
 
 with warnings.catch_warnings():

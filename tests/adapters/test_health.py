@@ -8,12 +8,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from bot.ops import readiness
+from bot.testing.fakes.slack_fake import FakeSlack
 from tests.adapters import test_discord as discord_tests
 from tests.adapters import test_slack as slack_tests
 from tests.adapters.test_discord import World
 from tests.adapters.test_discord import vt as vt
 from tests.adapters.test_discord import world as world
-from tests.fakes.slack_fake import FakeSlack
 
 
 async def adapter_problem(app: object, platform: str) -> str | None:

@@ -57,8 +57,13 @@ from bot.store import subscriptions as sub_rows
 from bot.store.schema import outbox as outbox_table
 from bot.subscription import ChannelRef, Mode, Platform, Subscription
 from bot.testing.clock import FakeClock
-from tests.fakes.slack_fake import FakeSlack, RecordedSlackMessage, RecordedUpload, ResponseUrlPost
-from tests.fakes.slack_fake.markup import visible
+from bot.testing.fakes.slack_fake import (
+    FakeSlack,
+    RecordedSlackMessage,
+    RecordedUpload,
+    ResponseUrlPost,
+)
+from bot.testing.fakes.slack_fake.markup import visible
 from tests.helpers import T0, bare_context, tally
 
 TITLE = "Amazon BHM1 union election, Bessemer AL"

@@ -7,10 +7,10 @@ import asyncio
 from pathlib import Path
 
 from bot.store import tallies
+from bot.testing.fakes.slack_fake import FakeSlack
 from tests.adapters.test_slack import VirtualTime, config, running
 from tests.adapters.test_slack import fake as fake
 from tests.adapters.test_slack import vt as vt
-from tests.fakes.slack_fake import FakeSlack
 
 FLOOD = 200
 STATUS = "status bessemer-2021"

@@ -27,9 +27,9 @@ from bot.store import subscriptions as sub_rows
 from bot.store.outbox import Delivery, DeliveryStatus
 from bot.store.schema import outbox as outbox_table
 from bot.subscription import ChannelRef, Mode, Platform
+from bot.testing.fakes.slack_fake import FakeSlack
 from tests.adapters import test_slack
 from tests.adapters.test_slack import VirtualTime, _never, adapter_for, bot_posts, config, running
-from tests.fakes.slack_fake import FakeSlack
 from tests.helpers import tally
 
 vt = test_slack.vt  # the fixtures, shared

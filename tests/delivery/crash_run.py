@@ -33,8 +33,8 @@ from bot.store import counts as count_rows
 from bot.store import subscriptions as sub_rows
 from bot.store.outbox import Delivery
 from bot.subscription import ChannelRef, Mode, Platform
-from tests.fakes.discord_fake import FakeDiscord
-from tests.fakes.slack_fake import FakeSlack
+from bot.testing.fakes.discord_fake import FakeDiscord
+from bot.testing.fakes.slack_fake import FakeSlack
 from tests.helpers import bessemer, tally
 
 REAL = 1

@@ -32,8 +32,8 @@ from bot.store import outbox
 from bot.store.schema import outbox as outbox_table
 from bot.subscription import Platform
 from bot.testing.clock import FakeClock
-from tests.fakes.telegram_fake import FakeTelegram, StoredMessage
-from tests.fakes.telegram_fake.testing import LoopbackSession
+from bot.testing.fakes.telegram_fake import FakeTelegram, StoredMessage
+from bot.testing.fakes.telegram_fake.testing import LoopbackSession
 from tests.helpers import tally
 
 from .conftest import shown

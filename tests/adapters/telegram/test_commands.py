@@ -17,9 +17,9 @@ from bot.domain.message import Attachment
 from bot.platform import Asker
 from bot.subscription import Platform
 from bot.testing.clock import FakeClock
+from bot.testing.fakes.telegram_fake import FakeTelegram
+from bot.testing.fakes.telegram_fake.testing import png
 from tests.adapters.telegram.conftest import live_entities, shown
-from tests.fakes.telegram_fake import FakeTelegram
-from tests.fakes.telegram_fake.testing import png
 from tests.hostile import HOSTILE, typed
 
 PLATFORM = Platform("telegram")

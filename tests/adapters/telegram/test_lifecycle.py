@@ -15,8 +15,8 @@ from adapters.telegram.lifecycle import SECRET_HEADER, TelegramLifecycle, make_b
 from adapters.telegram.settings import TelegramSettings
 from bot.errors import ConfigError, PermanentDeliveryError
 from bot.testing.clock import FakeClock
-from tests.fakes.telegram_fake import FakeTelegram
-from tests.fakes.telegram_fake.testing import LoopbackSession
+from bot.testing.fakes.telegram_fake import FakeTelegram
+from bot.testing.fakes.telegram_fake.testing import LoopbackSession
 
 SECRET = "s3cret-token_for-tests"
 

@@ -6,8 +6,9 @@ import asyncio
 import contextlib
 import json
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from aiohttp import WSMsgType, web
 
@@ -20,11 +21,30 @@ from .models import (
     INTENT_GUILDS,
     JSON,
     PRIVILEGED_INTENTS,
+    Channel,
     Guild,
+    User,
 )
 
-if TYPE_CHECKING:
-    from .server import FakeDiscord
+
+class FakeDiscord(Protocol):
+    """What the gateway reads of the fake's state (``server.FakeDiscord``)."""
+
+    token: str
+    clock: Callable[[], float]
+    privileged_intents: int
+    app_id: int
+    bot_user_id: int
+    users: dict[int, User]
+    guilds: dict[int, Guild]
+    channels: dict[int, Channel]
+    internal_errors: list[Exception]
+
+    @property
+    def gateway_url(self) -> str: ...
+
+    def notify(self) -> None: ...
+
 
 HEARTBEAT_INTERVAL_MS = 41250
 MAX_HISTORY = 10_000
