@@ -362,6 +362,11 @@ class FakeTelegram:
 
     # ------------------------------------------------------------ waiting, webhooks
 
+    def route_webhook(self, public: str, to: str) -> None:
+        """Deliver to webhook URLs starting with ``public`` at ``to`` instead (a proxy's job):
+        ``route_webhook("https://bot.example.org", "http://127.0.0.1:PORT")``."""
+        self._updates.routes[public] = to
+
     async def deliver_webhook(self) -> list[WebhookDelivery]:
         """POST what is queued to the webhook now (retrying a failed delivery)."""
         return await self._updates.deliver()

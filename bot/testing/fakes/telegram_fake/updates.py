@@ -5,7 +5,9 @@ A long poll ends when an update arrives, when its timeout has passed by the fake
 at once), when a newer getUpdates takes over (409 for the older one), or when the fake stops.
 With a webhook set, updates are POSTed to it in order as they arrive; a failed delivery
 stays queued until the next update or ``deliver()`` retries it. A method call in the
-webhook's answer is executed like a request.
+webhook's answer is executed like a request. ``routes`` maps the start of a public webhook URL
+to where it is really served (what a TLS-terminating proxy in front of the bot does), so a bot
+can set its public https URL while a test serves the route on loopback.
 """
 
 from __future__ import annotations
@@ -67,6 +69,8 @@ class Updates:
         self.allowed: list[str] | None = None
         self.webhook: Webhook | None = None
         self.deliveries: list[WebhookDelivery] = []
+        self.routes: dict[str, str] = {}
+        """Public URL prefix -> where deliveries to it really go (see the module docstring)."""
         self._generation = 0
         self.waiting = 0
         """Long polls waiting right now."""
@@ -235,7 +239,9 @@ class Updates:
         body = json.dumps(update.body).encode()
         reply_type = ""
         try:
-            async with self._session.post(hook.url, data=body, headers=headers) as resp:
+            async with self._session.post(
+                self._target(hook.url), data=body, headers=headers
+            ) as resp:
                 delivery.status = resp.status
                 delivery.reply = await resp.read()
                 reply_type = resp.headers.get("Content-Type", "")
@@ -251,6 +257,12 @@ class Updates:
             await self._run_reply(delivery.reply, reply_type)
         self.core.notifier.notify()
         return delivery
+
+    def _target(self, url: str) -> str:
+        for public, local in self.routes.items():
+            if url.startswith(public):
+                return local + url[len(public) :]
+        return url
 
     async def _run_reply(self, body: bytes, content_type: str) -> None:
         """A method in the webhook's answer runs as a request (answered to nobody)."""
