@@ -22,7 +22,8 @@ every message, so a test can check that hostile text would not ping or link.
 
 Switches: ``fail_next`` (any status, before or after taking effect), ``lose_answer``
 (carry the call out, then drop the connection: the duplicate check after a lost answer)
-and ``drop_request`` (drop it without carrying it out).
+and ``drop_request`` (drop it without carrying it out). ``route_webhook`` sends deliveries for a
+public https webhook URL to a loopback server instead (the TLS proxy in front of a real bot).
 """
 
 from .errors import NOT_MODIFIED
