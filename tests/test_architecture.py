@@ -173,9 +173,6 @@ def _a_cycle(component: set[str], edges: Mapping[str, set[str]]) -> list[str]:
 KNOWN = modules(ROOT)
 UNSPLIT_FAKES = frozenset(
     {
-        "bot/testing/fakes/discord_fake/interactions.py",
-        "bot/testing/fakes/discord_fake/rest.py",
-        "bot/testing/fakes/discord_fake/server.py",
         "bot/testing/fakes/slack_fake/fake.py",
         "bot/testing/fakes/slack_fake/web_api.py",
     }
