@@ -171,17 +171,6 @@ def _a_cycle(component: set[str], edges: Mapping[str, set[str]]) -> list[str]:
 
 
 KNOWN = modules(ROOT)
-UNSPLIT_FAKES = frozenset(
-    {
-        "bot/testing/fakes/discord_fake/interactions.py",
-        "bot/testing/fakes/discord_fake/rest.py",
-        "bot/testing/fakes/discord_fake/server.py",
-        "bot/testing/fakes/slack_fake/fake.py",
-        "bot/testing/fakes/slack_fake/web_api.py",
-    }
-)
-"""The fakes' files that came from tests/ over 400 lines or in a TYPE_CHECKING cycle: a ratchet
-that only shrinks."""
 
 
 def test_no_import_cycles() -> None:
@@ -193,8 +182,7 @@ def test_no_import_cycles_even_through_type_checking_or_late_imports() -> None:
     """A cycle that only TYPE_CHECKING or an import inside a function keeps from failing at
     import time still ties two modules into one (before issue 14: chart <-> chart_figure,
     admins <-> commands, app <-> ops.server)."""
-    unsplit = {n for n, p in KNOWN.items() if str(p.relative_to(ROOT)) in UNSPLIT_FAKES}
-    found = cycles(graph({n: p for n, p in KNOWN.items() if n not in unsplit}, every=True))
+    found = cycles(graph(KNOWN, every=True))
     assert not found, "import cycles:\n" + "\n".join("  " + " -> ".join(c) for c in found)
 
 
@@ -261,7 +249,5 @@ def test_production_code_imports_no_test_doubles() -> None:
 @pytest.mark.parametrize("path", sorted(KNOWN.values()), ids=lambda p: str(p.relative_to(ROOT)))
 def test_no_file_is_over_400_lines(path: Path) -> None:
     where = str(path.relative_to(ROOT))
-    if where in UNSPLIT_FAKES:
-        pytest.xfail("a fake moved from tests/ (issue 14), to be split")
     lines = len(path.read_text().splitlines())
     assert lines <= MAX_LINES, f"{where}: {lines} lines; split it by idea"

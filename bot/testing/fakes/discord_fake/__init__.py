@@ -3,7 +3,7 @@
 See ``server.FakeDiscord`` for the test API.
 """
 
-from .interactions import FakeInteraction
+from .interaction import FakeInteraction
 from .models import (
     FakeClock,
     RecordedAttachment,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -229,3 +230,15 @@ class RecordedCallback:
     time: float
     status: int
     error_code: int | None = None
+
+
+@dataclass
+class Failure:
+    """A failure ``fail_next`` asked for, answered instead of the next matching request."""
+
+    pattern: re.Pattern[str]
+    status: int
+    times: int
+    method: str | None
+    after_commit: bool
+    retry_after: float

@@ -9,16 +9,14 @@ import re
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from aiohttp import BodyPartReader, web
 
 from bot.testing.limits import FixedWindow, ceil_ms
 
-from .models import JSON, RecordedAttachment, RecordedRequest
-
-if TYPE_CHECKING:
-    from .server import FakeDiscord
+from .models import JSON, Failure, RecordedAttachment, RecordedRequest
+from .state import FakeDiscord
 
 API_PREFIX = "/api/v10"
 GENERIC_LIMIT = (50, 1.0)
@@ -84,16 +82,6 @@ class Route:
         self.pattern = re.compile(regex + "$")
         seed = f"{self.method} {self.template}".encode()
         self.bucket_hash = hashlib.md5(seed, usedforsecurity=False).hexdigest()
-
-
-@dataclass
-class Failure:
-    pattern: re.Pattern[str]
-    status: int
-    times: int
-    method: str | None
-    after_commit: bool
-    retry_after: float
 
 
 def json_response(status: int, body: Any, headers: dict[str, str]) -> web.Response:

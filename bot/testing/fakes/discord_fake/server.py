@@ -13,39 +13,29 @@ from typing import Any
 
 from aiohttp import web
 
-from . import interactions, rest
+from . import inject, interactions, rest
 from .gateway import GatewayHub
+from .interaction import FakeInteraction
 from .limits import RateLimits, permissions_for
 from .models import (
-    ATTACH_FILES,
-    DEFAULT_BOT_PERMISSIONS,
-    DEFAULT_EVERYONE_PERMISSIONS,
-    INTENT_GUILD_MEMBERS,
-    INTENT_GUILDS,
     JSON,
-    READ_MESSAGE_HISTORY,
-    SEND_MESSAGES,
     Channel,
+    Failure,
     Guild,
-    Member,
-    Overwrite,
     RecordedAttachment,
     RecordedMessage,
     RecordedRequest,
-    Role,
     Snowflakes,
     User,
-    iso,
 )
-from .payloads import channel as channel_payload
 from .payloads import member as member_payload
 from .payloads import message as message_payload
-from .payloads import role as role_payload
 from .payloads import user as user_payload
-from .router import API_PREFIX, Failure, Route, dispatch
+from .router import API_PREFIX, Route, dispatch
+from .world import WorldSetup
 
 
-class FakeDiscord:
+class FakeDiscord(WorldSetup):
     """A local Discord (REST under /api/v10 and the gateway at /gw) for the real discord.py.
 
     Use ``async with FakeDiscord() as fake:`` (binds 127.0.0.1 on a free port) and
@@ -114,7 +104,7 @@ class FakeDiscord:
         self.count_429 = 0
         self.count_invalid = 0
         self.registered_commands: dict[int | None, list[JSON]] = {}
-        self.interactions: list[interactions.FakeInteraction] = []
+        self.interactions: list[FakeInteraction] = []
         self._failures: list[Failure] = []
         self.internal_errors: list[Exception] = []  # bugs in the fake; raised at exit
         self._changed = asyncio.Event()
@@ -252,126 +242,6 @@ class FakeDiscord:
             return failure
         return None
 
-    # ------------------------------------------------------------- world setup
-
-    def add_user(self, name: str, *, user_id: int | None = None, bot: bool = False) -> int:
-        uid = user_id if user_id is not None else self.snowflakes.next()
-        self.users[uid] = User(uid, name, bot=bot)
-        return uid
-
-    def add_guild(self, name: str, *, owner_id: int | None = None) -> int:
-        gid = self.snowflakes.next()
-        joined = iso(self.wall_time())
-        guild = Guild(gid, name, owner_id if owner_id is not None else self.owner_user_id, joined)
-        guild.roles[gid] = Role(gid, gid, "@everyone", DEFAULT_EVERYONE_PERMISSIONS, 0)
-        bot_role = Role(
-            self.snowflakes.next(),
-            gid,
-            self.users[self.bot_user_id].name,
-            DEFAULT_BOT_PERMISSIONS,
-            1,
-            managed=True,
-            bot_id=self.bot_user_id,
-        )
-        guild.roles[bot_role.id] = bot_role
-        guild.members[self.bot_user_id] = Member(self.bot_user_id, gid, [bot_role.id], joined)
-        self.guilds[gid] = guild
-        self.gateway.guild_added(guild)
-        return gid
-
-    def add_channel(self, guild_id: int, name: str) -> int:
-        guild = self.guilds[guild_id]
-        cid = self.snowflakes.next()
-        chan = Channel(cid, guild_id, name, 0, position=len(guild.channels))
-        self.channels[cid] = chan
-        guild.channels.append(cid)
-        self.gateway.dispatch("CHANNEL_CREATE", channel_payload(chan), guild_id, INTENT_GUILDS)
-        return cid
-
-    def add_role(
-        self, guild_id: int, name: str, *, permissions: int = 0, mentionable: bool = False
-    ) -> int:
-        guild = self.guilds[guild_id]
-        rid = self.snowflakes.next()
-        role = Role(rid, guild_id, name, permissions, len(guild.roles), mentionable=mentionable)
-        guild.roles[rid] = role
-        data = {"guild_id": str(guild_id), "role": role_payload(role)}
-        self.gateway.dispatch("GUILD_ROLE_CREATE", data, guild_id, INTENT_GUILDS)
-        return rid
-
-    def add_member(
-        self,
-        guild_id: int,
-        user_id: int,
-        name: str,
-        *,
-        roles: list[int] | None = None,
-        permissions: int = 0,
-    ) -> None:
-        """Add a (human) member. ``permissions`` is OR-ed into what its roles give it."""
-        guild = self.guilds[guild_id]
-        for rid in roles or []:
-            if rid not in guild.roles:
-                raise ValueError(f"role {rid} is not in guild {guild_id}")
-        if user_id not in self.users:
-            self.users[user_id] = User(user_id, name)
-        member = Member(user_id, guild_id, list(roles or []), iso(self.wall_time()), permissions)
-        guild.members[user_id] = member
-        data = {**member_payload(member, self.users[user_id]), "guild_id": str(guild_id)}
-        self.gateway.dispatch("GUILD_MEMBER_ADD", data, guild_id, INTENT_GUILD_MEMBERS)
-
-    def delete_channel(self, channel_id: int) -> None:
-        """Delete a channel: later REST calls on it answer 404 code 10003."""
-        chan = self.channels[channel_id]
-        chan.deleted = True
-        if chan.guild_id is not None:
-            self.guilds[chan.guild_id].channels.remove(channel_id)
-            self.gateway.dispatch(
-                "CHANNEL_DELETE", channel_payload(chan), chan.guild_id, INTENT_GUILDS
-            )
-
-    def revoke_send(self, channel_id: int) -> None:
-        """Deny the bot SEND_MESSAGES in a channel (a member overwrite, announced by
-        CHANNEL_UPDATE): later sends answer 403 code 50013."""
-        self._set_bot_overwrite(channel_id, deny=SEND_MESSAGES)
-
-    def revoke_read_history(self, channel_id: int) -> None:
-        """Deny the bot READ_MESSAGE_HISTORY in a channel: reading its messages then answers
-        an empty list (as Discord documents), not an error."""
-        self._set_bot_overwrite(channel_id, deny=READ_MESSAGE_HISTORY)
-
-    def restore_send(self, channel_id: int) -> None:
-        self._set_bot_overwrite(channel_id, deny=0)
-
-    def revoke_attach_files(self, channel_id: int) -> None:
-        """Deny the bot ATTACH_FILES in a channel: later sends with a file answer 403 code
-        50013 (sends without one still go through)."""
-        self._set_bot_overwrite(channel_id, deny=ATTACH_FILES)
-
-    def _set_bot_overwrite(self, channel_id: int, *, deny: int) -> None:
-        chan = self.channels[channel_id]
-        chan.overwrites = [o for o in chan.overwrites if o.id != self.bot_user_id]
-        if deny:
-            chan.overwrites.append(Overwrite(self.bot_user_id, 1, 0, deny))
-        if chan.guild_id is not None:
-            self.gateway.dispatch(
-                "CHANNEL_UPDATE", channel_payload(chan), chan.guild_id, INTENT_GUILDS
-            )
-
-    async def disconnect_gateway(self, code: int = 4000) -> None:
-        """Close every live gateway connection (discord.py then RESUMEs)."""
-        await self.gateway.drop_all(code)
-
-    async def kill_gateway(self) -> None:
-        """The gateway goes down: live connections are dropped and new ones refused (503)
-        until :meth:`revive_gateway`."""
-        self.gateway.down = True
-        await self.gateway.drop_all(4000)
-
-    def revive_gateway(self) -> None:
-        self.gateway.down = False
-        self.notify()
-
     # -------------------------------------------------------------- inspection
 
     def messages(self, channel_id: int, *, include_deleted: bool = True) -> list[RecordedMessage]:
@@ -432,14 +302,14 @@ class FakeDiscord:
         *,
         subcommand: str | None = None,
         allow_unregistered: bool = False,
-    ) -> interactions.FakeInteraction:
+    ) -> FakeInteraction:
         """Send INTERACTION_CREATE (type 2) for a registered chat-input command.
 
         ``subcommand`` may be "sub" or "group sub". Option ``type`` may be left out: it is
         taken from the registered command, which must exist (Discord only sends commands it
         knows) unless ``allow_unregistered``.
         """
-        return await interactions.inject_command(
+        return await inject.inject_command(
             self,
             guild_id,
             channel_id,
@@ -462,9 +332,9 @@ class FakeDiscord:
         focused: str,
         subcommand: str | None = None,
         allow_unregistered: bool = False,
-    ) -> interactions.FakeInteraction:
+    ) -> FakeInteraction:
         """Send an autocomplete interaction (type 4) with option ``focused`` being typed."""
-        return await interactions.inject_command(
+        return await inject.inject_command(
             self,
             guild_id,
             channel_id,
@@ -486,8 +356,8 @@ class FakeDiscord:
         *,
         component_type: int = 2,
         values: list[str] | None = None,
-    ) -> interactions.FakeInteraction:
+    ) -> FakeInteraction:
         """Send a component interaction (type 3), e.g. a button click on a bot message."""
-        return await interactions.inject_component(
+        return await inject.inject_component(
             self, guild_id, channel_id, user_id, message_id, custom_id, component_type, values
         )

@@ -2,22 +2,19 @@
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Mapping
 from types import TracebackType
 from typing import Any
-from urllib.parse import urlencode
 
-import aiohttp
 from aiohttp import web
 
 from bot.testing.notify import ChangeNotifier
 
-from .interactions import Interactions, signed_headers
+from .http_mode import HttpMode
+from .interactions import Interactions
 from .records import (
     ACK_DEADLINE_S,
-    HttpDelivery,
     RecordedCall,
     RecordedEphemeral,
     RecordedSlackMessage,
@@ -33,7 +30,7 @@ DEFAULT_ACK_WAIT_S = ACK_DEADLINE_S + 1.0
 MAX_UPLOAD_BYTES = 64 * 1024 * 1024
 
 
-class FakeSlack:
+class FakeSlack(HttpMode):
     """A strict local Slack on 127.0.0.1 (port 0) for the real slack_sdk / slack_bolt clients.
 
     Use as `async with FakeSlack() as fake:`; point `AsyncWebClient(base_url=fake.api_url)`
@@ -110,7 +107,7 @@ class FakeSlack:
             raise RuntimeError("FakeSlack is already running")
         app = web.Application(client_max_size=MAX_UPLOAD_BYTES)
         app.router.add_route("*", "/api/{method}", self._web.handle)
-        app.router.add_post("/upload/v1/{secret}", self._web.handle_upload)
+        app.router.add_post("/upload/v1/{secret}", self._web.files.handle)
         app.router.add_post(
             "/commands/{team}/{hook}/{secret}", self._interactions.handle_response_url
         )
@@ -400,53 +397,3 @@ class FakeSlack:
     async def disconnect_socket(self, reason: str = "refresh_requested") -> None:
         """Send {"type": "disconnect"} on the live connections; they get no new envelopes."""
         await self._socket.request_disconnect(reason)
-
-    # ------------------------------------------------------------ HTTP mode
-
-    def signed_headers(self, body: bytes, *, timestamp: int | None = None) -> dict[str, str]:
-        """X-Slack-Request-Timestamp (default: now, wall clock) and X-Slack-Signature."""
-        return signed_headers(self.signing_secret, body, timestamp)
-
-    async def send_slash_command_http(
-        self, url: str, *, command: str, text: str, user_id: str, channel_id: str
-    ) -> HttpDelivery:
-        """POST a signed slash command to an HTTP-mode app, as Slack would."""
-        payload = self.slash_command_payload(
-            command=command, text=text, user_id=user_id, channel_id=channel_id
-        )
-        body = urlencode(payload).encode()
-        return await self._post_signed(url, body, "application/x-www-form-urlencoded", {})
-
-    async def send_event_http(
-        self,
-        url: str,
-        event: dict[str, Any],
-        *,
-        retry_attempt: int = 0,
-        retry_reason: str = "",
-        event_id: str | None = None,
-    ) -> HttpDelivery:
-        """POST a signed Events API request; retries carry X-Slack-Retry-Num / -Reason."""
-        body = json.dumps(self.event_payload(event, event_id=event_id)).encode()
-        extra: dict[str, str] = {}
-        if retry_attempt:
-            extra = {"X-Slack-Retry-Num": str(retry_attempt), "X-Slack-Retry-Reason": retry_reason}
-        return await self._post_signed(url, body, "application/json", extra)
-
-    async def _post_signed(
-        self, url: str, body: bytes, content_type: str, extra: dict[str, str]
-    ) -> HttpDelivery:
-        headers = {"Content-Type": content_type, **self.signed_headers(body), **extra}
-        timeout = aiohttp.ClientTimeout(total=10)
-        started = time.monotonic()
-        async with (
-            aiohttp.ClientSession(timeout=timeout) as session,
-            session.post(url, data=body, headers=headers) as resp,
-        ):
-            text = await resp.text()
-            return HttpDelivery(
-                status=resp.status,
-                body=text,
-                content_type=resp.content_type,
-                latency_s=time.monotonic() - started,
-            )

@@ -1,18 +1,16 @@
-"""The Web API: `/api/<method>` and the file upload URL, strict the way Slack is."""
+"""The Web API: `/api/<method>`, strict the way Slack is (uploads in uploads.py)."""
 
 from __future__ import annotations
 
-import base64
-import binascii
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
-from typing import Any
 
 from aiohttp import web
 
 from bot.testing.limits import SlidingWindow, TokenBucket
 
+from .args import JsonDict, read_args
+from .history import conversations_history
 from .limits import (
     RateLimitedError,
     SlackError,
@@ -28,11 +26,10 @@ from .records import (
     RecordedCall,
     RecordedEphemeral,
     RecordedSlackMessage,
-    RecordedUpload,
 )
-from .workspace import Channel, Workspace
+from .uploads import Uploads
+from .workspace import Workspace
 
-JsonDict = dict[str, Any]
 Handler = Callable[[JsonDict], JsonDict]
 
 BOT_SCOPES = "app_mentions:read,channels:history,chat:write,commands,files:write,users:read"
@@ -56,15 +53,6 @@ class FailRule:
     times: int
     commit: bool
     drop: bool
-
-
-@dataclass
-class PendingUpload:
-    file_id: str
-    filename: str
-    declared_length: int
-    alt_txt: str | None = None
-    data: bytes | None = None
 
 
 class DroppedConnection(Exception):
@@ -106,11 +94,12 @@ class WebApi:
         for m, (n, seconds) in (method_windows or {}).items():
             self._windows[m] = SlidingWindow(n, seconds, clock)
         self._fail_rules: dict[str, list[FailRule]] = {}
-        self._pending_uploads: dict[str, PendingUpload] = {}
-        self._upload_secrets: dict[str, str] = {}
         self.calls: list[RecordedCall] = []
         self.ephemerals: list[RecordedEphemeral] = []
-        self.uploads: list[RecordedUpload] = []
+        self.files = Uploads(
+            workspace=workspace, clock=clock, base_url=base_url, on_change=on_change
+        )
+        self.uploads = self.files.recorded
         self.count_429 = 0
         self._handlers: dict[str, tuple[str, Handler]] = {
             "auth.test": ("bot", self._auth_test),
@@ -122,8 +111,8 @@ class WebApi:
             "conversations.info": ("bot", self._conversations_info),
             "conversations.history": ("bot", self._conversations_history),
             "users.info": ("bot", self._users_info),
-            "files.getUploadURLExternal": ("bot", self._files_get_upload_url),
-            "files.completeUploadExternal": ("bot", self._files_complete_upload),
+            "files.getUploadURLExternal": ("bot", self.files.get_upload_url),
+            "files.completeUploadExternal": ("bot", self.files.complete_upload),
         }
 
     # ------------------------------------------------------------------ HTTP
@@ -131,7 +120,7 @@ class WebApi:
     async def handle(self, request: web.Request) -> web.StreamResponse:
         method = request.match_info["method"]
         try:
-            args, token = await _read_args(request)
+            args, token = await read_args(request)
         except SlackError as exc:
             args, token = {}, None
             status, body = exc.status, {"ok": False, "error": exc.error}
@@ -146,23 +135,6 @@ class WebApi:
                 raise web.HTTPInternalServerError() from None
         self._record(method, args, token, request.method, status, body, headers)
         return web.json_response(body, status=status, headers=headers)
-
-    async def handle_upload(self, request: web.Request) -> web.StreamResponse:
-        file_id = self._upload_secrets.get(request.match_info["secret"])
-        pending = self._pending_uploads.get(file_id or "")
-        if pending is None:
-            return web.Response(status=404, text="not_found", content_type="text/plain")
-        if request.content_type == "multipart/form-data":
-            form = await request.post()
-            field = form.get("file") or form.get("filename")
-            if not isinstance(field, web.FileField):
-                return web.Response(status=400, text="no_file_data", content_type="text/plain")
-            data = field.file.read()
-        else:
-            data = await request.read()
-        pending.data = data
-        self._on_change()
-        return web.Response(text=f"OK - {len(data)}", content_type="text/plain")
 
     def _record(
         self,
@@ -365,236 +337,10 @@ class WebApi:
         return {"channel": self.ws.find_channel(args.get("channel")).to_api()}
 
     def _conversations_history(self, args: JsonDict) -> JsonDict:
-        channel = self.ws.find_channel(args.get("channel"))
-        if not channel.is_member:
-            raise SlackError("not_in_channel")
-        oldest = _ts_arg(args.get("oldest"), error="invalid_ts_oldest") or Decimal(0)
-        latest = _ts_arg(args.get("latest"), error="invalid_ts_latest")
-        inclusive = _truthy(args.get("inclusive"))
-        with_metadata = _truthy(args.get("include_all_metadata"))
-        limit = _int_arg(args.get("limit"), default=100)
-        limit = max(1, min(limit, 999))
-        cursor = _cursor_ts(args.get("cursor"))
-        selected = [m for m in _visible(channel) if _in_range(m, oldest, latest, inclusive)]
-        selected.sort(key=lambda m: Decimal(m.ts), reverse=True)
-        if cursor is not None:
-            selected = [m for m in selected if Decimal(m.ts) < cursor]
-        page, rest = selected[:limit], selected[limit:]
-        out: JsonDict = {
-            "messages": [
-                {
-                    **m.to_api(
-                        team_id=self.ws.team_id, app_id=self.ws.app_id, with_metadata=with_metadata
-                    ),
-                    **_thread_summary(channel, m),
-                }
-                for m in page
-            ],
-            "has_more": bool(rest),
-            "pin_count": 0,
-        }
-        if rest:
-            token = base64.b64encode(f"next_ts:{page[-1].ts}".encode()).decode()
-            out["response_metadata"] = {"next_cursor": token}
-        return out
+        return conversations_history(self.ws, args)
 
     def _users_info(self, args: JsonDict) -> JsonDict:
         user = self.ws.users.get(str(args.get("user")))
         if user is None:
             raise SlackError("user_not_found")
         return {"user": user.to_api()}
-
-    def _files_get_upload_url(self, args: JsonDict) -> JsonDict:
-        filename = args.get("filename")
-        length = _int_arg(args.get("length"), default=0)
-        if not isinstance(filename, str) or not filename or length <= 0:
-            raise SlackError("invalid_arguments")
-        file_id = self.ws.next_id("F")
-        secret = f"{file_id}-{len(self._upload_secrets) + 1:04d}"
-        alt_txt = _opt_str(args.get("alt_txt"))
-        self._pending_uploads[file_id] = PendingUpload(file_id, filename, length, alt_txt)
-        self._upload_secrets[secret] = file_id
-        return {"upload_url": f"{self._base_url()}upload/v1/{secret}", "file_id": file_id}
-
-    def _files_complete_upload(self, args: JsonDict) -> JsonDict:
-        files = parse_json_arg(args.get("files"), error="invalid_arguments")
-        if not isinstance(files, list) or not files:
-            raise SlackError("invalid_arguments")
-        channel: Channel | None = None
-        channel_ref = args.get("channel_id") or args.get("channels")
-        if channel_ref:
-            channel = self.ws.writable_channel(str(channel_ref).split(",")[0])
-        pending: list[tuple[PendingUpload, str]] = []
-        for item in files:
-            if not isinstance(item, dict):
-                raise SlackError("invalid_arguments")
-            upload = self._pending_uploads.get(str(item.get("id")))
-            if upload is None or upload.data is None:
-                raise SlackError("file_not_found")
-            pending.append((upload, str(item.get("title") or upload.filename)))
-        out_files: list[JsonDict] = []
-        for upload, title in pending:
-            assert upload.data is not None
-            del self._pending_uploads[upload.file_id]
-            out_files.append(
-                {
-                    "id": upload.file_id,
-                    "name": upload.filename,
-                    "title": title,
-                    "size": len(upload.data),
-                    "user": self.ws.bot_user_id,
-                    "channels": [channel.id] if channel is not None else [],
-                    **({"alt_txt": upload.alt_txt} if upload.alt_txt is not None else {}),
-                }
-            )
-        initial_comment = _opt_str(args.get("initial_comment"))
-        thread_ts = _opt_str(args.get("thread_ts"))
-        share: RecordedSlackMessage | None = None
-        if channel is not None:
-            # Shared into the channel (in a thread with thread_ts): one message shows the files,
-            # as it does in conversations.history (a thread reply counts on its parent).
-            share = self.ws.add_message(
-                channel,
-                text=initial_comment or "",
-                blocks=None,
-                metadata=None,
-                user=self.ws.bot_user_id,
-                from_bot=True,
-                thread_ts=thread_ts,
-                source="files.completeUploadExternal",
-                now=self.clock(),
-                files=[{k: v for k, v in f.items() if k != "channels"} for f in out_files],
-            )
-        for upload, title in pending:
-            assert upload.data is not None
-            self.uploads.append(
-                RecordedUpload(
-                    file_id=upload.file_id,
-                    filename=upload.filename,
-                    title=title,
-                    length=len(upload.data),
-                    declared_length=upload.declared_length,
-                    channel=channel.id if channel is not None else None,
-                    initial_comment=initial_comment,
-                    thread_ts=thread_ts,
-                    data=upload.data,
-                    alt_txt=upload.alt_txt,
-                    message_ts=share.ts if share is not None else None,
-                )
-            )
-        return {"files": out_files}
-
-
-# ------------------------------------------------------------------ helpers
-
-
-async def _read_args(request: web.Request) -> tuple[JsonDict, str | None]:
-    """Merge query string and body (JSON, urlencoded or multipart) like Slack does."""
-    args: JsonDict = {k: v for k, v in request.query.items() if k != "token"}
-    token: str | None = None
-    auth = request.headers.get("Authorization", "")
-    if auth.startswith("Bearer "):
-        token = auth[len("Bearer ") :].strip()
-    if not request.can_read_body:
-        return args, token
-    if request.content_type == "application/json":
-        try:
-            body = await request.json()
-        except ValueError as exc:
-            raise SlackError("invalid_json") from exc
-        if not isinstance(body, dict):
-            raise SlackError("invalid_json")
-        args.update(body)
-    elif request.content_type in ("application/x-www-form-urlencoded", "multipart/form-data"):
-        form = await request.post()
-        for key, value in form.items():
-            if isinstance(value, web.FileField):
-                args[key] = f"<file {value.filename}>"
-            elif isinstance(value, str):
-                args[key] = value
-            else:
-                args[key] = bytes(value).decode(errors="replace")
-        form_token = args.pop("token", None)
-        if token is None and isinstance(form_token, str):
-            token = form_token
-    else:
-        await request.read()
-    return args, token
-
-
-def _visible(channel: Channel) -> list[RecordedSlackMessage]:
-    return [
-        m
-        for m in channel.messages
-        if not m.deleted and (m.thread_ts is None or m.thread_ts == m.ts)
-    ]
-
-
-def _thread_summary(channel: Channel, parent: RecordedSlackMessage) -> JsonDict:
-    """What conversations.history shows of a parent's thread: reply count and repliers."""
-    replies = [
-        m
-        for m in channel.messages
-        if not m.deleted and m.thread_ts == parent.ts and m.ts != parent.ts
-    ]
-    if not replies:
-        return {}
-    users = list(dict.fromkeys(m.user for m in replies))
-    return {
-        "thread_ts": parent.ts,
-        "reply_count": len(replies),
-        "reply_users_count": len(users),
-        "reply_users": users,
-        "latest_reply": replies[-1].ts,
-    }
-
-
-def _in_range(
-    message: RecordedSlackMessage, oldest: Decimal, latest: Decimal | None, inclusive: bool
-) -> bool:
-    ts = Decimal(message.ts)
-    if inclusive:
-        return ts >= oldest and (latest is None or ts <= latest)
-    return ts > oldest and (latest is None or ts < latest)
-
-
-def _ts_arg(value: Any, *, error: str) -> Decimal | None:
-    if value is None or value == "":
-        return None
-    try:
-        return Decimal(str(value))
-    except InvalidOperation as exc:
-        raise SlackError(error) from exc
-
-
-def _cursor_ts(value: Any) -> Decimal | None:
-    if not value:
-        return None
-    try:
-        decoded = base64.b64decode(str(value), validate=True).decode()
-    except (binascii.Error, UnicodeDecodeError) as exc:
-        raise SlackError("invalid_cursor") from exc
-    if not decoded.startswith("next_ts:"):
-        raise SlackError("invalid_cursor")
-    return _ts_arg(decoded[len("next_ts:") :], error="invalid_cursor")
-
-
-def _int_arg(value: Any, *, default: int) -> int:
-    if value is None or value == "":
-        return default
-    if isinstance(value, bool):
-        raise SlackError("invalid_arguments")
-    try:
-        return int(value)
-    except (TypeError, ValueError) as exc:
-        raise SlackError("invalid_arguments") from exc
-
-
-def _truthy(value: Any) -> bool:
-    if isinstance(value, bool):
-        return value
-    return str(value).lower() in ("1", "true")
-
-
-def _opt_str(value: Any) -> str | None:
-    return None if value is None or value == "" else str(value)
