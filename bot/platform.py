@@ -61,6 +61,7 @@ from bot.domain.message import Attachment, Notice, Outgoing
 from bot.errors import ConfigError
 from bot.secrets import Secret
 from bot.store import Database
+from bot.store.sent_ledger import SentLedger
 from bot.subscription import ChannelRef, Platform
 
 __all__ = [
@@ -157,6 +158,11 @@ class Context:
     """``[defaults] timezone``, where times cannot be shown in each reader's own zone."""
     ops_server: bool = False
     """An ops server runs and mounts the adapter's ``http_routes()`` (else it serves its own)."""
+
+    def sent_ledger(self, platform: Platform) -> SentLedger | None:
+        """Where ``platform``'s adapter keeps what it knows of its own messages across restarts
+        (``bot.store.sent_ledger``, for an exactly-once repair); None without a store."""
+        return None if self.store is None else SentLedger(self.store, platform, self.clock)
 
     def secret(self, name: str) -> Secret:
         """A secret the plug-in declared as required (checked before the adapter is built)."""
