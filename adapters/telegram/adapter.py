@@ -101,7 +101,9 @@ class TelegramAdapter(Adapter):
         self.bot = make_bot(context.secret(BOT_TOKEN).reveal(), settings, session=session)
         self.sender = TelegramSender(self.bot)
         shared = context.sent_ledger(self.platform)
-        self.ledger: Ledger = MemoryLedger() if shared is None else StoreLedger(shared)
+        self.ledger: Ledger = (
+            MemoryLedger() if shared is None else StoreLedger(shared, settings.probe_window)
+        )
         self.lifecycle = TelegramLifecycle(
             self.bot,
             settings,

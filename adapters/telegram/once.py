@@ -96,9 +96,12 @@ class MemoryLedger:
 @dataclass(frozen=True, slots=True)
 class StoreLedger:
     """A ``Ledger`` in the store (``Context.sent_ledger``): it outlives a restart, and every
-    instance sharing the store sees it. A chat is the ledger's place (its id as text)."""
+    instance sharing the store sees it. A chat is the ledger's place (its id as text).
+    ``window``: the most ids a repair probes (``post_once``'s); replies further below the
+    newest one are forgotten, since no probe reaches them."""
 
     shared: SentLedger
+    window: int = WINDOW
 
     async def last(self, chat_id: int) -> int | None:
         return await self.shared.settled(str(chat_id))
@@ -110,7 +113,7 @@ class StoreLedger:
         return await self.shared.unsettled(str(chat_id))
 
     async def note_other(self, chat_id: int, message_id: int) -> None:
-        await self.shared.note(str(chat_id), message_id)
+        await self.shared.note(str(chat_id), message_id, horizon=self.window)
 
 
 @dataclass(frozen=True, slots=True)

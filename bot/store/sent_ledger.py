@@ -74,9 +74,19 @@ async def settle(
 
 
 async def note(
-    conn: AsyncConnection, platform: str, place: str, message: int, *, at: datetime
+    conn: AsyncConnection, platform: str, place: str, message: int, *, at: datetime, horizon: int
 ) -> None:
-    """The bot sent ``message`` in ``place``, and it is not a delivery (a command reply)."""
+    """The bot sent ``message`` in ``place``, and it is not a delivery (a command reply).
+
+    Noted ids more than ``horizon`` below ``message`` are deleted: a repair probes at most
+    ``horizon`` ids below a new message, which is above ``message``, so it never reaches them.
+    Without this, a chat that gets only replies (no delivery to settle it) would grow forever.
+    """
+    await conn.execute(
+        delete(sent_ledger).where(
+            _of(platform, place), ~sent_ledger.c.settled, sent_ledger.c.message < message - horizon
+        )
+    )
     await conn.execute(
         insert_for(conn, sent_ledger)
         .values(platform=platform, place=place, message=message, settled=False, at=at)
@@ -106,6 +116,6 @@ class SentLedger:
         async with self.db.begin() as conn:
             await settle(conn, self.platform, place, message, at=self.clock.now())
 
-    async def note(self, place: str, message: int) -> None:
+    async def note(self, place: str, message: int, *, horizon: int) -> None:
         async with self.db.begin() as conn:
-            await note(conn, self.platform, place, message, at=self.clock.now())
+            await note(conn, self.platform, place, message, at=self.clock.now(), horizon=horizon)
