@@ -23,7 +23,9 @@ A plug-in describes (:class:`Plugin`):
   default**: a plug-in that gives none makes nobody an admin on its platform.
 * ``build(settings, context) -> Adapter``: the adapter, from its settings and the
   :class:`Context` every adapter gets (the command handler, the clock, the command limits, its
-  admin policy and secrets, the store for reads, the display zone).
+  admin policy and secrets, the store for reads, the display zone), and
+  ``context.sent_ledger(name)``: where it keeps what it knows of its own messages across
+  restarts (for an exactly-once repair), None without a store.
 * optionally ``commands``: subcommands of the ``tallybot`` CLI (Discord's ``invite``).
 
 The adapter (:class:`bot.adapter.Adapter`, re-exported here) is an async context manager with

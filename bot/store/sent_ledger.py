@@ -1,12 +1,12 @@
 """What an adapter knows of its own numbered messages, per place, kept across restarts.
 
-A platform with no idempotency key and no history a bot can read (docs/telegram.md) repairs a
-post whose answer was lost by probing the ids between the last one it accounts for and a new
-silent copy. That needs, per place (a chat), the highest *settled* id and the ids above it that
-are the bot's but not deliveries (command replies). This module keeps them in ``sent_ledger``,
-one row per id, so that every change is one atomic statement and two writers never lose each
-other's rows: the settled id is the highest settled row, and settling deletes the rows below
-it. Nothing here names a platform; adapters get a :class:`SentLedger` from
+A platform with no idempotency key and no history a bot can read repairs a post whose answer
+was lost by probing the ids between the last one it accounts for and a new silent copy. That
+needs, per place (a chat), the highest *settled* id and the ids above it that are the bot's but
+not deliveries (command replies). This module keeps them in ``sent_ledger``, one row per id:
+each change is an INSERT (and a DELETE of the rows it makes useless), never a read-modify-write,
+so two writers never lose each other's rows; the settled id is the highest settled row. Nothing
+here names a platform; adapters get a :class:`SentLedger` from
 ``bot.platform.Context.sent_ledger``.
 """
 
