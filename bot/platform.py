@@ -23,7 +23,9 @@ A plug-in describes (:class:`Plugin`):
   default**: a plug-in that gives none makes nobody an admin on its platform.
 * ``build(settings, context) -> Adapter``: the adapter, from its settings and the
   :class:`Context` every adapter gets (the command handler, the clock, the command limits, its
-  admin policy and secrets, the store for reads, the display zone).
+  admin policy and secrets, the store for reads, the display zone), and
+  ``context.sent_ledger(name)``: where it keeps what it knows of its own messages across
+  restarts (for an exactly-once repair), None without a store.
 * optionally ``commands``: subcommands of the ``tallybot`` CLI (Discord's ``invite``).
 
 The adapter (:class:`bot.adapter.Adapter`, re-exported here) is an async context manager with
@@ -61,6 +63,7 @@ from bot.domain.message import Attachment, Notice, Outgoing
 from bot.errors import ConfigError
 from bot.secrets import Secret
 from bot.store import Database
+from bot.store.sent_ledger import SentLedger
 from bot.subscription import ChannelRef, Platform
 
 __all__ = [
@@ -157,6 +160,11 @@ class Context:
     """``[defaults] timezone``, where times cannot be shown in each reader's own zone."""
     ops_server: bool = False
     """An ops server runs and mounts the adapter's ``http_routes()`` (else it serves its own)."""
+
+    def sent_ledger(self, platform: Platform) -> SentLedger | None:
+        """Where ``platform``'s adapter keeps what it knows of its own messages across restarts
+        (``bot.store.sent_ledger``, for an exactly-once repair); None without a store."""
+        return None if self.store is None else SentLedger(self.store, platform, self.clock)
 
     def secret(self, name: str) -> Secret:
         """A secret the plug-in declared as required (checked before the adapter is built)."""

@@ -8,7 +8,8 @@ The parts, each small and self-contained, for the plug-in contract to wire toget
   4,096 characters (1,024 for a caption), no mention, link or command found in it.
 - ``errors``: aiogram's errors as ``bot.errors`` delivery errors; ``MaybeSent``.
 - ``send``: one paced request each: send, edit, probe, delete.
-- ``once``: posting exactly once after a lost answer (probe and repair), with its ledger.
+- ``once``: posting exactly once after a lost answer (probe and repair), with its ledger
+  (``StoreLedger`` in the store, ``MemoryLedger`` without one).
 - ``commands``: ``/count`` updates into the core's ``Request``, the admin policy, replies.
 - ``lifecycle``: the aiogram ``Bot``, long polling or the webhook route, health.
 """

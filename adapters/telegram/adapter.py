@@ -15,11 +15,11 @@ it remembers per key. After a restart it knows nothing, so every such post is re
 ``MessageGone``.
 
 The ledger (``once.Ledger``: per chat the last settled id ``L`` and the bot's command replies
-above it) is kept **in memory** (``once.MemoryLedger``): ``bot.platform.Context`` has no store
-hook an adapter may write through. A restart forgets ``L``, so a repair after a restart probes
-only the ``probe_window`` ids below its silent copy and reports a *possible duplicate*
-(``Posted.possible_duplicate``, logged) when no copy is found there. A persistent ledger needs
-a core change (a per-platform key-value hook in ``Context``).
+above it) is kept in the store (``once.StoreLedger`` on ``Context.sent_ledger``), so a repair
+after a restart still probes down to ``L`` and finds the copy a lost answer left. Without a
+store (tests) it is kept in memory (``once.MemoryLedger``): a restart forgets ``L``, so a
+repair then probes only the ``probe_window`` ids below its silent copy and reports a *possible
+duplicate* (``Posted.possible_duplicate``, logged) when no copy is found there.
 
 Lifecycle. ``__aenter__`` starts ``TelegramLifecycle`` (``getMe``, the command menu, long
 polling or the webhook), ``__aexit__`` stops it. ``health()`` is the lifecycle's; in webhook
@@ -52,7 +52,7 @@ from .commands import AdminCheck, TelegramCommands
 from .errors import MaybeSent
 from .lifecycle import TelegramLifecycle, make_bot
 from .limits import TELEGRAM_LIMITS
-from .once import MemoryLedger, post_once
+from .once import Ledger, MemoryLedger, StoreLedger, post_once
 from .render import caption, render
 from .send import Outgoing, TelegramSender
 from .settings import BOT_TOKEN, WEBHOOK_SECRET, TelegramSettings
@@ -100,7 +100,10 @@ class TelegramAdapter(Adapter):
         secret = context.secrets.get(WEBHOOK_SECRET)
         self.bot = make_bot(context.secret(BOT_TOKEN).reveal(), settings, session=session)
         self.sender = TelegramSender(self.bot)
-        self.ledger = MemoryLedger()
+        shared = context.sent_ledger(self.platform)
+        self.ledger: Ledger = (
+            MemoryLedger() if shared is None else StoreLedger(shared, settings.probe_window)
+        )
         self.lifecycle = TelegramLifecycle(
             self.bot,
             settings,

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from bot.delivery.pacing import Pace, unpaced
+from bot.store.sent_ledger import SentLedger
 
 from .errors import MaybeSent
 from .send import Outgoing, Probe, TelegramSender
@@ -49,7 +50,8 @@ WINDOW = 50
 
 
 class Ledger(Protocol):
-    """What the bot knows of its own messages per chat (persisted by the wiring)."""
+    """What the bot knows of its own messages per chat: ``StoreLedger`` (persisted) when the
+    adapter has a store, ``MemoryLedger`` otherwise."""
 
     async def last(self, chat_id: int) -> int | None:
         """``L``: every id up to it is accounted for (None: nothing known yet)."""
@@ -89,6 +91,29 @@ class MemoryLedger:
 
     async def note_other(self, chat_id: int, message_id: int) -> None:
         self.other.setdefault(chat_id, set()).add(message_id)
+
+
+@dataclass(frozen=True, slots=True)
+class StoreLedger:
+    """A ``Ledger`` in the store (``Context.sent_ledger``): it outlives a restart, and every
+    instance sharing the store sees it. A chat is the ledger's place (its id as text).
+    ``window``: the most ids a repair probes (``post_once``'s); replies further below the
+    newest one are forgotten, since no probe reaches them."""
+
+    shared: SentLedger
+    window: int = WINDOW
+
+    async def last(self, chat_id: int) -> int | None:
+        return await self.shared.settled(str(chat_id))
+
+    async def settle(self, chat_id: int, message_id: int) -> None:
+        await self.shared.settle(str(chat_id), message_id)
+
+    async def others(self, chat_id: int) -> frozenset[int]:
+        return await self.shared.unsettled(str(chat_id))
+
+    async def note_other(self, chat_id: int, message_id: int) -> None:
+        await self.shared.note(str(chat_id), message_id, horizon=self.window)
 
 
 @dataclass(frozen=True, slots=True)

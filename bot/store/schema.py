@@ -160,3 +160,17 @@ push_receipts = Table(
 )
 """Signed pushes taken in, each kept while its signature is fresh (revision 0004), so that a
 replay inside that window is recognised (``bot.store.push_receipts``)."""
+
+sent_ledger = Table(
+    "sent_ledger",
+    metadata,
+    Column("platform", WORD, primary_key=True),
+    Column("place", String(128), primary_key=True),  # where ids count: a chat, a channel
+    Column("message", FIGURE, primary_key=True),
+    Column("settled", Boolean, nullable=False),
+    Column("at", UTCDateTime, nullable=False),
+)
+"""What a platform's adapter knows of its own numbered messages, per place (revision 0005;
+``bot.store.sent_ledger``): the highest *settled* id (every id up to it is accounted for) and
+the ids above it that are not deliveries. Kept so that an exactly-once repair after a restart
+still knows where to look."""

@@ -18,6 +18,7 @@ from typing import Any
 from sqlalchemy import func, select
 
 from adapters.telegram.adapter import TelegramAdapter
+from adapters.telegram.once import StoreLedger
 from adapters.telegram.plugin import PLUGIN
 from adapters.telegram.settings import BOT_TOKEN, TelegramSettings
 from bot.app import App
@@ -136,6 +137,7 @@ async def running(
             admins=PLUGIN.admins(settings),
             place=PLUGIN.place,
             secrets={BOT_TOKEN: Secret(BOT_TOKEN, fake.token)},
+            store=commands.db,  # the ledger in the store, as bot.plugins.context gives it
         )
         return TelegramAdapter(settings, context, session=LoopbackSession, sleep=vt.sleep)
 
@@ -179,6 +181,8 @@ async def test_a_group_subscribes_and_gets_the_update_and_the_final_chart(tmp_pa
             await bot.settle()
             sent = await bot.sent()
             (update_id,) = sent
+            assert isinstance(bot.adapter.ledger, StoreLedger)  # kept in the App's store
+            assert await bot.adapter.ledger.last(group.id) == update_id
             update = fake.messages(group)[
                 [m.message_id for m in fake.messages(group)].index(update_id)
             ]

@@ -1,0 +1,128 @@
+"""The ledger in the store (``StoreLedger`` on ``Context.sent_ledger``), on SQLite and PostgreSQL:
+a post whose answer was lost, and whose repair was cut short, is repaired to one copy by a
+*restarted* adapter (fresh memory, same store), which still knows ``L`` and the command replies
+above it; without a store the same restart has no ``L`` to stop at."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from datetime import UTC, datetime
+
+import pytest
+
+from adapters.telegram.adapter import TelegramAdapter
+from adapters.telegram.once import MemoryLedger, StoreLedger
+from adapters.telegram.render import render
+from adapters.telegram.send import Outgoing
+from adapters.telegram.settings import BOT_TOKEN, TelegramSettings
+from bot.commands.request import Reply, Request
+from bot.commands.throttle import Throttle
+from bot.domain.message import Notice
+from bot.errors import TransientDeliveryError
+from bot.platform import ChannelRef, Context, Platform
+from bot.secrets import Secret
+from bot.store import Database
+from bot.testing.clock import FakeClock
+from bot.testing.fakes.telegram_fake import FakeTelegram, FloodLimits
+from bot.testing.fakes.telegram_fake.testing import LoopbackSession
+from tests.adapters.telegram.conftest import shown
+
+BOARD = Notice("Yes 10 · No 7")
+FINAL = Notice("Final: Yes 463 · No 1100")
+KEY = "final-1"
+
+
+@pytest.fixture
+async def fake() -> AsyncIterator[FakeTelegram]:
+    async with FakeTelegram(limits=FloodLimits(chat_burst=50, group_per_min=None)) as f:
+        yield f
+
+
+async def _unused(request: Request) -> Reply:
+    raise AssertionError("no command is handled here")
+
+
+@asynccontextmanager
+async def adapter(fake: FakeTelegram, store: Database | None) -> AsyncIterator[TelegramAdapter]:
+    """A Telegram adapter with fresh memory: what a restarted process builds."""
+    clock = FakeClock()
+    context = Context(
+        handle=_unused,
+        clock=clock,
+        throttle=Throttle(clock),
+        secrets={BOT_TOKEN: Secret(BOT_TOKEN, fake.token)},
+        store=store,
+    )
+    built = TelegramAdapter(
+        TelegramSettings(api_base=fake.base_url), context, session=LoopbackSession
+    )
+    try:
+        yield built
+    finally:
+        await built.bot.session.close()
+
+
+async def test_a_restarted_adapter_repairs_to_one_copy(fake: FakeTelegram, db: Database) -> None:
+    group = fake.add_group("Union hall")
+    channel = ChannelRef(Platform("telegram"), str(group.id), str(group.id))
+    async with adapter(fake, db) as first:
+        assert isinstance(first.ledger, StoreLedger)
+        assert await first.post(channel, BOARD, key="board-1") == "1"
+        fake.lose_answer("sendMessage", times=2)
+        with pytest.raises(TransientDeliveryError):
+            await first.post(channel, FINAL, key=KEY)
+    assert len(fake.visible(group)) == 3  # the board and two copies of the final: "crashed"
+
+    async with adapter(fake, db) as second:  # fresh memory, the same store
+        assert await second.ledger.last(group.id) == 1
+        since = datetime(2026, 1, 1, tzinfo=UTC)
+        assert await second.find_posted(channel, [KEY], since=since) == {}
+        kept = await second.post(channel, FINAL, key=KEY)
+
+    assert kept == "2"  # the lost send, with its notification; the silent copies are gone
+    assert [m.message_id for m in fake.visible(group)] == [1, 2]
+    assert "Final" in shown(fake.visible(group)[1])
+    assert "Yes 10" in shown(fake.visible(group)[0])  # the board is untouched, not probed
+    assert not fake.visible(group)[1].disable_notification
+    assert {m.message_id for m in fake.messages(group) if m.deleted} == {3, 4}
+    async with adapter(fake, db) as third:
+        assert await third.ledger.last(group.id) == 4
+
+
+async def test_a_command_reply_noted_before_a_restart_is_not_probed(
+    fake: FakeTelegram, db: Database
+) -> None:
+    group = fake.add_group("Union hall")
+    channel = ChannelRef(Platform("telegram"), str(group.id), str(group.id))
+    async with adapter(fake, db) as first:
+        await first.post(channel, BOARD, key="board-1")
+        reply = await first.sender.send(group.id, Outgoing(render(Notice("Subscribed"))))
+        await first.ledger.note_other(group.id, reply)  # what TelegramCommands does
+        fake.lose_answer("sendMessage", times=2)
+        with pytest.raises(TransientDeliveryError):
+            await first.post(channel, FINAL, key=KEY)
+    async with adapter(fake, db) as second:
+        assert await second.ledger.others(group.id) == {2}
+        await second.find_posted(channel, [KEY], since=datetime(2026, 1, 1, tzinfo=UTC))
+        assert await second.post(channel, FINAL, key=KEY) == "3"
+        assert await second.ledger.others(group.id) == frozenset()  # settled past it
+    assert shown(fake.visible(group)[1]).endswith("Subscribed")
+    assert [m.message_id for m in fake.visible(group)] == [1, 2, 3]
+
+
+async def test_without_a_store_a_restart_forgets_where_to_stop(fake: FakeTelegram) -> None:
+    """The contrast: a restarted adapter with no store has no ``L``, so its probe runs on past
+    the copies, into the board, which it overwrites with the final (and cleans up as a copy)."""
+    group = fake.add_group("Union hall")
+    channel = ChannelRef(Platform("telegram"), str(group.id), str(group.id))
+    async with adapter(fake, None) as first:
+        assert isinstance(first.ledger, MemoryLedger)
+        await first.post(channel, BOARD, key="board-1")
+        fake.lose_answer("sendMessage", times=2)
+        with pytest.raises(TransientDeliveryError):
+            await first.post(channel, FINAL, key=KEY)
+    async with adapter(fake, None) as second:
+        await second.find_posted(channel, [KEY], since=datetime(2026, 1, 1, tzinfo=UTC))
+        await second.post(channel, FINAL, key=KEY)
+    assert not any("Yes 10" in shown(m) for m in fake.visible(group))  # the board is lost
