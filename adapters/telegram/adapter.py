@@ -34,8 +34,6 @@ import logging
 from collections import OrderedDict
 from collections.abc import Collection
 from datetime import UTC, datetime
-from types import TracebackType
-from typing import Self
 
 from aiogram.client.session.aiohttp import AiohttpSession
 from aiogram.types import Update
@@ -117,7 +115,7 @@ class TelegramAdapter(Adapter):
 
     # ------------------------------------------------------------------ lifecycle
 
-    async def __aenter__(self) -> Self:
+    async def aopen(self) -> None:
         me = await self.lifecycle.start()
         self.commands = TelegramCommands(
             self.bot,
@@ -133,14 +131,8 @@ class TelegramAdapter(Adapter):
             ),
             zone=self.zone,
         )
-        return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def aclose(self) -> None:
         await self.lifecycle.stop()
 
     async def _on_update(self, update: Update) -> None:
