@@ -21,10 +21,11 @@ only the ``probe_window`` ids below its silent copy and reports a *possible dupl
 (``Posted.possible_duplicate``, logged) when no copy is found there. A persistent ledger needs
 a core change (a per-platform key-value hook in ``Context``).
 
-Lifecycle. ``__aenter__`` starts ``TelegramLifecycle`` (``getMe``, the command menu, long
-polling or the webhook), ``__aexit__`` stops it. ``health()`` is the lifecycle's; in webhook
-mode ``http_routes()`` is the webhook route the ops server mounts (webhook mode without an ops
-server is a configuration error: nothing else would serve the route).
+Lifecycle. ``async with`` (``aopen``) starts ``TelegramLifecycle`` (``getMe``, the command
+menu, long polling or the webhook); its end (``aclose``) stops it. ``health()`` is the
+lifecycle's; in webhook mode ``http_routes()`` is the webhook route the ops server mounts
+(webhook mode without an ops server is a configuration error: nothing else would serve the
+route).
 """
 
 from __future__ import annotations
