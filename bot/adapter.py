@@ -29,13 +29,12 @@ import asyncio
 from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime
-from types import TracebackType
-from typing import Self
 
 from aiohttp import web
 
 from bot.delivery.pacing import UNLIMITED, Limits, Pace, unpaced
 from bot.domain.message import Attachment, Outgoing
+from bot.lifecycle import Closing
 from bot.subscription import ChannelRef, Platform
 
 
@@ -61,7 +60,7 @@ class Health:
         return cls(False, reason)
 
 
-class Adapter(abc.ABC):
+class Adapter(Closing, abc.ABC):
     """The base of every adapter: a platform's delivery and commands, opened and closed as an
     async context manager. Subclasses implement ``post``, ``edit`` and ``find_posted`` and set
     ``platform``; everything else has a default (see ``bot.platform`` for the whole contract)."""
@@ -73,18 +72,11 @@ class Adapter(abc.ABC):
     key (Discord's nonce); 0 when it has no such thing. A post that may have gone out longer
     ago than this is confirmed from the channel (``find_posted``) before it is sent again."""
 
-    async def __aenter__(self) -> Self:
+    async def aopen(self) -> None:
         """Connect (log in, open the gateway or socket); the default has nothing to open."""
-        return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def aclose(self) -> None:
         """Disconnect, letting commands being answered finish briefly; the default: nothing."""
-        return None
 
     async def health(self) -> Health:
         """Whether the platform is reachable now (``/readyz``'s ``adapter:<platform>``). The

@@ -16,8 +16,6 @@ import contextlib
 from collections.abc import Callable, Mapping
 from contextlib import AsyncExitStack
 from dataclasses import replace
-from types import TracebackType
-from typing import Self
 
 from bot.adapter import Adapter
 from bot.chart import ChartCache
@@ -33,6 +31,7 @@ from bot.ingest.scheduler import Scheduler
 from bot.ingest.sources.base import Source
 from bot.ingest.sources.factory import build_source
 from bot.ingest.sources.health import SourceHealth
+from bot.lifecycle import Closing
 from bot.ops import readiness
 from bot.ops.metrics import Metrics
 from bot.ops.server import OpsServer, Served
@@ -45,7 +44,7 @@ AdapterFactory = Callable[[Commands], Adapter]
 """Makes a platform's adapter once the core's command handler exists (``bot.plugins``)."""
 
 
-class App:
+class App(Closing):
     def __init__(
         self,
         config: Config,
@@ -99,7 +98,8 @@ class App:
         if self._dispatcher is not None:  # nothing is delivered before the app is entered
             self._dispatcher.wake(platforms)
 
-    async def __aenter__(self) -> Self:
+    async def aopen(self) -> None:
+        """Open the store, the adapters and the sources; start the server, delivery, polling."""
         try:
             await self._stack.enter_async_context(self.db)
             await self._sync_counts()
@@ -125,14 +125,9 @@ class App:
         except BaseException:
             await self._stack.aclose()
             raise
-        return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def aclose(self) -> None:
+        """Stop delivery, then close everything in the reverse order it was opened."""
         if self._dispatch_task is not None:
             self._dispatch_task.cancel()
             with contextlib.suppress(asyncio.CancelledError):

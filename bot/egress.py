@@ -39,8 +39,6 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from functools import partial
 from ipaddress import IPv4Address, IPv6Address, ip_address, ip_network
-from types import TracebackType
-from typing import Self
 from urllib.parse import urlsplit
 
 import aiohttp
@@ -50,6 +48,7 @@ from aiohttp.resolver import DefaultResolver
 from yarl import URL
 
 from bot.errors import ConfigError, PermanentSourceError
+from bot.lifecycle import Closing
 
 IPAddress = IPv4Address | IPv6Address
 MAX_URL_LENGTH = 2048
@@ -287,7 +286,7 @@ def guarded_connector(resolver: GuardedResolver) -> aiohttp.TCPConnector:
     )
 
 
-class GuardedSession:
+class GuardedSession(Closing):
     """An aiohttp session for source fetches that only reaches what ``policy`` allows.
 
     ``async with GuardedSession(policy) as http: async with http.get(url) as resp: ...``.
@@ -313,7 +312,7 @@ class GuardedSession:
         self._resolver: GuardedResolver | None = None
         self._session: aiohttp.ClientSession | None = None
 
-    async def __aenter__(self) -> Self:
+    async def aopen(self) -> None:
         """Open the session."""
         if self._session is not None:
             raise RuntimeError("GuardedSession is already open")
@@ -324,14 +323,8 @@ class GuardedSession:
             cookie_jar=aiohttp.DummyCookieJar(),
             trust_env=False,
         )
-        return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def aclose(self) -> None:
         """Close the session (and its resolver)."""
         session, self._session = self._session, None
         resolver, self._resolver = self._resolver, None

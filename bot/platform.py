@@ -31,7 +31,8 @@ A plug-in describes (:class:`Plugin`):
 The adapter (:class:`bot.adapter.Adapter`, re-exported here) is an async context manager with
 defaults for everything but delivery: subclasses implement ``post``, ``edit`` and
 ``find_posted`` (see their docstrings for the exactly-once rules) and set ``platform``,
-``limits`` and ``dedup_window``; they override ``__aenter__``/``__aexit__`` to connect,
+``limits`` and ``dedup_window``; they override ``aopen``/``aclose`` (the hooks of
+:class:`bot.lifecycle.Closing`, which ``async with`` calls) to connect and disconnect,
 ``health()`` to say truthfully whether the platform is reachable (``/readyz``),
 ``http_routes()`` for routes the ops server mounts, ``serve()`` for a foreground loop.
 Commands flow the other way: the adapter turns what a user typed into a request with

@@ -23,8 +23,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Mapping
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 
 import yarl
 
@@ -91,7 +90,7 @@ class DiscordAdapter(DiscordSender):
 
     # ------------------------------------------------------------------ lifecycle
 
-    async def __aenter__(self) -> Self:
+    async def aopen(self) -> None:
         self._point_at(self.config)
         options: dict[str, Any] = {
             "intents": intents(),
@@ -123,14 +122,8 @@ class DiscordAdapter(DiscordSender):
             len(client.guilds),
             ", ".join(map(str, self.config.guilds)) or "all servers (global)",
         )
-        return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def aclose(self) -> None:
         await self._shutdown()
 
     async def health(self) -> Health:

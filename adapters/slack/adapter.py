@@ -44,8 +44,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from types import TracebackType
-from typing import Self
 
 import aiohttp
 from aiohttp import web
@@ -116,7 +114,7 @@ class SlackAdapter(SlackCommands):
 
     # ----------------------------------------------------------------- lifecycle
 
-    async def __aenter__(self) -> Self:
+    async def aopen(self) -> None:
         try:
             auth = await self.client.auth_test()
         except SlackApiError as exc:
@@ -132,14 +130,8 @@ class SlackAdapter(SlackCommands):
             await self._connect_socket()
         elif self.serve_http:
             await self._serve_http()
-        return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def aclose(self) -> None:
         socket, self._socket = self._socket, None
         if socket is not None:
             await socket.close_async()  # type: ignore[no-untyped-call]

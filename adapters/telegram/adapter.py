@@ -21,10 +21,11 @@ store (tests) it is kept in memory (``once.MemoryLedger``): a restart forgets ``
 repair then probes only the ``probe_window`` ids below its silent copy and reports a *possible
 duplicate* (``Posted.possible_duplicate``, logged) when no copy is found there.
 
-Lifecycle. ``__aenter__`` starts ``TelegramLifecycle`` (``getMe``, the command menu, long
-polling or the webhook), ``__aexit__`` stops it. ``health()`` is the lifecycle's; in webhook
-mode ``http_routes()`` is the webhook route the ops server mounts (webhook mode without an ops
-server is a configuration error: nothing else would serve the route).
+Lifecycle. ``async with`` (``aopen``) starts ``TelegramLifecycle`` (``getMe``, the command
+menu, long polling or the webhook); its end (``aclose``) stops it. ``health()`` is the
+lifecycle's; in webhook mode ``http_routes()`` is the webhook route the ops server mounts
+(webhook mode without an ops server is a configuration error: nothing else would serve the
+route).
 """
 
 from __future__ import annotations
@@ -34,8 +35,6 @@ import logging
 from collections import OrderedDict
 from collections.abc import Collection
 from datetime import UTC, datetime
-from types import TracebackType
-from typing import Self
 
 from aiogram.client.session.aiohttp import AiohttpSession
 from aiogram.types import Update
@@ -120,7 +119,7 @@ class TelegramAdapter(Adapter):
 
     # ------------------------------------------------------------------ lifecycle
 
-    async def __aenter__(self) -> Self:
+    async def aopen(self) -> None:
         me = await self.lifecycle.start()
         self.commands = TelegramCommands(
             self.bot,
@@ -136,14 +135,8 @@ class TelegramAdapter(Adapter):
             ),
             zone=self.zone,
         )
-        return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def aclose(self) -> None:
         await self.lifecycle.stop()
 
     async def _on_update(self, update: Update) -> None:

@@ -39,8 +39,6 @@ import logging
 from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from types import TracebackType
-from typing import Self
 
 from aiohttp import web
 
@@ -49,9 +47,11 @@ from bot.config import ServerConfig
 from bot.domain.detect import Accepted, NoChange, Rejected
 from bot.domain.model import Count
 from bot.errors import CommandError, ConfigError, Replayed, RequestError, StoreError
+from bot.http_body import read_capped
 from bot.ingest.pipeline import Ingested, Pipeline
 from bot.ingest.push_body import read_push
 from bot.ingest.sources.health import SourceHealth
+from bot.lifecycle import Closing
 from bot.ops.metrics import CONTENT_TYPE, Metrics
 from bot.ops.readiness import Readiness
 from bot.ops.signing import verify
@@ -67,7 +67,6 @@ log = logging.getLogger(__name__)
 PUSH_PATH = "/api/counts/{count_id}/tally"
 PUSH_ACTOR = "push"
 """The actor of a pushed tally in the audit log."""
-_CHUNK = 65_536
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -105,7 +104,7 @@ class Served:
     """The health of every polled source, by count id (the stale gauge)."""
 
 
-class OpsServer:
+class OpsServer(Closing):
     """The ops server of a running bot; started and stopped with ``async with``."""
 
     def __init__(
@@ -149,7 +148,8 @@ class OpsServer:
         host = {"0.0.0.0": "127.0.0.1", "::": "::1"}.get(self.settings.host, self.settings.host)
         return f"http://[{host}]:{self.port}" if ":" in host else f"http://{host}:{self.port}"
 
-    async def __aenter__(self) -> Self:
+    async def aopen(self) -> None:
+        """Start listening."""
         runner = web.AppRunner(self.web, access_log=None, shutdown_timeout=5.0)
         await runner.setup()
         try:
@@ -164,14 +164,9 @@ class OpsServer:
         self._runner = runner
         self.port = int(runner.addresses[0][1])
         log.info("ops server listening", extra={"url": self.url})
-        return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def aclose(self) -> None:
+        """Stop listening."""
         runner, self._runner = self._runner, None
         if runner is not None:
             await runner.cleanup()
@@ -272,17 +267,15 @@ class OpsServer:
 
 async def read_body(request: web.Request, limit: int) -> bytes:
     """The request body, or RequestError 413 as soon as it is known to exceed ``limit`` bytes."""
-    too_big = f"the body is larger than {limit} bytes (set [server] max_body_bytes)"
-    if request.content_length is not None and request.content_length > limit:
-        raise RequestError(too_big, status=413)
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in request.content.iter_chunked(_CHUNK):
-        size += len(chunk)
-        if size > limit:
-            raise RequestError(too_big, status=413)
-        chunks.append(chunk)
-    return b"".join(chunks)
+
+    def too_big(declared: int | None) -> RequestError:
+        return RequestError(
+            f"the body is larger than {limit} bytes (set [server] max_body_bytes)", status=413
+        )
+
+    return await read_capped(
+        request.content, declared=request.content_length, limit=limit, too_big=too_big
+    )
 
 
 def answer(result: Ingested) -> tuple[int, dict[str, object]]:

@@ -5,12 +5,12 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Iterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
-from types import TracebackType
 
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from bot.errors import ConfigError, StoreError
+from bot.lifecycle import Closing
 from bot.store import migrations
 from bot.store.engine import READ_ONLY, backend_of, enable_wal, is_memory, make_engine
 
@@ -18,7 +18,7 @@ TURN_TIMEOUT_S = 30.0
 """How long a SQLite transaction waits for its turn before :class:`StoreError`."""
 
 
-class Database:
+class Database(Closing):
     """One store: opened with ``async with Database(url) as db:``, closed when the block ends.
 
     Opening connects, creates the PostgreSQL ``schema`` if it is missing and applies any
@@ -53,7 +53,7 @@ class Database:
         """The PostgreSQL schema the tables live in, if one was given."""
         return self._schema
 
-    async def __aenter__(self) -> Database:
+    async def aopen(self) -> None:
         """Connect and migrate; on failure nothing stays open and :class:`StoreError` is raised."""
         if self._engine is not None:
             raise RuntimeError("this Database is already open")
@@ -68,14 +68,8 @@ class Database:
             raise
         self._engine = engine
         self._reader = engine.execution_options(**_reader_options(self._dialect))
-        return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def aclose(self) -> None:
         """Close every connection. Safe to call on a store that failed to open."""
         engine, self._engine, self._reader = self._engine, None, None
         if engine is not None:

@@ -5,8 +5,6 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from datetime import datetime
-from types import TracebackType
-from typing import Self
 
 from bot.adapter import Adapter, Earlier, Health
 from bot.delivery.pacing import UNLIMITED, Limits, Pace, Route, unpaced
@@ -43,16 +41,10 @@ class RecordingAdapter(Adapter):
         """How many ``find_posted`` reads were made."""
         self.open = False
 
-    async def __aenter__(self) -> Self:
+    async def aopen(self) -> None:
         self.open = True
-        return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def aclose(self) -> None:
         self.open = False
 
     async def health(self) -> Health:

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 from collections import deque
-from types import TracebackType
-from typing import Self
 
 from bot.domain.model import Tally
 from bot.errors import SourceError
+from bot.lifecycle import Closing
 
 
-class FakeSource:
+class FakeSource(Closing):
     """An in-memory :class:`~bot.ingest.sources.base.Source` for tests of pollers and everything
     downstream.
 
@@ -45,20 +44,14 @@ class FakeSource:
         """How many queued outcomes are still to be handed out."""
         return len(self._queue)
 
-    async def __aenter__(self) -> Self:
+    async def aopen(self) -> None:
         """Mark the fake open."""
         if self._open:
             raise RuntimeError(f"source {self.name!r} is already open")
         self._open = True
         self.entered += 1
-        return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def aclose(self) -> None:
         """Mark the fake closed."""
         self._open = False
         self.exited += 1

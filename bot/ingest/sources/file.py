@@ -29,8 +29,6 @@ import asyncio
 import os
 from enum import StrEnum
 from pathlib import Path
-from types import TracebackType
-from typing import Self
 
 from bot.clock import Clock
 from bot.domain.model import Count, Tally
@@ -40,6 +38,7 @@ from bot.ingest.sources.csv_doc import CsvLayout, parse_csv, tally_from_csv
 from bot.ingest.sources.http import DEFAULT_MAX_BYTES
 from bot.ingest.sources.json_doc import check_paths, parse_json, tally_from_json
 from bot.ingest.sources.mapping import FieldMap, StateValues
+from bot.lifecycle import Closing
 
 _Signature = tuple[int, int]
 
@@ -56,7 +55,7 @@ class FileFormat(StrEnum):
         return {".json": cls.JSON, ".csv": cls.CSV}.get(path.suffix.casefold())
 
 
-class FileSource:
+class FileSource(Closing):
     """A local JSON or CSV file (see the module docstring for the config)."""
 
     polled = True
@@ -98,18 +97,6 @@ class FileSource:
         self._changes = ChangeFilter()
         self.reads = 0
         """How many times the file's contents were read (for tests and diagnostics)."""
-
-    async def __aenter__(self) -> Self:
-        """Nothing to open: the file is opened on each read."""
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        """Nothing to close."""
 
     async def fetch(self) -> Tally | None:
         """The tally in the file, or None when the file (or its figures) did not change."""

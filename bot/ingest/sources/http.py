@@ -30,8 +30,6 @@ import email.utils
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC
-from types import TracebackType
-from typing import Self
 
 import aiohttp
 from yarl import URL
@@ -39,16 +37,16 @@ from yarl import URL
 from bot.clock import Clock
 from bot.domain.model import Count, Tally
 from bot.errors import ConfigError, PermanentSourceError, TransientSourceError
+from bot.http_body import read_capped
 from bot.ingest.sources.changes import ChangeFilter
 from bot.ingest.sources.mapping import FieldMap, StateValues
+from bot.lifecycle import Closing
 
 DEFAULT_TIMEOUT = 10.0
 DEFAULT_MAX_BYTES = 1_048_576
 USER_AGENT = "tallybot/0.1 (live vote-count updates)"
 SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie"})
 """Headers whose values must come from the environment (``headers_from_env``)."""
-
-_CHUNK = 65_536
 
 
 class HttpTransientError(TransientSourceError):
@@ -107,7 +105,7 @@ def parse_retry_after(value: str | None, clock: Clock) -> float | None:
     return max(0.0, (when - clock.now()).total_seconds())
 
 
-class HttpDocument:
+class HttpDocument(Closing):
     """A document fetched over HTTP and read into tallies by a ``parse`` function.
 
     Owns the aiohttp session (opened by ``async with``), the conditional-request validators
@@ -128,7 +126,7 @@ class HttpDocument:
         self._last_modified: str | None = None
         self._changes = ChangeFilter()
 
-    async def __aenter__(self) -> Self:
+    async def aopen(self) -> None:
         """Open the session."""
         if self._session is not None:
             raise RuntimeError(f"{self.label}: already open")
@@ -136,14 +134,8 @@ class HttpDocument:
             timeout=aiohttp.ClientTimeout(total=self.options.timeout),
             headers=self._headers,
         )
-        return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def aclose(self) -> None:
         """Close the session."""
         session, self._session = self._session, None
         if session is not None:
@@ -218,22 +210,17 @@ class HttpDocument:
 
     async def _read(self, resp: aiohttp.ClientResponse, what: str) -> bytes:
         limit = self.options.max_bytes
-        too_big = PermanentSourceError(f"{what}: body larger than {limit} bytes")
-        if resp.content_length is not None and resp.content_length > limit:
-            raise PermanentSourceError(
-                f"{what}: body larger than {limit} bytes (Content-Length {resp.content_length})"
-            )
-        chunks: list[bytes] = []
-        size = 0
-        async for chunk in resp.content.iter_chunked(_CHUNK):
-            size += len(chunk)
-            if size > limit:
-                raise too_big
-            chunks.append(chunk)
-        return b"".join(chunks)
+
+        def too_big(declared: int | None) -> PermanentSourceError:
+            shown = "" if declared is None else f" (Content-Length {declared})"
+            return PermanentSourceError(f"{what}: body larger than {limit} bytes{shown}")
+
+        return await read_capped(
+            resp.content, declared=resp.content_length, limit=limit, too_big=too_big
+        )
 
 
-class HttpSource:
+class HttpSource(Closing):
     """What the HTTP document sources share: the mapping, the session's lifecycle and the
     conditional fetch. A subclass reads a response into a tally (``_parse``)."""
 
@@ -263,19 +250,13 @@ class HttpSource:
         """The URL as shown in messages."""
         return self._http.label
 
-    async def __aenter__(self) -> Self:
+    async def aopen(self) -> None:
         """Open the HTTP session."""
-        await self._http.__aenter__()
-        return self
+        await self._http.aopen()
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def aclose(self) -> None:
         """Close the HTTP session."""
-        await self._http.__aexit__(exc_type, exc, tb)
+        await self._http.aclose()
 
     async def fetch(self) -> Tally | None:
         """GET the document; the tally, or None when nothing changed."""

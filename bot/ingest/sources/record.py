@@ -17,15 +17,15 @@ import json
 import os
 from datetime import datetime, timedelta
 from pathlib import Path
-from types import TracebackType
-from typing import IO, Self
+from typing import IO
 
 from bot.domain.model import Tally
 from bot.errors import StoreError
 from bot.ingest.sources.timeline import TimelineEntry
+from bot.lifecycle import Closing
 
 
-class Recorder:
+class Recorder(Closing):
     """Appends tallies to a JSON Lines timeline file, one fsynced line each."""
 
     def __init__(self, path: Path) -> None:
@@ -37,19 +37,13 @@ class Recorder:
         self._count_id: str | None = None
         self._lock = asyncio.Lock()
 
-    async def __aenter__(self) -> Self:
+    async def aopen(self) -> None:
         """Open the file for appending (creating it), and pick up an existing recording."""
         if self._file is not None:
             raise RuntimeError(f"{self.path}: recorder already open")
         self._file = await asyncio.to_thread(self._open)
-        return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def aclose(self) -> None:
         """Close the file."""
         f, self._file = self._file, None
         if f is not None:

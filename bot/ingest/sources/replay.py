@@ -23,18 +23,17 @@ import bisect
 import itertools
 from collections.abc import Sequence
 from pathlib import Path
-from types import TracebackType
-from typing import Self
 
 from bot.clock import Clock
 from bot.domain.model import Count, Tally
 from bot.errors import ConfigError, PermanentSourceError
 from bot.ingest.sources.timeline import TimelineEntry, parse_timeline
+from bot.lifecycle import Closing
 
 _EPSILON = 1e-9
 
 
-class ReplaySource:
+class ReplaySource(Closing):
     """A recorded timeline played back at ``speed`` (see the module docstring)."""
 
     polled = True
@@ -79,18 +78,6 @@ class ReplaySource:
         source = cls(count, Path("<memory>"), clock=clock, speed=speed, name=name)
         source._entries = list(entries)
         return source
-
-    async def __aenter__(self) -> Self:
-        """Nothing to open: the timeline is read on the first fetch."""
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        """Nothing to close."""
 
     @property
     def done(self) -> bool:
