@@ -48,7 +48,7 @@ from bot.domain.message import Outgoing as Content
 from bot.errors import ConfigError, DeliveryError, PermanentDeliveryError
 from bot.platform import Adapter, ChannelRef, Context, Earlier, Health, Platform
 
-from .commands import AdminCheck, TelegramCommands
+from .commands import AdminCheck, TelegramCommands, menu
 from .errors import MaybeSent
 from .lifecycle import TelegramLifecycle, make_bot
 from .limits import TELEGRAM_LIMITS
@@ -108,6 +108,7 @@ class TelegramAdapter(Adapter):
             clock=context.clock,
             sleep=sleep,
             webhook_secret=secret.reveal() if secret is not None else None,
+            menu=menu(context.verbs),
         )
         self.commands: TelegramCommands | None = None
         self._maybe_posted: OrderedDict[str, bool] = OrderedDict()
@@ -132,6 +133,7 @@ class TelegramAdapter(Adapter):
                 monotonic=self.context.clock.monotonic,
             ),
             zone=self.zone,
+            verbs=self.context.verbs,
         )
         return self
 
