@@ -244,7 +244,8 @@ class TextArg(Arg):
 
 @dataclass(frozen=True, slots=True)
 class SettingsArg(Arg):
-    """``key=value`` pairs (values are text without spaces), keys from ``keys``."""
+    """``key=value`` pairs (values are text without spaces) for the keys in ``keys``, wherever
+    they are on the line; the other words are left for the arguments after it (a title)."""
 
     keys: tuple[str, ...]
     description: str
@@ -256,17 +257,17 @@ class SettingsArg(Arg):
 
     def take(self, command: Command, words: list[str], usage: str) -> tuple[Command, list[str]]:
         seen: dict[str, str] = {}
+        rest: list[str] = []
         for word in words:
             key, sep, value = word.partition("=")
             key = key.lower()
             if not sep or key not in self.keys:
-                raise CommandError(
-                    f"{_shown(word)!r} is not one of {', '.join(self.keys)}; {usage}"
-                )
+                rest.append(word)
+                continue
             if key in seen:
                 raise CommandError(f"{key} is given twice")
             seen[key] = value
-        return replace(command, settings=tuple(seen.items())), []
+        return replace(command, settings=tuple(seen.items())), rest
 
     def options(self) -> tuple[Option, ...]:
         return (Option(self.name, self.description),)

@@ -108,7 +108,8 @@ class VerbSpec:
         for arg in self.args:
             command, words = arg.take(command, words, usage)
         if words:
-            only_count = len(self.args) == 1 and isinstance(self.args[0], CountArg)
+            only = self.args[0] if len(self.args) == 1 else None
+            only_count = isinstance(only, CountArg) and only.required
             raise CommandError(
                 f"{self.name} takes only the count; {usage}" if only_count else usage
             )
