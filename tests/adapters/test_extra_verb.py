@@ -27,7 +27,7 @@ from bot.testing.clock import FakeClock
 from bot.testing.fakes.discord_fake import FakeClock as DiscordClock
 from bot.testing.fakes.discord_fake import FakeDiscord
 from bot.testing.fakes.discord_fake.markdown import visible
-from bot.testing.fakes.slack_fake import FakeSlack
+from bot.testing.fakes.slack_fake import FakeSlack, ResponseUrlPost
 from bot.testing.fakes.slack_fake.markup import visible as slack_visible
 from bot.testing.fakes.telegram_fake import FakeTelegram
 from bot.testing.fakes.telegram_fake.testing import LoopbackSession
@@ -116,12 +116,13 @@ async def test_slack_helps_with_and_runs_the_extra_verb(tmp_path: Path) -> None:
                 delivery = await fake.send_slash_command(
                     command="/count", text=text, user_id=user, channel_id=channel
                 )
-                await fake.wait_for(
-                    lambda d=delivery: any(p.url == d.response_url for p in fake.response_url_posts)
-                )
-                posts.append(
-                    next(p for p in fake.response_url_posts if p.url == delivery.response_url)
-                )
+                url = delivery.response_url
+
+                def answered_at(url: str | None = url) -> list[ResponseUrlPost]:
+                    return [p for p in fake.response_url_posts if p.url == url]
+
+                await fake.wait_for(lambda: bool(answered_at()))
+                posts.extend(answered_at())
     helped, echoed = (p.body for p in posts)
     assert helped["response_type"] == "ephemeral"
     assert slack_visible(helped["text"]).splitlines()[-1] == "  echo <words>"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.commands.args import ChoiceArg, CountArg, SettingsArg, TextArg
+from bot.commands.args import ChoiceArg, CountArg, SettingsArg, TextArg, Value
 from bot.commands.builtin import MODE, VERBS
 from bot.commands.handler import Commands
 from bot.commands.request import Reply, Request
@@ -87,8 +87,8 @@ def test_parsed_commands() -> None:
 
 def test_slash_options_become_the_text_grammar() -> None:
     update = VERBS[Verb.UPDATE]
-    values = {"count": "bessemer-2021", "figures": "yes = 463, no=1,100; ", "void": 76}
-    line = update.line({**values, "challenged": 505, "received": 3215})
+    values: dict[str, Value] = {"count": "bessemer-2021", "figures": "yes = 463, no=1,100; "}
+    line = update.line({**values, "void": 76, "challenged": 505, "received": 3215})
     assert line == "update bessemer-2021 yes=463 no=1,100 void=76 challenged=505 received=3215"
     assert VERBS.parse(line).figures == (
         ("yes", 463),
