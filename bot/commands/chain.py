@@ -34,7 +34,7 @@ from bot.errors import CommandError, NotAuthorized
 from bot.store import audit as audit_rows
 from bot.store.audit import AuditEntry
 
-log = logging.getLogger("bot.commands.handler")
+log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 Next = Callable[[T], Awaitable[Reply]]
