@@ -57,8 +57,10 @@ from typing import Any, Generic, TypeVar
 
 from bot.adapter import Adapter, Earlier, Health
 from bot.clock import Clock
+from bot.commands.builtin import VERBS
 from bot.commands.request import Reply, Request
 from bot.commands.throttle import Throttle
+from bot.commands.verbs import Verbs
 from bot.config_reader import Reader, suggest
 from bot.domain.message import Attachment, Notice, Outgoing
 from bot.errors import ConfigError
@@ -161,6 +163,9 @@ class Context:
     """``[defaults] timezone``, where times cannot be shown in each reader's own zone."""
     ops_server: bool = False
     """An ops server runs and mounts the adapter's ``http_routes()`` (else it serves its own)."""
+    verbs: Verbs = VERBS
+    """The verbs ``handle`` carries out (``bot.commands.verbs``): an adapter builds its commands,
+    help and menus from them, and asks them which answers may be public."""
 
     def sent_ledger(self, platform: Platform) -> SentLedger | None:
         """Where ``platform``'s adapter keeps what it knows of its own messages across restarts

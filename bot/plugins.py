@@ -95,6 +95,7 @@ def context(
         store=commands.db,
         zone=cfg.timezone,
         ops_server=cfg.server is not None,
+        verbs=commands.verbs,
     )
 
 

@@ -13,8 +13,7 @@ from typing import Any
 
 import pytest
 
-from adapters.slack.commands import needs_admin
-from bot.commands.parse import parse
+from bot.commands.builtin import VERBS
 from bot.config import parse as parse_config
 from bot.domain.model import MAX_FIGURE, Choice, Count, DecisionRule, RuleKind, figure_value
 from bot.errors import CommandError, ConfigError, PermanentSourceError, RequestError
@@ -47,11 +46,11 @@ def test_the_ceiling_is_far_below_a_bigint() -> None:
 @pytest.mark.parametrize("text", [f"update x yes={HUGE}", "update x received=" + "9" * 20])
 def test_the_command_grammar_refuses_oversized_figures(text: str) -> None:
     with pytest.raises(CommandError, match="too large: figures are at most 1,000,000,000,000"):
-        parse(text)
+        VERBS.parse(text)
 
 
 def test_the_slack_adapter_can_tell_an_oversized_admin_command_without_crashing() -> None:
-    assert needs_admin(f"update x yes={HUGE}") is False  # not a command: the reply says why
+    assert VERBS.needs_admin(f"update x yes={HUGE}") is False  # not a command: the reply says why
 
 
 @pytest.mark.parametrize(

@@ -17,6 +17,7 @@ import pytest
 
 import bot.domain.times
 from adapters.console.adapter import ConsoleAdapter
+from bot.commands.builtin import VERBS
 from bot.commands.request import Reply
 from bot.config import parse
 from bot.domain import format as fmt
@@ -76,7 +77,7 @@ def test_the_console_shows_times_in_the_configured_zone(tmp_path: Path) -> None:
         {"defaults": {"timezone": "America/Chicago"}, "console": {"enabled": True}},
         tmp_path / "tallybot.toml",
     )
-    commands: Any = SimpleNamespace(handle=None, clock=None, throttle=None, db=None)
+    commands: Any = SimpleNamespace(handle=None, clock=None, throttle=None, db=None, verbs=VERBS)
     console = adapter_factories(cfg)[Platform("console")](commands)
     assert isinstance(console, ConsoleAdapter)
     out = io.StringIO()

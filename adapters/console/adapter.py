@@ -190,7 +190,9 @@ class ConsoleAdapter(Adapter):
             )
             self.show_reply(reply)
 
-        await read_commands(run, count_ids=count_ids, input=input, output=output)
+        await read_commands(
+            run, count_ids=count_ids, verbs=context.verbs, input=input, output=output
+        )
 
 
 def output_width(out: IO[str] | None) -> int:

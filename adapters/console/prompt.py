@@ -19,7 +19,9 @@ from prompt_toolkit.input import Input
 from prompt_toolkit.output import Output
 from prompt_toolkit.patch_stdout import patch_stdout
 
-from bot.commands.parse import Verb
+from bot.commands.args import CountArg
+from bot.commands.builtin import VERBS
+from bot.commands.verbs import Verbs
 
 PROMPT = "tallybot> "
 QUIT_WORDS = ("quit", "exit")
@@ -31,8 +33,9 @@ Line = Callable[[str], Awaitable[None]]
 class CommandCompleter(Completer):
     """Completes the first word from the commands, the second from the count ids."""
 
-    def __init__(self, count_ids: Iterable[str]) -> None:
-        self.verbs = [*(v.value for v in Verb), *QUIT_WORDS]
+    def __init__(self, count_ids: Iterable[str], verbs: Verbs = VERBS) -> None:
+        self.verbs = [*(spec.name for spec in verbs), *QUIT_WORDS]
+        self.counted = {s.name for s in verbs if any(isinstance(a, CountArg) for a in s.args)}
         self.count_ids = list(count_ids)
 
     def get_completions(
@@ -42,7 +45,7 @@ class CommandCompleter(Completer):
         current = words[-1]
         if len(words) == 1:
             options: Sequence[str] = self.verbs
-        elif len(words) == 2 and words[0] not in ("help", "list", "deliveries", *QUIT_WORDS):
+        elif len(words) == 2 and words[0] in self.counted:
             options = self.count_ids
         else:
             options = ()
@@ -55,6 +58,7 @@ async def read_commands(
     on_line: Line,
     *,
     count_ids: Iterable[str] = (),
+    verbs: Verbs = VERBS,
     input: Input | None = None,
     output: Output | None = None,
 ) -> None:
@@ -65,7 +69,7 @@ async def read_commands(
     session: PromptSession[str] = PromptSession(
         PROMPT,
         history=InMemoryHistory(),
-        completer=CommandCompleter(count_ids),
+        completer=CommandCompleter(count_ids, verbs),
         complete_while_typing=False,  # Tab completes, as in a shell
         input=input,
         output=output,

@@ -1,15 +1,18 @@
-"""The ``/count`` command tree: one group whose subcommands build the same text grammar as every
-other platform (``bot.commands.parse``), carried out by ``adapters.discord.commands``."""
+"""The ``/count`` command tree: one group with a subcommand for each verb of the core's table
+(``bot.commands.verbs``), built from the verb's spec; carried out by
+``adapters.discord.commands``."""
 
 from __future__ import annotations
 
+import inspect
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Optional
 
-from adapters.discord.commands import Options, SlashCommands, answer_error
+from adapters.discord.commands import SlashCommands, answer_error
 from adapters.discord.lib import app_commands, discord
-from bot.commands.parse import Verb
+from bot.commands.args import Option, OptionKind
+from bot.commands.verbs import VerbSpec
 
 log = logging.getLogger(__name__)
 
@@ -58,17 +61,47 @@ async def _count_autocomplete(interaction: Ix, current: str) -> list[app_command
     return await interaction.client.runner.count_choices(current)
 
 
-MODE_CHOICES = [
-    app_commands.Choice(name="significant events only (default)", value="events"),
-    app_commands.Choice(name="every change", value="all"),
-    app_commands.Choice(name="a live scoreboard, plus significant events", value="live"),
-]
-FIGURES_HELP = "Figures per choice as name=number, e.g. yes=463 no=1100"
-Figure = app_commands.Range[int, 0]
+def _annotation(option: Option) -> Any:
+    kind: Any = app_commands.Range[int, 0] if option.kind is OptionKind.NUMBER else str
+    return kind if option.required else Optional[kind]  # noqa: UP045 (a runtime value)
+
+
+def subcommand(spec: VerbSpec, runner: SlashCommands) -> app_commands.Command[Any, ..., None]:
+    """``/count <verb>`` built from the verb's spec: its options typed, described, with their
+    choices, and the count autocompleted; carried out by ``runner``."""
+    options = spec.options()
+
+    async def callback(interaction: Ix, **values: str | int | None) -> None:
+        await runner.run(interaction, spec, values)
+
+    params = [inspect.Parameter("interaction", inspect.Parameter.POSITIONAL_ONLY, annotation=Ix)]
+    params += [
+        inspect.Parameter(
+            o.name,
+            inspect.Parameter.KEYWORD_ONLY,
+            annotation=_annotation(o),
+            default=inspect.Parameter.empty if o.required else None,
+        )
+        for o in options
+    ]
+    # discord.py reads a callback's options from its signature, as a decorated method's would be
+    callback.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+    described = app_commands.describe(**{o.name: o.description for o in options})(callback)
+    choices = {
+        o.name: [app_commands.Choice(name=label, value=value) for label, value in o.choices]
+        for o in options
+        if o.choices
+    }
+    if choices:
+        described = app_commands.choices(**choices)(described)
+    counts = {o.name: _count_autocomplete for o in options if o.kind is OptionKind.COUNT}
+    if counts:
+        described = app_commands.autocomplete(**counts)(described)
+    return app_commands.Command(name=spec.name, description=spec.summary, callback=described)
 
 
 class CountGroup(app_commands.Group):
-    """``/count``: every subcommand maps onto the text grammar and ``Commands.handle``."""
+    """``/count``: a subcommand for each verb of the table (``context.verbs``)."""
 
     def __init__(self, runner: SlashCommands, guild_ids: list[int] | None) -> None:
         super().__init__(
@@ -77,127 +110,5 @@ class CountGroup(app_commands.Group):
             guild_ids=guild_ids,
             guild_only=True,
         )
-        self.runner = runner
-
-    @app_commands.command(description="Post a count's updates in this channel")
-    @app_commands.describe(
-        count="The count (start typing to search)", mode="What to post (default: events)"
-    )
-    @app_commands.choices(mode=MODE_CHOICES)
-    @app_commands.autocomplete(count=_count_autocomplete)
-    async def subscribe(
-        self, interaction: Ix, count: str, mode: app_commands.Choice[str] | None = None
-    ) -> None:
-        options = Options(count=count, mode=mode.value if mode is not None else None)
-        await self.runner.run(interaction, Verb.SUBSCRIBE, options)
-
-    @app_commands.command(description="Stop posting a count's updates in this channel")
-    @app_commands.describe(count="The count")
-    @app_commands.autocomplete(count=_count_autocomplete)
-    async def unsubscribe(self, interaction: Ix, count: str) -> None:
-        await self.runner.run(interaction, Verb.UNSUBSCRIBE, Options(count=count))
-
-    @app_commands.command(name="list", description="Every count, and what this channel follows")
-    async def list_(self, interaction: Ix) -> None:
-        await self.runner.run(interaction, Verb.LIST, Options())
-
-    @app_commands.command(description="Where a count stands now")
-    @app_commands.describe(count="The count (optional when this channel follows just one)")
-    @app_commands.autocomplete(count=_count_autocomplete)
-    async def status(self, interaction: Ix, count: str | None = None) -> None:
-        await self.runner.run(interaction, Verb.STATUS, Options(count=count))
-
-    @app_commands.command(description="A count's last updates")
-    @app_commands.describe(count="The count")
-    @app_commands.autocomplete(count=_count_autocomplete)
-    async def history(self, interaction: Ix, count: str) -> None:
-        await self.runner.run(interaction, Verb.HISTORY, Options(count=count))
-
-    @app_commands.command(description="A count so far, as a picture")
-    @app_commands.describe(count="The count")
-    @app_commands.autocomplete(count=_count_autocomplete)
-    async def chart(self, interaction: Ix, count: str) -> None:
-        await self.runner.run(interaction, Verb.CHART, Options(count=count))
-
-    @app_commands.command(description="What tallybot can do")
-    async def help(self, interaction: Ix) -> None:
-        await self.runner.run(interaction, Verb.HELP, Options())
-
-    @app_commands.command(description="Admins: enter new figures for a count")
-    @app_commands.describe(
-        count="The count",
-        figures=FIGURES_HELP,
-        void="Void ballots",
-        challenged="Challenged ballots",
-        received="Ballots received in all",
-    )
-    @app_commands.autocomplete(count=_count_autocomplete)
-    async def update(
-        self,
-        interaction: Ix,
-        count: str,
-        figures: str | None = None,
-        void: Figure | None = None,
-        challenged: Figure | None = None,
-        received: Figure | None = None,
-    ) -> None:
-        options = Options(count, None, figures, void, challenged, received)
-        await self.runner.run(interaction, Verb.UPDATE, options)
-
-    @app_commands.command(description="Admins: correct figures (that go down, or of a final)")
-    @app_commands.describe(
-        count="The count",
-        figures=FIGURES_HELP,
-        void="Void ballots",
-        challenged="Challenged ballots",
-        received="Ballots received in all",
-    )
-    @app_commands.autocomplete(count=_count_autocomplete)
-    async def correct(
-        self,
-        interaction: Ix,
-        count: str,
-        figures: str | None = None,
-        void: Figure | None = None,
-        challenged: Figure | None = None,
-        received: Figure | None = None,
-    ) -> None:
-        options = Options(count, None, figures, void, challenged, received)
-        await self.runner.run(interaction, Verb.CORRECT, options)
-
-    @app_commands.command(description="Admins: the count is paused")
-    @app_commands.describe(count="The count")
-    @app_commands.autocomplete(count=_count_autocomplete)
-    async def pause(self, interaction: Ix, count: str) -> None:
-        await self.runner.run(interaction, Verb.PAUSE, Options(count=count))
-
-    @app_commands.command(description="Admins: the count goes on")
-    @app_commands.describe(count="The count")
-    @app_commands.autocomplete(count=_count_autocomplete)
-    async def resume(self, interaction: Ix, count: str) -> None:
-        await self.runner.run(interaction, Verb.RESUME, Options(count=count))
-
-    @app_commands.command(description="Admins: the count is final (optionally with figures)")
-    @app_commands.describe(
-        count="The count",
-        figures=FIGURES_HELP,
-        void="Void ballots",
-        challenged="Challenged ballots",
-        received="Ballots received in all",
-    )
-    @app_commands.autocomplete(count=_count_autocomplete)
-    async def final(
-        self,
-        interaction: Ix,
-        count: str,
-        figures: str | None = None,
-        void: Figure | None = None,
-        challenged: Figure | None = None,
-        received: Figure | None = None,
-    ) -> None:
-        options = Options(count, None, figures, void, challenged, received)
-        await self.runner.run(interaction, Verb.FINAL, options)
-
-    @app_commands.command(description="Admins: messages that could not be delivered")
-    async def deliveries(self, interaction: Ix) -> None:
-        await self.runner.run(interaction, Verb.DELIVERIES, Options())
+        for spec in runner.context.verbs:
+            self.add_command(subcommand(spec, runner))

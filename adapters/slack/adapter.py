@@ -138,7 +138,7 @@ class SlackAdapter(SlackCommands):
         runner, self._runner = self._runner, None
         if runner is not None:
             await runner.cleanup()
-        await self._finish_inflight()
+        await self.inflight.finish()
         await self.close_sender()
 
     async def health(self) -> Health:

@@ -12,13 +12,11 @@ when the operator lists that workspace under ``[slack] admin_workspaces``
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 import re
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import aiohttp
@@ -31,11 +29,11 @@ from adapters.slack.blocks import file_comment, reply_payload
 from adapters.slack.delivery import SLACK_LIMITS, SlackSender, translate
 from adapters.slack.payloads import AppMention, EventCallback, SlashCommand, as_json
 from adapters.slack.settings import SlackSettings
-from bot.commands.parse import ADMIN_VERBS, parse
+from bot.commands.inflight import InFlight
 from bot.commands.request import Reply, Request
 from bot.config_platforms import windows
 from bot.domain.message import Attachment
-from bot.errors import CommandError, DeliveryError, TransientDeliveryError
+from bot.errors import DeliveryError, TransientDeliveryError
 from bot.platform import Context
 from bot.subscription import ChannelRef, Platform
 
@@ -55,7 +53,6 @@ class _QuietTokenWarning(logging.Filter):
 log.addFilter(_QuietTokenWarning())
 
 INVITE_FIX = "invite the bot with /invite @tallybot"
-FAILED = "Error: tallybot could not do that (an internal error, in the operator's log); try again."
 SEEN_EVENTS = 2048
 """How many event ids are remembered to drop Slack's redeliveries (a bounded LRU)."""
 
@@ -68,15 +65,6 @@ def strip_mention(text: str, bot_user_id: str | None) -> str:
         if bot_user_id is None or m.group(1) == bot_user_id:
             return text[m.end() :].strip()
     return text.strip()
-
-
-def needs_admin(text: str) -> bool:
-    """Whether ``text`` is an admin command (worth a users.info); unreadable text is not (the
-    command layer answers it with the error)."""
-    try:
-        return parse(text).verb in ADMIN_VERBS
-    except (CommandError, ValueError):
-        return False
 
 
 class SlackCommands(SlackSender):
@@ -103,43 +91,18 @@ class SlackCommands(SlackSender):
         self._monotonic = monotonic
         self._admin_cache: dict[str, tuple[float, bool]] = {}
         self._seen_events: OrderedDict[str, None] = OrderedDict()
-        self._inflight: set[asyncio.Task[Any]] = set()
-
-    async def _finish_inflight(self, timeout: float = 10.0) -> None:  # noqa: ASYNC109
-        """Let command handlers that are still answering finish (cancel them after timeout)."""
-        pending = {t for t in self._inflight if t is not asyncio.current_task()}
-        if not pending:
-            return
-        _, late = await asyncio.wait(pending, timeout=timeout)
-        for task in late:
-            task.cancel()
-        if late:
-            await asyncio.wait(late)
-
-    @contextlib.contextmanager
-    def _tracked(self) -> Iterator[None]:
-        task = asyncio.current_task()
-        if task is not None:
-            self._inflight.add(task)
-        try:
-            yield
-        finally:
-            if task is not None:
-                self._inflight.discard(task)
+        self.inflight = InFlight(grace=10.0)
 
     async def _on_command(
         self, ack: AsyncAck, command: SlashCommand, respond: AsyncRespond
     ) -> None:
         await ack()
-        with self._tracked():
-            try:
-                await self._command(command, respond)
-            except Exception:  # every command gets an answer, whatever went wrong
-                log.exception("slack /count %r failed", str(command.get("text") or "")[:200])
-                try:
-                    await respond(text=FAILED, response_type="ephemeral")
-                except (SlackClientError, aiohttp.ClientError, OSError) as exc:
-                    log.warning("could not answer a failed /count either: %s", exc)
+
+        async def failed(reply: Reply) -> None:
+            await respond(text=reply.text, response_type="ephemeral")
+
+        what = f"slack /count {str(command.get('text') or '')[:200]!r}"
+        await self.inflight.run(what, self._command(command, respond), failed)
 
     async def _command(self, command: SlashCommand, respond: AsyncRespond) -> None:
         text = str(command.get("text") or "")
@@ -150,7 +113,7 @@ class SlackCommands(SlackSender):
             name=str(command.get("user_name") or command.get("user_id") or ""),
             text=text,
         )
-        reply = await self._answer(request)
+        reply = await self.context.handle(request)
         if reply.attachment is not None and reply.ok and not reply.ephemeral:
             failed = await self._share(request.channel.channel, reply, reply.attachment)
             if failed is None:
@@ -170,19 +133,16 @@ class SlackCommands(SlackSender):
             return
         if event.get("bot_id") or not event.get("user"):
             return
-        with self._tracked():
-            try:
-                await self._mention(body, event)
-            except Exception:  # every command gets an answer, whatever went wrong
-                log.exception("slack mention %r failed", str(event.get("text") or "")[:200])
-                channel, user = str(event.get("channel") or ""), str(event["user"])
-                thread = event.get("thread_ts") or event.get("ts")
-                try:
-                    await self.client.chat_postEphemeral(
-                        channel=channel, user=user, text=FAILED, thread_ts=thread
-                    )
-                except (SlackClientError, aiohttp.ClientError, OSError) as exc:
-                    log.warning("could not answer a failed mention either: %s", exc)
+        channel, user = str(event.get("channel") or ""), str(event["user"])
+        thread = event.get("thread_ts") or event.get("ts")
+
+        async def failed(reply: Reply) -> None:
+            await self.client.chat_postEphemeral(
+                channel=channel, user=user, text=reply.text, thread_ts=thread
+            )
+
+        what = f"slack mention {str(event.get('text') or '')[:200]!r}"
+        await self.inflight.run(what, self._mention(body, event), failed)
 
     async def _mention(self, body: EventCallback, event: AppMention) -> None:
         user = str(event["user"])
@@ -194,7 +154,7 @@ class SlackCommands(SlackSender):
             name=user,
             text=strip_mention(str(event.get("text") or ""), self.bot_user_id),
         )
-        reply = await self._answer(request)
+        reply = await self.context.handle(request)
         thread = event.get("thread_ts") or event.get("ts")
         if reply.attachment is not None and reply.ok and not reply.ephemeral:
             failed = await self._share(channel, reply, reply.attachment, thread_ts=thread)
@@ -257,18 +217,11 @@ class SlackCommands(SlackSender):
     ) -> Request:
         workspace = str(team or self.team_id or "")
         admin = False
-        if self.admins.asks_platform(user) and needs_admin(text):
+        if self.admins.asks_platform(user) and self.context.verbs.needs_admin(text):
             admin = await self.is_workspace_admin(user, workspace)
         return self.context.request(
             ChannelRef(PLATFORM, workspace, channel), user, name, text.strip(), platform_admin=admin
         )
-
-    async def _answer(self, request: Request) -> Reply:
-        try:
-            return await self.context.handle(request)
-        except Exception:
-            log.exception("slack command %r failed", request.text)
-            return Reply("Error: something went wrong; the bot's log has the details.", ok=False)
 
     async def is_workspace_admin(self, user_id: str, workspace: str) -> bool:
         """Whether users.info says the user is an admin or owner of ``workspace`` (cached, fails

@@ -47,7 +47,7 @@ from bot.domain.message import Outgoing as Content
 from bot.errors import ConfigError, DeliveryError, PermanentDeliveryError
 from bot.platform import Adapter, ChannelRef, Context, Earlier, Health, Platform
 
-from .commands import AdminCheck, TelegramCommands
+from .commands import AdminCheck, TelegramCommands, menu
 from .errors import MaybeSent
 from .lifecycle import TelegramLifecycle, make_bot
 from .limits import TELEGRAM_LIMITS
@@ -110,6 +110,7 @@ class TelegramAdapter(Adapter):
             clock=context.clock,
             sleep=sleep,
             webhook_secret=secret.reveal() if secret is not None else None,
+            menu=menu(context.verbs),
         )
         self.commands: TelegramCommands | None = None
         self._maybe_posted: OrderedDict[str, bool] = OrderedDict()
@@ -134,6 +135,7 @@ class TelegramAdapter(Adapter):
                 monotonic=self.context.clock.monotonic,
             ),
             zone=self.zone,
+            verbs=self.context.verbs,
         )
 
     async def aclose(self) -> None:

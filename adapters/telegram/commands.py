@@ -20,17 +20,19 @@ never mistakes it for a copy of a delivery.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Container
 from dataclasses import dataclass
 from datetime import UTC
 
 from aiogram import Bot
-from aiogram.types import BufferedInputFile, Message, ReplyParameters, Update
+from aiogram.types import BotCommand, BufferedInputFile, Message, ReplyParameters, Update
 
-from bot.commands.parse import ADMIN_VERBS, parse
+from bot.commands.builtin import VERBS
+from bot.commands.inflight import guarded
 from bot.commands.request import Reply, Request
+from bot.commands.verbs import Verbs
 from bot.domain.times import Zone
-from bot.errors import CommandError
+from bot.errors import DeliveryError
 from bot.platform import AdminPolicy, Asker, Verdict
 from bot.subscription import ChannelRef, Platform
 
@@ -43,9 +45,7 @@ from .settings import TelegramSettings
 log = logging.getLogger("tallybot.telegram")
 
 COMMAND = "count"
-FAILED = Reply(
-    "Error: tallybot could not do that (an internal error, in the operator's log).", ok=False
-)
+COMMAND_SUMMARY = "Vote counts: /count help, /count status <count>"
 Handler = Callable[[Request], Awaitable[Reply]]
 Monotonic = Callable[[], float]
 
@@ -67,9 +67,17 @@ class Incoming:
     """Sent as the chat itself: a channel post, or an anonymous admin of the group."""
 
 
-def command_text(message: Message, bot_username: str, command: str = COMMAND) -> str | None:
-    """The text after ``/command`` or ``/command@bot_username``; None when the message is not
-    that command for this bot."""
+def menu(verbs: Verbs) -> list[BotCommand]:
+    """The command menu (``setMyCommands``): ``/count``, and each verb as a command of its own,
+    described by its summary."""
+    every = [BotCommand(command=spec.name, description=spec.summary) for spec in verbs]
+    return [BotCommand(command=COMMAND, description=COMMAND_SUMMARY), *every]
+
+
+def command_text(message: Message, bot_username: str, verbs: Container[str] = ()) -> str | None:
+    """The command text of ``/count ...`` (what follows it) or of ``/<verb> ...`` (the verb and
+    what follows), also written ``/count@bot_username``; None when the message is no command
+    for this bot."""
     text = message.text or ""
     entities = message.entities or []
     first = entities[0] if entities else None
@@ -77,17 +85,22 @@ def command_text(message: Message, bot_username: str, command: str = COMMAND) ->
         return None
     head = text.encode("utf-16-le")[: 2 * first.length].decode("utf-16-le", "replace")
     name, _, addressee = head[1:].partition("@")
-    if name.lower() != command or (addressee and addressee.lower() != bot_username.lower()):
+    name = name.lower()
+    if addressee and addressee.lower() != bot_username.lower():
         return None
-    return text[len(head) :].strip()
+    rest = text[len(head) :].strip()
+    if name == COMMAND:
+        return rest
+    return f"{name} {rest}".strip() if name in verbs else None
 
 
-def incoming(update: Update, bot_username: str) -> Incoming | None:
-    """The ``/count`` command in ``update`` (a message or a channel post), or None."""
+def incoming(update: Update, bot_username: str, verbs: Container[str] = ()) -> Incoming | None:
+    """The command in ``update`` (a message or a channel post: ``/count ...``, or ``/<verb>
+    ...`` for one of ``verbs``), or None."""
     message = update.message or update.channel_post
     if message is None:
         return None
-    text = command_text(message, bot_username)
+    text = command_text(message, bot_username, verbs)
     if text is None:
         return None
     chat = message.chat
@@ -106,14 +119,6 @@ def incoming(update: Update, bot_username: str) -> Incoming | None:
         text=text,
         as_chat=as_chat or chat.type == "channel",
     )
-
-
-def needs_admin(text: str) -> bool:
-    """Whether ``text`` is an admin command (worth a getChatMember); unreadable text is not."""
-    try:
-        return parse(text).verb in ADMIN_VERBS
-    except (CommandError, ValueError):
-        return False
 
 
 class AdminCheck:
@@ -188,6 +193,7 @@ class TelegramCommands:
         bot_username: str,
         admins: AdminCheck,
         zone: Zone = UTC,
+        verbs: Verbs = VERBS,
     ) -> None:
         self.bot = bot
         self.handle = handle
@@ -197,11 +203,12 @@ class TelegramCommands:
         self.bot_username = bot_username
         self.admins = admins
         self.zone = zone
+        self.verbs = verbs
 
     async def request(self, got: Incoming) -> Request:
         """The core's request for ``got``, with Telegram's word on admin status where it counts."""
         admin = False
-        if got.chat_id in self.settings.admin_chats and needs_admin(got.text):
+        if got.chat_id in self.settings.admin_chats and self.verbs.needs_admin(got.text):
             if got.as_chat:
                 admin = True  # only a chat's admins can post as the chat
             elif got.user_id is not None and got.user_id not in self.settings.admin_users:
@@ -221,17 +228,20 @@ class TelegramCommands:
 
     async def handle_update(self, update: Update) -> None:
         """Answer the update's ``/count`` (if it holds one); never raises for one update."""
-        got = incoming(update, self.bot_username)
+        got = incoming(update, self.bot_username, self.verbs)
         if got is None:
             return
-        try:
-            reply = await self.handle(await self.request(got))
-        except Exception:
-            log.exception("telegram /count %r failed", got.text[:200])
-            reply = FAILED
+
+        async def failed(reply: Reply) -> None:
+            await self.show(got, reply)
+
+        await guarded(f"telegram /count {got.text[:200]!r}", self._answer(got), failed)
+
+    async def _answer(self, got: Incoming) -> None:
+        reply = await self.handle(await self.request(got))
         try:
             await self.show(got, reply)
-        except Exception as exc:  # one update's failure must not stop the others
+        except DeliveryError as exc:
             log.warning("telegram: could not answer /count in %s: %s", got.chat_id, exc)
 
     async def show(self, got: Incoming, reply: Reply) -> None:

@@ -21,7 +21,7 @@ import hmac
 import json
 import logging
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,9 +34,12 @@ from aiohttp import web
 from pydantic import ValidationError
 
 from bot.clock import Clock
+from bot.commands.builtin import VERBS
+from bot.commands.inflight import InFlight
 from bot.delivery.ratelimit import Sleep
 from bot.errors import ConfigError
 
+from .commands import menu
 from .errors import FAILURES, translate
 from .settings import TelegramSettings
 
@@ -44,7 +47,8 @@ log = logging.getLogger("tallybot.telegram")
 
 ALLOWED_UPDATES = ["message", "channel_post"]
 SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
-MENU = [BotCommand(command="count", description="Vote counts: /count help, /count status <count>")]
+MENU = tuple(menu(VERBS))
+"""The command menu of the built-in verbs (the adapter publishes that of its context's)."""
 SEEN_UPDATES = 1024
 """Update ids remembered to drop a webhook delivery Telegram repeats."""
 OnUpdate = Callable[[Update], Awaitable[None]]
@@ -77,6 +81,7 @@ class TelegramLifecycle:
         sleep: Sleep = asyncio.sleep,
         webhook_secret: str | None = None,
         finish_timeout: float = 5.0,
+        menu: Sequence[BotCommand] = MENU,
     ) -> None:
         if settings.mode == "webhook" and not webhook_secret:
             raise ConfigError("TELEGRAM_WEBHOOK_SECRET is not set: webhook mode needs it")
@@ -86,14 +91,14 @@ class TelegramLifecycle:
         self.clock = clock
         self.sleep = sleep
         self.webhook_secret = webhook_secret
-        self.finish_timeout = finish_timeout
+        self.menu = list(menu)
         self.me: User | None = None
         self.offset: int | None = None
         self.last_poll: float | None = None
         """When getUpdates last answered (clock.monotonic)."""
         self._started: float | None = None
         self._poller: asyncio.Task[None] | None = None
-        self._handlers: set[asyncio.Task[None]] = set()
+        self._handlers = InFlight(grace=finish_timeout)
         self._seen: OrderedDict[int, None] = OrderedDict()
 
     # ------------------------------------------------------------------ start, stop
@@ -102,7 +107,7 @@ class TelegramLifecycle:
         """Check the token, publish the menu, start receiving updates; the bot's own user."""
         try:
             self.me = await self.bot.get_me()
-            await self.bot.set_my_commands(MENU)
+            await self.bot.set_my_commands(self.menu)
             if self.settings.mode == "webhook":
                 assert self.settings.webhook_url is not None
                 await self.bot.set_webhook(
@@ -125,11 +130,7 @@ class TelegramLifecycle:
         if poller is not None:
             poller.cancel()
             await asyncio.gather(poller, return_exceptions=True)
-        if self._handlers:
-            _, late = await asyncio.wait(set(self._handlers), timeout=self.finish_timeout)
-            for task in late:
-                task.cancel()
-            await asyncio.gather(*late, return_exceptions=True)
+        await self._handlers.finish()
         if poller is not None and self.offset is not None:
             try:
                 async with asyncio.timeout(1.0):
@@ -169,9 +170,7 @@ class TelegramLifecycle:
                 self._spawn(update)
 
     def _spawn(self, update: Update) -> None:
-        task = asyncio.create_task(self._handle(update), name=f"telegram update {update.update_id}")
-        self._handlers.add(task)
-        task.add_done_callback(self._handlers.discard)
+        self._handlers.spawn(self._handle(update), f"telegram update {update.update_id}")
 
     async def _handle(self, update: Update) -> None:
         try:

@@ -9,7 +9,8 @@ really received.
 
 from __future__ import annotations
 
-from bot.commands.parse import Command, Verb
+from bot.commands.args import Command
+from bot.commands.verbs import Verb
 from bot.domain.detect import Rejected, RejectReason
 from bot.domain.model import Count, Tally
 from bot.domain.words import n
@@ -40,5 +41,5 @@ def rejection_hint(count: Count, command: Command, tally: Tally, rejected: Rejec
     return ""
 
 
-def _line(verb: Verb, count: Count, figures: list[str]) -> str:
-    return " ".join([verb.value, count.id, *figures])
+def _line(verb: str, count: Count, figures: list[str]) -> str:
+    return " ".join([verb, count.id, *figures])

@@ -6,9 +6,10 @@ from __future__ import annotations
 from datetime import datetime
 
 from bot.clock import Clock
+from bot.commands.args import FIGURE_KEYS, Command
 from bot.commands.hints import rejection_hint
-from bot.commands.parse import FIGURE_KEYS, Command, Verb
 from bot.commands.request import Reply, Request
+from bot.commands.verbs import Verb
 from bot.domain.detect import Accepted, NoChange, Rejected
 from bot.domain.model import Count, Tally, TallyState
 from bot.errors import CommandError
@@ -25,7 +26,7 @@ async def manual(
     async with db.connect() as conn:
         last = await tally_rows.last(conn, count.id)
     tally = manual_tally(count, last, command, request, clock.now())
-    result = await pipeline.ingest(tally, actor=request.actor, action=command.verb.value)
+    result = await pipeline.ingest(tally, actor=request.actor, action=command.verb)
     d = result.detection
     if isinstance(d, NoChange):
         return Reply(f"No change: {count.id} already shows those figures.")
@@ -61,13 +62,13 @@ def manual_tally(
             names = ", ".join([*count.choice_ids, *FIGURE_KEYS])
             raise CommandError(f"unknown choice {key!r} for {count.id}; use one of: {names}")
     state = last.state if last else TallyState.COUNTING
-    if command.verb is Verb.PAUSE:
+    if command.verb == Verb.PAUSE:
         state = TallyState.PAUSED
-    elif command.verb is Verb.RESUME:
+    elif command.verb == Verb.RESUME:
         state = TallyState.COUNTING
-    elif command.verb is Verb.FINAL:
+    elif command.verb == Verb.FINAL:
         state = TallyState.FINAL
-    elif command.verb is Verb.UPDATE and state is TallyState.PAUSED:
+    elif command.verb == Verb.UPDATE and state is TallyState.PAUSED:
         state = TallyState.COUNTING  # new figures: the count is going again
     return Tally(
         count_id=count.id,
@@ -78,5 +79,5 @@ def manual_tally(
         challenged=challenged,
         received=received,
         state=state,
-        correction=command.verb is Verb.CORRECT,
+        correction=command.verb == Verb.CORRECT,
     )

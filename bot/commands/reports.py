@@ -7,7 +7,6 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from bot.chart import CHART_TALLIES, ChartCache, chart_attachment
-from bot.commands.parse import Verb, usage
 from bot.commands.request import Reply, Request
 from bot.domain import format as fmt
 from bot.domain.message import Moment, Part, Timed
@@ -56,8 +55,11 @@ async def list_counts(db: Database, request: Request) -> Reply:
     return Reply("\n".join(lines))
 
 
-async def status(db: Database, health: Health, request: Request, name: str | None) -> Reply:
-    """``status``: one count's figures (the channel's, or the only one), else a line for each."""
+async def status(
+    db: Database, health: Health, request: Request, name: str | None, usage: str
+) -> Reply:
+    """``status``: one count's figures (the channel's, or the only one), else a line for each
+    (ending in ``usage``)."""
     if name is None:
         async with db.connect() as conn:
             subs = await sub_rows.for_channel(conn, request.channel)
@@ -67,7 +69,7 @@ async def status(db: Database, health: Health, request: Request, name: str | Non
         elif len(counts) == 1:
             name = counts[0].id
         else:
-            return await _summary(db, counts)
+            return await _summary(db, counts, usage)
     count = await find_count(db, name)
     async with db.connect() as conn:
         last = await tally_rows.last(conn, count.id)
@@ -83,7 +85,7 @@ async def status(db: Database, health: Health, request: Request, name: str | Non
     return Reply(message.headline, message=message, ephemeral=False)
 
 
-async def _summary(db: Database, counts: list[Count]) -> Reply:
+async def _summary(db: Database, counts: list[Count], usage: str) -> Reply:
     """``status`` with no count named: one line for each count."""
     if not counts:
         return Reply("No counts are configured.")
@@ -93,7 +95,7 @@ async def _summary(db: Database, counts: list[Count]) -> Reply:
             last = await tally_rows.last(conn, c.id)
             now = fmt.for_status(c, last).headline if last else "no figures yet"
             lines.append(f"{c.id} [{c.status}]: {now}")
-    return Reply("\n".join([*lines, f"For one count's figures: {usage(Verb.STATUS)}"]))
+    return Reply("\n".join([*lines, f"For one count's figures: {usage}"]))
 
 
 def checked(health: Health, count_id: str) -> Timed | None:

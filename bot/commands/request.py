@@ -47,3 +47,11 @@ class Reply:
     def body(self) -> Timed:
         """The text to show, times as values."""
         return self.timed if self.timed is not None else Timed.of(self.text)
+
+
+FAILED = Reply(
+    "Error: tallybot could not do that (an internal error, in the operator's log); "
+    "try again in a minute.",
+    ok=False,
+)
+"""The answer to a command that failed unexpectedly, on every platform (the details are logged)."""

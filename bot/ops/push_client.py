@@ -20,7 +20,7 @@ from urllib.parse import quote
 
 import aiohttp
 
-from bot.commands.parse import NUMBER
+from bot.commands.args import NUMBER
 from bot.domain.model import CEILING_RULE, figure_value
 from bot.domain.safe_text import clean
 from bot.errors import ConfigError, PushError

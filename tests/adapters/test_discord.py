@@ -27,7 +27,6 @@ from sqlalchemy import func, select
 
 from adapters.discord.adapter import MAX_RATELIMIT_TIMEOUT, DiscordAdapter, DiscordStartError
 from adapters.discord.admins import DiscordAdmins
-from adapters.discord.commands import Options, command_text
 from adapters.discord.delivery import DISCORD_LIMITS, NONCE_TRUST_S, nonce_for
 from adapters.discord.embeds import (
     MAX_FIELD_VALUE,
@@ -41,7 +40,7 @@ from adapters.discord.embeds import (
 from adapters.discord.settings import DiscordSettings
 from bot import plugins
 from bot.app import App
-from bot.commands.parse import Verb, parse
+from bot.commands.builtin import VERBS
 from bot.commands.request import Reply, Request
 from bot.commands.throttle import PUBLIC_PER_CHANNEL
 from bot.config import Config
@@ -50,7 +49,6 @@ from bot.delivery.pacing import Route, Window
 from bot.domain.message import ChoiceLine, Message, Notice, Significance, Timed
 from bot.domain.model import Tally, TallyState
 from bot.errors import (
-    CommandError,
     ConfigError,
     MessageGone,
     PermanentDeliveryError,
@@ -1012,27 +1010,6 @@ def test_fit_cuts_only_the_longest_texts() -> None:
     assert sum(map(len, fit(["x" * 5000] * 3, 6000))) <= 6000
 
 
-def test_slash_options_become_the_text_grammar() -> None:
-    line = command_text(
-        Verb.UPDATE,
-        Options("bessemer-2021", None, "yes = 463, no=1,100; ", 76, 505, 3215),
-    )
-    assert line == "update bessemer-2021 yes=463 no=1,100 void=76 challenged=505 received=3215"
-    assert parse(line).figures == (
-        ("yes", 463),
-        ("no", 1100),
-        ("void", 76),
-        ("challenged", 505),
-        ("received", 3215),
-    )
-    assert command_text(Verb.SUBSCRIBE, Options("bessemer-2021", "live")) == (
-        "subscribe bessemer-2021 live"
-    )
-    assert command_text(Verb.STATUS, Options()) == "status"
-    with pytest.raises(CommandError, match="no spaces"):
-        command_text(Verb.STATUS, Options("bessemer 2021"))
-
-
 def test_limits_and_nonces() -> None:
     def windows(method: str) -> list[tuple[str, Window, bool]]:
         return [(b.name, b.window, b.per_channel) for b in DISCORD_LIMITS.buckets(Route(method))]
@@ -1150,7 +1127,7 @@ def test_registry_builds_the_discord_adapter_from_the_environment(
     secret_file = tmp_path / "token"
     secret_file.write_text("token-from-a-file\n")
     monkeypatch.setenv("DISCORD_TOKEN_FILE", str(secret_file))
-    commands: Any = SimpleNamespace(handle=None, clock=None, throttle=None, db=None)
+    commands: Any = SimpleNamespace(handle=None, clock=None, throttle=None, db=None, verbs=VERBS)
     adapter = adapter_factories(cfg)[Platform("discord")](commands)
     assert isinstance(adapter, DiscordAdapter)
     assert adapter._token.reveal() == "token-from-a-file"

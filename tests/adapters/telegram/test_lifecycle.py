@@ -13,6 +13,7 @@ from aiohttp import web
 
 from adapters.telegram.lifecycle import SECRET_HEADER, TelegramLifecycle, make_bot
 from adapters.telegram.settings import TelegramSettings
+from bot.commands.builtin import VERBS
 from bot.errors import ConfigError, PermanentDeliveryError
 from bot.testing.clock import FakeClock
 from bot.testing.fakes.telegram_fake import FakeTelegram
@@ -59,7 +60,7 @@ async def test_polling_receives_and_stops_within_a_second(
     dm = fake.private_chat(alice)
     me = await lifecycle.start()
     assert me.username == "tallybot"
-    assert [c["command"] for c in fake.commands()] == ["count"]
+    assert [c["command"] for c in fake.commands()] == ["count", *(s.name for s in VERBS)]
     assert lifecycle.health().ok
     fake.command(dm, alice, "/count status bessemer-2021")
     await fake.wait_for(lambda: len(received.updates) == 1)

@@ -1,0 +1,164 @@
+"""The middleware chain of a command, as in bolt: steps ``async (x, call_next) -> Reply``.
+
+On the request (before anyone knows which verb it is):
+
+- :func:`errors`: a command is always answered: a :class:`CommandError` as its one line, anything
+  unexpected logged and answered with :data:`~bot.commands.request.FAILED`;
+- :func:`throttle`: beyond a person's limit, how long to wait (:mod:`bot.commands.throttle`);
+- then the grammar of the verb table makes it a :class:`~bot.commands.verbs.Call`.
+
+On the call:
+
+- :func:`audit`: every admin action is audited once: refusals here, allowed ones here too unless
+  the verb's handler writes its own entry (``VerbSpec.audits_itself``). It wraps
+  :func:`authorise` so that it sees the refusal;
+- :func:`authorise`: an admin verb from someone the platform's policy does not call an admin is
+  refused (:class:`NotAuthorized`);
+- :func:`reply`: who sees the answer: the table says which verbs may answer the channel, and a
+  channel gets a public reply at most so often (else it is private);
+- the verb's handler, registered in the table, runs last.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import replace
+from typing import TypeVar
+
+from bot.commands.request import FAILED, Reply, Request
+from bot.commands.throttle import Throttle
+from bot.commands.verbs import Call, Services
+from bot.errors import CommandError, NotAuthorized
+from bot.store import audit as audit_rows
+from bot.store.audit import AuditEntry
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+Next = Callable[[T], Awaitable[Reply]]
+Middleware = Callable[[T, Next[T]], Awaitable[Reply]]
+
+
+def chain(steps: Sequence[Middleware[T]], last: Next[T]) -> Next[T]:
+    """``steps`` around ``last``: the first step is the outermost."""
+    run = last
+    for step in reversed(steps):
+        run = _bound(step, run)
+    return run
+
+
+def _bound(step: Middleware[T], call_next: Next[T]) -> Next[T]:
+    async def run(x: T) -> Reply:
+        return await step(x, call_next)
+
+    return run
+
+
+# ------------------------------------------------------------------ on the request
+
+
+async def errors(request: Request, call_next: Next[Request]) -> Reply:
+    try:
+        return await call_next(request)
+    except CommandError as exc:
+        return Reply(f"Error: {exc}", ok=False)
+    except Exception:
+        log.exception("command %r from %s failed", request.text[:200], request.actor)
+        return FAILED
+
+
+def throttle(limits: Throttle) -> Middleware[Request]:
+    async def step(request: Request, call_next: Next[Request]) -> Reply:
+        ticket = request.passed
+        wait = ticket.wait if ticket else limits.admit(request.channel, request.user_id)
+        if wait > 0:
+            limit = limits.per_user
+            return Reply(
+                f"Slow down: at most {limit.limit} commands in {limit.seconds:g} seconds each; "
+                f"try again in {math.ceil(wait)} s.",
+                ok=False,
+            )
+        return await call_next(request)
+
+    return step
+
+
+def dispatch(services: Services, steps: Sequence[Middleware[Call]]) -> Next[Request]:
+    """The last step on the request: the verb table parses it, and the call goes through
+    ``steps`` to the verb's handler."""
+    verbs = services.verbs
+
+    async def handler(call: Call) -> Reply:
+        return await verbs.handler(call.spec.name)(call)
+
+    run = chain(steps, handler)
+
+    async def step(request: Request) -> Reply:
+        command = verbs.parse(request.text)
+        return await run(Call(request, verbs[command.verb], command, services))
+
+    return step
+
+
+# ------------------------------------------------------------------ on the call
+
+
+def audit(services: Services) -> Middleware[Call]:
+    async def step(call: Call, call_next: Next[Call]) -> Reply:
+        spec, request = call.spec, call.request
+        if spec.admin is None:
+            return await call_next(call)
+        try:
+            reply = await call_next(call)
+        except NotAuthorized:
+            await _record(services, call, allowed=False, detail=request.refusal)
+            raise
+        if not spec.audits_itself:
+            detail = "answered" if reply.ok else f"failed: {reply.text}"[:200]
+            await _record(services, call, allowed=True, detail=detail)
+        return reply
+
+    return step
+
+
+async def _record(services: Services, call: Call, *, allowed: bool, detail: str) -> None:
+    entry = AuditEntry(
+        at=services.clock.now(),
+        actor=call.request.actor,
+        action=call.spec.name,
+        count_id=call.command.count,
+        old="",
+        new=call.request.text,
+        allowed=allowed,
+        detail=detail,
+    )
+    async with services.db.begin() as conn:
+        await audit_rows.record(conn, entry)
+
+
+async def authorise(call: Call, call_next: Next[Call]) -> Reply:
+    spec, request = call.spec, call.request
+    if spec.admin is not None and not request.admin:
+        raise NotAuthorized(f"only admins can {spec.admin}; ask an admin of this {request.place}")
+    return await call_next(call)
+
+
+def reply(limits: Throttle) -> Middleware[Call]:
+    async def step(call: Call, call_next: Next[Call]) -> Reply:
+        answer = await call_next(call)
+        if not call.spec.public:
+            return replace(answer, ephemeral=True)
+        if answer.ephemeral:
+            return answer
+        ticket = call.request.passed
+        if ticket.public if ticket else limits.publish(call.request.channel):
+            return answer
+        if answer.attachment is not None:  # a file cannot be shown privately everywhere
+            seconds = limits.public_per_channel.seconds
+            note = f"(The channel was shown one less than {seconds:g} s ago: ask again then.)"
+            return replace(answer, text=f"{answer.text} {note}", attachment=None, ephemeral=True)
+        return replace(answer, ephemeral=True)
+
+    return step

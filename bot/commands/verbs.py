@@ -1,0 +1,221 @@
+"""The table of verbs: what each command is called, takes, says of itself and is carried out by.
+
+One :class:`VerbSpec` per verb: its name, a one-line summary (a slash command's description, a
+menu's entry), its arguments (:mod:`bot.commands.args`), whether it needs an admin (and the
+words for "only admins can ..."), and whether its answer may be shown to the channel. A
+:class:`Verbs` table holds the specs with the handler registered for each::
+
+    verbs = Verbs()
+
+    @verbs.verb(VerbSpec("history", "A count's last updates", (CountArg(),)))
+    async def history(call: Call) -> Reply: ...
+
+The grammar (:meth:`Verbs.parse`), the usage lines and ``help`` come from the table, and so do
+every platform's commands: Discord's ``/count`` subcommands, Slack's help, Telegram's menu. A new
+verb is a spec and a handler; no adapter changes. The built-in verbs are
+:data:`bot.commands.builtin.VERBS`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+
+from bot.chart import ChartCache
+from bot.clock import Clock
+from bot.commands.args import Arg, Command, CountArg, Option, Value
+from bot.commands.reports import Health
+from bot.commands.request import Reply, Request
+from bot.errors import CommandError
+from bot.ingest.pipeline import Pipeline
+from bot.store import Database
+from bot.subscription import Platform
+
+
+class Verb(StrEnum):
+    """The built-in verbs' names (their specs are :data:`bot.commands.builtin.VERBS`)."""
+
+    SUBSCRIBE = "subscribe"
+    UNSUBSCRIBE = "unsubscribe"
+    LIST = "list"
+    STATUS = "status"
+    HISTORY = "history"
+    CHART = "chart"
+    HELP = "help"
+    UPDATE = "update"
+    CORRECT = "correct"
+    PAUSE = "pause"
+    RESUME = "resume"
+    FINAL = "final"
+    DELIVERIES = "deliveries"
+
+
+NAME = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
+"""A verb's name: what a Discord subcommand and a Telegram command may both be called."""
+SUMMARY_MOST = 100
+"""Discord's limit on a command's description (Telegram's is 256)."""
+
+
+@dataclass(frozen=True, slots=True)
+class VerbSpec:
+    """One verb (see the module docstring)."""
+
+    name: str
+    summary: str
+    """One line: what it does (a slash command's description, a menu's entry)."""
+    args: tuple[Arg, ...] = ()
+    admin: str | None = None
+    """What it does, for "only admins can ..."; None: anyone may."""
+    public: bool = False
+    """Its answer may be shown to the channel (its handler says which answers are); every other
+    answer, and every error, is shown only to the person who asked."""
+    audits_itself: bool = False
+    """An admin verb whose handler writes its own audit entry when it is allowed (manual figures
+    go through the pipeline, which records the figures before and after)."""
+    instant: bool = False
+    """Answered without the store: a platform that must acknowledge first may answer at once."""
+
+    def __post_init__(self) -> None:
+        if not NAME.match(self.name):
+            raise ValueError(f"verb name {self.name!r}: lowercase a-z, 0-9 and _, at most 32")
+        if not 0 < len(self.summary) <= SUMMARY_MOST:
+            raise ValueError(f"verb {self.name}: a summary of 1 to {SUMMARY_MOST} characters")
+        kinds = [type(a) for a in self.args]
+        if len(set(kinds)) != len(kinds):
+            raise ValueError(f"verb {self.name}: at most one argument of each kind")
+
+    @property
+    def usage(self) -> str:
+        """``update <count> yes=463 no=1100 [void=N] ...``."""
+        return " ".join([self.name, *(a.usage for a in self.args)])
+
+    def usage_line(self) -> str:
+        return f"usage: {self.usage}"
+
+    def options(self) -> tuple[Option, ...]:
+        """Its typed options, required ones first (as Discord wants them)."""
+        every = [o for a in self.args for o in a.options()]
+        return tuple(sorted(every, key=lambda o: not o.required))
+
+    def parse(self, words: list[str]) -> Command:
+        """The command that ``words`` (what follows the verb) describe."""
+        usage = self.usage_line()
+        if not self.args and words:
+            raise CommandError(f"{self.name} takes nothing after it; {usage}")
+        command = Command(self.name)
+        for arg in self.args:
+            command, words = arg.take(command, words, usage)
+        if words:
+            only = self.args[0] if len(self.args) == 1 else None
+            only_count = isinstance(only, CountArg) and only.required
+            raise CommandError(
+                f"{self.name} takes only the count; {usage}" if only_count else usage
+            )
+        return command
+
+    def line(self, values: Mapping[str, Value]) -> str:
+        """The text-grammar line typed options describe: ``/count update count:b figures:"yes
+        = 463, no=1,100" challenged:505`` -> ``update b yes=463 no=1,100 challenged=505``."""
+        return " ".join([self.name, *(w for a in self.args for w in a.words(values))])
+
+
+@dataclass(frozen=True, slots=True)
+class Services:
+    """What handlers work with."""
+
+    db: Database
+    pipeline: Pipeline
+    clock: Clock
+    health: Health
+    on_queued: Callable[[set[Platform]], None]
+    charts: ChartCache
+    verbs: Verbs
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """One command on its way through the chain: who asked, what they asked for, and with what
+    it is carried out."""
+
+    request: Request
+    spec: VerbSpec
+    command: Command
+    services: Services
+
+
+Handler = Callable[[Call], Awaitable[Reply]]
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    spec: VerbSpec
+    handler: Handler
+
+
+class Verbs:
+    """Specs and their handlers, in the order ``help`` lists them."""
+
+    def __init__(self, entries: Iterable[Entry] = ()) -> None:
+        self._entries: dict[str, Entry] = {}
+        for entry in entries:
+            self.register(entry.spec, entry.handler)
+
+    def register(self, spec: VerbSpec, handler: Handler) -> None:
+        if spec.name in self._entries:
+            raise ValueError(f"verb {spec.name!r} is registered twice")
+        self._entries[spec.name] = Entry(spec, handler)
+
+    def verb(self, *specs: VerbSpec) -> Callable[[Handler], Handler]:
+        """Register the decorated handler for each of ``specs``."""
+
+        def register(handler: Handler) -> Handler:
+            for spec in specs:
+                self.register(spec, handler)
+            return handler
+
+        return register
+
+    def extended(self, more: Iterable[tuple[VerbSpec, Handler]]) -> Verbs:
+        """A copy of this table with more verbs."""
+        table = Verbs(self._entries.values())
+        for spec, handler in more:
+            table.register(spec, handler)
+        return table
+
+    def __iter__(self) -> Iterator[VerbSpec]:
+        return (e.spec for e in self._entries.values())
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._entries
+
+    def __getitem__(self, name: str) -> VerbSpec:
+        return self._entries[name].spec
+
+    def handler(self, name: str) -> Handler:
+        return self._entries[name].handler
+
+    def parse(self, text: str) -> Command:
+        """Parse one command line (without the platform's ``/count`` prefix); an empty line
+        asks for help."""
+        words = text.strip().split()
+        if not words:
+            return Command(Verb.HELP)
+        head = words[0].lower()
+        entry = self._entries.get(head)
+        if entry is None:
+            known = ", ".join(self._entries)
+            raise CommandError(f"unknown command {head!r}; try one of: {known}")
+        return entry.spec.parse(words[1:])
+
+    def needs_admin(self, text: str) -> bool:
+        """Whether ``text`` is an admin command (worth asking the platform who is an admin);
+        unreadable text is not (the core answers it with the error)."""
+        try:
+            return self[self.parse(text).verb].admin is not None
+        except (CommandError, ValueError):
+            return False
+
+    def help(self) -> str:
+        return "Commands:\n" + "\n".join(f"  {spec.usage}" for spec in self)
