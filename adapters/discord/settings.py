@@ -10,7 +10,7 @@ from typing import Annotated
 from pydantic import AfterValidator, Field, PlainValidator
 
 from bot.platform import PlatformTable
-from bot.settings.values import HttpUrl, Ids, Limits, Loc, Text, bad, describe, problems
+from bot.settings.values import LISTS, HttpUrl, Ids, Limits, Loc, Text, bad, describe, problems
 
 TOKEN = "DISCORD_TOKEN"
 MOVED = {
@@ -26,7 +26,7 @@ _SERVER_ID = (
 
 
 def _guilds(value: object) -> tuple[int, ...]:
-    if not isinstance(value, list):
+    if not isinstance(value, LISTS):
         raise bad(f"expected a list, got {describe(value)}")
     found: list[tuple[Loc, str]] = []
     for i, g in enumerate(value):

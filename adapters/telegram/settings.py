@@ -31,6 +31,7 @@ from pydantic import AfterValidator, Field, PlainValidator, model_validator
 
 from bot.platform import PlatformTable
 from bot.settings.values import (
+    LISTS,
     HttpUrl,
     Limits,
     Loc,
@@ -54,7 +55,7 @@ Mode = Literal["polling", "webhook"]
 
 
 def _ids(value: object) -> frozenset[int]:
-    if not isinstance(value, list):
+    if not isinstance(value, LISTS):
         raise bad(f"expected a list of numeric ids, got {describe(value)}")
     found: list[tuple[Loc, str]] = [
         ((i,), f"{item!r} is not a numeric Telegram id")

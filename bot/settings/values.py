@@ -32,7 +32,7 @@ _KINDS: tuple[tuple[type | tuple[type, ...], str], ...] = (
     (int, "an integer"),
     (float, "a number"),
     (str, "text"),
-    ((list, tuple), "a list"),
+    ((list, tuple, set, frozenset), "a list"),
     (Mapping, "a table"),
 )
 
@@ -233,8 +233,12 @@ def _http_url(value: str) -> str:
 HttpUrl = Annotated[str, Strict(), AfterValidator(_http_url)]
 
 
+LISTS = (list, tuple, set, frozenset)
+"""What a list of the file is (a list), or of a model built in code (any collection)."""
+
+
 def _ids(value: object) -> frozenset[str]:
-    if not isinstance(value, list):
+    if not isinstance(value, LISTS):
         raise bad(f"expected a list, got {describe(value)}")
     found = [
         (i, v) for i, v in enumerate(value) if isinstance(v, bool) or not isinstance(v, str | int)

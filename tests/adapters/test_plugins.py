@@ -14,12 +14,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from bot.config_reader import Reader
 
 from adapters.console.plugin import PLUGIN as CONSOLE
 from bot.adapter import Adapter, Earlier
 from bot.app import App
 from bot.config import parse
-from bot.config_reader import Reader
 from bot.delivery.pacing import Pace, unpaced
 from bot.domain.message import Attachment, Outgoing
 from bot.errors import ConfigError
