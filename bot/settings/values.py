@@ -20,6 +20,7 @@ from typing import Annotated, ClassVar, TypeVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, PlainValidator, Strict, ValidationError
 from pydantic_core import InitErrorDetails, PydanticCustomError
+from yarl import URL
 
 from bot.delivery.pacing import Window
 
@@ -225,12 +226,16 @@ Port = Annotated[int, Strict(), AfterValidator(_port)]
 
 
 def _http_url(value: str) -> str:
-    if not value.startswith(("https://", "http://")):
+    try:
+        url = URL(value)
+    except (ValueError, TypeError) as exc:
+        raise bad(f"not a valid URL ({exc})") from None
+    if url.scheme not in ("http", "https") or not url.host:
         raise bad(f"must be an http:// or https:// address, got {describe(value)}")
     return value
 
 
-HttpUrl = Annotated[str, Strict(), AfterValidator(_http_url)]
+HttpUrl = Annotated[str, Strict(), AfterValidator(_not_empty), AfterValidator(_http_url)]
 
 
 LISTS = (list, tuple, set, frozenset)

@@ -8,13 +8,11 @@ import ast
 import subprocess
 import sys
 from collections.abc import Collection
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
-from bot.config_reader import Reader
 
 from adapters.console.plugin import PLUGIN as CONSOLE
 from bot.adapter import Adapter, Earlier
@@ -28,6 +26,7 @@ from bot.platform import (
     AdminPolicy,
     Asker,
     Context,
+    PlatformTable,
     Plugin,
     Plugins,
     SecretNeed,
@@ -35,6 +34,7 @@ from bot.platform import (
 )
 from bot.plugins import adapter_factories
 from bot.preflight import check
+from bot.settings.values import Ids
 from bot.store import audit as audit_rows
 from bot.subscription import ChannelRef, Platform
 from bot.testing.clock import FakeClock
@@ -50,9 +50,8 @@ COUNT = {
 # ---------------------------------------------------------------- a platform of the tests
 
 
-@dataclass(frozen=True)
-class PagerSettings:
-    admins: frozenset[str] = frozenset()
+class PagerSettings(PlatformTable):
+    admins: Ids = frozenset()
 
 
 class PagerAdapter(Adapter):
@@ -91,10 +90,6 @@ class PagerAdapter(Adapter):
         return {}
 
 
-def read_pager(r: Reader) -> PagerSettings:
-    return PagerSettings(admins=frozenset(r.get("admins", list, [])))
-
-
 class PagerAdmins(AdminPolicy):
     def __init__(self, settings: PagerSettings) -> None:
         self.admins = settings.admins
@@ -105,9 +100,7 @@ class PagerAdmins(AdminPolicy):
 
 def pager(**kw: Any) -> Plugin[PagerSettings]:
     """The pager platform: ``[pager] admins``; with no ``admins=`` policy unless given."""
-    return Plugin(
-        name="pager", keys=("admins", "token_env"), read=read_pager, build=PagerAdapter, **kw
-    )
+    return Plugin(name="pager", settings=PagerSettings, build=PagerAdapter, **kw)
 
 
 def pager_config(tmp_path: Path, plugin: Plugin[Any], **table: Any) -> Any:
@@ -255,12 +248,10 @@ async def test_a_platform_policy_decides_and_refusals_are_audited(tmp_path: Path
 
 def test_the_console_admin_switch_is_its_policy() -> None:
     asker = Asker("console", "local")
-    on = CONSOLE.read(Reader(Path("t.toml"), "console", {"enabled": True}, CONSOLE.keys))
-    off = CONSOLE.read(
-        Reader(Path("t.toml"), "console", {"enabled": True, "admin": False}, CONSOLE.keys)
-    )
-    assert on is not None
-    assert off is not None
+    on = CONSOLE.settings.model_validate({"enabled": True})
+    off = CONSOLE.settings.model_validate({"enabled": True, "admin": False})
+    assert on.on()
+    assert not CONSOLE.settings.model_validate({"admin": True}).on()
     assert CONSOLE.admins(on).verdict(asker).admin
     assert CONSOLE.admins(off).verdict(asker) == Verdict(False, "refused: [console] admin = false")
     assert AdminPolicy().verdict(asker) == Verdict(False, "refused: not an admin")

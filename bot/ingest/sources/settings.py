@@ -67,8 +67,10 @@ MaxBytes = Annotated[int, at_least(1)]
 
 def _state(value: object) -> TallyState:
     if not isinstance(value, str) or value not in _STATES:
-        close = suggest(value, _STATES) if isinstance(value, str) else ""
-        raise bad(f"bad state value {describe(value)}{close}; must be one of {', '.join(_STATES)}")
+        shown, close = describe(value), ""
+        if isinstance(value, str):
+            shown, close = repr(value), suggest(value, _STATES)
+        raise bad(f"bad state value {shown}{close}; must be one of {', '.join(_STATES)}")
     return TallyState(value)
 
 
@@ -276,11 +278,14 @@ def _kind(value: object) -> object:
         raise bad(f"expected a table, got {describe(value)}")
     kind = value.get("kind")
     if kind is None:
-        problems("source", [(("kind",), f"missing (one of {', '.join(KINDS)})")])
-    if not isinstance(kind, str) or kind not in KINDS:
-        close = suggest(kind, KINDS) if isinstance(kind, str) else ""
-        said = f"unknown kind {describe(kind)}{close}; one of {', '.join(KINDS)}"
-        problems("source", [(("kind",), said)])
+        said = f"missing (one of {', '.join(KINDS)})"
+    elif not isinstance(kind, str):
+        said = f"expected text, got {describe(kind)}"
+    elif kind not in KINDS:
+        said = f"unknown kind {describe(kind)}{suggest(kind, KINDS)}; one of {', '.join(KINDS)}"
+    else:
+        return value
+    problems("source", [(("kind",), said)])
     return value
 
 
