@@ -43,6 +43,8 @@ _EXPECTED = {
     "dataclass_type": "a table",
 }
 """The errors of a value of the wrong TOML type, and the type that was expected."""
+_SECRET_WORDS = ("token", "secret", "password", "passwd")
+"""An unknown key with one of these in its name is someone's attempt to write a secret here."""
 
 
 class Problems:
@@ -128,7 +130,13 @@ def _unknown(key: str, table: type[Table]) -> str:
     if key in table.moved:
         return f"no longer here (did you mean {table.moved[key]}?{table.moved_why})"
     known = [info.alias or name for name, info in table.model_fields.items()]
-    return f"unknown key{suggest(key, known) or '; known keys: ' + ', '.join(known)}"
+    close = suggest(key, known)
+    if not close and any(word in key.casefold() for word in _SECRET_WORDS):
+        return (
+            "unknown key: secrets never go in the file; they are read from the environment, or "
+            "from a file named by NAME_FILE (see tallybot.env.example)"
+        )
+    return f"unknown key{close or '; known keys: ' + ', '.join(known)}"
 
 
 def _locate(model: type[BaseModel], raw: object, loc: Sequence[str | int]) -> _Where:

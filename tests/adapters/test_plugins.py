@@ -276,3 +276,18 @@ def test_the_core_imports_no_platform() -> None:
         ("bot/cli.py", "adapters.console.adapter"),
         ("bot/cli.py", "adapters.console.plugin"),
     ]
+
+
+def test_a_secret_written_in_a_platform_table_is_refused_and_never_repeated(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "t.toml"
+    value = "xoxb-0123456789-abcdefghij"
+    with pytest.raises(ConfigError) as caught:
+        parse({"slack": {"bot_token": value}, "discord": {"token": value}}, path)
+    assert caught.value.problems == tuple(
+        f"{path}: {key}: unknown key: secrets never go in the file; they are read from the "
+        "environment, or from a file named by NAME_FILE (see tallybot.env.example)"
+        for key in ("slack.bot_token", "discord.token")
+    )
+    assert value not in str(caught.value)
