@@ -149,9 +149,9 @@ def _locate(model: type[BaseModel], raw: object, loc: Sequence[str | int]) -> _W
     field: FieldInfo | None = None
     for step in loc:
         tp = _unwrap(tp)
-        members = _models_of(tp)
-        if members and isinstance(step, str) and _tag_of(members, step) is not None:
-            tp = _tag_of(members, step)  # a discriminated union's tag: not in the file
+        tagged = _tag_of(_models_of(tp), step) if isinstance(step, str) else None
+        if tagged is not None:
+            tp = tagged  # a discriminated union's tag: not in the file
             continue
         if isinstance(tp, type) and issubclass(tp, BaseModel):
             table = tp if issubclass(tp, Table) else None
