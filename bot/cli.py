@@ -29,11 +29,12 @@ from bot import logs, preflight
 from bot.app import AdapterFactory, App
 from bot.clock import Clock, SystemClock
 from bot.commands.request import Request
-from bot.config import Config
+from bot.config import Admins, Config
 from bot.delivery.ratelimit import Sleep
 from bot.errors import ConfigError, PushError, TallybotError
 from bot.ingest.poller import PollResult
 from bot.ingest.sources.replay import ReplaySource
+from bot.ingest.sources.settings import ReplaySettings
 from bot.ops import push_client
 from bot.platform import CliCommand, Plugins
 from bot.plugins import context
@@ -61,9 +62,11 @@ def replay_config(
     for cc in cfg.counts:
         if count_id is not None and cc.count.id != count_id:
             continue
-        source = dict(cc.source, speed=speed)
+        source = cc.source
+        if isinstance(source, ReplaySettings):
+            source = source.model_copy(update={"speed": speed})
         if timeline is not None:
-            source = {"kind": "replay", "path": str(timeline.resolve()), "speed": speed}
+            source = ReplaySettings(path=str(timeline.resolve()), speed=speed)
         counts.append(replace(cc, source=source))
     if not counts:
         raise ConfigError(f"{cfg.path}: no count {count_id!r}")
@@ -71,8 +74,8 @@ def replay_config(
         cfg,
         store_url=f"sqlite+aiosqlite:///{store_dir / 'replay.sqlite3'}",
         counts=tuple(counts),
-        admins=replace(cfg.admins, alerts=(CONSOLE_CHANNEL,)),
-        platforms={CONSOLE_CHANNEL.platform: ConsoleSettings(admin=True)},
+        admins=Admins(alerts=(CONSOLE_CHANNEL,)),
+        platforms={CONSOLE_CHANNEL.platform: ConsoleSettings(enabled=True, admin=True)},
     )
 
 

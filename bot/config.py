@@ -1,10 +1,10 @@
-"""Configuration: one TOML file, checked whole before anything starts.
+"""Configuration: one TOML file, checked whole, in one typed pass, before anything starts.
 
-Every problem is reported as ``FILE: KEY: PROBLEM``, all of them at once (one ``ConfigError``
-whose ``problems`` lists them; see ``bot.config_reader``). The counts and their defaults are
-read by ``bot.config_counts``, the platforms and the ops server by ``bot.config_platforms``. Secrets
-never live in the file: they come from the environment (see ``bot.secrets``).
-``config/example.toml`` documents every key.
+The file is checked against one pydantic model (:mod:`bot.settings`): the core's tables, every
+count's ``source`` table and every platform's table, whose model its plug-in gives. Every
+problem is reported as ``FILE: KEY: PROBLEM``, all of them at once and in the order of the file
+(one ``ConfigError`` whose ``problems`` lists them). Secrets never live in the file: they come
+from the environment (see ``bot.secrets``). ``config/example.toml`` documents every key.
 """
 
 from __future__ import annotations
@@ -16,20 +16,15 @@ from datetime import tzinfo
 from pathlib import Path
 from typing import Any
 
-from bot.config_counts import CountConfig, check_defaults, read_counts, read_timezone
-from bot.config_platforms import ENV_NAME, Admins, ServerConfig, admins, platforms, server
-from bot.config_reader import Problems
-from bot.config_reader import Reader as _Reader
 from bot.errors import ConfigError
 from bot.platform import Plugins
-from bot.store.engine import url_problem
+from bot.settings.counts import CountConfig
+from bot.settings.document import DEFAULT_STORE, Admins, Document, ServerConfig, document_model
+from bot.settings.document import read as read_document
+from bot.settings.problems import Problems, lines
 from bot.subscription import Platform
 
-__all__ = ["Admins", "Config", "CountConfig", "ServerConfig"]
-CORE_TABLES = ("store", "defaults", "admins", "server", "counts")
-"""The tables of the core; every other top-level table is a platform's (``bot.platform``)."""
-
-DEFAULT_STORE = "sqlite+aiosqlite:///var/tallybot.sqlite3"
+__all__ = ["DEFAULT_STORE", "Admins", "Config", "CountConfig", "ServerConfig", "load", "parse"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,7 +34,7 @@ class Config:
     counts: tuple[CountConfig, ...]
     admins: Admins = field(default_factory=Admins)
     platforms: Mapping[Platform, Any] = field(default_factory=dict)
-    """The settings of every enabled platform, as its plug-in read them from its table."""
+    """The settings of every enabled platform: the model of its table, as its plug-in gives."""
     plugins: Plugins = field(default_factory=lambda: Plugins(()))
     """The plug-ins the file was read with (the installed ones, unless given)."""
     server: ServerConfig | None = None
@@ -93,46 +88,33 @@ def parse(
     """Check a parsed document; every problem is reported, in one ConfigError (or recorded in
     ``problems``, and the configuration returned as far as it could be read). ``plugins``: the
     platforms whose tables it may have (default: the installed ones)."""
-    collect = problems is None
-    problems = Problems(path) if problems is None else problems
     plugins = Plugins.installed() if plugins is None else plugins
-    # A table that is neither the core's nor an installed platform's: "unknown key (did you
-    # mean 'discord'?)", or the list of every known table.
-    top = _Reader(path, "", raw, [*CORE_TABLES, *plugins], problems)
-    store = top.table_at("store", ["url", "password_env"])
-    store_url = problems.attempt(lambda: _store_url(store), DEFAULT_STORE)
-    password_env = problems.attempt(lambda: _env_name(store, "password_env"), None)
-    defaults = top.table_at(
-        "defaults", ["interval", "stale_after_failures", "stale_after_minutes", "timezone"]
-    )
-    check_defaults(defaults)
-    counts = read_counts(top, defaults)
-    config = Config(
+    model = document_model(plugins)
+    doc, errors = read_document(model, raw)
+    if errors:
+        found = lines(errors, model, raw, path)
+        if problems is None:
+            raise ConfigError.of(found)
+        for line in found:
+            problems.add(line)
+    return _config(doc, path, plugins)
+
+
+def _config(doc: Document, path: Path, plugins: Plugins) -> Config:
+    tables = dict(doc)
+    platforms = {
+        plugin.platform: settings
+        for name, plugin in plugins.items()
+        if (settings := tables.get(name)) is not None and settings.on()
+    }
+    return Config(
         path=path,
-        store_url=store_url,
-        counts=counts,
-        admins=problems.attempt(lambda: admins(top, plugins), Admins()),
-        platforms=platforms(top, plugins),
+        store_url=doc.store.url,
+        counts=tuple(table.config(doc.defaults) for table in doc.counts),
+        admins=doc.admins,
+        platforms=platforms,
         plugins=plugins,
-        server=problems.attempt(lambda: server(top), None) if "server" in raw else None,
-        store_password_env=password_env,
-        timezone=problems.attempt(lambda: read_timezone(defaults), None),
+        server=doc.server,
+        timezone=doc.defaults.timezone,
+        store_password_env=doc.store.password_env,
     )
-    if collect:
-        problems.raise_any()
-    return config
-
-
-def _store_url(store: _Reader) -> str:
-    url: str = store.get("url", str, DEFAULT_STORE)
-    problem = url_problem(url)
-    if problem is not None:
-        raise store.error("url", problem)
-    return url
-
-
-def _env_name(r: _Reader, key: str) -> str | None:
-    name: str | None = r.get(key, str)
-    if name is not None and not ENV_NAME.fullmatch(name):
-        raise r.error(key, f"{name!r} is not an environment variable name")
-    return name

@@ -28,6 +28,7 @@ from typing import IO
 
 from bot import secrets as secret_store
 from bot.config import Config
+from bot.ingest.sources.settings import HttpSettings
 from bot.platform import Plugins
 
 REDACTED = "***"
@@ -64,9 +65,8 @@ def secret_values(cfg: Config | None = None, env: Mapping[str, str] | None = Non
         if cfg.store_password_env is not None:
             names.append(cfg.store_password_env)
         for cc in cfg.counts:
-            from_env = cc.source.get("headers_from_env")
-            if isinstance(from_env, Mapping):
-                names.extend(str(v) for v in from_env.values())
+            if isinstance(cc.source, HttpSettings):
+                names.extend(cc.source.headers_from_env.values())
     return secret_store.all_values(env, names)
 
 

@@ -12,9 +12,11 @@ The entry point's name is the platform's name: the name of its configuration tab
 
 A plug-in describes (:class:`Plugin`):
 
-* ``keys`` and ``read``: the keys of its own ``[name]`` table, and how to read them into its
-  settings (with :class:`bot.config_reader.Reader`, so problems read ``FILE: name.key: PROBLEM``,
-  all of them at once); ``read`` returns None when the table turns the platform off. The
+* ``settings``: the model of its own ``[name]`` table (a :class:`PlatformTable`, pydantic):
+  checked with the rest of the file in one pass (:mod:`bot.settings`), so its problems read
+  ``FILE: name.key: PROBLEM``, all of them at once, with a did-you-mean for a misspelt key; a
+  key is one line in the model. The validated model is the settings the adapter is built
+  with; its ``on()`` says whether the table turns the platform on (``[console] enabled``). The
   table holds the platform's admin settings too (``[discord] admin_users``, ...).
 * ``secrets``: the environment variables (or ``NAME_FILE`` files) it needs for these settings,
   each required or optional (:class:`SecretNeed`): ``tallybot check-config`` checks them for
@@ -61,10 +63,10 @@ from bot.commands.builtin import VERBS
 from bot.commands.request import Reply, Request
 from bot.commands.throttle import Throttle
 from bot.commands.verbs import Verbs
-from bot.config_reader import Reader, suggest
 from bot.domain.message import Attachment, Notice, Outgoing
 from bot.errors import ConfigError
 from bot.secrets import Secret
+from bot.settings.values import PlatformTable, suggest
 from bot.store import Database
 from bot.store.sent_ledger import SentLedger
 from bot.subscription import ChannelRef, Platform
@@ -83,6 +85,7 @@ __all__ = [
     "Notice",
     "Outgoing",
     "Platform",
+    "PlatformTable",
     "Plugin",
     "Plugins",
     "SecretNeed",
@@ -94,7 +97,7 @@ log = logging.getLogger(__name__)
 GROUP = "tallybot.adapters"
 """The entry-point group plug-ins register under."""
 
-S = TypeVar("S")
+S = TypeVar("S", bound=PlatformTable)
 Handler = Callable[[Request], Awaitable[Reply]]
 
 
@@ -233,11 +236,8 @@ class Plugin(Generic[S]):
     """One platform, as the core sees it (see the module docstring)."""
 
     name: str
-    keys: tuple[str, ...]
-    """The keys its ``[name]`` table may have."""
-    read: Callable[[Reader], S | None]
-    """Its settings from its table (a :class:`Reader` of ``[name]``); None: the platform is
-    off (``[console] enabled = false``)."""
+    settings: type[S]
+    """The model of its ``[name]`` table: its keys, their types and checks, its settings."""
     build: Callable[[S, Context], Adapter]
     secrets: Callable[[S], Sequence[SecretNeed]] = _no_secrets
     secret_names: tuple[str, ...] = ()

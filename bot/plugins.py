@@ -19,10 +19,10 @@ from dataclasses import dataclass, field
 from bot.app import AdapterFactory
 from bot.commands.handler import Commands
 from bot.config import Config
-from bot.config_reader import Problems
 from bot.errors import ConfigError
 from bot.platform import Context
 from bot.secrets import Secret, require, secret
+from bot.settings.problems import Problems
 from bot.subscription import Platform
 
 log = logging.getLogger(__name__)

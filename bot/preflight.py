@@ -16,10 +16,10 @@ from pathlib import Path
 from bot import config as config_mod
 from bot.clock import SystemClock
 from bot.config import Config
-from bot.config_reader import Problems
 from bot.domain.words import count_of
 from bot.ingest.sources.factory import build_source
 from bot.plugins import platform_secrets
+from bot.settings.problems import Problems
 
 
 def check(

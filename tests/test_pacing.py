@@ -11,7 +11,6 @@ import pytest
 from adapters.discord.delivery import DISCORD_LIMITS
 from adapters.slack.delivery import SLACK_LIMITS
 from bot.config import parse
-from bot.config_platforms import windows
 from bot.delivery.pacing import Bucket, Limits, Pacer, Route, Window
 from bot.errors import ConfigError
 from bot.testing.clock import FakeClock
@@ -81,9 +80,9 @@ def test_the_configuration_changes_buckets_by_name(tmp_path: Path) -> None:
         },
         tmp_path / "t.toml",
     )
-    discord = DISCORD_LIMITS.with_windows(windows(cfg.settings("discord").limits))
+    discord = DISCORD_LIMITS.with_windows(cfg.settings("discord").limits)
     assert discord.every == (Bucket("global", Window(500, 1.0)),)
-    slack = SLACK_LIMITS.with_windows(windows(cfg.settings("slack").limits))
+    slack = SLACK_LIMITS.with_windows(cfg.settings("slack").limits)
     found = {b.name: b.window for b in slack.buckets(Route("chat.postMessage", "C1"))}
     assert found == {
         "chat.postMessage per channel": Window(1, 1.0),

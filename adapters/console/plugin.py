@@ -7,28 +7,22 @@ terminal is the operator's own.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from bot.config_reader import Reader
-from bot.platform import AdminPolicy, Asker, Context, Plugin, Verdict
+from bot.platform import AdminPolicy, Asker, Context, PlatformTable, Plugin, Verdict
+from bot.settings.values import Flag
 
 if TYPE_CHECKING:
     from adapters.console.adapter import ConsoleAdapter
 
-KEYS = ("enabled", "admin")
 
-
-@dataclass(frozen=True, slots=True)
-class ConsoleSettings:
-    admin: bool = True
+class ConsoleSettings(PlatformTable):
+    enabled: Flag = False
+    admin: Flag = True
     """The person at the terminal is an admin."""
 
-
-def read(r: Reader) -> ConsoleSettings | None:
-    if not r.get("enabled", bool, False):
-        return None
-    return ConsoleSettings(admin=r.get("admin", bool, True))
+    def on(self) -> bool:
+        return self.enabled
 
 
 class ConsoleAdmins(AdminPolicy):
@@ -49,8 +43,7 @@ def build(settings: ConsoleSettings, context: Context) -> ConsoleAdapter:
 
 PLUGIN: Plugin[ConsoleSettings] = Plugin(
     name="console",
-    keys=KEYS,
-    read=read,
+    settings=ConsoleSettings,
     build=build,
     admins=ConsoleAdmins,
     place="terminal",

@@ -33,7 +33,6 @@ from adapters.discord.delivery import DISCORD_LIMITS, FAILURES, NO_MENTIONS, Dis
 from adapters.discord.lib import discord
 from adapters.discord.settings import TOKEN, DiscordSettings
 from adapters.discord.tree import CountGroup, TallybotClient, intents
-from bot.config_platforms import windows
 from bot.errors import ConfigError, TallybotError
 from bot.platform import Context, Health
 
@@ -65,7 +64,7 @@ class DiscordAdapter(DiscordSender):
     ) -> None:
         """``client_options`` go to ``discord.Client`` as they are (tests pass e.g. a short
         ``guild_ready_timeout``); ``ready_timeout`` bounds the wait for the gateway's READY."""
-        super().__init__(DISCORD_LIMITS.with_windows(windows(settings.limits)))
+        super().__init__(DISCORD_LIMITS.with_windows(settings.limits))
         self.config = settings
         self.context = context
         self.commands = SlashCommands(context)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from adapters.discord import invite
 from adapters.discord.admins import DiscordAdmins
-from adapters.discord.settings import KEYS, MOVED, TOKEN, DiscordSettings, read
+from adapters.discord.settings import MOVED, TOKEN, DiscordSettings
 from bot.platform import CliCommand, Context, Plugin, SecretNeed
 
 if TYPE_CHECKING:
@@ -28,8 +28,7 @@ def secrets(settings: DiscordSettings) -> tuple[SecretNeed, ...]:
 
 PLUGIN: Plugin[DiscordSettings] = Plugin(
     name="discord",
-    keys=KEYS,
-    read=read,
+    settings=DiscordSettings,
     build=build,
     secrets=secrets,
     secret_names=(TOKEN,),

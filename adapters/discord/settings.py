@@ -1,70 +1,59 @@
-"""The ``[discord]`` table: where Discord is, where ``/count`` is synced, and who is an admin."""
+"""The ``[discord]`` table: where Discord is, where ``/count`` is synced, and who is an admin.
+
+Checked with the rest of the file (:mod:`bot.settings`); a key is one line below.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import Annotated
 
-from bot.config_platforms import read_limits
-from bot.config_reader import Reader, describe
+from pydantic import AfterValidator, Field, PlainValidator
+
+from bot.platform import PlatformTable
+from bot.settings.values import LISTS, HttpUrl, Ids, Limits, Loc, Text, bad, describe, problems
 
 TOKEN = "DISCORD_TOKEN"
-KEYS = ("api_base", "gateway_url", "guilds", "limits", "admin_users", "admin_roles", "admin_guilds")
 MOVED = {
     "discord_users": "admin_users",
     "discord_roles": "admin_roles",
     "discord_guilds": "admin_guilds",
 }
 """The keys of ``[admins]`` that moved here, and their new names."""
+_SERVER_ID = (
+    "is not a server id: guilds are numbers like 123456789012345678 (Developer Mode on, "
+    "right-click the server, Copy Server ID)"
+)
 
 
-@dataclass(frozen=True, slots=True)
-class DiscordSettings:
-    api_base: str = "https://discord.com/api/v10"
-    gateway_url: str = "wss://gateway.discord.gg"
-    guilds: tuple[int, ...] = ()
+def _guilds(value: object) -> tuple[int, ...]:
+    if not isinstance(value, LISTS):
+        raise bad(f"expected a list, got {describe(value)}")
+    found: list[tuple[Loc, str]] = []
+    for i, g in enumerate(value):
+        if isinstance(g, bool) or not isinstance(g, int | str) or not str(g).isdigit():
+            found.append(((i,), f"{describe(g)} {_SERVER_ID}"))
+    problems("guilds", found)
+    return tuple(int(g) for g in value)
+
+
+def _guild_ids(value: frozenset[str]) -> frozenset[str]:
+    for guild in sorted(value):
+        if not guild.isascii() or not guild.isdigit():
+            raise bad(f"{guild!r} is not a Discord server (guild) id")
+    return value
+
+
+class DiscordSettings(PlatformTable):
+    api_base: HttpUrl = "https://discord.com/api/v10"
+    gateway_url: Text = "wss://gateway.discord.gg"
+    guilds: Annotated[tuple[int, ...], PlainValidator(_guilds)] = ()
     """Servers ``/count`` is synced to at once (else globally, which takes up to an hour)."""
-    limits: tuple[tuple[str, int, float], ...] = ()
+    limits: Limits = Field(default_factory=dict)
     """``[discord.limits]``: rate-limit buckets changed by name, ``name = [requests, seconds]``
     (see ``adapters.discord.delivery.DISCORD_LIMITS``)."""
-    admin_users: frozenset[str] = frozenset()
+    admin_users: Ids = frozenset()
     """User ids that are admins in every server."""
-    admin_roles: frozenset[str] = frozenset()
+    admin_roles: Ids = frozenset()
     """Role names or ids that make an admin, in the ``admin_guilds`` only."""
-    admin_guilds: frozenset[str] = frozenset()
+    admin_guilds: Annotated[Ids, AfterValidator(_guild_ids)] = frozenset()
     """Server ids where Manage Server, Administrator and ``admin_roles`` make an admin."""
-
-
-def read(r: Reader) -> DiscordSettings:
-    d = DiscordSettings()
-    guilds = []
-    for j, g in enumerate(r.get("guilds", list, [])):
-        if isinstance(g, bool) or not isinstance(g, int | str) or not str(g).isdigit():
-            r.problems.add(
-                str(
-                    r.error(
-                        f"guilds[{j}]",
-                        f"{describe(g)} is not a server id: guilds are numbers like "
-                        "123456789012345678 (Developer Mode on, right-click the server, "
-                        "Copy Server ID)",
-                    )
-                )
-            )
-            continue
-        guilds.append(int(g))
-    admin_guilds = _ids(r, "admin_guilds")
-    for guild in sorted(admin_guilds):
-        if not guild.isascii() or not guild.isdigit():
-            raise r.error("admin_guilds", f"{guild!r} is not a Discord server (guild) id")
-    return DiscordSettings(
-        api_base=r.get("api_base", str, d.api_base),
-        gateway_url=r.get("gateway_url", str, d.gateway_url),
-        guilds=tuple(guilds),
-        limits=read_limits(r),
-        admin_users=_ids(r, "admin_users"),
-        admin_roles=_ids(r, "admin_roles"),
-        admin_guilds=admin_guilds,
-    )
-
-
-def _ids(r: Reader, key: str) -> frozenset[str]:
-    return frozenset(str(v) for v in r.get(key, list, []))

@@ -73,8 +73,6 @@ class SlackAdapter(SlackCommands):
         timeout: int = 30,
         monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
-        if settings.mode not in ("socket", "http"):
-            raise ConfigError(f"slack.mode: must be 'socket' or 'http', not {settings.mode!r}")
         bot_token = context.secret(BOT_TOKEN)
         app_token = context.secrets.get(APP_TOKEN)
         signing_secret = context.secrets.get(SIGNING_SECRET)

@@ -31,7 +31,6 @@ from adapters.slack.payloads import AppMention, EventCallback, SlashCommand, as_
 from adapters.slack.settings import SlackSettings
 from bot.commands.inflight import InFlight
 from bot.commands.request import Reply, Request
-from bot.config_platforms import windows
 from bot.domain.message import Attachment
 from bot.errors import DeliveryError, TransientDeliveryError
 from bot.platform import Context
@@ -81,7 +80,7 @@ class SlackCommands(SlackSender):
         history_limit: int,
         monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
-        limits = SLACK_LIMITS.with_windows(windows(settings.limits))
+        limits = SLACK_LIMITS.with_windows(settings.limits)
         super().__init__(client, limits=limits, history_limit=history_limit)
         self.config = settings
         self.context = context

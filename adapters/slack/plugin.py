@@ -11,11 +11,9 @@ from adapters.slack.admins import SlackAdmins
 from adapters.slack.settings import (
     APP_TOKEN,
     BOT_TOKEN,
-    KEYS,
     MOVED,
     SIGNING_SECRET,
     SlackSettings,
-    read,
 )
 from bot.platform import Context, Plugin, SecretNeed
 
@@ -41,8 +39,7 @@ def secrets(settings: SlackSettings) -> tuple[SecretNeed, ...]:
 
 PLUGIN: Plugin[SlackSettings] = Plugin(
     name="slack",
-    keys=KEYS,
-    read=read,
+    settings=SlackSettings,
     build=build,
     secrets=secrets,
     secret_names=(BOT_TOKEN, APP_TOKEN, SIGNING_SECRET),

@@ -94,7 +94,7 @@ class TelegramAdapter(Adapter):
             )
         self.settings = settings
         self.context = context
-        self.limits = TELEGRAM_LIMITS.with_windows(settings.windows)
+        self.limits = TELEGRAM_LIMITS.with_windows(settings.limits)
         self.zone = context.zone or UTC
         secret = context.secrets.get(WEBHOOK_SECRET)
         self.bot = make_bot(context.secret(BOT_TOKEN).reveal(), settings, session=session)

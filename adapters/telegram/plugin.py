@@ -7,33 +7,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from bot.config_reader import Reader
-from bot.errors import ConfigError
 from bot.platform import AdminPolicy, Context, Plugin, SecretNeed
 
-from .settings import BOT_TOKEN, KEYS, SECRET_NAMES, WEBHOOK_SECRET, TelegramSettings, read_settings
+from .settings import BOT_TOKEN, SECRET_NAMES, WEBHOOK_SECRET, TelegramSettings
 
 if TYPE_CHECKING:
     from .adapter import TelegramAdapter
-
-PREFIX = "telegram: "
-
-
-def read(r: Reader) -> TelegramSettings:
-    """The ``[telegram]`` table through the existing reader, its problems reported through
-    ``r`` (``FILE: telegram.KEY: PROBLEM``, every one of them)."""
-    try:
-        return read_settings(r.table)
-    except ConfigError as exc:
-        for problem in exc.problems:
-            text = problem.removeprefix(PREFIX)
-            key, sep, said = text.partition(": ")
-            if not sep:
-                key, said = "", text
-            if said.startswith("unknown key"):
-                continue  # the Reader reports unknown keys itself, with its own hint
-            r.problems.add(str(r.error(key, said)))
-        return TelegramSettings()
 
 
 def build(settings: TelegramSettings, context: Context) -> TelegramAdapter:
@@ -55,8 +34,7 @@ def admins(settings: TelegramSettings) -> AdminPolicy:
 
 PLUGIN: Plugin[TelegramSettings] = Plugin(
     name="telegram",
-    keys=KEYS,
-    read=read,
+    settings=TelegramSettings,
     build=build,
     secrets=secrets,
     secret_names=SECRET_NAMES,

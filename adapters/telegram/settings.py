@@ -18,20 +18,31 @@ Secrets never come from the file: ``TELEGRAM_BOT_TOKEN`` (always) and
 ``TELEGRAM_WEBHOOK_SECRET`` (webhook mode: Telegram sends it back in
 ``X-Telegram-Bot-Api-Secret-Token``), from the environment or ``NAME_FILE``.
 
-``read_settings`` checks the whole table and reports every problem at once, one line each
-(``telegram: KEY: PROBLEM``), with a did-you-mean for a misspelt key.
+The table is checked with the rest of the file (:mod:`bot.settings`): every problem at once,
+``FILE: telegram.KEY: PROBLEM``, with a did-you-mean for a misspelt key.
 """
 
 from __future__ import annotations
 
-import difflib
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass, fields
-from typing import Literal
+from typing import Annotated, Literal
 
-from bot.delivery.pacing import Window
-from bot.errors import ConfigError
+from pydantic import AfterValidator, Field, PlainValidator, model_validator
+
+from bot.platform import PlatformTable
+from bot.settings.values import (
+    LISTS,
+    HttpUrl,
+    Limits,
+    Loc,
+    Text,
+    bad,
+    between,
+    describe,
+    one_of,
+    problems,
+    whole_between,
+)
 
 BOT_TOKEN = "TELEGRAM_BOT_TOKEN"
 WEBHOOK_SECRET = "TELEGRAM_WEBHOOK_SECRET"
@@ -43,114 +54,56 @@ SECRET_TOKEN = re.compile(r"[A-Za-z0-9_-]{1,256}")
 Mode = Literal["polling", "webhook"]
 
 
-@dataclass(frozen=True, slots=True)
-class TelegramSettings:
-    api_base: str = "https://api.telegram.org"
-    mode: Mode = "polling"
-    webhook_path: str = "/telegram/webhook"
-    webhook_url: str | None = None
-    admin_users: frozenset[int] = frozenset()
-    admin_chats: frozenset[int] = frozenset()
-    poll_timeout: int = 30
-    admin_cache_seconds: float = 60.0
-    probe_window: int = 50
-    limits: tuple[tuple[str, Window], ...] = ()
-
-    @property
-    def windows(self) -> dict[str, Window]:
-        """``[telegram.limits]`` for ``Limits.with_windows``."""
-        return dict(self.limits)
+def _ids(value: object) -> frozenset[int]:
+    if not isinstance(value, LISTS):
+        raise bad(f"expected a list of numeric ids, got {describe(value)}")
+    found: list[tuple[Loc, str]] = [
+        ((i,), f"{item!r} is not a numeric Telegram id")
+        for i, item in enumerate(value)
+        if isinstance(item, bool) or not isinstance(item, int)
+    ]
+    problems("ids", found)
+    return frozenset(value)
 
 
-KEYS = tuple(f.name for f in fields(TelegramSettings))
+def _path(value: str) -> str:
+    if not value.startswith("/"):
+        raise bad(f"must be a path starting with /, got {describe(value)}")
+    return value
 
 
-def _ids(key: str, value: object, problems: list[str]) -> frozenset[int]:
-    if not isinstance(value, list):
-        problems.append(f"telegram: {key}: must be a list of numeric ids")
-        return frozenset()
-    out: set[int] = set()
-    for i, item in enumerate(value):
-        if isinstance(item, bool) or not isinstance(item, int):
-            problems.append(f"telegram: {key}[{i}]: {item!r} is not a numeric Telegram id")
-        else:
-            out.add(item)
-    return frozenset(out)
+def _https(value: str) -> str:
+    if not value.startswith("https://"):
+        raise bad("must be an https:// URL (Telegram calls only those)")
+    return value
 
 
-def _number(key: str, value: object, low: float, high: float, problems: list[str]) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not low <= value <= high:
-        problems.append(f"telegram: {key}: must be a number from {low:g} to {high:g}")
-        return low
-    return float(value)
+TelegramIds = Annotated[frozenset[int], PlainValidator(_ids)]
 
 
-def _limits(value: object, problems: list[str]) -> tuple[tuple[str, Window], ...]:
-    if not isinstance(value, dict):
-        problems.append("telegram: limits: must be a table of bucket = [limit, seconds]")
-        return ()
-    out: list[tuple[str, Window]] = []
-    for name, pair in value.items():
-        ok = (
-            isinstance(pair, list)
-            and len(pair) == 2
-            and all(isinstance(x, int | float) and not isinstance(x, bool) for x in pair)
-            and int(pair[0]) == pair[0] >= 1
-            and pair[1] > 0
-        )
-        if not ok:
-            problems.append(f"telegram: limits: {name}: must be [limit, seconds], e.g. [20, 60]")
-            continue
-        out.append((str(name), Window(int(pair[0]), float(pair[1]))))
-    return tuple(out)
-
-
-def read_settings(table: Mapping[str, object]) -> TelegramSettings:
-    """The settings from the ``[telegram]`` table; :class:`ConfigError` listing every problem."""
-    problems: list[str] = []
-    for key in table:
-        if key not in KEYS:
-            close = difflib.get_close_matches(key, KEYS, n=1)
-            hint = f" (did you mean {close[0]}?)" if close else ""
-            problems.append(f"telegram: {key}: unknown key{hint}")
-    d = TelegramSettings()
-    api_base = table.get("api_base", d.api_base)
-    if not isinstance(api_base, str) or not api_base.startswith(("https://", "http://")):
-        problems.append("telegram: api_base: must be an http(s) URL")
-        api_base = d.api_base
-    mode = table.get("mode", d.mode)
-    if mode not in ("polling", "webhook"):
-        problems.append(f"telegram: mode: must be 'polling' or 'webhook', not {mode!r}")
-        mode = d.mode
-    path = table.get("webhook_path", d.webhook_path)
-    if not isinstance(path, str) or not path.startswith("/"):
-        problems.append("telegram: webhook_path: must be a path starting with /")
-        path = d.webhook_path
-    url = table.get("webhook_url")
-    if url is not None and (not isinstance(url, str) or not url.startswith("https://")):
-        problems.append(
-            "telegram: webhook_url: must be an https:// URL (Telegram calls only those)"
-        )
-        url = None
-    if mode == "webhook" and url is None and "webhook_url" not in table:
-        problems.append("telegram: webhook_url: webhook mode needs the public URL Telegram calls")
-    settings = TelegramSettings(
-        api_base=str(api_base).rstrip("/"),
-        mode="webhook" if mode == "webhook" else "polling",
-        webhook_path=str(path),
-        webhook_url=url if isinstance(url, str) else None,
-        admin_users=_ids("admin_users", table.get("admin_users", []), problems),
-        admin_chats=_ids("admin_chats", table.get("admin_chats", []), problems),
-        poll_timeout=int(_number("poll_timeout", table.get("poll_timeout", 30), 1, 50, problems)),
-        admin_cache_seconds=_number(
-            "admin_cache_seconds", table.get("admin_cache_seconds", 60), 0, 3600, problems
-        ),
-        probe_window=int(_number("probe_window", table.get("probe_window", 50), 1, 1000, problems)),
-        limits=_limits(table.get("limits", {}), problems),
+class TelegramSettings(PlatformTable):
+    api_base: Annotated[HttpUrl, AfterValidator(lambda url: url.rstrip("/"))] = (
+        "https://api.telegram.org"
     )
-    if problems:
-        raise ConfigError.of(problems)
-    return settings
+    mode: Annotated[Mode, one_of(["polling", "webhook"], "mode")] = "polling"
+    webhook_path: Annotated[Text, AfterValidator(_path)] = "/telegram/webhook"
+    webhook_url: Annotated[Text, AfterValidator(_https)] | None = None
+    admin_users: TelegramIds = frozenset()
+    admin_chats: TelegramIds = frozenset()
+    poll_timeout: Annotated[int, whole_between(1, 50)] = 30
+    admin_cache_seconds: Annotated[float, between(0, 3600, " seconds")] = 60.0
+    probe_window: Annotated[int, whole_between(1, 1000)] = 50
+    limits: Limits = Field(default_factory=dict)
+    """``[telegram.limits]``: buckets of ``adapters.telegram.limits`` changed by name."""
+
+    @model_validator(mode="after")
+    def _webhook(self) -> TelegramSettings:
+        if self.mode == "webhook" and self.webhook_url is None:
+            problems(
+                "telegram",
+                [(("webhook_url",), "webhook mode needs the public URL Telegram calls")],
+            )
+        return self
 
 
 def webhook_secret_ok(value: str) -> bool:

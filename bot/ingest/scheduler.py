@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from apscheduler.triggers.interval import IntervalTrigger
 
-from bot.config_counts import MIN_INTERVAL
+from bot.settings.counts import MIN_INTERVAL
 
 
 class Scheduler:

@@ -1099,9 +1099,8 @@ async def test_a_refused_token_or_a_dead_gateway_is_a_clear_error(
         await wrong.__aenter__()
     assert discord.http.Route.BASE == DEFAULT_BASE  # restored after the failure too
 
-    nowhere = replace(
-        settings,
-        gateway_url=world.fake.base_url.replace("http://", "ws://") + "/no-gateway-here",
+    nowhere = settings.model_copy(
+        update={"gateway_url": world.fake.base_url.replace("http://", "ws://") + "/no-gateway-here"}
     )
     dead = DiscordAdapter(
         nowhere,

@@ -42,7 +42,7 @@ def two_servers(tmp_path: Path, world: World, other: int) -> Config:
     cfg = config(tmp_path, world)
     settings = cfg.settings("discord")
     assert settings.admin_guilds == {str(world.guild)}
-    return with_settings(cfg, replace(settings, guilds=(world.guild, other)))
+    return with_settings(cfg, settings.model_copy(update={"guilds": (world.guild, other)}))
 
 
 def with_settings(cfg: Config, settings: DiscordSettings) -> Config:
@@ -120,9 +120,13 @@ async def test_admin_settings_that_make_nobody_an_admin_are_warned_about(
     other = world.fake.add_guild("Somewhere Else")
     world.fake.add_role(other, "mods")  # only in a server that is not listed
     cfg = config(tmp_path, world)
-    roles = replace(cfg.settings("discord"), admin_roles=frozenset({"count-admins", "mods"}))
-    listing_none = with_settings(cfg, replace(roles, admin_guilds=frozenset()))
-    listing_gone = with_settings(cfg, replace(roles, admin_guilds={str(world.guild), "42"}))
+    roles = cfg.settings("discord").model_copy(
+        update={"admin_roles": frozenset({"count-admins", "mods"})}
+    )
+    listing_none = with_settings(cfg, roles.model_copy(update={"admin_guilds": frozenset()}))
+    listing_gone = with_settings(
+        cfg, roles.model_copy(update={"admin_guilds": frozenset({str(world.guild), "42"})})
+    )
     for settings in (listing_none, listing_gone):
         with caplog.at_level(logging.WARNING, logger="adapters.discord.admins"):
             async with running(world, settings):

@@ -8,7 +8,6 @@ import ast
 import subprocess
 import sys
 from collections.abc import Collection
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -19,7 +18,6 @@ from adapters.console.plugin import PLUGIN as CONSOLE
 from bot.adapter import Adapter, Earlier
 from bot.app import App
 from bot.config import parse
-from bot.config_reader import Reader
 from bot.delivery.pacing import Pace, unpaced
 from bot.domain.message import Attachment, Outgoing
 from bot.errors import ConfigError
@@ -28,6 +26,7 @@ from bot.platform import (
     AdminPolicy,
     Asker,
     Context,
+    PlatformTable,
     Plugin,
     Plugins,
     SecretNeed,
@@ -35,6 +34,7 @@ from bot.platform import (
 )
 from bot.plugins import adapter_factories
 from bot.preflight import check
+from bot.settings.values import Ids
 from bot.store import audit as audit_rows
 from bot.subscription import ChannelRef, Platform
 from bot.testing.clock import FakeClock
@@ -50,9 +50,8 @@ COUNT = {
 # ---------------------------------------------------------------- a platform of the tests
 
 
-@dataclass(frozen=True)
-class PagerSettings:
-    admins: frozenset[str] = frozenset()
+class PagerSettings(PlatformTable):
+    admins: Ids = frozenset()
 
 
 class PagerAdapter(Adapter):
@@ -91,10 +90,6 @@ class PagerAdapter(Adapter):
         return {}
 
 
-def read_pager(r: Reader) -> PagerSettings:
-    return PagerSettings(admins=frozenset(r.get("admins", list, [])))
-
-
 class PagerAdmins(AdminPolicy):
     def __init__(self, settings: PagerSettings) -> None:
         self.admins = settings.admins
@@ -105,9 +100,7 @@ class PagerAdmins(AdminPolicy):
 
 def pager(**kw: Any) -> Plugin[PagerSettings]:
     """The pager platform: ``[pager] admins``; with no ``admins=`` policy unless given."""
-    return Plugin(
-        name="pager", keys=("admins", "token_env"), read=read_pager, build=PagerAdapter, **kw
-    )
+    return Plugin(name="pager", settings=PagerSettings, build=PagerAdapter, **kw)
 
 
 def pager_config(tmp_path: Path, plugin: Plugin[Any], **table: Any) -> Any:
@@ -255,12 +248,10 @@ async def test_a_platform_policy_decides_and_refusals_are_audited(tmp_path: Path
 
 def test_the_console_admin_switch_is_its_policy() -> None:
     asker = Asker("console", "local")
-    on = CONSOLE.read(Reader(Path("t.toml"), "console", {"enabled": True}, CONSOLE.keys))
-    off = CONSOLE.read(
-        Reader(Path("t.toml"), "console", {"enabled": True, "admin": False}, CONSOLE.keys)
-    )
-    assert on is not None
-    assert off is not None
+    on = CONSOLE.settings.model_validate({"enabled": True})
+    off = CONSOLE.settings.model_validate({"enabled": True, "admin": False})
+    assert on.on()
+    assert not CONSOLE.settings.model_validate({"admin": True}).on()
     assert CONSOLE.admins(on).verdict(asker).admin
     assert CONSOLE.admins(off).verdict(asker) == Verdict(False, "refused: [console] admin = false")
     assert AdminPolicy().verdict(asker) == Verdict(False, "refused: not an admin")
@@ -285,3 +276,18 @@ def test_the_core_imports_no_platform() -> None:
         ("bot/cli.py", "adapters.console.adapter"),
         ("bot/cli.py", "adapters.console.plugin"),
     ]
+
+
+def test_a_secret_written_in_a_platform_table_is_refused_and_never_repeated(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "t.toml"
+    value = "xoxb-0123456789-abcdefghij"
+    with pytest.raises(ConfigError) as caught:
+        parse({"slack": {"bot_token": value}, "discord": {"token": value}}, path)
+    assert caught.value.problems == tuple(
+        f"{path}: {key}: unknown key: secrets never go in the file; they are read from the "
+        "environment, or from a file named by NAME_FILE (see tallybot.env.example)"
+        for key in ("slack.bot_token", "discord.token")
+    )
+    assert value not in str(caught.value)

@@ -256,11 +256,13 @@ def test_server_config_defaults_and_checks(tmp_path: Path) -> None:
     assert parse({"server": {}}, path).server == ServerConfig()
     assert parse({}, path).server is None
     cfg = parse({"server": {"host": "0.0.0.0", "port": 9100, "max_body_bytes": 4096}}, path)
-    assert cfg.server == ServerConfig("0.0.0.0", 9100, "TALLYBOT_PUSH_SECRET", 4096)
+    assert cfg.server == ServerConfig(
+        host="0.0.0.0", port=9100, push_secret_env="TALLYBOT_PUSH_SECRET", max_body_bytes=4096
+    )
     bad: list[tuple[dict[str, Any], str]] = [
         ({"port": 70000}, "server.port: must be 0 to 65535"),
         ({"port": "80"}, "server.port: expected an integer"),
-        ({"max_body_bytes": 0}, "server.max_body_bytes: must be at least 1"),
+        ({"max_body_bytes": 0}, "server.max_body_bytes: must be a whole number of at least 1"),
         ({"push_secret_env": "MY-SECRET"}, "server.push_secret_env: 'MY-SECRET' is not"),
         ({"host": " "}, "server.host: is empty"),
         ({"prot": 1}, "server.prot: unknown key (did you mean 'port'?)"),

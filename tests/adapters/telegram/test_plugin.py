@@ -29,10 +29,11 @@ def test_every_problem_of_the_table_is_reported_at_once(tmp_path: Path) -> None:
     table = {"mode": "webhok", "admin_user": [1], "poll_timeout": 99}
     with pytest.raises(ConfigError) as caught:
         parse({"store": STORE, "telegram": table}, path)
-    assert caught.value.problems == (
+    assert caught.value.problems == (  # in the order of the file
+        f"{path}: telegram.mode: unknown mode \"webhok\" (text) (did you mean 'webhook'?); "
+        "one of polling, webhook",
         f"{path}: telegram.admin_user: unknown key (did you mean 'admin_users'?)",
-        f"{path}: telegram.mode: must be 'polling' or 'webhook', not 'webhok'",
-        f"{path}: telegram.poll_timeout: must be a number from 1 to 50",
+        f"{path}: telegram.poll_timeout: must be a whole number from 1 to 50, got 99 (an integer)",
     )
 
 

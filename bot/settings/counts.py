@@ -1,0 +1,202 @@
+"""The ``[[counts]]`` tables and the ``[defaults]`` they fall back on.
+
+A count's own ``interval``, ``stale_after_failures`` and ``stale_after_minutes`` win over
+``[defaults]``; each is checked where it is written. The figures (``eligible``, ``received``) are
+under the one ceiling, ``MAX_FIGURE``; the rule is checked by the domain's own
+:class:`~bot.domain.model.Count` once every key of the table is good.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import tzinfo
+from fractions import Fraction
+from typing import Annotated
+
+from pydantic import AfterValidator, Field, PlainValidator, model_validator
+
+from bot.domain.model import (
+    CEILING_RULE,
+    MAX_FIGURE,
+    SLUG,
+    Choice,
+    Count,
+    CountStatus,
+    DecisionRule,
+    RuleKind,
+)
+from bot.domain.times import zone_named
+from bot.errors import ConfigError
+from bot.ingest.sources.settings import ManualSettings, MappedSettings, SourceSettings
+from bot.settings.values import (
+    Loc,
+    Table,
+    Text,
+    Whole,
+    at_least,
+    bad,
+    between,
+    describe,
+    enum_of,
+    problems,
+)
+
+MIN_INTERVAL = 1.0
+MAX_INTERVAL = 86_400.0
+DEFAULT_INTERVAL = 15.0
+DEFAULT_FAILURES = 5
+DEFAULT_STALE_MINUTES = 10.0
+MAX_STALE_MINUTES = 10_080
+"""A week: a source silent for longer than that is stale whatever the setting."""
+
+
+MANUAL = ManualSettings()
+
+
+@dataclass(frozen=True, slots=True)
+class CountConfig:
+    count: Count
+    source: SourceSettings = MANUAL
+    interval: float = DEFAULT_INTERVAL
+    stale_after_failures: int = DEFAULT_FAILURES
+    stale_after_seconds: float = DEFAULT_STALE_MINUTES * 60
+
+
+def _slug(value: str) -> str:
+    if not SLUG.match(value):
+        raise bad(
+            f"{describe(value)} is not a lowercase slug like 'bessemer-2021' "
+            "(letters, digits and dashes, at most 64)"
+        )
+    return value
+
+
+def _figure(value: int) -> int:
+    if value > MAX_FIGURE:
+        raise bad(f"{value:,} is above the ceiling: {CEILING_RULE}")
+    return value
+
+
+def _choice(value: object) -> Choice:
+    if isinstance(value, dict) and not set(value) - {"id", "label"}:
+        choice_id, label = value.get("id"), value.get("label", value.get("id"))
+        if isinstance(choice_id, str) and isinstance(label, str):
+            return Choice(choice_id, label)
+    raise bad('expected { id = "yes", label = "Yes" }')
+
+
+def _threshold(value: object) -> Fraction:
+    try:
+        if isinstance(value, bool) or not isinstance(value, str | int | float):
+            raise ValueError(value)
+        return Fraction(str(value))
+    except (ValueError, ZeroDivisionError):
+        raise bad('expected a fraction like "2/3"') from None
+
+
+def _zone(value: object) -> tzinfo:
+    if not isinstance(value, str):
+        raise bad(f"expected text, got {describe(value)}")
+    try:
+        return zone_named(value)
+    except ValueError as exc:
+        raise bad(str(exc)) from None
+
+
+def _stale_minutes(value: object) -> float:
+    n = float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+    if n is None or not 0 < n <= MAX_STALE_MINUTES:
+        raise bad(f"must be above 0 and at most {MAX_STALE_MINUTES}, got {describe(value)}")
+    return n
+
+
+Interval = Annotated[float, between(MIN_INTERVAL, MAX_INTERVAL, " seconds")]
+Failures = Annotated[int, at_least(1)]
+StaleMinutes = Annotated[float, PlainValidator(_stale_minutes)]
+Figure = Annotated[Whole, AfterValidator(_figure)]
+
+
+class Defaults(Table):
+    """``[defaults]``: what a count that does not say otherwise gets."""
+
+    interval: Interval = DEFAULT_INTERVAL
+    stale_after_failures: Failures = DEFAULT_FAILURES
+    stale_after_minutes: StaleMinutes = DEFAULT_STALE_MINUTES
+    timezone: Annotated[tzinfo, PlainValidator(_zone)] | None = None
+    """Where times are shown that cannot be shown in each reader's own zone (the console)."""
+
+
+class CountTable(Table):
+    """One ``[[counts]]`` table."""
+
+    id: Annotated[Text, AfterValidator(_slug)] = Field(examples=['id = "bessemer-2021"'])
+    title: Text
+    choices: list[Annotated[Choice, PlainValidator(_choice)]]
+    rule: Annotated[RuleKind, enum_of(RuleKind, "rule")] = RuleKind.MAJORITY
+    tie_holder: Text | None = None
+    threshold: Annotated[Fraction, PlainValidator(_threshold)] | None = None
+    eligible: Figure | None = None
+    received: Figure | None = None
+    status: Annotated[CountStatus, enum_of(CountStatus, "status")] = CountStatus.COUNTING
+    interval: Interval | None = None
+    stale_after_failures: Failures | None = None
+    stale_after_minutes: StaleMinutes | None = None
+    source: SourceSettings = ManualSettings()
+
+    def count(self) -> Count:
+        """The count the table describes (ConfigError: the rule cannot work with its choices)."""
+        return Count(
+            id=self.id,
+            title=self.title,
+            choices=tuple(self.choices),
+            rule=DecisionRule(self.rule, self.tie_holder, self.threshold),
+            eligible=self.eligible,
+            received=self.received,
+            status=self.status,
+        )
+
+    def config(self, defaults: Defaults) -> CountConfig:
+        """The count, its source and its settings, ``[defaults]`` where it says nothing."""
+        pick = defaults.model_copy(update=self.model_dump(exclude_none=True, include=_DEFAULTED))
+        return CountConfig(
+            self.count(),
+            self.source,
+            pick.interval,
+            pick.stale_after_failures,
+            pick.stale_after_minutes * 60,
+        )
+
+    @model_validator(mode="after")
+    def _whole(self) -> CountTable:
+        found: list[tuple[Loc, str]] = []
+        eligible, received = self.eligible, self.received
+        if eligible is not None and received is not None and received > eligible:
+            said = f"{received:,} received is more than the {eligible:,} eligible voters"
+            found.append((("received",), said))
+        try:
+            count = self.count()
+        except ConfigError as exc:
+            found.append(((), str(exc)))
+        else:
+            if isinstance(self.source, MappedSettings):
+                found += [
+                    (("source", *loc), text) for loc, text in self.source.unknown_choices(count)
+                ]
+        problems("count", found)
+        return self
+
+
+_DEFAULTED = {"interval", "stale_after_failures", "stale_after_minutes"}
+
+
+def unique(counts: Sequence[CountTable]) -> Sequence[CountTable]:
+    """Each count's ``id`` once."""
+    seen: set[str] = set()
+    found: list[tuple[Loc, str]] = []
+    for i, table in enumerate(counts):
+        if table.id in seen:
+            found.append(((i, "id"), f"{table.id!r} is used twice"))
+        seen.add(table.id)
+    problems("counts", found)
+    return counts
