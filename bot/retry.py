@@ -11,10 +11,13 @@ passes the ``sleep`` coroutine (``asyncio.sleep`` in production, a recorder in t
 
 from __future__ import annotations
 
+import email.utils
 import math
 import random
-from collections.abc import Awaitable, Callable
-from typing import TypeVar
+import re
+from collections.abc import Awaitable, Callable, Mapping
+from datetime import UTC, datetime
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 
@@ -36,6 +39,45 @@ def backoff(
     # 2**attempt overflows a float for large attempts; the cap applies long before that.
     ceiling = cap if attempt >= 1024 else min(cap, base * 2.0**attempt)
     return (rng or _SYSTEM_RNG).uniform(0.0, ceiling)
+
+
+_DELTA_SECONDS = re.compile(r"\d+(?:\.\d+)?")
+
+
+def parse_retry_after(value: str | None, *, now: datetime | None = None) -> float | None:
+    """Seconds from a ``Retry-After`` header value; None when it is missing or unusable.
+
+    Delta-seconds (``"7"``; a decimal too, ``"1.5"``, as Discord sends), or, given ``now``, an
+    HTTP date: the seconds from ``now`` until then, at least 0. Without ``now`` a date is
+    unusable (a caller without a clock does not guess the time).
+    """
+    if value is None:
+        return None
+    value = value.strip()
+    if _DELTA_SECONDS.fullmatch(value):
+        return float(value)
+    if now is None:
+        return None
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - now).total_seconds())
+
+
+def retry_after_header(
+    headers: Mapping[str, Any] | None, *, now: datetime | None = None
+) -> float | None:
+    """:func:`parse_retry_after` of the ``Retry-After`` in ``headers``, whatever the case of its
+    name (a list of values: the first)."""
+    for name, value in (headers or {}).items():
+        if name.lower() != "retry-after":
+            continue
+        raw = value[0] if isinstance(value, list | tuple) and value else value
+        return parse_retry_after(str(raw), now=now)
+    return None
 
 
 def retry_after_hint(exc: BaseException) -> float | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import doctest
 import random
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from hypothesis import given
@@ -13,7 +14,13 @@ from hypothesis import strategies as st
 import bot.retry
 from bot.errors import PermanentSourceError, TransientDeliveryError, TransientSourceError
 from bot.ingest.sources.http import HttpTransientError
-from bot.retry import backoff, retry_after_hint, retry_transient
+from bot.retry import (
+    backoff,
+    parse_retry_after,
+    retry_after_header,
+    retry_after_hint,
+    retry_transient,
+)
 
 
 class Sleeps:
@@ -171,3 +178,31 @@ async def test_cancellation_is_never_retried() -> None:
 async def test_attempts_must_be_positive() -> None:
     with pytest.raises(ValueError, match="attempts must be >= 1"):
         await retry_transient(Flaky(), attempts=0, sleep=Sleeps(), is_transient=transient)
+
+
+NOW = datetime(2026, 11, 3, 20, 0, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("value", "seconds"),
+    [("7", 7.0), (" 12 ", 12.0), ("1.5", 1.5), ("0", 0.0), (None, None), ("", None),
+     ("-1", None), ("nan", None), ("inf", None), ("1e3", None), ("soon", None)],
+)  # fmt: skip
+def test_retry_after_delta_seconds(value: str | None, seconds: float | None) -> None:
+    assert parse_retry_after(value) == seconds
+    assert parse_retry_after(value, now=NOW) == seconds
+
+
+def test_retry_after_as_a_date_needs_the_time_and_is_never_negative() -> None:
+    later = (NOW + timedelta(seconds=90)).strftime("%a, %d %b %Y %H:%M:%S GMT")
+    earlier = (NOW - timedelta(seconds=90)).strftime("%a, %d %b %Y %H:%M:%S GMT")
+    assert parse_retry_after(later, now=NOW) == 90.0
+    assert parse_retry_after(earlier, now=NOW) == 0.0
+    assert parse_retry_after(later) is None  # no clock: no guessing the time
+
+
+def test_retry_after_is_found_in_headers_of_any_case_and_shape() -> None:
+    assert retry_after_header({"Retry-After": "3"}) == 3.0
+    assert retry_after_header({"retry-after": ["4", "9"]}) == 4.0
+    assert retry_after_header({"Content-Type": "application/json"}) is None
+    assert retry_after_header(None) is None

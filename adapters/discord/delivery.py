@@ -54,6 +54,7 @@ from bot.errors import (
     RateLimited,
     TransientDeliveryError,
 )
+from bot.retry import retry_after_header
 from bot.subscription import ChannelRef, Platform
 
 log = logging.getLogger("adapters.discord")
@@ -324,7 +325,10 @@ class DiscordSender(Adapter):
             status, code = exc.status, exc.code
             said = f"Discord answered {status}" + (f" (code {code})" if code else "")
             if status == 429:
-                return RateLimited(f"{where}: rate limited; {said}", retry_after=_retry_after(exc))
+                return RateLimited(
+                    f"{where}: rate limited; {said}",
+                    retry_after=retry_after_header(exc.response.headers),
+                )
             if status >= 500 or status == 408:
                 return TransientDeliveryError(f"{where}: Discord failed; {said}")
             if status == 401 or code == UNAUTHORIZED:
@@ -385,12 +389,3 @@ def _refused_for_the_file(exc: discord.HTTPException) -> bool:
     return (exc.status == 403 and exc.code == MISSING_PERMISSIONS) or (
         exc.status == 413 or exc.code == ENTITY_TOO_LARGE
     )
-
-
-def _retry_after(exc: discord.HTTPException) -> float | None:
-    headers = getattr(exc.response, "headers", None)
-    raw = headers.get("Retry-After") if headers is not None else None
-    try:
-        return float(raw) if raw is not None else None
-    except ValueError:
-        return None

@@ -11,10 +11,8 @@ whole story (exactly once, charts).
 from __future__ import annotations
 
 import logging
-import math
-from collections.abc import Collection, Mapping
+from collections.abc import Collection
 from datetime import datetime
-from typing import Any
 
 import aiohttp
 from slack_sdk.errors import SlackApiError, SlackClientError
@@ -30,6 +28,7 @@ from bot.errors import (
     RateLimited,
     TransientDeliveryError,
 )
+from bot.retry import retry_after_header
 from bot.subscription import ChannelRef, Platform
 
 from .blocks import alt_text, blocks_for, fallback_text, file_title
@@ -75,20 +74,6 @@ MAX_ALT_TEXT = 1000
 """The longest image description (alt_txt) Slack takes for an upload."""
 
 
-def retry_after(headers: Mapping[str, Any] | None) -> float | None:
-    """Seconds from a ``Retry-After`` header (Slack sends whole seconds), or None."""
-    for name, value in (headers or {}).items():
-        if name.lower() != "retry-after":
-            continue
-        raw = value[0] if isinstance(value, list | tuple) and value else value
-        try:
-            seconds = float(str(raw).strip())
-        except ValueError:
-            return None
-        return seconds if math.isfinite(seconds) and seconds >= 0 else None
-    return None
-
-
 def translate(exc: BaseException, where: str, *, editing: bool = False) -> DeliveryError:
     """A slack_sdk / aiohttp failure as a tallybot delivery error (raise it ``from exc``)."""
     if not isinstance(exc, SlackApiError):
@@ -99,7 +84,7 @@ def translate(exc: BaseException, where: str, *, editing: bool = False) -> Deliv
     status = int(exc.response.status_code)
     error = str(exc.response.get("error") or f"HTTP {status}")
     if status == 429 or error == "ratelimited":
-        wait = retry_after(exc.response.headers)
+        wait = retry_after_header(exc.response.headers)
         return RateLimited(f"{where}: rate limited by Slack (429)", retry_after=wait)
     if editing and error in GONE_ERRORS:
         return MessageGone(f"{where}: the message to edit is gone ({error})")

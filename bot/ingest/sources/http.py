@@ -26,10 +26,8 @@ and If-Modified-Since.
 
 from __future__ import annotations
 
-import email.utils
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC
 
 import aiohttp
 from yarl import URL
@@ -41,6 +39,7 @@ from bot.http_body import read_capped
 from bot.ingest.sources.changes import ChangeFilter
 from bot.ingest.sources.mapping import FieldMap, StateValues
 from bot.lifecycle import Closing
+from bot.retry import parse_retry_after
 
 DEFAULT_TIMEOUT = 10.0
 DEFAULT_MAX_BYTES = 1_048_576
@@ -87,22 +86,6 @@ def public_url(url: str) -> str:
         return str(parsed.with_user(None).with_query(None).with_fragment(None))
     except (ValueError, TypeError):
         return "<invalid url>"
-
-
-def parse_retry_after(value: str | None, clock: Clock) -> float | None:
-    """Seconds from a Retry-After header (delta-seconds or an HTTP date); None if unusable."""
-    if value is None:
-        return None
-    value = value.strip()
-    if value.isdigit():
-        return float(value)
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return max(0.0, (when - clock.now()).total_seconds())
 
 
 class HttpDocument(Closing):
@@ -200,7 +183,7 @@ class HttpDocument(Closing):
             return
         reason = f"HTTP {status} {resp.reason or ''}".rstrip()
         if status in (408, 429) or 500 <= status < 600:
-            retry_after = parse_retry_after(resp.headers.get("Retry-After"), self._clock)
+            retry_after = parse_retry_after(resp.headers.get("Retry-After"), now=self._clock.now())
             hint = "" if retry_after is None else f" (retry after {retry_after:g} s)"
             raise HttpTransientError(
                 f"{what}: {reason}{hint}", status=status, retry_after=retry_after
