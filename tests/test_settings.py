@@ -108,3 +108,12 @@ def test_the_configuration_as_far_as_it_could_be_read() -> None:
     assert cfg.counts == ()
     assert cfg.server is not None
     assert cfg.server.port == 8080
+
+
+def test_a_count_is_private_unless_the_file_says_public() -> None:
+    base = '[[counts]]\nid = "v"\ntitle = "V"\nchoices = [{ id = "a" }, { id = "b" }]\n'
+    assert [c.public for c in parse(tomllib.loads(base), PATH).counts] == [False]
+    assert [c.public for c in parse(tomllib.loads(base + "public = true\n"), PATH).counts] == [True]
+    assert problems(base + 'public = "yes"\n') == [
+        'counts[0].public: expected true/false, got "yes" (text)'
+    ]

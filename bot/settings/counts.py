@@ -30,6 +30,7 @@ from bot.domain.times import zone_named
 from bot.errors import ConfigError
 from bot.ingest.sources.settings import ManualSettings, MappedSettings, SourceSettings
 from bot.settings.values import (
+    Flag,
     Loc,
     Table,
     Text,
@@ -61,6 +62,8 @@ class CountConfig:
     interval: float = DEFAULT_INTERVAL
     stale_after_failures: int = DEFAULT_FAILURES
     stale_after_seconds: float = DEFAULT_STALE_MINUTES * 60
+    public: bool = False
+    """Anyone may see it: other servers and workspaces may follow it, and it has a public page."""
 
 
 def _slug(value: str) -> str:
@@ -143,6 +146,7 @@ class CountTable(Table):
     stale_after_failures: Failures | None = None
     stale_after_minutes: StaleMinutes | None = None
     source: SourceSettings = ManualSettings()
+    public: Flag = False
 
     def count(self) -> Count:
         """The count the table describes (ConfigError: the rule cannot work with its choices)."""
@@ -165,6 +169,7 @@ class CountTable(Table):
             pick.interval,
             pick.stale_after_failures,
             pick.stale_after_minutes * 60,
+            self.public,
         )
 
     @model_validator(mode="after")
