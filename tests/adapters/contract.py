@@ -18,7 +18,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import select, text
 
 from bot.adapter import Adapter
 from bot.domain.message import Message, Notice
@@ -272,3 +272,29 @@ async def test_a_hostile_title_shows_as_typed_and_pings_nobody(rig: Rig, tmp_pat
     (shown,) = rig.seen(channel)
     assert words(typed(title)) in words(shown.text)
     assert shown.pings == ()
+
+
+SENT_FAILS = """
+CREATE TRIGGER sent_fails BEFORE UPDATE OF status ON outbox
+WHEN NEW.status = 'sent' AND NEW.channel = '{channel}'
+BEGIN SELECT RAISE(ABORT, 'disk I/O error (injected)'); END
+"""
+
+
+@answering
+async def test_a_store_error_after_a_post_stops_no_other_and_doubles_nothing(
+    rig: Rig, tmp_path: Path
+) -> None:
+    async with rig.run(tmp_path):
+        failing, other = rig.channels
+        await subscribe(rig, failing, other)
+        async with rig.app.db.begin() as conn:
+            await conn.execute(text(SENT_FAILS.format(channel=failing.channel)))
+        first = await ingest(rig, 84, 201)
+        await rig.app.idle()  # the post went out; recording it failed
+        async with rig.app.db.begin() as conn:
+            await conn.execute(text("DROP TRIGGER sent_fails"))
+        await rig.settle()
+        sent = await deliveries(rig)
+    assert [times_shown(rig, c, first.headline) for c in rig.channels] == [1, 1]
+    assert [d.status for d in sent] == [DeliveryStatus.SENT] * 2
