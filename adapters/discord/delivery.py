@@ -40,6 +40,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import aiohttp
+from cachetools import LRUCache
 
 from adapters.discord.embeds import clip, message_embed, notice_content
 from adapters.discord.lib import discord
@@ -83,6 +84,7 @@ CLOCK_SKEW_S = 300.0
 HISTORY_PAGE = 100  # messages per read, Discord's maximum
 MAX_NONCE = 25
 MAX_ALT_TEXT = 1024  # Discord's limit on an attachment's description (its alt text)
+NAMES_KEPT = 1024  # names of deleted channels remembered for the notice about them
 REF = re.compile(r"(?:^|\s)ref (\S+)$")
 """The delivery key at the end of a footer or of a notice (``ref tb123``)."""
 
@@ -153,7 +155,7 @@ class DiscordSender(Adapter):
 
     def __init__(self, limits: Limits = DISCORD_LIMITS) -> None:
         self.limits = limits
-        self._names: dict[int, str] = {}
+        self._names: LRUCache[int, str] = LRUCache(NAMES_KEPT)
 
     def open_client(self) -> discord.Client | None:
         """The discord.py client, while the adapter is open."""

@@ -20,7 +20,6 @@ import asyncio
 import hmac
 import json
 import logging
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -31,6 +30,7 @@ from aiogram.client.telegram import TelegramAPIServer
 from aiogram.exceptions import TelegramConflictError
 from aiogram.types import BotCommand, Update, User
 from aiohttp import web
+from cachetools import LRUCache
 from pydantic import ValidationError
 
 from bot.clock import Clock
@@ -99,7 +99,7 @@ class TelegramLifecycle:
         self._started: float | None = None
         self._poller: asyncio.Task[None] | None = None
         self._handlers = InFlight(grace=finish_timeout)
-        self._seen: OrderedDict[int, None] = OrderedDict()
+        self._seen: LRUCache[int, None] = LRUCache(SEEN_UPDATES)
 
     # ------------------------------------------------------------------ start, stop
 
@@ -204,8 +204,6 @@ class TelegramLifecycle:
         if update_id in self._seen:
             return False
         self._seen[update_id] = None
-        while len(self._seen) > SEEN_UPDATES:
-            self._seen.popitem(last=False)
         return True
 
     # ------------------------------------------------------------------ health
