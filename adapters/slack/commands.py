@@ -80,6 +80,7 @@ class SlackCommands(SlackSender):
         admin_cache_seconds: float,
         history_limit: int,
         monotonic: Callable[[], float] | None = None,
+        admin_lookups_kept: int = ADMIN_LOOKUPS_KEPT,
     ) -> None:
         """``monotonic``: the clock of the admin lookups' expiry (the context's by default)."""
         limits = SLACK_LIMITS.with_windows(settings.limits)
@@ -89,7 +90,7 @@ class SlackCommands(SlackSender):
         self.admins = SlackAdmins(settings)
         self.team_id: str | None = None
         self._admin_cache: TTLCache[tuple[str, str], bool, float] = TTLCache(
-            ADMIN_LOOKUPS_KEPT, admin_cache_seconds, timer=monotonic or context.clock.monotonic
+            admin_lookups_kept, admin_cache_seconds, timer=monotonic or context.clock.monotonic
         )
         self._seen_events: LRUCache[str, None] = LRUCache(SEEN_EVENTS)
         self.inflight = InFlight(grace=10.0)

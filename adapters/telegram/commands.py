@@ -127,12 +127,12 @@ def incoming(update: Update, bot_username: str, verbs: Container[str] = ()) -> I
 class AdminCheck:
     """Whether Telegram says a user administers a chat (``getChatMember``), cached briefly."""
 
-    def __init__(self, bot: Bot, *, ttl: float, monotonic: Monotonic) -> None:
+    def __init__(
+        self, bot: Bot, *, ttl: float, monotonic: Monotonic, kept: int = ADMIN_LOOKUPS_KEPT
+    ) -> None:
         self.bot = bot
         self.ttl = ttl
-        self._cache: TTLCache[tuple[int, int], bool, float] = TTLCache(
-            ADMIN_LOOKUPS_KEPT, ttl, timer=monotonic
-        )
+        self._cache: TTLCache[tuple[int, int], bool, float] = TTLCache(kept, ttl, timer=monotonic)
 
     async def is_admin(self, chat_id: int, user_id: int) -> bool:
         """Creator or administrator of ``chat_id``; False when Telegram cannot say."""
