@@ -82,6 +82,7 @@ class TelegramLifecycle:
         webhook_secret: str | None = None,
         finish_timeout: float = 5.0,
         menu: Sequence[BotCommand] = MENU,
+        seen_updates: int = SEEN_UPDATES,
     ) -> None:
         if settings.mode == "webhook" and not webhook_secret:
             raise ConfigError("TELEGRAM_WEBHOOK_SECRET is not set: webhook mode needs it")
@@ -99,7 +100,7 @@ class TelegramLifecycle:
         self._started: float | None = None
         self._poller: asyncio.Task[None] | None = None
         self._handlers = InFlight(grace=finish_timeout)
-        self._seen: LRUCache[int, None] = LRUCache(SEEN_UPDATES)
+        self._seen: LRUCache[int, None] = LRUCache(seen_updates)
 
     # ------------------------------------------------------------------ start, stop
 
