@@ -5,30 +5,20 @@ the latest ``SEEN_EVENTS`` event ids, to drop Slack's redeliveries."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from dataclasses import replace
 
-import pytest
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.commands import ADMIN_LOOKUPS_KEPT, SEEN_EVENTS, SlackCommands
 from adapters.slack.settings import SlackSettings
 from bot.testing.clock import FakeClock
 from bot.testing.fakes.slack_fake import FakeSlack
+from tests.adapters.test_slack import VirtualTime
+from tests.adapters.test_slack import fake as fake
+from tests.adapters.test_slack import vt as vt
 from tests.helpers import bare_context
 
 TTL = 300.0
-
-
-@pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
-
-
-@pytest.fixture
-async def fake(clock: FakeClock) -> AsyncIterator[FakeSlack]:
-    async with FakeSlack(clock=clock.monotonic) as f:
-        yield f
 
 
 def commands(fake: FakeSlack, clock: FakeClock, *, kept: int = ADMIN_LOOKUPS_KEPT) -> SlackCommands:
@@ -47,8 +37,9 @@ def commands(fake: FakeSlack, clock: FakeClock, *, kept: int = ADMIN_LOOKUPS_KEP
 
 
 async def test_an_answer_is_trusted_for_the_ttl_and_asked_again_after_it(
-    fake: FakeSlack, clock: FakeClock
+    fake: FakeSlack, vt: VirtualTime
 ) -> None:
+    clock = vt.clock
     ada = fake.add_user("ada", is_admin=True)
     slack = commands(fake, clock)
     assert await slack.is_workspace_admin(ada, fake.team_id)
@@ -63,8 +54,9 @@ async def test_an_answer_is_trusted_for_the_ttl_and_asked_again_after_it(
 
 
 async def test_the_cache_stays_within_its_bound_across_workspaces_and_users(
-    fake: FakeSlack, clock: FakeClock
+    fake: FakeSlack, vt: VirtualTime
 ) -> None:
+    clock = vt.clock
     teams = [fake.team_id, *(fake.add_workspace(f"team-{n}") for n in range(3))]
     asks = [
         (fake.add_user(f"u{t}-{n}", is_admin=n % 2 == 0, team_id=team), team, n % 2 == 0)
@@ -86,8 +78,9 @@ async def test_the_cache_stays_within_its_bound_across_workspaces_and_users(
 
 
 async def test_the_latest_event_ids_are_remembered_and_a_repeat_counts_as_recent(
-    fake: FakeSlack, clock: FakeClock
+    fake: FakeSlack, vt: VirtualTime
 ) -> None:
+    clock = vt.clock
     slack = commands(fake, clock)
     assert [slack.first_delivery(f"Ev{n}") for n in range(SEEN_EVENTS)] == [True] * SEEN_EVENTS
     assert not slack.first_delivery("Ev0")  # a redelivery: dropped, and now the latest seen
