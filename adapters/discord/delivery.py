@@ -43,6 +43,7 @@ import aiohttp
 
 from adapters.discord.embeds import clip, message_embed, notice_content
 from adapters.discord.lib import discord
+from adapters.discord.mentions import NO_MENTIONS, role_ping
 from adapters.discord.text import plain
 from bot.adapter import Adapter, Earlier
 from bot.delivery.pacing import Bucket, Limits, Pace, Route, Window, unpaced
@@ -105,8 +106,6 @@ FAILURES: tuple[type[BaseException], ...] = (
     TimeoutError,
 )
 """What a REST call through discord.py raises when Discord or the network fails."""
-
-NO_MENTIONS = discord.AllowedMentions.none()
 
 
 def file_name(name: str) -> str:
@@ -238,8 +237,9 @@ class DiscordSender(Adapter):
             embed = message_embed(content, ref=key)
             if attachment is not None:  # the chart inside the message's card, under the figures
                 embed.set_image(url=f"attachment://{extra['file'].filename}")
+            ping, allowed = role_ping(content)  # a subscription's role, on a call: else none
             sent = await target.send(
-                embed=embed, allowed_mentions=NO_MENTIONS, nonce=nonce, **extra
+                ping, embed=embed, allowed_mentions=allowed, nonce=nonce, **extra
             )
         return str(sent.id)
 
