@@ -168,14 +168,19 @@ def _shown(value: object) -> str:
 
 @dataclass(frozen=True, slots=True)
 class ChannelRef:
-    """A channel on a platform: ``workspace`` is the Discord guild or Slack team id."""
+    """A channel on a platform: ``workspace`` is the Discord guild or Slack team id.
+
+    ``thread``: the thread under that message of the channel (a subscription's ``thread``):
+    the place a delivery goes to, never stored with it."""
 
     platform: Platform
     workspace: str
     channel: str
+    thread: str | None = None
 
     def __str__(self) -> str:
-        return f"{self.platform}:{self.workspace}/{self.channel}"
+        where = f"{self.platform}:{self.workspace}/{self.channel}"
+        return where if self.thread is None else f"{where} (thread {self.thread})"
 
 
 @dataclass(frozen=True, slots=True)

@@ -100,7 +100,8 @@ def plan(subscriptions: Sequence[Subscription], message: Message) -> list[Planne
         if wants.mention is not None and call:
             shown = replace(message, mention=wants.mention)
         keep = filtered or message.significant
-        out.append(Planned(sub, DeliveryAction.POST, shown, keep))
+        action = DeliveryAction.REPLY if wants.thread else DeliveryAction.POST
+        out.append(Planned(sub, action, shown, keep))
     return out
 
 

@@ -182,3 +182,11 @@ async def set_thread_message(conn: AsyncConnection, sub_id: int, message_id: str
         update(subscriptions).where(_t.id == sub_id).values(thread_message_id=message_id)
     )
     require_changed(result, f"subscription {sub_id}")
+
+
+async def set_wants(conn: AsyncConnection, sub_id: int, wants: Wants) -> None:
+    """Change what the subscription hears (an option the platform refused is turned off)."""
+    result = await conn.execute(
+        update(subscriptions).where(_t.id == sub_id).values(**_wants_values(wants))
+    )
+    require_changed(result, f"subscription {sub_id}")
