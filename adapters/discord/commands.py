@@ -31,7 +31,7 @@ from bot.subscription import ChannelRef, Extra, Platform
 log = logging.getLogger(__name__)
 
 PLATFORM = Platform("discord")
-SUPPORTS = frozenset({Extra.MENTION})
+SUPPORTS = frozenset(Extra)
 """The subscription options tallybot has on Discord."""
 Values = Mapping[str, Value]
 """A subcommand's options as given, by name."""

@@ -5,7 +5,9 @@ and list in the grammar that recreates it."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
+from bot.domain.model import TallyState
 from bot.store import subscriptions as sub_rows
 from bot.subscription import Hear, Wants
 from bot.testing.fakes.discord_fake.markdown import visible
@@ -92,3 +94,122 @@ async def test_who_may_set_a_mention(tmp_path: Path, world: World) -> None:
         )
         sub = await bot.subscription(world.results)
     assert sub.wants == Wants(frozenset({Hear.FINAL, Hear.CALLS}), mention=str(press))
+
+
+CREATE_PUBLIC_THREADS = 1 << 35
+PIN_MESSAGES = 1 << 51
+
+
+def headline(post: Any) -> str:
+    return visible(str(post.embeds[0]["description"])).split("\n")[0].strip("*")
+
+
+def alerts(fake: Any, world: World) -> list[str]:
+    return [visible(p.content) for p in bot_posts(fake, world.admin)]
+
+
+async def test_updates_go_into_a_thread_and_the_final_into_the_channel_too(
+    tmp_path: Path, world: World
+) -> None:
+    fake = world.fake
+    fake.grant_bot(world.guild, CREATE_PUBLIC_THREADS)
+    async with running(world, config(tmp_path, world)) as bot:
+        said = await subscribe(bot, ALICE, world.results, "thread")
+        assert said.endswith("updates in a thread, the final in the channel too.")
+        await replay(bot)
+        sub = await bot.subscription(world.results)
+    in_channel = bot_posts(fake, world.results)
+    parent = in_channel[0]
+    assert sub.thread_message_id == str(parent.id)
+    thread = fake.channels[parent.id]
+    assert (thread.type, thread.parent_id) == (11, world.results)
+    in_thread = bot_posts(fake, parent.id)
+    assert headline(parent).startswith("First results")
+    assert len(in_thread) == 7  # the other significant updates, the final among them
+    assert [headline(p) for p in in_channel[1:]] == [headline(in_thread[-1])]  # the final
+    assert "No union wins" in headline(in_thread[-1])
+    assert len({p.nonce for p in [*in_channel, *in_thread]}) == 9
+    assert alerts(fake, world) == []
+
+
+async def test_a_deleted_thread_starts_a_new_one_and_the_admins_are_told(
+    tmp_path: Path, world: World
+) -> None:
+    fake = world.fake
+    fake.grant_bot(world.guild, CREATE_PUBLIC_THREADS)
+    async with running(world, config(tmp_path, world)) as bot:
+        await subscribe(bot, ALICE, world.results, "thread")
+        await bot.ingest(84, 201)  # first results: the parent
+        await bot.settle()
+        await bot.ingest(463, 1100, state=TallyState.PAUSED)  # into its thread
+        await bot.settle()
+        (first,) = bot_posts(fake, world.results)
+        fake._messages[first.id].deleted = True  # the parent: Discord keeps the thread
+        await bot.ingest(463, 1100)  # resumed: still into the thread
+        await bot.settle()
+        assert len(bot_posts(fake, first.id)) == 2
+        fake.delete_thread(first.id)
+        await bot.ingest(560, 1350)  # 50%: a new parent in the channel
+        await bot.settle()
+        await bot.ingest(655, 1608)  # the clinch: into the new thread
+        await bot.settle()
+        sub = await bot.subscription(world.results)
+    second = bot_posts(fake, world.results)[-1]
+    assert sub.thread_message_id == str(second.id) != str(first.id)
+    assert len(bot_posts(fake, second.id)) == 1
+    (told,) = alerts(fake, world)
+    assert "is gone (deleted?): tallybot started a new thread" in told
+
+
+async def test_without_thread_rights_it_posts_in_the_channel_and_says_so_once(
+    tmp_path: Path, world: World
+) -> None:
+    fake = world.fake  # the bot may not create threads
+    async with running(world, config(tmp_path, world)) as bot:
+        await subscribe(bot, ALICE, world.results, "thread")
+        for yes, no, state in ((84, 201, TallyState.PAUSED), (84, 201, TallyState.COUNTING)):
+            await bot.ingest(yes, no, state=state)
+            await bot.settle()
+        await bot.ingest(463, 1100, state=TallyState.PAUSED)
+        await bot.settle()
+        sub = await bot.subscription(world.results)
+    assert len(bot_posts(fake, world.results)) == 3  # all in the channel
+    assert not sub.wants.thread
+    (told,) = alerts(fake, world)
+    assert "may not post in threads" in told
+
+
+async def test_the_live_scoreboard_is_pinned_until_the_final(tmp_path: Path, world: World) -> None:
+    fake = world.fake
+    fake.grant_bot(world.guild, PIN_MESSAGES)
+    async with running(world, config(tmp_path, world)) as bot:
+        said = await subscribe(bot, ALICE, world.results, "live pin")
+        assert said.endswith("; the scoreboard pinned while counting.")
+        await bot.ingest(84, 201)
+        await bot.settle()
+        sub = await bot.subscription(world.results)
+        board = fake._messages[int(sub.live_message_id or 0)]
+        assert board.pinned
+        await bot.ingest(463, 1100)
+        await bot.settle()
+        assert board.pinned
+        await bot.ingest(738, 1798, state=TallyState.FINAL)
+        await bot.settle()
+    assert not board.pinned
+    assert alerts(fake, world) == []
+
+
+async def test_without_pin_rights_the_scoreboard_stays_unpinned_said_once(
+    tmp_path: Path, world: World
+) -> None:
+    fake = world.fake
+    async with running(world, config(tmp_path, world)) as bot:
+        await subscribe(bot, ALICE, world.results, "live pin")
+        await bot.ingest(84, 201)
+        await bot.settle()
+        await bot.ingest(463, 1100)
+        await bot.settle()
+        sub = await bot.subscription(world.results)
+    assert sub.wants == Wants(live=True)
+    (told,) = alerts(fake, world)
+    assert "may not pin messages" in told
