@@ -40,7 +40,7 @@ from bot.subscription import ChannelRef, Extra, Platform
 log = logging.getLogger(__name__)
 
 PLATFORM = Platform("slack")
-SUPPORTS = frozenset({Extra.MENTION})
+SUPPORTS = frozenset(Extra)
 """The subscription options tallybot has on Slack."""
 
 

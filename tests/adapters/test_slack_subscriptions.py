@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.testing.fakes.slack_fake import FakeSlack
+from bot.domain.model import TallyState
+from bot.testing.fakes.slack_fake import FakeSlack, RecordedSlackMessage
 from bot.testing.fakes.slack_fake.markup import visible
 from tests.adapters.test_slack import VirtualTime, bot_posts, config, fake, running, vt
 from tests.test_format import bessemer_timeline
@@ -54,8 +55,7 @@ async def test_a_user_group_is_pinged_on_the_clinch_and_the_final_only(
     ("options", "error"),
     [
         ("mention=@organisers", "'@organisers' is not a user group id: write mention=@S0123ABCD"),
-        ("thread", "thread is not supported on Slack; leave it out"),
-        ("live pin", "pin is not supported on Slack; leave it out"),
+        ("pin", "pin pins the live scoreboard: add live"),
     ],
 )
 async def test_what_slack_refuses(
@@ -67,3 +67,107 @@ async def test_what_slack_refuses(
         said = await bot.slash(f"subscribe bessemer-2021 {options}", user=user, channel=news)
         assert error in visible(said.body["text"])
         assert said.response_type == "ephemeral"
+
+
+def shown(fake: FakeSlack, channel: str) -> list[RecordedSlackMessage]:
+    """What the channel itself shows: top-level messages and replies also sent to it."""
+    return [
+        m
+        for m in bot_posts(fake, channel)
+        if not m.deleted and (m.thread_ts is None or m.broadcast)
+    ]
+
+
+def replies(fake: FakeSlack, channel: str, parent: str) -> list[RecordedSlackMessage]:
+    return [m for m in bot_posts(fake, channel) if m.thread_ts == parent and m.ts != parent]
+
+
+async def test_updates_go_into_the_thread_and_the_final_also_to_the_channel(
+    tmp_path: Path, fake: FakeSlack, vt: VirtualTime
+) -> None:
+    news, admins = fake.add_channel("news"), fake.add_channel("admins")
+    user = fake.add_user("ada")
+    async with running(fake, config(tmp_path, fake, alerts=(admins,)), vt) as bot:
+        said = await bot.slash("subscribe bessemer-2021 thread", user=user, channel=news)
+        assert visible(said.body["text"]).endswith(
+            "updates in a thread, the final in the channel too."
+        )
+        for tally in bessemer_timeline():
+            await bot.app.pipeline.ingest(tally)
+            await bot.settle()
+        sub = await bot.subscription(news)
+    parent, final = shown(fake, news)
+    assert sub.thread_message_id == parent.ts
+    assert parent.text.startswith("First results")
+    in_thread = replies(fake, news, parent.ts)
+    assert len(in_thread) == 7
+    assert in_thread[-1] is final
+    assert final.broadcast
+    assert "No union wins" in final.text
+    assert bot_posts(fake, admins) == []
+
+
+async def test_a_deleted_parent_starts_a_new_thread_and_the_admins_are_told(
+    tmp_path: Path, fake: FakeSlack, vt: VirtualTime
+) -> None:
+    news, admins = fake.add_channel("news"), fake.add_channel("admins")
+    user = fake.add_user("ada")
+    async with running(fake, config(tmp_path, fake, alerts=(admins,)), vt) as bot:
+        await bot.slash("subscribe bessemer-2021 thread", user=user, channel=news)
+        await bot.ingest(84, 201)
+        await bot.settle()
+        await bot.ingest(463, 1100, state=TallyState.PAUSED)
+        await bot.settle()
+        (first,) = shown(fake, news)
+        first.deleted = True  # someone deleted the parent
+        await bot.ingest(463, 1100)  # resumed: a new parent
+        await bot.settle()
+        await bot.ingest(560, 1350)  # into the new thread
+        await bot.settle()
+        sub = await bot.subscription(news)
+    (second,) = shown(fake, news)
+    assert sub.thread_message_id == second.ts != first.ts
+    assert len(replies(fake, news, second.ts)) == 1
+    (told,) = bot_posts(fake, admins)
+    assert "is gone (deleted?): tallybot started a new thread" in told.text
+
+
+async def test_the_scoreboard_is_pinned_until_the_final(
+    tmp_path: Path, fake: FakeSlack, vt: VirtualTime
+) -> None:
+    news, admins = fake.add_channel("news"), fake.add_channel("admins")
+    user = fake.add_user("ada")
+    async with running(fake, config(tmp_path, fake, alerts=(admins,)), vt) as bot:
+        await bot.slash("subscribe bessemer-2021 live pin", user=user, channel=news)
+        await bot.ingest(84, 201)
+        await bot.settle()
+        sub = await bot.subscription(news)
+        (board,) = [m for m in bot_posts(fake, news) if m.ts == sub.live_message_id]
+        assert board.pinned
+        await bot.ingest(738, 1798, state=TallyState.FINAL)
+        await bot.settle()
+    assert not board.pinned
+    assert [c.method for c in fake.calls if c.method.startswith("pins.")] == [
+        "pins.add",
+        "pins.remove",
+    ]
+    assert bot_posts(fake, admins) == []
+
+
+async def test_without_pins_write_the_pin_is_dropped_and_said_once(
+    tmp_path: Path, fake: FakeSlack, vt: VirtualTime
+) -> None:
+    news, admins = fake.add_channel("news"), fake.add_channel("admins")
+    user = fake.add_user("ada")
+    fake.fail_next("pins.add", status=200, error="missing_scope")
+    async with running(fake, config(tmp_path, fake, alerts=(admins,)), vt) as bot:
+        await bot.slash("subscribe bessemer-2021 live pin", user=user, channel=news)
+        await bot.ingest(84, 201)
+        await bot.settle()
+        await bot.ingest(463, 1100)
+        await bot.settle()
+        sub = await bot.subscription(news)
+    assert not sub.wants.pin
+    assert sub.wants.live
+    (told,) = bot_posts(fake, admins)
+    assert "may not pin messages" in told.text

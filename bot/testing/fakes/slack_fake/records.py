@@ -63,6 +63,9 @@ class RecordedSlackMessage:
     """One of "chat.postMessage", "response_url", "user", "files.completeUploadExternal"."""
     edited: bool = False
     deleted: bool = False
+    pinned: bool = False
+    broadcast: bool = False
+    """A thread reply also shown in the channel (``reply_broadcast``)."""
     revisions: list[MessageRevision] = field(default_factory=list)
     """Earlier versions, oldest first (one per chat.update)."""
     files: list[dict[str, Any]] | None = None
