@@ -213,3 +213,21 @@ async def test_without_pin_rights_the_scoreboard_stays_unpinned_said_once(
     assert sub.wants == Wants(live=True)
     (told,) = alerts(fake, world)
     assert "may not pin messages" in told
+
+
+async def test_a_ping_whose_answer_was_lost_pings_once(tmp_path: Path, world: World) -> None:
+    fake = world.fake
+    press = fake.add_role(world.guild, "press", mentionable=True)
+    async with running(world, config(tmp_path, world)) as bot:
+        await subscribe(bot, ALICE, world.results, f"calls mention=<@&{press}>")
+        await bot.ingest(560, 1350)
+        await bot.settle()
+        # The clinch is created, but its answer is lost: the retry carries the same nonce.
+        fake.fail_next(rf"^/channels/{world.results}/messages$", 503, after_commit=True)
+        await bot.ingest(655, 1608)
+        await bot.settle()
+    (clinch,) = bot_posts(fake, world.results)
+    assert clinch.mention_roles == [press]
+    tries = [r for r in fake.requests if r.method == "POST" and r.path.endswith("/messages")]
+    assert [r.status for r in tries][-2:] == [503, 200]
+    assert tries[-1].json["nonce"] == tries[-2].json["nonce"]

@@ -171,3 +171,20 @@ async def test_without_pins_write_the_pin_is_dropped_and_said_once(
     assert sub.wants.live
     (told,) = bot_posts(fake, admins)
     assert "may not pin messages" in told.text
+
+
+async def test_a_ping_whose_answer_was_lost_pings_once(
+    tmp_path: Path, fake: FakeSlack, vt: VirtualTime
+) -> None:
+    news, user = fake.add_channel("news"), fake.add_user("ada")
+    async with running(fake, config(tmp_path, fake), vt) as bot:
+        await bot.slash(f"subscribe bessemer-2021 calls mention=@{GROUP}", user=user, channel=news)
+        await bot.ingest(560, 1350)  # no call: nothing
+        await bot.settle()
+        fake.fail_next("chat.postMessage", drop=True, commit=True)  # posted, answer lost
+        await bot.ingest(655, 1608)  # the clinch
+        await bot.settle()
+    (clinch,) = bot_posts(fake, news)
+    assert clinch.pinged == [f"subteam:{GROUP}"]
+    assert len(fake.calls_to("chat.postMessage")) == 1  # found by the history check
+    assert len(fake.calls_to("conversations.history")) == 1
