@@ -1,9 +1,10 @@
 """Threads and pins, as Slack documents them (and where it is silent, as said here).
 
 - chat.postMessage with ``thread_ts`` posts a reply; with ``reply_broadcast`` it also shows in
-  the channel (conversations.history lists it). A ``thread_ts`` naming no message, or a
-  deleted one, is ``thread_not_found`` (Slack documents that error for conversations.replies;
-  for chat.postMessage it is this fake's assumption: a bot must be told its parent is gone).
+  the channel (conversations.history lists it). A ``thread_ts`` naming a deleted message is
+  ``thread_not_found`` (Slack documents that error for conversations.replies; for
+  chat.postMessage it is this fake's assumption: a bot must be told its parent is gone). One
+  naming a message the fake never saw (a user's, sent as an event only) is taken as is.
 - conversations.replies: the parent and its replies, oldest first (``thread_not_found``
   without a parent).
 - pins.add / pins.remove: ``already_pinned`` / ``no_pin``; a message that is not there,
@@ -23,6 +24,12 @@ def parent_of(channel: Channel, thread_ts: object) -> RecordedSlackMessage:
         if message.ts == thread_ts and not message.deleted:
             return message
     raise SlackError("thread_not_found")
+
+
+def check_parent(channel: Channel, thread_ts: object) -> None:
+    """chat.postMessage's check: a deleted parent is ``thread_not_found``."""
+    if any(m.ts == thread_ts and m.deleted for m in channel.messages):
+        raise SlackError("thread_not_found")
 
 
 def conversations_replies(ws: Workspace, args: JsonDict) -> JsonDict:

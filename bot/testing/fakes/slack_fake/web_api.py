@@ -27,7 +27,7 @@ from .records import (
     RecordedEphemeral,
     RecordedSlackMessage,
 )
-from .threads import conversations_replies, parent_of, pins_add, pins_remove
+from .threads import check_parent, conversations_replies, pins_add, pins_remove
 from .uploads import Uploads
 from .workspace import Workspace
 
@@ -288,7 +288,7 @@ class WebApi:
         metadata = validate_metadata(args.get("metadata"))
         thread_ts = args.get("thread_ts") or None
         if thread_ts is not None:
-            parent_of(channel, thread_ts)
+            check_parent(channel, thread_ts)
         message = self.ws.add_message(
             channel,
             text=text or "",
