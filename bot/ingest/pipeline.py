@@ -77,7 +77,8 @@ def plan(subscriptions: Sequence[Subscription], message: Message) -> list[Planne
     ``calls`` a call made or withdrawn (and the final), ``leads`` a change of leader,
     ``close=`` every update while the margin is that close. A post a filter selected is never
     coalesced away; a routine one that only ``all`` took may be. The subscription's mention
-    goes on its calls and its final only.
+    goes on its calls and its final only. With ``thread``, a post is a REPLY: it goes into the
+    subscription's thread (``bot.delivery.places``).
     """
     events = frozenset(message.events)
     call = message.final or bool(events & CALL_EVENTS)

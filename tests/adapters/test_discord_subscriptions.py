@@ -231,3 +231,20 @@ async def test_a_ping_whose_answer_was_lost_pings_once(tmp_path: Path, world: Wo
     tries = [r for r in fake.requests if r.method == "POST" and r.path.endswith("/messages")]
     assert [r.status for r in tries][-2:] == [503, 200]
     assert tries[-1].json["nonce"] == tries[-2].json["nonce"]
+
+
+async def test_calls_leads_and_final_over_the_bessemer_timeline(
+    tmp_path: Path, world: World
+) -> None:
+    fake = world.fake
+    picked = {"calls": world.results, "leads": world.union, "final": world.news}
+    async with running(world, config(tmp_path, world)) as bot:
+        for words, channel in picked.items():
+            await subscribe(bot, ALICE, channel, words)
+        await replay(bot)
+    heads = {words: [headline(p) for p in bot_posts(fake, c)] for words, c in picked.items()}
+    assert heads["leads"] == ["First results: No union leads by 117"]
+    assert len(heads["calls"]) == 2
+    assert "clinch" in heads["calls"][0].lower()
+    assert heads["final"] == heads["calls"][1:]
+    assert "No union wins" in heads["final"][0]

@@ -12,6 +12,7 @@ from bot.domain.model import TallyState
 from bot.testing.fakes.slack_fake import FakeSlack, RecordedSlackMessage
 from bot.testing.fakes.slack_fake.markup import visible
 from tests.adapters.test_slack import VirtualTime, bot_posts, config, fake, running, vt
+from tests.runtime.test_filters import EXPECTED
 from tests.test_format import bessemer_timeline
 
 __all__ = ["fake", "vt"]  # the fixtures
@@ -188,3 +189,24 @@ async def test_a_ping_whose_answer_was_lost_pings_once(
     assert clinch.pinged == [f"subteam:{GROUP}"]
     assert len(fake.calls_to("chat.postMessage")) == 1  # found by the history check
     assert len(fake.calls_to("conversations.history")) == 1
+
+
+async def test_each_filter_over_the_bessemer_timeline(
+    tmp_path: Path, fake: FakeSlack, vt: VirtualTime
+) -> None:
+    """One channel per filter, the whole count replayed: each channel shows exactly the posts
+    its filter selects (the numbers of tests/runtime/test_filters.py)."""
+    channels = {words: fake.add_channel(f"c{n}") for n, words in enumerate(EXPECTED)}
+    async with running(fake, config(tmp_path, fake), vt) as bot:
+        for n, (words, channel) in enumerate(channels.items()):
+            user = fake.add_user(f"u{n}")  # one each: a person has 8 commands in 20 s
+            await bot.slash(f"subscribe bessemer-2021 {words}", user=user, channel=channel)
+        for tally in bessemer_timeline():
+            await bot.app.pipeline.ingest(tally)
+            await bot.settle()
+        boards = {(await bot.subscription(c)).live_message_id for c in channels.values()}
+    for words, channel in channels.items():
+        posts = [m for m in bot_posts(fake, channel) if m.ts not in boards]
+        assert len(posts) == len(EXPECTED[words]), words
+        finals = [m for m in posts if "wins" in m.text]
+        assert len(finals) == (1 if 12 in EXPECTED[words] else 0), words
