@@ -210,3 +210,34 @@ async def test_each_filter_over_the_bessemer_timeline(
         assert len(posts) == len(EXPECTED[words]), words
         finals = [m for m in posts if "wins" in m.text]
         assert len(finals) == (1 if 12 in EXPECTED[words] else 0), words
+
+
+async def test_a_live_thread_hangs_under_the_pinned_scoreboard(
+    tmp_path: Path, fake: FakeSlack, vt: VirtualTime
+) -> None:
+    news, admins = fake.add_channel("news"), fake.add_channel("admins")
+    user = fake.add_user("ada")
+    async with running(fake, config(tmp_path, fake, alerts=(admins,)), vt) as bot:
+        await bot.slash("subscribe bessemer-2021 live thread pin", user=user, channel=news)
+        await bot.ingest(84, 201)  # the scoreboard, then first results in its thread
+        await bot.settle()
+        await bot.ingest(463, 1100, state=TallyState.PAUSED)
+        await bot.settle()
+        sub = await bot.subscription(news)
+        (board,) = shown(fake, news)
+        assert board.pinned
+        assert board.ts == sub.live_message_id
+        assert board.edit_count == 1
+        in_thread = replies(fake, news, board.ts)
+        assert len(in_thread) == 2
+        assert in_thread[0].text.startswith("First results")
+        board.deleted = True  # the scoreboard and its thread are gone: a new pair
+        await bot.ingest(463, 1100)
+        await bot.settle()
+        sub = await bot.subscription(news)
+    (new_board,) = shown(fake, news)
+    assert new_board.ts == sub.live_message_id != board.ts
+    assert new_board.pinned
+    assert len(replies(fake, news, new_board.ts)) == 1
+    (told,) = bot_posts(fake, admins)
+    assert "started a new thread" in told.text
