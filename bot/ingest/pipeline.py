@@ -65,7 +65,8 @@ class Planned:
     message: Message
     """What it shows (with the subscription's ``mention`` on a call or the final)."""
     keep: bool
-    """Never coalesced away: a significant update, or one a filter selected."""
+    """The delivery's ``significant``: a post never coalesced away (a significant update, or
+    one a filter selected); for a scoreboard edit, whether the update is significant."""
 
 
 def plan(subscriptions: Sequence[Subscription], message: Message) -> list[Planned]:
@@ -86,7 +87,7 @@ def plan(subscriptions: Sequence[Subscription], message: Message) -> list[Planne
     for sub in subscriptions:
         wants = sub.wants
         if wants.live:
-            out.append(Planned(sub, DeliveryAction.EDIT_LIVE, message, keep=False))
+            out.append(Planned(sub, DeliveryAction.EDIT_LIVE, message, message.significant))
         picked = {
             Hear.FINAL: message.final,
             Hear.CALLS: call,
