@@ -241,3 +241,21 @@ async def test_a_live_thread_hangs_under_the_pinned_scoreboard(
     assert len(replies(fake, news, new_board.ts)) == 1
     (told,) = bot_posts(fake, admins)
     assert "started a new thread" in told.text
+
+
+async def test_a_thread_reply_whose_answer_was_lost_appears_once(
+    tmp_path: Path, fake: FakeSlack, vt: VirtualTime
+) -> None:
+    news, user = fake.add_channel("news"), fake.add_user("ada")
+    async with running(fake, config(tmp_path, fake), vt) as bot:
+        await bot.slash("subscribe bessemer-2021 thread", user=user, channel=news)
+        await bot.ingest(84, 201)  # the parent
+        await bot.settle()
+        fake.fail_next("chat.postMessage", drop=True, commit=True)  # replied, answer lost
+        await bot.ingest(463, 1100, state=TallyState.PAUSED)
+        await bot.settle()
+    (parent,) = shown(fake, news)
+    assert len(replies(fake, news, parent.ts)) == 1  # found in the thread, not sent again
+    (check,) = fake.calls_to("conversations.replies")
+    assert check.args["ts"] == parent.ts
+    assert len(fake.calls_to("chat.postMessage")) == 2
