@@ -248,3 +248,25 @@ async def test_calls_leads_and_final_over_the_bessemer_timeline(
     assert "clinch" in heads["calls"][0].lower()
     assert heads["final"] == heads["calls"][1:]
     assert "No union wins" in heads["final"][0]
+
+
+async def test_a_live_thread_hangs_under_the_pinned_scoreboard(
+    tmp_path: Path, world: World
+) -> None:
+    fake = world.fake
+    fake.grant_bot(world.guild, CREATE_PUBLIC_THREADS | PIN_MESSAGES)
+    async with running(world, config(tmp_path, world)) as bot:
+        await subscribe(bot, ALICE, world.results, "live thread pin")
+        await bot.ingest(84, 201)  # the scoreboard, then first results in its thread
+        await bot.settle()
+        await bot.ingest(463, 1100, state=TallyState.PAUSED)
+        await bot.settle()
+        sub = await bot.subscription(world.results)
+    (board,) = bot_posts(fake, world.results)
+    assert str(board.id) == sub.live_message_id
+    assert board.pinned
+    assert fake.channels[board.id].parent_id == world.results  # the thread on the scoreboard
+    first, paused = bot_posts(fake, board.id)
+    assert headline(first).startswith("First results")
+    assert paused.nonce != first.nonce
+    assert alerts(fake, world) == []
