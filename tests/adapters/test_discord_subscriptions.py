@@ -270,3 +270,24 @@ async def test_a_live_thread_hangs_under_the_pinned_scoreboard(
     assert headline(first).startswith("First results")
     assert paused.nonce != first.nonce
     assert alerts(fake, world) == []
+
+
+async def test_a_thread_reply_in_doubt_past_the_nonce_window_is_found_in_its_thread(
+    tmp_path: Path, world: World
+) -> None:
+    fake = world.fake
+    fake.grant_bot(world.guild, CREATE_PUBLIC_THREADS)
+    async with running(world, config(tmp_path, world)) as bot:
+        await subscribe(bot, ALICE, world.results, "thread")
+        await bot.ingest(84, 201)  # the parent
+        await bot.settle()
+        (parent,) = bot_posts(fake, world.results)
+        fake.fail_next(rf"^/channels/{parent.id}/messages$", 503, after_commit=True)
+        await bot.ingest(463, 1100, state=TallyState.PAUSED)  # posted, its answer lost
+        await bot.app.idle()
+        world.vt.advance(120)  # Discord's nonce no longer trusted: the thread is read first
+        await bot.settle()
+    (reply,) = bot_posts(fake, parent.id)
+    reads = [r for r in fake.requests if r.method == "GET" and r.path.endswith("/messages")]
+    assert [r.path for r in reads] == [f"/channels/{parent.id}/messages"]
+    assert "paus" in headline(reply).lower()
