@@ -5,7 +5,8 @@
   has the message's id; "already has a thread", code 160004, is fine), then posts go to the
   thread as to a channel, each with its key as nonce and ``ref``, so a retry is found in the
   thread (``find_posted`` on the place reads the thread). A final is posted in the channel
-  too. The message gone (10008) or the thread gone (10003) is ``MessageGone``; no right to
+  too (with the ping, if the subscription has one: the thread's copy pings nobody). The message
+  gone (10008) or the thread gone (10003) is ``MessageGone``; no right to
   start or post in threads (50001, 50013) is ``NotAllowedHere``.
 - ``pin``/``unpin``: ``PUT``/``DELETE /channels/{id}/messages/pins/{message_id}`` (discord.py
   2.7's routes), which need Pin Messages; refused, ``NotAllowedHere``.
@@ -96,12 +97,15 @@ class DiscordPlaces(Adapter):
         posted in the channel too, with the chart."""
         assert place.thread is not None
         await self._open_thread(place, pace)
+        final = isinstance(content, Message) and content.final
+        # A final's ping goes with its copy in the channel: one ping, not two.
+        here = replace(content, mention=None) if isinstance(content, Message) and final else content
         async with pace(Route(POST_ROUTE, place.thread), delivers=True):
             try:
-                message_id = await self._send(self._target(place), content, key, None)
+                message_id = await self._send(self._target(place), here, key, None)
             except (discord.DiscordException, OSError, TimeoutError) as exc:
                 raise self._refusal(exc, place, "post in the thread") from exc
-        if isinstance(content, Message) and content.final:
+        if final:
             channel = replace(place, thread=None)
             async with pace(Route(POST_ROUTE, channel.channel), delivers=True):
                 try:

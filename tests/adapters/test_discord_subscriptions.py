@@ -291,3 +291,21 @@ async def test_a_thread_reply_in_doubt_past_the_nonce_window_is_found_in_its_thr
     reads = [r for r in fake.requests if r.method == "GET" and r.path.endswith("/messages")]
     assert [r.path for r in reads] == [f"/channels/{parent.id}/messages"]
     assert "paus" in headline(reply).lower()
+
+
+async def test_in_a_thread_the_clinch_pings_there_and_the_final_once_in_the_channel(
+    tmp_path: Path, world: World
+) -> None:
+    fake = world.fake
+    fake.grant_bot(world.guild, CREATE_PUBLIC_THREADS)
+    press = fake.add_role(world.guild, "press", mentionable=True)
+    async with running(world, config(tmp_path, world)) as bot:
+        await subscribe(bot, ALICE, world.results, f"thread mention=@{press}")
+        await replay(bot)
+    parent, final = bot_posts(fake, world.results)
+    in_thread = bot_posts(fake, parent.id)
+    pinged = [p for p in [parent, *in_thread, final] if p.mention_roles]
+    assert [headline(p) for p in pinged] == [headline(in_thread[4]), headline(final)]
+    assert "clinch" in headline(pinged[0]).lower()
+    assert in_thread[-1].mention_roles == []  # the final's copy in the thread pings nobody
+    assert final.mention_roles == [press]
