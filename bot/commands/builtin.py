@@ -66,7 +66,9 @@ async def subscribe(call: Call) -> Reply:
             conn, request.channel, count.id, wants, by=request.actor, at=s.clock.now()
         )
         last = await tally_rows.last(conn, count.id)
-        board = wants.live and last is not None and (before is None or not before.wants.live)
+        # a scoreboard at once for a new live subscription (or one enabled again)
+        fresh = before is None or not before.enabled or not before.wants.live
+        board = wants.live and last is not None and fresh
         if board and last is not None:
             await outbox.enqueue(conn, [scoreboard(call, sub.id, count, last)])
         if wants.mention is not None and (before is None or before.wants.mention != wants.mention):
