@@ -26,6 +26,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from adapters.slack.admins import SlackAdmins
 from adapters.slack.blocks import file_comment, reply_payload
 from adapters.slack.delivery import SLACK_LIMITS, SlackSender, translate
+from adapters.slack.mentions import SlackMentions
 from adapters.slack.payloads import AppMention, EventCallback, SlashCommand, as_json
 from adapters.slack.settings import SlackSettings
 from bot.commands.inflight import InFlight
@@ -33,11 +34,13 @@ from bot.commands.request import Reply, Request
 from bot.domain.message import Attachment
 from bot.errors import DeliveryError, TransientDeliveryError
 from bot.platform import Context
-from bot.subscription import ChannelRef, Platform
+from bot.subscription import ChannelRef, Extra, Platform
 
 log = logging.getLogger(__name__)
 
 PLATFORM = Platform("slack")
+SUPPORTS = frozenset(Extra)
+"""The subscription options tallybot has on Slack."""
 
 
 class _QuietTokenWarning(logging.Filter):
@@ -218,7 +221,13 @@ class SlackCommands(SlackSender):
         if self.admins.asks_platform(user) and self.context.verbs.needs_admin(text):
             admin = await self.is_workspace_admin(user, workspace)
         return self.context.request(
-            ChannelRef(PLATFORM, workspace, channel), user, name, text.strip(), platform_admin=admin
+            ChannelRef(PLATFORM, workspace, channel),
+            user,
+            name,
+            text.strip(),
+            platform_admin=admin,
+            supports=SUPPORTS,
+            mentions=SlackMentions(),
         )
 
     async def is_workspace_admin(self, user_id: str, workspace: str) -> bool:

@@ -47,7 +47,7 @@ class FinalCharts:
         """The chart that goes with ``d``: for a POST of a final message, else None."""
         if (
             self.charts is None
-            or d.action is not DeliveryAction.POST
+            or d.action not in (DeliveryAction.POST, DeliveryAction.REPLY)
             or not isinstance(content, Message)
             or not content.final
         ):
