@@ -12,8 +12,9 @@ Every error is one line that says what to type instead.
 
 from __future__ import annotations
 
-from bot.commands import reports
+from bot.commands import grants, reports
 from bot.commands.args import Choice, ChoiceArg, CountArg, FiguresArg
+from bot.commands.authority import find_count
 from bot.commands.manual import manual
 from bot.commands.request import Reply
 from bot.commands.verbs import Call, Verb, Verbs, VerbSpec
@@ -53,11 +54,17 @@ VERBS = Verbs()
 async def the_count(call: Call) -> Count:
     """The count the command names (a CommandError naming the close ones if there is none)."""
     assert call.command.count is not None  # a required CountArg took it
-    return await reports.find_count(call.services.db, call.command.count)
+    return await find_count(call.services.db, call.command.count, call.request)
 
 
 @VERBS.verb(
-    VerbSpec(Verb.SUBSCRIBE, "Post a count's updates in this channel", (SEARCH, MODE), public=True)
+    VerbSpec(
+        Verb.SUBSCRIBE,
+        "Post a count's updates in this channel",
+        (SEARCH, MODE),
+        public=True,
+        changes_channel=True,
+    )
 )
 async def subscribe(call: Call) -> Reply:
     count, request, s = await the_count(call), call.request, call.services
@@ -86,14 +93,23 @@ async def subscribe(call: Call) -> Reply:
     return Reply(f"{verb} this channel to {count.id}: {MODE_WORDS[mode]}.", ephemeral=False)
 
 
-@VERBS.verb(VerbSpec(Verb.UNSUBSCRIBE, "Stop posting a count's updates in this channel", (COUNT,)))
+@VERBS.verb(
+    VerbSpec(
+        Verb.UNSUBSCRIBE,
+        "Stop posting a count's updates in this channel",
+        (COUNT,),
+        changes_channel=True,
+    )
+)
 async def unsubscribe(call: Call) -> Reply:
-    count = await the_count(call)
-    async with call.services.db.begin() as conn:
-        gone = await sub_rows.unsubscribe(conn, call.request.channel, count.id)
+    name = call.command.count
+    assert name is not None  # a required CountArg took it
+    async with call.services.db.begin() as conn:  # whatever became of the count since
+        gone = await sub_rows.unsubscribe(conn, call.request.channel, name)
     if not gone:
+        count = await the_count(call)
         raise CommandError(f"this channel is not subscribed to {count.id}")
-    return Reply(f"Unsubscribed this channel from {count.id}.")
+    return Reply(f"Unsubscribed this channel from {name}.")
 
 
 @VERBS.verb(VerbSpec(Verb.LIST, "Every count, and what this channel follows"))
@@ -186,4 +202,9 @@ async def manual_figures(call: Call) -> Reply:
     )
 )
 async def deliveries(call: Call) -> Reply:
-    return await reports.deliveries(call.services.db)
+    return await reports.deliveries(call.services.db, call.request)
+
+
+for _more in (grants.VERBS,):
+    for _spec in _more:
+        VERBS.register(_spec, _more.handler(_spec.name))

@@ -51,7 +51,11 @@ class Commands:
             charts if charts is not None else ChartCache(),
             verbs,
         )
-        per_call = [chain.audit(self.services), chain.authorise, chain.reply(self.throttle)]
+        per_call = [
+            chain.audit(self.services),
+            chain.authorise(self.services),
+            chain.reply(self.throttle),
+        ]
         self._run = chain.chain(
             [chain.errors, chain.throttle(self.throttle)],
             chain.dispatch(self.services, per_call),

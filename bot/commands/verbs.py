@@ -50,6 +50,12 @@ class Verb(StrEnum):
     RESUME = "resume"
     FINAL = "final"
     DELIVERIES = "deliveries"
+    ADMINS = "admins"
+    CREATE = "create"
+    EDIT = "edit"
+    ARCHIVE = "archive"
+    DELETE = "delete"
+    APIKEY = "apikey"
 
 
 NAME = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
@@ -74,6 +80,12 @@ class VerbSpec:
     audits_itself: bool = False
     """An admin verb whose handler writes its own audit entry when it is allowed (manual figures
     go through the pipeline, which records the figures before and after)."""
+    changes_channel: bool = False
+    """It changes what the channel gets (``subscribe``): only for those the platform lets
+    manage the channel (``Request.channel_admin``)."""
+    on_count: bool = True
+    """An admin verb whose count must exist and be the person's to administer (``create``
+    names a count that does not exist yet)."""
     instant: bool = False
     """Answered without the store: a platform that must acknowledge first may answer at once."""
 
