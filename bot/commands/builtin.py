@@ -12,7 +12,7 @@ Every error is one line that says what to type instead.
 
 from __future__ import annotations
 
-from bot.commands import grants, reports
+from bot.commands import count_verbs, grants, reports
 from bot.commands.args import Choice, ChoiceArg, CountArg, FiguresArg
 from bot.commands.authority import find_count
 from bot.commands.manual import manual
@@ -68,6 +68,8 @@ async def the_count(call: Call) -> Count:
 )
 async def subscribe(call: Call) -> Reply:
     count, request, s = await the_count(call), call.request, call.services
+    if count.archived:
+        raise CommandError(f"{count.id} is archived: it posts nothing more")
     mode = Mode(call.command.choice or Mode.EVENTS)
     async with s.db.begin() as conn:
         sub, created = await sub_rows.subscribe(
@@ -205,6 +207,6 @@ async def deliveries(call: Call) -> Reply:
     return await reports.deliveries(call.services.db, call.request)
 
 
-for _more in (grants.VERBS,):
+for _more in (count_verbs.VERBS, grants.VERBS):
     for _spec in _more:
         VERBS.register(_spec, _more.handler(_spec.name))

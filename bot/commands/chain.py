@@ -30,12 +30,15 @@ from typing import TypeVar
 from bot.commands import authority
 from bot.commands.request import FAILED, Reply, Request
 from bot.commands.throttle import Throttle
-from bot.commands.verbs import Call, Services
+from bot.commands.verbs import Call, Services, Verb
 from bot.errors import CommandError, NotAuthorized, NotTheirs
 from bot.store import audit as audit_rows
 from bot.store.audit import AuditEntry
 
 log = logging.getLogger(__name__)
+
+KEEPERS = (Verb.ARCHIVE, Verb.DELETE, Verb.EDIT, Verb.ADMINS)
+"""The admin verbs that work on an archived count."""
 
 T = TypeVar("T")
 Next = Callable[[T], Awaitable[Reply]]
@@ -159,6 +162,10 @@ def authorise(services: Services) -> Middleware[Call]:
             name = call.command.count
             count = await authority.find_count(services.db, name, request, audited=True)
             await authority.check_admin(services.db, request, count, spec.admin)
+            if count.archived and spec.name not in KEEPERS:
+                raise CommandError(
+                    f"{count.id} is archived; to run it again: archive {count.id} undo"
+                )
         return await call_next(call)
 
     return step

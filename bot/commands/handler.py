@@ -10,7 +10,8 @@ handler the verb table (:mod:`bot.commands.verbs`, the built-in verbs in
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from dataclasses import replace
 
 from bot.chart import ChartCache
 from bot.clock import Clock
@@ -36,6 +37,7 @@ class Commands:
         charts: ChartCache | None = None,
         throttle: Throttle | None = None,
         verbs: Verbs = VERBS,
+        count_changed: Callable[[str], Awaitable[None]] | None = None,
     ) -> None:
         self.db = db
         self.pipeline = pipeline
@@ -51,6 +53,8 @@ class Commands:
             charts if charts is not None else ChartCache(),
             verbs,
         )
+        if count_changed is not None:
+            self.services = replace(self.services, count_changed=count_changed)
         per_call = [
             chain.audit(self.services),
             chain.authorise(self.services),

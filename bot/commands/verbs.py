@@ -50,11 +50,11 @@ class Verb(StrEnum):
     RESUME = "resume"
     FINAL = "final"
     DELIVERIES = "deliveries"
-    ADMINS = "admins"
     CREATE = "create"
     EDIT = "edit"
     ARCHIVE = "archive"
     DELETE = "delete"
+    ADMINS = "admins"
     APIKEY = "apikey"
 
 
@@ -133,6 +133,10 @@ class VerbSpec:
         return " ".join([self.name, *(w for a in self.args for w in a.words(values))])
 
 
+async def _unchanged(count_id: str) -> None:
+    return None
+
+
 @dataclass(frozen=True, slots=True)
 class Services:
     """What handlers work with."""
@@ -144,6 +148,9 @@ class Services:
     on_queued: Callable[[set[Platform]], None]
     charts: ChartCache
     verbs: Verbs
+    count_changed: Callable[[str], Awaitable[None]] = _unchanged
+    """Called once a count was made, changed, archived or deleted in chat (the app's sources
+    and scheduler follow it at once)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -65,6 +65,20 @@ async def upsert(conn: AsyncConnection, count: Count, *, edited_by: str | None =
     await conn.execute(stmt)
 
 
+async def insert(conn: AsyncConnection, count: Count, *, edited_by: str) -> bool:
+    """Store a new count; False (nothing written) if the id is taken."""
+    stmt = insert_for(conn, counts).values({**_values(count), "edited_by": edited_by})
+    return (await conn.execute(stmt.on_conflict_do_nothing())).rowcount > 0
+
+
+async def set_archived(conn: AsyncConnection, count_id: str, archived: bool, *, by: str) -> None:
+    """Archive the count (or take it out of the archive), as changed in chat by ``by``."""
+    result = await conn.execute(
+        update(counts).where(counts.c.id == count_id).values(archived=archived, edited_by=by)
+    )
+    require_changed(result, f"count {count_id!r}")
+
+
 async def get(conn: AsyncConnection, count_id: str) -> Count | None:
     """The count with id ``count_id``, or ``None``."""
     row = (await conn.execute(select(counts).where(counts.c.id == count_id))).first()

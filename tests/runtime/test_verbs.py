@@ -36,7 +36,15 @@ USAGE = {  # as they read before the table existed: they must not change
     "final": "final <count> [yes=N no=N ...]",
     "deliveries": "deliveries",
 }
+SETTINGS = (
+    "[choices=yes:Yes,no:No] [rule=majority|plurality|threshold] [tie=ID] [threshold=2/3] "
+    "[received=N] [eligible=N] [public=yes|no] [source=URL] [fields=yes:path,...] [title]"
+)
 TENANCY = {  # issue 15: counts run from chat, by their owners
+    "create": "create <count> " + SETTINGS,
+    "edit": "edit <count> " + SETTINGS,
+    "archive": "archive <count> [undo]",
+    "delete": "delete <count> [confirm]",
     "admins": "admins [list|add|remove] <count> [who]",
 }
 EVERY = {**USAGE, **TENANCY}
@@ -55,6 +63,10 @@ def test_usage_help_and_admin_words_come_from_the_specs() -> None:
         "resume": "resume a count",
         "final": "declare a count final",
         "deliveries": "list failed deliveries",
+        "create": "create a count",
+        "edit": "edit a count",
+        "archive": "archive a count",
+        "delete": "delete a count",
         "admins": "manage a count's admins",
     }
     assert {s.name for s in VERBS if s.public} == {"subscribe", "status", "chart"}
