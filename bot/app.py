@@ -100,6 +100,7 @@ class App(Closing):
             on_queued=self._wake,
             charts=self.charts,
             count_changed=self.live.changed,
+            egress=config.chat_sources,
         )
         self.adapters: dict[Platform, Adapter] = {}
         self.seeded = Seeded()

@@ -15,6 +15,7 @@ in the document: ``yes:results.0.count,void:void``; by default a choice's own id
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from dataclasses import replace
@@ -24,6 +25,7 @@ from pydantic import ValidationError
 
 from bot.commands.args import NUMBER
 from bot.domain.model import MAX_FIGURE, Choice, Count, CountStatus, DecisionRule, RuleKind
+from bot.egress import EgressPolicy, EgressRefused, check_url
 from bot.errors import CommandError, ConfigError
 from bot.ingest.sources.settings import HttpCsvSettings, HttpJsonSettings
 
@@ -156,13 +158,18 @@ def count_from(
     return count
 
 
-def source_from(count: Count, given: Mapping[str, str]) -> ChatSource | None:
+def source_from(count: Count, given: Mapping[str, str], egress: EgressPolicy) -> ChatSource | None:
     """The source ``source=URL`` (with ``format`` and ``fields``) describes; None for
     ``source=manual``. Only http(s) documents: a count made in chat reads no file and no
-    environment variable of the operator's."""
+    environment variable of the operator's. The URL meets the egress guard's checks at once
+    (scheme, host list, an address literal); a name's addresses are checked at every fetch."""
     url = given["source"]
     if url.lower() == "manual":
         return None
+    try:
+        check_url(url, egress)
+    except EgressRefused as exc:
+        raise CommandError(f"source: {exc}") from None
     fields: dict[str, object] = {}
     votes: dict[str, str] = {}
     for part in filter(None, given.get("fields", "").split(",")):
@@ -184,6 +191,15 @@ def source_from(count: Count, given: Mapping[str, str]) -> ChatSource | None:
         return model.model_validate(table)
     except (ValidationError, ConfigError) as exc:
         raise CommandError(f"source: {_first(exc)}") from None
+
+
+def stored(source: ChatSource | None) -> str | None:
+    """``source`` as the store keeps it (JSON with its ``kind``, without defaults)."""
+    if source is None:
+        return None
+    return json.dumps(
+        {"kind": source.kind, **source.model_dump(mode="json", exclude_defaults=True)}
+    )
 
 
 def _first(exc: Exception) -> str:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from bot.commands.args import Choice, ChoiceArg, Command, CountArg, SettingsArg, TextArg
 from bot.commands.authority import find_count
-from bot.commands.count_line import KEYS, count_from, settings_words, source_from
+from bot.commands.count_line import KEYS, count_from, settings_words, source_from, stored
 from bot.commands.request import Reply
 from bot.commands.verbs import Call, Verb, Verbs, VerbSpec
 from bot.domain.model import OPERATOR, Count
@@ -110,22 +110,20 @@ async def create(call: Call) -> Reply:
     given = dict(c.settings)
     title = given.pop("title", None) or c.text
     count = count_from(c.count, given, title=title, base=None, owner=r.tenant)
-    source = source_from(count, given) if "source" in given else None
-    stored = None if source is None else source.model_dump_json(exclude_defaults=True)
+    source = source_from(count, given, s.egress) if "source" in given else None
+    kept = stored(source)
     async with s.db.begin() as conn:
         if not await count_rows.insert(conn, count, edited_by=r.actor):
             raise CommandError(
                 f"the name {count.id} is taken (names are shared by every server and "
                 "workspace); pick another"
             )
-        if stored is not None:
-            await count_rows.set_source_json(conn, count.id, stored)
+        if kept is not None:
+            await count_rows.set_source_json(conn, count.id, kept)
         if not r.tenant_admin:  # an operator's admin: made here, run by them too
             grant = Grant(count.id, GrantKind.USER, r.user_id, r.actor, s.clock.now())
             await grant_rows.grant(conn, grant)
-        await audit_rows.record(
-            conn, entry(call, count.id, None, summary(count, stored), "created")
-        )
+        await audit_rows.record(conn, entry(call, count.id, None, summary(count, kept), "created"))
     await s.count_changed(count.id)
     return Reply(
         f"Created {described(count)}. Follow it in a channel with: subscribe {count.id}; "
@@ -153,12 +151,12 @@ async def edit(call: Call) -> Reply:
     changed = count_from(count.id, given, title=title, base=count, owner=count.owner)
     if "source" in given and count.owner == OPERATOR:
         raise CommandError(f"the source of {count.id} is set in the configuration file")
-    source = source_from(changed, given) if "source" in given else None
+    source = source_from(changed, given, s.egress) if "source" in given else None
     async with s.db.begin() as conn:
         before = await count_rows.source_json(conn, count.id)
         after = before
         if "source" in given:
-            after = None if source is None else source.model_dump_json(exclude_defaults=True)
+            after = stored(source)
             await count_rows.set_source_json(conn, count.id, after)
         await count_rows.upsert(conn, changed, edited_by=r.actor)
         record = entry(call, count.id, summary(count, before), summary(changed, after), "edited")

@@ -20,6 +20,7 @@ from bot.commands.builtin import VERBS
 from bot.commands.request import Reply, Request
 from bot.commands.throttle import Throttle
 from bot.commands.verbs import Services, Verbs
+from bot.egress import EgressPolicy
 from bot.ingest.pipeline import Pipeline
 from bot.store import Database
 from bot.subscription import Platform
@@ -38,6 +39,7 @@ class Commands:
         throttle: Throttle | None = None,
         verbs: Verbs = VERBS,
         count_changed: Callable[[str], Awaitable[None]] | None = None,
+        egress: EgressPolicy | None = None,
     ) -> None:
         self.db = db
         self.pipeline = pipeline
@@ -55,6 +57,8 @@ class Commands:
         )
         if count_changed is not None:
             self.services = replace(self.services, count_changed=count_changed)
+        if egress is not None:
+            self.services = replace(self.services, egress=egress)
         per_call = [
             chain.audit(self.services),
             chain.authorise(self.services),

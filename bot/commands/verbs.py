@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 
 from bot.chart import ChartCache
@@ -28,6 +28,7 @@ from bot.clock import Clock
 from bot.commands.args import Arg, Command, CountArg, Option, Value
 from bot.commands.reports import Health
 from bot.commands.request import Reply, Request
+from bot.egress import EgressPolicy
 from bot.errors import CommandError
 from bot.ingest.pipeline import Pipeline
 from bot.store import Database
@@ -151,6 +152,8 @@ class Services:
     count_changed: Callable[[str], Awaitable[None]] = _unchanged
     """Called once a count was made, changed, archived or deleted in chat (the app's sources
     and scheduler follow it at once)."""
+    egress: EgressPolicy = field(default_factory=EgressPolicy)
+    """Where a source URL typed in chat may point (``[chat_sources]``)."""
 
 
 @dataclass(frozen=True, slots=True)
