@@ -203,6 +203,7 @@ class App(Closing):
             platforms=tuple(self.adapters),
             count_ids=tuple(cc.count.id for cc in self.config.counts),
             polled_health={k: h for k, h in self.health.items() if self.sources[k].polled},
+            count_changed=self.live.changed,
         )
         server = OpsServer(served, settings, push_secret=secret(settings.push_secret_env))
         for adapter in self.adapters.values():

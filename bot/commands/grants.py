@@ -1,4 +1,5 @@
-"""``admins add|remove|list <count> [@user|@role]``: per-count grants, kept in the store.
+"""``admins add|remove|list <count> [@user|@role]``: per-count grants, kept in the store; and
+``apikey create|revoke|list``: a place's keys for the push API (``bot.store.api_keys``).
 
 A grant lets one more person (or everyone with a role) administer one count, inside the tenant
 that owns it (:mod:`bot.commands.authority`). Adding and removing is for the count owner's
@@ -14,7 +15,8 @@ from bot.commands.args import Choice, ChoiceArg, CountArg, TextArg
 from bot.commands.authority import find_count, owns, refusal
 from bot.commands.request import Reply
 from bot.commands.verbs import Call, Verb, Verbs, VerbSpec
-from bot.errors import CommandError
+from bot.errors import CommandError, NotAuthorized
+from bot.store import api_keys as key_rows
 from bot.store import grants as grant_rows
 from bot.store.grants import Grant, GrantKind
 
@@ -93,3 +95,56 @@ async def admins(call: Call) -> Reply:
     if not done:
         raise CommandError(f"{name} was not one of {count.id}'s admins")
     return Reply(f"{name} no longer administers {count.id}.")
+
+
+KEY_ACTION = ChoiceArg(
+    "action",
+    (
+        Choice("list", "list this place's keys", "this place's live keys"),
+        Choice("create", "make a key (shown once)", "make a key for the push API"),
+        Choice("revoke", "revoke a key", "revoke a key by its number"),
+    ),
+    default="list",
+    description="What to do (default: list)",
+)
+
+
+@VERBS.verb(
+    VerbSpec(
+        Verb.APIKEY,
+        "Admins: keys for pushing this place's counts (create, revoke, list)",
+        (KEY_ACTION, TextArg("key", "The key's number (to revoke)", required=False)),
+        admin="manage API keys",
+        on_count=False,
+    )
+)
+async def apikey(call: Call) -> Reply:
+    s, request, command = call.services, call.request, call.command
+    if not request.tenant_admin:
+        raise NotAuthorized(
+            f"only admins of this {request.place} can manage its API keys; ask one of them"
+        )
+    owner, action = request.tenant, command.choice or "list"
+    if action == "list":
+        async with s.db.connect() as conn:
+            keys = await key_rows.for_owner(conn, owner)
+        if not keys:
+            return Reply(f"This {request.place} has no API keys: apikey create makes one.")
+        lines = [f"#{k.id}, made by {k.created_by} on {k.created_at:%Y-%m-%d}" for k in keys]
+        return Reply("API keys of this " + request.place + ":\n" + "\n".join(lines))
+    if action == "create":
+        async with s.db.begin() as conn:
+            key, token = await key_rows.create(conn, owner, by=request.actor, at=s.clock.now())
+        return Reply(
+            f"API key #{key.id} for the counts of this {request.place} (shown only now, so "
+            f"copy it): {token}\nSend it as: Authorization: Bearer <key>. "
+            f"Revoke it with: apikey revoke {key.id}"
+        )
+    number = (command.text or "").strip().lstrip("#")
+    if not number.isdigit():
+        raise CommandError(f"which key? {call.spec.usage_line()} (apikey list shows them)")
+    async with s.db.begin() as conn:
+        done = await key_rows.revoke(conn, int(number), owner, at=s.clock.now())
+    if not done:
+        raise CommandError(f"this {request.place} has no live key #{number}")
+    return Reply(f"Revoked API key #{number}: it is refused from now on.")

@@ -46,6 +46,7 @@ TENANCY = {  # issue 15: counts run from chat, by their owners
     "archive": "archive <count> [undo]",
     "delete": "delete <count> [confirm]",
     "admins": "admins [list|add|remove] <count> [who]",
+    "apikey": "apikey [list|create|revoke] [key]",
 }
 EVERY = {**USAGE, **TENANCY}
 
@@ -68,6 +69,7 @@ def test_usage_help_and_admin_words_come_from_the_specs() -> None:
         "archive": "archive a count",
         "delete": "delete a count",
         "admins": "manage a count's admins",
+        "apikey": "manage API keys",
     }
     assert {s.name for s in VERBS if s.public} == {"subscribe", "status", "chart"}
 
