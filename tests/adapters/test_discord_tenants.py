@@ -98,6 +98,10 @@ async def test_another_servers_admin_cannot_see_or_touch_a_private_count(
                 ("correct", {"figures": "yes=1 no=2"}),
                 ("pause", {}),
                 ("final", {"figures": "yes=10 no=4"}),
+                ("edit", {"settings": "public=yes"}),
+                ("archive", {}),
+                ("delete", {"confirm": "confirm"}),
+                ("admins", {"action": "add", "who": f"<@{EVE}>"}),
                 ("subscribe", {}),
                 ("status", {}),
                 ("history", {}),
@@ -114,6 +118,7 @@ async def test_another_servers_admin_cannot_see_or_touch_a_private_count(
             history = await tally_rows.history(conn, SECRET)
             subs = await sub_rows.for_count(conn, SECRET)
             audit = list(reversed(await audit_rows.recent(conn)))
+            still = await count_rows.get(conn, SECRET)
 
     assert answer(ours).content.startswith(f"Accepted update #1 for {SECRET}")
     refused = answer(member).content
@@ -134,6 +139,7 @@ async def test_another_servers_admin_cannot_see_or_touch_a_private_count(
     assert seen_here == [SECRET]
     assert [(t.seq, t.votes["yes"]) for t in history] == [(1, 10)]  # nothing from server B
     assert subs == []
+    assert still == tenant_count(world.guild)  # not edited, archived or deleted
     # Every admin attempt is audited, the cross-server ones with what they aimed at.
     attempts = [(a.actor.split(" ")[0], a.action, a.allowed) for a in audit]
     assert attempts == [
@@ -143,6 +149,10 @@ async def test_another_servers_admin_cannot_see_or_touch_a_private_count(
         (f"discord:{EVE}", "correct", False),
         (f"discord:{EVE}", "pause", False),
         (f"discord:{EVE}", "final", False),
+        (f"discord:{EVE}", "edit", False),
+        (f"discord:{EVE}", "archive", False),
+        (f"discord:{EVE}", "delete", False),
+        (f"discord:{EVE}", "admins", False),
     ]
     assert audit[-1].detail == f"refused: {SECRET} is a private count of discord:{world.guild}"
 

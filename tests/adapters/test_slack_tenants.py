@@ -53,6 +53,11 @@ async def test_another_workspaces_owner_cannot_see_or_touch_a_private_count(
             f"correct {SECRET} yes=1 no=2",
             f"pause {SECRET}",
             f"final {SECRET} yes=10 no=4",
+            f"edit {SECRET} public=yes",
+            f"archive {SECRET}",
+            f"delete {SECRET} confirm",
+            f"admins add {SECRET} <@{olga}>",
+            "apikey create",
             f"subscribe {SECRET}",
             f"status {SECRET}",
             f"history {SECRET}",
@@ -66,6 +71,7 @@ async def test_another_workspaces_owner_cannot_see_or_touch_a_private_count(
             history = await tally_rows.history(conn, SECRET)
             subs = await sub_rows.for_count(conn, SECRET)
             audit = list(reversed(await audit_rows.recent(conn)))
+            still = await count_rows.get(conn, SECRET)
 
     assert followed.body["text"].startswith(f"Subscribed this channel to {SECRET}")
     assert ours.body["text"].startswith(f"Accepted update #1 for {SECRET}")
@@ -74,7 +80,9 @@ async def test_another_workspaces_owner_cannot_see_or_touch_a_private_count(
     )
     unknown = typo.body["text"]
     assert unknown.startswith("Error: unknown count 'no-such-count'")
-    for answer in theirs:
+    *refused, key, subscribe, status, history_reply = theirs
+    assert key.body["text"].startswith("API key #1 for the counts of this workspace")
+    for answer in [*refused, subscribe, status, history_reply]:
         assert answer.response_type == "ephemeral"
         assert answer.body["text"] == unknown.replace("no-such-count", SECRET)
     assert SECRET not in unknown
@@ -88,5 +96,11 @@ async def test_another_workspaces_owner_cannot_see_or_touch_a_private_count(
         (f"slack:{olga}", "correct", False),
         (f"slack:{olga}", "pause", False),
         (f"slack:{olga}", "final", False),
+        (f"slack:{olga}", "edit", False),
+        (f"slack:{olga}", "archive", False),
+        (f"slack:{olga}", "delete", False),
+        (f"slack:{olga}", "admins", False),
+        (f"slack:{olga}", "apikey", True),  # a key of her own workspace, for its own counts
     ]
-    assert audit[-1].detail == f"refused: {SECRET} is a private count of slack:{fake.team_id}"
+    assert audit[-2].detail == f"refused: {SECRET} is a private count of slack:{fake.team_id}"
+    assert still == tenant_count(fake.team_id)  # not edited, archived or deleted
