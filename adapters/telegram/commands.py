@@ -228,6 +228,7 @@ class TelegramCommands:
             place="chat",
             tenant_admin=verdict.tenant_admin,
             home=verdict.home,
+            private_replies=False,  # every answer shows in the chat
         )
 
     async def handle_update(self, update: Update) -> None:

@@ -133,6 +133,11 @@ async def apikey(call: Call) -> Reply:
         lines = [f"#{k.id}, made by {k.created_by} on {k.created_at:%Y-%m-%d}" for k in keys]
         return Reply("API keys of this " + request.place + ":\n" + "\n".join(lines))
     if action == "create":
+        if not request.private_replies:
+            raise CommandError(
+                f"a new key would show to everyone in this {request.place}: tallybot makes "
+                "API keys only where it can answer you alone"
+            )
         async with s.db.begin() as conn:
             key, token = await key_rows.create(conn, owner, by=request.actor, at=s.clock.now())
         return Reply(

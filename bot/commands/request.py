@@ -32,6 +32,9 @@ class Request:
     channel_admin: bool = True
     """They may change what this channel gets (subscribe it): on Discord, Manage Channels
     here; on the other platforms anyone in the channel."""
+    private_replies: bool = True
+    """The platform can show a reply to the asker alone (Telegram cannot in a group): a secret
+    (a new API key) is only ever shown where it can."""
     roles: frozenset[str] = frozenset()
     """The user's role ids in this place (per-count grants may name a role)."""
     place: str = "workspace"

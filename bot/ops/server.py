@@ -244,6 +244,8 @@ class OpsServer(Closing):
             raw, signature, valid_until = await self._signed(request)
             count = await self._count(count_id)
             operator_only(count)
+            if count.archived:
+                raise RequestError(f"{count.id} is archived: it takes no tallies", status=409)
             receipt = Receipt(signature, datetime.fromtimestamp(valid_until, UTC))
         tally = read_push(raw, count, clock=self.served.clock)
         try:

@@ -5,6 +5,8 @@ file's counts are a seed that never overwrites silently what chat changed."""
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -17,8 +19,10 @@ from bot.config import parse
 from bot.domain.model import Choice
 from bot.store import audit as audit_rows
 from bot.store import counts as count_rows
+from bot.store import outbox
 from bot.store import subscriptions as sub_rows
 from bot.store import tallies as tally_rows
+from bot.store.outbox import DeliveryAction, NewDelivery
 from bot.subscription import ChannelRef, Platform
 from bot.testing.adapter import RecordingAdapter
 from bot.testing.clock import FakeClock
@@ -217,3 +221,49 @@ async def test_the_file_is_a_seed_that_never_overwrites_what_chat_changed(
 
 def operator_says(request: Request, text: str) -> Request:
     return Request(request.channel, request.user_id, request.user_name, text, admin=True, home=True)
+
+
+async def test_a_key_is_never_shown_where_everyone_would_see_it(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    group = ChannelRef(Platform("telegram"), "-1001500000001", "-1001500000001")
+    asked = Request(group, "5", "ann", "apikey create", tenant_admin=True, private_replies=False)
+    async with app_for(config(tmp_path), clock) as app:
+        refused = await app.commands.handle(asked)
+        allowed = await app.commands.handle(replace(asked, private_replies=True))
+    assert refused.text.startswith("Error: a new key would show to everyone in this workspace")
+    assert allowed.text.startswith("API key #1")
+
+
+async def test_deliveries_lists_only_the_counts_one_administers(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    async with app_for(config(tmp_path), clock) as app:
+        assert (await ask(app, MAKE)).ok
+        async with app.db.begin() as conn:
+            for count_id in ("local-7", "bessemer-2021"):
+                [delivery] = await outbox.enqueue(conn, [dead_letter(count_id)])
+                await outbox.mark_dead(conn, delivery, error="channel gone")
+        here = await ask(app, "deliveries")
+        away = await ask(app, "deliveries", where=ELSEWHERE)
+        operator = await app.commands.handle(
+            Request(ELSEWHERE, "1", "op", "deliveries", admin=True, home=True)
+        )
+    assert "local-7" in here.text
+    assert "bessemer-2021" not in here.text
+    assert away.text == "Every message was delivered (nothing gave up)."
+    assert "bessemer-2021" in operator.text
+    assert "local-7" not in operator.text
+
+
+def dead_letter(count_id: str) -> NewDelivery:
+    return NewDelivery(
+        subscription_id=None,
+        channel=HALL,
+        count_id=count_id,
+        tally_seq=1,
+        action=DeliveryAction.POST,
+        significant=True,
+        payload="{}",
+        created_at=datetime(2026, 1, 1, tzinfo=UTC),
+    )
