@@ -254,3 +254,31 @@ async def test_grants_add_admins_inside_the_owning_server_only(
         ("admins", True),
         ("pause", False),
     ]
+
+
+async def test_a_server_admin_makes_a_count_with_the_slash_command(
+    tmp_path: Path, world: World
+) -> None:
+    here, results = world.guild, world.results
+    settings = 'choices=yes:Strike,no:"No strike" tie=no received=412'
+    async with running(world, config(tmp_path, world)) as bot:
+        made = await slash_in(
+            bot, here, results, BOSS, "create", count="local-7", settings=settings,
+            title="Local 7 strike vote",
+        )  # fmt: skip
+        by_member = await slash_in(
+            bot, here, results, ALICE, "create", count="local-8", settings=settings, title="x"
+        )
+        followed = await slash_in(bot, here, results, ALICE, "subscribe", count="local-7")
+        async with bot.app.db.connect() as conn:
+            count = await count_rows.get(conn, "local-7")
+    assert answer(made).content.startswith("Created local-7: Local 7 strike vote;")
+    assert answer(by_member).content.startswith("Error: only admins can create a count")
+    assert answer(followed).content.startswith("Subscribed this channel to local-7")
+    assert count is not None
+    assert (count.owner, count.title, count.received) == (
+        f"discord:{here}",
+        "Local 7 strike vote",
+        412,
+    )
+    assert count.choices == (Choice("yes", "Strike"), Choice("no", "No strike"))
