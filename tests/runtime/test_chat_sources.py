@@ -15,6 +15,7 @@ from bot.app import App
 from bot.commands.request import Reply, Request
 from bot.config import parse
 from bot.ingest.poller import PollResult
+from bot.ops import readiness
 from bot.store import counts as count_rows
 from bot.subscription import ChannelRef, Platform
 from bot.testing.adapter import RecordingAdapter
@@ -162,3 +163,18 @@ async def test_the_scheduler_follows_chat_at_once(
             steps.append("local-7" in app.scheduler.jobs())
     # made, archived, back, made manual, a source again, deleted
     assert steps == [True, False, True, False, True, False]
+
+
+async def test_a_broken_feed_set_in_chat_leaves_the_bot_ready(
+    tmp_path: Path, clock: FakeClock, unused_tcp_port: int, inside: tuple[Inside, int]
+) -> None:
+    _, port = inside
+    async with app_for(config(tmp_path, unused_tcp_port), clock) as app:
+        assert (await ask(app, f"{MAKE} source=http://localhost:{port}/feed.json")).ok
+        for _ in range(6):  # stale: more failed polls in a row than the default allows
+            await app.pollers["local-7"].poll()
+        ready = await readiness.check(app)
+        stale = app.health["local-7"].is_stale
+    assert stale
+    assert ready.ready, ready.to_json()
+    assert "source:local-7" not in ready.to_json()["checks"]  # type: ignore[operator]
