@@ -6,7 +6,10 @@
     correct <count> ...                     (admins: figures that go down, or change a final)
     pause <count>   resume <count>   final <count>                          (admins)
     deliveries                              (admins: messages that could not be delivered)
+    create <count> <title> choices=... | edit | archive | delete        (:mod:`count_verbs`)
+    admins add|remove|list <count> [@who] | apikey create|revoke|list   (:mod:`grants`)
 
+"Admins" are the count's (:mod:`bot.commands.authority`): authority stops at its owner's edge.
 Every error is one line that says what to type instead.
 """
 
