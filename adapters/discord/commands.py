@@ -26,7 +26,6 @@ from bot.commands.request import Reply, Request
 from bot.commands.verbs import VerbSpec
 from bot.errors import CommandError
 from bot.platform import Context
-from bot.store import counts as count_rows
 from bot.subscription import ChannelRef, Extra, Platform
 
 log = logging.getLogger(__name__)

@@ -21,6 +21,7 @@ class Mentions(ABC):
         """The id of the group ``typed`` names (as typed after ``mention=``, or ``@ID``), when
         tallybot and this person may ping it here; a :class:`CommandError` why not."""
 
+
 REFUSED = "refused: not an admin"
 """The refusal a platform's policy gives when it has nothing more to say."""
 
