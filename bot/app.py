@@ -20,6 +20,8 @@ from dataclasses import replace
 from bot.adapter import Adapter
 from bot.chart import ChartCache
 from bot.clock import Clock, SystemClock
+from bot.cluster import Instance, instance_id_from
+from bot.cluster.single import SingleInstance, lock_path
 from bot.commands.handler import Commands
 from bot.config import Config
 from bot.delivery.ratelimit import Sleep
@@ -54,8 +56,12 @@ class App(Closing):
         sleep: Sleep = asyncio.sleep,
         schema: str | None = None,
         poll: bool = True,
+        instance: Instance | None = None,
     ) -> None:
+        """``instance``: this instance (default: one named by ``[cluster] instance_id`` or
+        ``$TALLYBOT_INSTANCE_ID``, else ``HOST-PID-RANDOM``)."""
         self.config = config
+        self.instance = instance or Instance(instance_id_from(config.cluster.instance_id))
         self.clock = clock or SystemClock()
         self.sleep = sleep
         self.db = Database(store_url(config.store_url, config.store_password_env), schema=schema)
@@ -69,11 +75,16 @@ class App(Closing):
         self._dispatch_task: asyncio.Task[None] | None = None
         alerts = tuple(c for c in config.admins.alerts if c.platform in adapters)
         self._dispatcher: Dispatcher | None = None
-        self.metrics = Metrics()
+        self.metrics = Metrics(self.instance.id)
         self.server: OpsServer | None = None
         """The ops server, when ``[server]`` is configured (started on entering)."""
         self.pipeline = Pipeline(
-            self.db, self.clock, alert_channels=alerts, on_queued=self._wake, metrics=self.metrics
+            self.db,
+            self.clock,
+            alert_channels=alerts,
+            on_queued=self._wake,
+            metrics=self.metrics,
+            instance=self.instance.id,
         )
         self.charts = ChartCache()
         """Charts drawn for the ``chart`` command and for final messages, shared by both."""
@@ -101,6 +112,9 @@ class App(Closing):
     async def aopen(self) -> None:
         """Open the store, the adapters and the sources; start the server, delivery, polling."""
         try:
+            lock = lock_path(self.config.store_url)
+            if lock is not None:  # SQLite: this instance alone
+                await self._stack.enter_async_context(SingleInstance(lock, self.instance.id))
             await self._stack.enter_async_context(self.db)
             await self._sync_counts()
             for platform, factory in self._factories.items():
@@ -115,6 +129,7 @@ class App(Closing):
                 alert_channels=self.pipeline.alert_channels,
                 metrics=self.metrics,
                 charts=self.charts,
+                instance=self.instance.id,
             )
             await self._open_sources()
             await self._start_server()
@@ -184,6 +199,7 @@ class App(Closing):
             platforms=tuple(self.adapters),
             count_ids=tuple(cc.count.id for cc in self.config.counts),
             polled_health={k: h for k, h in self.health.items() if self.sources[k].polled},
+            instance=self.instance,
         )
         server = OpsServer(served, settings, push_secret=secret(settings.push_secret_env))
         for adapter in self.adapters.values():

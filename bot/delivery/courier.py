@@ -160,8 +160,11 @@ class Courier:
         alert_channels: Sequence[ChannelRef] = (),
         max_attempts: int = 8,
         rng: random.Random | None = None,
+        instance: str | None = None,
     ) -> None:
+        """``instance``: the id of this instance, named in the admin notices it queues."""
         self.db = db
+        self.instance = instance
         self.adapter = adapter
         self.pacer = pacer
         self.clock = clock
@@ -335,7 +338,10 @@ class Courier:
     def _alerts(self, d: Delivery, exc: DeliveryError, permanent: bool) -> list[NewDelivery]:
         what = "stopped posting" if permanent else "gave up on a message"
         fix = ". Fix the channel or permissions, then subscribe again." if permanent else ""
-        notice = Notice(f"tallybot {what} for {d.count_id} in {d.channel}: {exc}{fix}", d.count_id)
+        by = f" (instance {self.instance})" if self.instance is not None else ""
+        notice = Notice(
+            f"tallybot {what} for {d.count_id} in {d.channel}: {exc}{fix}{by}", d.count_id
+        )
         return [
             NewDelivery(
                 subscription_id=None,

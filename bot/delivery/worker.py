@@ -104,10 +104,13 @@ class Dispatcher:
         metrics: Hooks = NO_HOOKS,
         charts: ChartCache | None = None,
         chart_timeout: float = CHART_TIMEOUT_S,
+        instance: str | None = None,
     ) -> None:
         """``charts``: where the charts of final messages are drawn and kept (the cache the
-        ``chart`` command uses too); without one, final messages go without a chart."""
+        ``chart`` command uses too); without one, final messages go without a chart.
+        ``instance``: this instance's id (named in admin notices)."""
         self.db = db
+        self.instance = instance
         self.adapters = dict(adapters)
         self.clock = clock
         self.sleep = sleep
@@ -129,6 +132,7 @@ class Dispatcher:
                 alert_channels=alert_channels,
                 max_attempts=max_attempts,
                 rng=self.rng,
+                instance=instance,
             )
             for p, a in self.adapters.items()
         }
