@@ -130,6 +130,7 @@ class App(Closing):
                 metrics=self.metrics,
                 charts=self.charts,
                 instance=self.instance.id,
+                claim_seconds=self.config.cluster.claim_seconds,
             )
             await self._open_sources()
             await self._start_server()

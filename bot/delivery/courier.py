@@ -161,10 +161,14 @@ class Courier:
         max_attempts: int = 8,
         rng: random.Random | None = None,
         instance: str | None = None,
+        claimant: str | None = None,
     ) -> None:
-        """``instance``: the id of this instance, named in the admin notices it queues."""
+        """``instance``: the id of this instance, named in the admin notices it queues;
+        ``claimant``: whose claims the deliveries it is given are under (a delivery whose
+        claim is no longer its own does not go out)."""
         self.db = db
         self.instance = instance
+        self.claimant = claimant
         self.adapter = adapter
         self.pacer = pacer
         self.clock = clock
@@ -236,7 +240,7 @@ class Courier:
 
     async def _note_attempt(self, d: Delivery) -> bool:
         async with self.db.begin() as conn:
-            return await outbox.mark_attempt(conn, d.id, at=self.clock.now())
+            return await outbox.mark_attempt(conn, d.id, at=self.clock.now(), by=self.claimant)
 
     async def _edit_live(
         self, d: Delivery, content: Outgoing, pace: DeliveryPace, earlier: Earlier | None

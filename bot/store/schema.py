@@ -15,6 +15,7 @@ from sqlalchemy import (
     BigInteger,
     Boolean,
     Column,
+    Float,
     ForeignKey,
     Index,
     Integer,
@@ -144,7 +145,11 @@ outbox = Table(
     Column("sent_at", UTCDateTime, nullable=True),
     Column("last_error", Text, nullable=True),
     Column("platform_message_id", Text, nullable=True),  # migration 2
+    # Revision 0008: the instance whose claim a SENDING delivery is under, and until when.
+    Column("claimed_by", String(128), nullable=True),
+    Column("claim_expires_at", UTCDateTime, nullable=True),
     Index(None, "platform", "status", "id"),  # migration 2
+    Index(None, "platform", "workspace", "channel", "id"),  # revision 0008: channel order
     Index(None, "subscription_id", "status"),
 )
 """The delivery queue: one row per message to post or edit, worked through by status."""
@@ -174,3 +179,23 @@ sent_ledger = Table(
 ``bot.store.sent_ledger``): the highest *settled* id (every id up to it is accounted for) and
 the ids above it that are not deliveries. Kept so that an exactly-once repair after a restart
 still knows where to look."""
+
+leases = Table(
+    "leases",
+    metadata,
+    Column("name", String(160), primary_key=True),  # "poll:COUNT", "shard:N"
+    Column("holder", String(128), nullable=False),
+    Column("expires_at", UTCDateTime, nullable=False),
+)
+"""What one instance at a time holds (revision 0008; ``bot.store.leases``): a count's polling,
+a shard. A lease not renewed by ``expires_at`` may be taken by another instance."""
+
+rate_buckets = Table(
+    "rate_buckets",
+    metadata,
+    Column("name", String(160), primary_key=True),  # "discord:global"
+    Column("tokens", Float, nullable=False),
+    Column("refilled_at", UTCDateTime, nullable=False),
+)
+"""Token buckets shared by every instance (revision 0008; ``bot.store.buckets``): one rate
+budget per bot token, drawn on by all the instances that send with it."""

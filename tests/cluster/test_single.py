@@ -9,6 +9,8 @@ import sys
 import urllib.request
 from pathlib import Path
 
+import pytest
+
 from bot.cluster.single import SingleInstance, lock_path
 from bot.errors import StoreError
 from tests.firsthour.conftest import ROOT, Running, clean_env, get_json, run_process
@@ -73,11 +75,9 @@ async def test_the_lock_is_per_file_and_released_on_close(tmp_path: Path) -> Non
     assert lock_path("sqlite+aiosqlite:///:memory:") is None
     assert lock_path("postgresql+asyncpg://u@h/db") is None
     async with SingleInstance(path, "one"):
-        try:
+        with pytest.raises(StoreError, match=r"another tallybot instance \(one\)"):
             async with SingleInstance(path, "two"):
                 raise AssertionError("a second holder got the lock")
-        except StoreError as exc:
-            assert "another tallybot instance (one)" in str(exc)
         async with SingleInstance(tmp_path / "b.sqlite3.lock", "two"):
             pass  # another file, another lock
     async with SingleInstance(path, "two"):
