@@ -21,6 +21,7 @@ from bot.adapter import Adapter
 from bot.chart import ChartCache
 from bot.clock import Clock, SystemClock
 from bot.cluster import Instance, instance_id_from
+from bot.cluster.polls import PollLeases
 from bot.cluster.single import SingleInstance, lock_path
 from bot.commands.handler import Commands
 from bot.config import Config
@@ -97,6 +98,8 @@ class App(Closing):
             charts=self.charts,
         )
         self.adapters: dict[Platform, Adapter] = {}
+        self.poll_leases = PollLeases(self.db, self.clock, self.instance)
+        """Which counts this instance polls (on PostgreSQL, those whose lease it holds)."""
 
     @property
     def dispatcher(self) -> Dispatcher:
@@ -116,6 +119,7 @@ class App(Closing):
             if lock is not None:  # SQLite: this instance alone
                 await self._stack.enter_async_context(SingleInstance(lock, self.instance.id))
             await self._stack.enter_async_context(self.db)
+            self._stack.push_async_callback(self.poll_leases.release_all)  # after polling stops
             await self._sync_counts()
             for platform, factory in self._factories.items():
                 self.adapters[platform] = await self._stack.enter_async_context(
@@ -163,6 +167,7 @@ class App(Closing):
     async def _open_sources(self) -> None:
         async with self.db.connect() as conn:
             stored = {c.id: c for c in await count_rows.all_counts(conn)}
+        polled = 0
         for i, cc in enumerate(self.config.counts):
             count = stored[cc.count.id]
             source = build_source(
@@ -184,7 +189,11 @@ class App(Closing):
             )
             self.pollers[count.id] = poller
             if self._poll and source.polled and count.status is not CountStatus.FINAL:
-                self.scheduler.add(count.id, cc.interval, poller.poll)
+                # The first polls spread over the first interval, not all at the start.
+                first_in = cc.interval * polled / len(self.config.counts)
+                guarded = self.poll_leases.guard(count.id, cc.interval, poller.poll)
+                self.scheduler.add(count.id, cc.interval, guarded, first_in=first_in)
+                polled += 1
 
     async def _start_server(self) -> None:
         """Start the ops server if configured, with the routes adapters offer (``http_routes``)."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from apscheduler.triggers.interval import IntervalTrigger
@@ -22,7 +22,15 @@ class Scheduler:
     def __init__(self) -> None:
         self._scheduler = AsyncIOScheduler(timezone=UTC)
 
-    def add(self, count_id: str, interval: float, poll: Callable[[], Awaitable[object]]) -> None:
+    def add(
+        self,
+        count_id: str,
+        interval: float,
+        poll: Callable[[], Awaitable[object]],
+        *,
+        first_in: float = 0.0,
+    ) -> None:
+        """Poll every ``interval`` seconds, the first time ``first_in`` seconds from now."""
         if interval < MIN_INTERVAL:
             raise ValueError(f"interval must be at least {MIN_INTERVAL} s")
 
@@ -41,7 +49,7 @@ class Scheduler:
             coalesce=True,
             misfire_grace_time=max(1, int(interval)),
             replace_existing=True,
-            next_run_time=datetime.now(UTC),
+            next_run_time=datetime.now(UTC) + timedelta(seconds=first_in),
         )
 
     def remove(self, count_id: str) -> None:

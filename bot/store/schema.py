@@ -15,7 +15,6 @@ from sqlalchemy import (
     BigInteger,
     Boolean,
     Column,
-    Float,
     ForeignKey,
     Index,
     Integer,
@@ -194,8 +193,8 @@ rate_buckets = Table(
     "rate_buckets",
     metadata,
     Column("name", String(160), primary_key=True),  # "discord:global"
-    Column("tokens", Float, nullable=False),
-    Column("refilled_at", UTCDateTime, nullable=False),
+    Column("next_at", UTCDateTime, nullable=False),
 )
-"""Token buckets shared by every instance (revision 0008; ``bot.store.buckets``): one rate
-budget per bot token, drawn on by all the instances that send with it."""
+"""Rate budgets shared by every instance (revision 0008; ``bot.store.buckets``): for each, the
+first turn not yet handed out. Instances reserve turns from it, so that together they keep to
+one budget per bot."""

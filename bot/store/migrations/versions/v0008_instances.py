@@ -38,8 +38,7 @@ def upgrade() -> None:
     op.create_table(
         "rate_buckets",
         sa.Column("name", sa.String(length=160), nullable=False),
-        sa.Column("tokens", sa.Float(), nullable=False),
-        sa.Column("refilled_at", sa.DateTime(timezone=True), nullable=False),
+        sa.Column("next_at", sa.DateTime(timezone=True), nullable=False),
         sa.PrimaryKeyConstraint("name", name="pk_rate_buckets"),
     )
 
