@@ -38,10 +38,11 @@ from bot.delivery.courier import ChannelCheck, Courier, Stats, where
 from bot.delivery.final_charts import CHART_TIMEOUT_S, FinalCharts
 from bot.delivery.pacing import Pacer
 from bot.delivery.ratelimit import Sleep
+from bot.delivery.shared import SharedBudget
 from bot.errors import StoreError
 from bot.ops.hooks import NO_HOOKS, Hooks
 from bot.retry import backoff
-from bot.store import Database, outbox
+from bot.store import Database, buckets, outbox
 from bot.store.outbox import Delivery, DeliveryAction
 from bot.subscription import ChannelRef, Platform
 
@@ -133,7 +134,10 @@ class Dispatcher:
         self.rng = rng or random.Random()
         self.stats = Stats()
         self.charts = FinalCharts(db, charts, timeout=chart_timeout)
-        self.pacers = {p: Pacer(a.limits, clock, sleep) for p, a in self.adapters.items()}
+        self.pacers = {
+            p: Pacer(a.limits, clock, sleep, self._shared(p, a) if self.shared else {})
+            for p, a in self.adapters.items()
+        }
         self._couriers = {
             p: Courier(
                 db,
@@ -159,6 +163,25 @@ class Dispatcher:
         self._down: dict[Platform, str] = {}
         self._recovered: set[Platform] = set()
         self._running = False
+
+    def _shared(self, platform: Platform, adapter: Adapter) -> dict[str, SharedBudget]:
+        """The platform-wide buckets of ``adapter``, each a budget shared by every instance
+        (``bot.delivery.shared``), named ``platform:bucket`` in the store."""
+        return {
+            b.name: SharedBudget(
+                f"{platform}:{b.name}", b.window, self.clock, self.sleep, self._reserve, self._hold
+            )
+            for b in adapter.limits.named().values()
+            if not b.per_channel
+        }
+
+    async def _reserve(self, name: str, turns: int, every: float) -> float:
+        async with self.db.begin() as conn:
+            return await buckets.reserve(conn, name, turns=turns, every=every)
+
+    async def _hold(self, name: str, seconds: float) -> None:
+        async with self.db.begin() as conn:
+            await buckets.hold(conn, name, seconds)
 
     def wake(self, platforms: set[Platform]) -> None:
         for p in platforms:
