@@ -23,8 +23,11 @@ from bot.errors import StoreError
 
 log = logging.getLogger(__name__)
 
-SAFETY = 0.98
-"""The share of a bucket's rate the turns are spaced for (arrival jitter on the way)."""
+SAFETY = 0.9
+"""The share of a bucket's rate the turns are spaced for. Turns space the *starts* of requests;
+the platform counts their *arrivals*, which network and server queues bunch together, and no
+instance knows when another's requests arrived: at 98% three instances drew a few 429s in
+some runs of tests/cluster/test_instances.py, at 90% none."""
 CHUNK_S = 0.1
 """About how many seconds of turns one reservation takes."""
 

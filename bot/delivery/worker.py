@@ -47,7 +47,7 @@ from bot.store.outbox import Delivery, DeliveryAction
 from bot.subscription import ChannelRef, Platform
 
 BATCH = 5000
-SHARED_BATCH = 200
+SHARED_BATCH = 50
 """On a store shared by several instances (PostgreSQL), the most one drain claims, so that the
 instances share a fan-out rather than the first taking it all."""
 RESCAN_S = 1.0

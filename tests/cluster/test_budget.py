@@ -54,13 +54,13 @@ async def test_a_budget_paces_an_instance_by_its_reserved_turns() -> None:
 
     one = SharedBudget("discord:global", Window(50, 1.0), clock, sleep, reserve, hold)
     other = SharedBudget("discord:global", Window(50, 1.0), clock, sleep, reserve, hold)
-    assert one.chunk == 4  # a tenth of a second's worth, spaced for 49 a second
+    assert one.chunk == 4  # a tenth of a second's worth, spaced for 45 a second
     for i in range(98):
         await (one if i % 8 < 4 else other).turn()  # each uses its own reserved turns
         starts.append(clock.monotonic())
     assert (one.reservations, other.reservations) == (13, 12)
     in_a_second = max(sum(1 for t in starts if s <= t < s + 1.0) for s in starts)
-    assert 49 <= in_a_second <= 50  # never more than the budget, and not much fewer
+    assert 45 <= in_a_second <= 46  # under the budget by its safety margin, no more
     await one.hold(3.0)
     before = clock.monotonic()
     await other.turn()  # its reserved turns are spent: the next ones come after the hold
