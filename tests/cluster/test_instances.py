@@ -106,7 +106,8 @@ async def test_three_instances_deliver_a_final_once_to_every_channel_when_one_is
         assert sum(1 for n in copies if n == 0) == 0, logs  # none lost
         assert sum(1 for n in copies if n > 1) == 0, logs  # none doubled
         print(
-            f"\nkilled {victim.name} at {killed_at} of {2 * CHANNELS} messages, holding {left} claims; "
+            f"\nkilled {victim.name} at {killed_at} of {2 * CHANNELS} messages, "
+            f"holding {left} claims; "
             f"429s {d.count_429 + s.count_429}; peak RSS "
             + ", ".join(f"{i.name} {i.peak_rss_kb // 1024} MB" for i in fleet.instances)
         )
