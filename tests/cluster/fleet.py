@@ -139,6 +139,14 @@ class Instance:
                     self.peak_rss_kb = max(self.peak_rss_kb, int(line.split()[1]))
         return self.peak_rss_kb
 
+    def rss_now(self) -> int:
+        """Its resident set now (kB; VmRSS), 0 once it is gone."""
+        with contextlib.suppress(OSError):
+            for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+        return 0
+
     async def healthz(self, http: aiohttp.ClientSession) -> dict[str, object]:
         async with http.get(f"{self.url}/healthz") as resp:
             body: dict[str, object] = await resp.json()
