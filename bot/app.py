@@ -141,7 +141,7 @@ class App(Closing):
             self._dispatch_task = asyncio.create_task(self.dispatcher.run(), name="dispatcher")
             if self._poll:
                 self.scheduler.start()
-                self._stack.callback(self.scheduler.shutdown)
+                self._stack.push_async_callback(self.scheduler.stop)
         except BaseException:
             await self._stack.aclose()
             raise
