@@ -1,6 +1,7 @@
 """Fan-out by one and by three instances on one PostgreSQL database, side by side.
 
-    python -m bench.instances [--channels 2000] [--scale 1] [--instances 1 3] [--postgres URL]
+    python -m bench.instances [--channels 2000] [--slack N] [--scale 1] [--instances 1 3]
+                              [--postgres URL]
 
 Real ``tallybot run`` processes (``tests/cluster/fleet.py``), each run on a fresh database, fan
 one significant update out to N Discord and N Slack channels on the test fakes (served by this
@@ -41,11 +42,11 @@ from tests.delivery.crash_run import either, fresh_postgres
 from tests.helpers import tally
 
 
-async def run(channels: int, n: int, scale: int, server_url: str) -> list[str]:
+async def run(channels: int, slack: int, n: int, scale: int, server_url: str) -> list[str]:
     d, s = fakes(scale)
     lines: list[str] = []
     async with d, s, serve_feed() as (_, feed_url), fresh_postgres(server_url) as url:
-        fleet = make_fleet(d, s, url, channels)
+        fleet = make_fleet(d, s, url, channels, slack)
         with tempfile.TemporaryDirectory(prefix="tallybot-bench-") as tmp:
             config = Path(tmp) / "tallybot.toml"
             write_config(config, url, fleet.guild, d, s, scale, feed_url)
@@ -59,7 +60,7 @@ async def run(channels: int, n: int, scale: int, server_url: str) -> list[str]:
                 took: dict[str, float] = {}
                 for name, done in (
                     ("discord", lambda: fleet.on_d() == channels),
-                    ("slack", lambda: fleet.on_s() == channels),
+                    ("slack", lambda: fleet.on_s() == slack),
                 ):
                     await either(d, s, done, 3600)
                     took[name] = time.monotonic() - began
@@ -76,14 +77,13 @@ async def run(channels: int, n: int, scale: int, server_url: str) -> list[str]:
                 if fleet.db is not None:
                     await fleet.db.aclose()
         copies = fleet.copies()
-        half = len(copies) // 2
         for name, rate, part, n429 in (
-            ("discord", 50 * scale, copies[:half], d.count_429),
-            ("slack", 5 * scale, copies[half:], s.count_429),
+            ("discord", 50 * scale, copies[:channels], d.count_429),
+            ("slack", 5 * scale, copies[channels:], s.count_429),
         ):
-            ideal = (channels - 1) / rate
+            ideal = (len(part) - 1) / rate
             lines.append(
-                f"| {n} | {name} | {channels:,} | {took[name]:.1f} | {ideal:.1f} | "
+                f"| {n} | {name} | {len(part):,} | {took[name]:.1f} | {ideal:.1f} | "
                 f"{took[name] / ideal:.3f} | {n429} | {sum(1 for c in part if c == 0)} | "
                 f"{sum(1 for c in part if c > 1)} |"
             )
@@ -97,7 +97,8 @@ async def run(channels: int, n: int, scale: int, server_url: str) -> list[str]:
 
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--channels", type=int, default=2000)
+    parser.add_argument("--channels", type=int, default=2000, help="Discord channels")
+    parser.add_argument("--slack", type=int, default=None, help="Slack channels (default as many)")
     parser.add_argument("--scale", type=int, default=1)
     parser.add_argument("--instances", type=int, nargs="+", default=[1, 3])
     parser.add_argument("--postgres", default=PG_URL)
@@ -107,7 +108,8 @@ async def main() -> None:
     print("| instances | platform | channels | seconds | ideal | ratio | 429s | lost | doubled |")
     print("|---|---|---|---|---|---|---|---|---|")
     for n in args.instances:
-        for line in await run(args.channels, n, args.scale, args.postgres):
+        slack = args.channels if args.slack is None else args.slack
+        for line in await run(args.channels, slack, n, args.scale, args.postgres):
             print(line, flush=True)
 
 

@@ -268,7 +268,9 @@ class Dispatcher:
         wake = self._wake[platform]
         while True:
             wake.clear()
-            await self.drain(platform)
+            handled = await self.drain(platform)
+            if self.shared and handled:
+                continue  # it claims a batch at a time: the next one at once
             wait = await self._next_due_in(platform)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(wake.wait(), timeout=wait)

@@ -69,10 +69,13 @@ class Feed:
         return web.Response(body=body, content_type="application/json", headers={"ETag": etag})
 
 
-def make_fleet(d: FakeDiscord, s: FakeSlack, store_url: str, channels: int) -> Fleet:
+def make_fleet(
+    d: FakeDiscord, s: FakeSlack, store_url: str, channels: int, slack: int | None = None
+) -> Fleet:
+    """``channels`` Discord channels and ``slack`` (default as many) Slack channels."""
     guild = d.add_guild("Bessemer organisers")
     d_chans = [d.add_channel(guild, f"count-{i}") for i in range(channels)]
-    s_chans = [s.add_channel(f"count-{i}") for i in range(channels)]
+    s_chans = [s.add_channel(f"count-{i}") for i in range(channels if slack is None else slack)]
     return Fleet(d, s, store_url, guild, d_chans, s_chans)
 
 
@@ -180,7 +183,7 @@ class Fleet:
         return [m for m in self.s.messages(channel) if m.thread_ts in (None, m.ts)]
 
     def copies(self) -> list[int]:
-        """How many times each channel shows the message."""
+        """How many times each channel shows the message (Discord's channels first)."""
         out = [len([m for m in self.d.messages(c) if m.embeds]) for c in self.d_chans]
         return out + [len(self.top_level(c)) for c in self.s_chans]
 
