@@ -107,6 +107,7 @@ class DeliveryPace:
         async with self.pacer.slot(route):
             if delivers and self.note is not None and not await self.note():
                 raise DeliveryCancelled("its subscription was removed or disabled")
+            await self.pacer.turn(route)  # other instances' share of the budget: last
             try:
                 yield
             except RateLimited as exc:

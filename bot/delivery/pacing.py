@@ -139,7 +139,7 @@ class Turns(Protocol):
 class Pacer:
     """The slots of one platform's buckets, taken per request as its route says; ``shared``:
     the platform-wide buckets shared with other instances, by name, whose turn a request also
-    waits for once its own slots are granted."""
+    waits for once its own slots are granted (:meth:`turn`)."""
 
     def __init__(
         self, limits: Limits, clock: Clock, sleep: Sleep, shared: Mapping[str, Turns] = {}
@@ -169,11 +169,16 @@ class Pacer:
             for bucket in self.limits.buckets(route):
                 limiter = self._limiter(bucket, route.channel)
                 await taken.enter_async_context(limiter.slot(self.sleep))
-            for bucket in self.limits.buckets(route):
-                turns = None if bucket.per_channel else self.shared.get(bucket.name)
-                if turns is not None:
-                    await turns.turn()
             yield
+
+    async def turn(self, route: Route) -> None:
+        """Wait for this instance's turn in each shared bucket ``route`` draws from: last, right
+        before the request goes out (inside :meth:`slot`), so that nothing between the turn and
+        the request (a store write) bunches requests of several instances together."""
+        for bucket in self.limits.buckets(route):
+            turns = None if bucket.per_channel else self.shared.get(bucket.name)
+            if turns is not None:
+                await turns.turn()
 
     def hold(self, route: Route, seconds: float) -> None:
         """The platform answered 429 to ``route``: when all its buckets are platform-wide (a

@@ -43,7 +43,9 @@ class SharedBudget:
         self, name: str, window: Window, clock: Clock, sleep: Sleep, reserve: Reserve, hold: Hold
     ) -> None:
         self.name = name
-        self.every = window.seconds / (window.limit * SAFETY)
+        # A window of a few requests has no room for one that arrives late: one fewer.
+        per_window = min(window.limit * SAFETY, max(1.0, window.limit - 1.0))
+        self.every = window.seconds / per_window
         self.chunk = max(1, int(CHUNK_S / self.every))
         self.clock = clock
         self.sleep = sleep
