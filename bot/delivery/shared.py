@@ -54,9 +54,23 @@ class SharedBudget:
         self._turns: deque[float] = deque()
         self._lock = asyncio.Lock()
         self.reservations = 0
+        self.missed = 0
+        """Turns given up because this instance woke up too late for them."""
 
     async def turn(self) -> None:
-        """Wait for this instance's next turn of the budget."""
+        """Wait for this instance's next turn of the budget. A turn woken up late (the process
+        was busy) is given up and another taken: going late would bunch this instance's
+        requests onto the other instances' turns."""
+        while True:
+            at = await self._next()
+            wait = at - self.clock.monotonic()
+            if wait > 0:
+                await self.sleep(wait)
+            if self.clock.monotonic() - at <= self.every:
+                return
+            self.missed += 1
+
+    async def _next(self) -> float:
         async with self._lock:
             now = self.clock.monotonic()
             while self._turns and self._turns[0] < now - self.every:
@@ -66,10 +80,7 @@ class SharedBudget:
                 self.reservations += 1
                 start = self.clock.monotonic() + delay
                 self._turns.extend(start + i * self.every for i in range(self.chunk))
-            at = self._turns.popleft()
-        wait = at - self.clock.monotonic()
-        if wait > 0:
-            await self.sleep(wait)
+            return self._turns.popleft()
 
     async def hold(self, seconds: float) -> None:
         """The platform said to wait ``seconds``: no instance takes a turn until then."""
