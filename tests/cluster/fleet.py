@@ -261,7 +261,10 @@ async def start(fleet: Fleet, config: Path, tmp: Path, n: int, limit: float = 60
                 await asyncio.sleep(0.1)
 
 
-async def stop_all(fleet: Fleet) -> None:
+async def stop_all(fleet: Fleet) -> float:
+    """SIGTERM every instance still running; the seconds until all had stopped (killed after
+    10 s)."""
+    began = time.monotonic()
     for instance in fleet.instances:
         instance.rss()
         if instance.alive():
@@ -273,3 +276,4 @@ async def stop_all(fleet: Fleet) -> None:
         except TimeoutError:
             instance.proc.kill()
             await instance.proc.wait()
+    return time.monotonic() - began

@@ -184,7 +184,8 @@ async def test_a_dead_poll_lease_holders_count_is_taken_over_and_no_tally_stored
             first = len(feed.polls)
             await until(lambda: polled(3), 10)  # and a few polls more
         finally:
-            await stop_all(fleet)
+            stopped_in = await stop_all(fleet)
+        assert stopped_in < 5, f"the instances took {stopped_in:.1f} s to stop on SIGTERM"
         async with Database(pg) as db, db.connect() as conn:
             history = await tally_rows.history(conn, FEED_COUNT)
         assert [(t.seq, t.votes["yes"]) for t in history] == [(1, 84), (2, 90)]
