@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import Callable, Mapping
 from contextlib import AsyncExitStack
 
@@ -34,6 +35,7 @@ from bot.ingest.scheduler import Scheduler
 from bot.ingest.sources.base import Source
 from bot.ingest.sources.factory import build_source
 from bot.ingest.sources.health import SourceHealth
+from bot.ingest.sources.settings import ManualSettings
 from bot.lifecycle import Closing
 from bot.ops import readiness
 from bot.ops.metrics import Metrics
@@ -42,6 +44,8 @@ from bot.secrets import secret, store_url
 from bot.store import Database
 from bot.store import counts as count_rows
 from bot.subscription import Platform
+
+log = logging.getLogger(__name__)
 
 AdapterFactory = Callable[[Commands], Adapter]
 """Makes a platform's adapter once the core's command handler exists (``bot.plugins``)."""
@@ -178,6 +182,29 @@ class App(Closing):
         """Bring the configured counts into the store (the store is the source of truth: what
         chat changed is kept; ``bot.ingest.live.reconcile``)."""
         self.seeded = await reconcile(self.db, self.config.counts)
+
+    async def reload(self, config: Config) -> Seeded:
+        """The configuration file read again (SIGHUP): its counts reconciled into the store as on
+        start (what chat changed is kept), and the polling of the counts it changed brought in
+        step (archived or final: stopped). A count new to the file is in the store at once
+        (commands, pushes); the sources the file sets, and every other setting, are read on the
+        next start, and the log says which counts wait for it."""
+        seeded = await reconcile(self.db, config.counts)
+        started = {cc.count.id for cc in self.config.counts}
+        for count_id in seeded.changed:
+            if count_id in started:
+                await self.live.changed(count_id)
+        waiting = [
+            cc.count.id
+            for cc in config.counts
+            if cc.count.id in seeded.added and not isinstance(cc.source, ManualSettings)
+        ]
+        if waiting:
+            log.warning(
+                "counts new to the configuration file, polled from the next start: %s",
+                ", ".join(waiting),
+            )
+        return seeded
 
     async def _open_sources(self) -> None:
         async with self.db.connect() as conn:

@@ -17,11 +17,13 @@ import signal
 import sys
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from typing import ParamSpec, TypeVar
 
 from bot.app import AdapterFactory, App
 from bot.clock import SystemClock
-from bot.config import Config
+from bot.config import Config, load
+from bot.errors import ConfigError
 from bot.plugins import adapter_factories
 from bot.subscription import Platform
 
@@ -119,19 +121,53 @@ async def _serve_until(
 async def serve(cfg: Config, factories: dict[Platform, AdapterFactory]) -> None:
     """Run the bot until cancelled, or until an adapter's foreground ends (``Adapter.serve``:
     the console's user quits)."""
-    async with App(cfg, factories, clock=SystemClock()) as app:
-        tasks = {
-            asyncio.create_task(adapter.serve(), name=f"serve-{platform}"): platform
-            for platform, adapter in app.adapters.items()
-        }
-        if not tasks:
-            await asyncio.Event().wait()  # until cancelled by a signal
-        try:
-            done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-        for task in done:
-            task.result()  # its error, if it failed
-            log.info("%s closed: stopping", tasks[task])
+    loop = asyncio.get_running_loop()
+    up: list[App] = []
+    reloads: set[asyncio.Task[None]] = set()
+
+    def hangup() -> None:
+        if not up:
+            log.warning("SIGHUP while starting: nothing reloaded")
+            return
+        task = loop.create_task(reload(up[0], cfg.path), name="reload")
+        reloads.add(task)
+        task.add_done_callback(reloads.discard)
+
+    loop.add_signal_handler(signal.SIGHUP, hangup)  # before anything starts: never the default
+    try:
+        async with App(cfg, factories, clock=SystemClock()) as app:
+            up.append(app)
+            await _serve_app(app)
+    finally:
+        loop.remove_signal_handler(signal.SIGHUP)
+
+
+async def reload(app: App, path: Path) -> None:
+    """SIGHUP: read the configuration file again and bring its counts into the store
+    (``App.reload``); a file that does not load changes nothing, and the log says why."""
+    try:
+        cfg = load(path)
+    except ConfigError as exc:
+        log.error("SIGHUP: the configuration file was not reloaded: %s", exc)
+        return
+    log.info("SIGHUP: reloading the counts of %s", path)
+    await app.reload(cfg)
+
+
+async def _serve_app(app: App) -> None:
+    """Until an adapter's foreground ends (the console's user quits) or cancelled."""
+    tasks = {
+        asyncio.create_task(adapter.serve(), name=f"serve-{platform}"): platform
+        for platform, adapter in app.adapters.items()
+    }
+    if not tasks:
+        await asyncio.Event().wait()  # until cancelled by a signal
+    try:
+        done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+    for task in done:
+        task.result()  # its error, if it failed
+        log.info("%s closed: stopping", tasks[task])

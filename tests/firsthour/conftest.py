@@ -90,14 +90,18 @@ class Running:
     raw: list[str] = field(default_factory=list)
     _pending: bytes = b""
 
-    def read_until(self, msg: str, within: float = START_WITHIN) -> dict[str, object]:
-        """Read log lines until one says ``msg`` (the process's own pace, bounded by ``within``)."""
+    def read_until(
+        self, msg: str, within: float = START_WITHIN, *, starts: bool = False
+    ) -> dict[str, object]:
+        """Read log lines until one says ``msg`` (``starts``: begins with it), at the process's
+        own pace, bounded by ``within``."""
         deadline = time.monotonic() + within
         while True:
             while b"\n" in self._pending:
                 line, self._pending = self._pending.split(b"\n", 1)
                 record = self._add(line.decode(errors="replace") + "\n")
-                if record is not None and record.get("msg") == msg:
+                said = str(record.get("msg")) if record is not None else None
+                if record is not None and (said == msg or (starts and said.startswith(msg))):
                     return record
             chunk = self._read(deadline - time.monotonic())
             if not chunk:

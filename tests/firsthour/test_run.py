@@ -141,3 +141,41 @@ def test_a_call_stuck_in_a_worker_thread_does_not_hold_up_the_exit() -> None:
     assert all(t.daemon for t in workers)  # nor does the interpreter's exit
     release.set()
     assert stuck.result(timeout=10) is True
+
+
+def test_sighup_brings_the_files_counts_into_the_store_and_a_broken_file_changes_nothing(
+    fresh_repo: Path, tmp_path: Path, start_run: list[Running]
+) -> None:
+    config = example_for_tests(fresh_repo, tmp_path / "site")
+    bot = run_example_at(fresh_repo, config, start_run)
+    url = bot.url()
+    original = config.read_text()
+    config.write_text(original + "\n[[counts]]\nbad = 1\n")
+    bot.proc.send_signal(signal.SIGHUP)
+    bot.read_until("SIGHUP: the configuration file was not reloaded: ", within=20, starts=True)
+    retitled = original.replace(
+        'title = "Amazon BHM1 union election, Bessemer AL"', 'title = "Bessemer, retitled"', 1
+    )
+    assert retitled != original
+    config.write_text(retitled)
+    bot.proc.send_signal(signal.SIGHUP)
+    said = bot.read_until(
+        "counts from the configuration file: added none; changed ", 20, starts=True
+    )
+    assert str(said["msg"]).startswith(
+        "counts from the configuration file: added none; changed bessemer-2021;"
+    )
+    status, body = get_json(f"{url}/readyz")
+    assert status == 200, body  # still serving
+    took = bot.stop(signal.SIGTERM)
+    assert took < STOP_WITHIN, bot.log()
+    assert "Traceback" not in bot.log()
+
+
+def run_example_at(repo: Path, config: Path, started: list[Running]) -> Running:
+    return run_process(
+        [sys.executable, "-m", "bot", "run", "--config", str(config)],
+        cwd=config.parent,
+        env=clean_env(repo),
+        started=started,
+    )
