@@ -17,6 +17,7 @@ from typing import Any
 
 from adapters.discord.delivery import FAILURES, discord_file
 from adapters.discord.embeds import choice_name, escape, reply_parts
+from adapters.discord.forms import FormModal
 from adapters.discord.lib import app_commands, discord
 from adapters.discord.mentions import NO_MENTIONS, DiscordMentions
 from bot.commands.args import Value
@@ -63,19 +64,40 @@ class SlashCommands:
         await self.inflight.finish()
 
     async def run(self, interaction: Ix, spec: VerbSpec, values: Values) -> None:
-        """Carry out one ``/count`` subcommand and answer it (never raises)."""
-
-        async def failed(reply: Reply) -> None:
-            await answer_error(interaction, reply.text)
-
-        await self.inflight.run(f"/count {spec.name}", self._run(interaction, spec, values), failed)
-
-    async def _run(self, interaction: Ix, spec: VerbSpec, values: Values) -> None:
+        """Carry out one ``/count`` subcommand and answer it (never raises); a verb with a form,
+        given no options, opens its form instead."""
+        if spec.form is not None and all(v is None for v in values.values()):
+            await self._open_form(interaction, spec)
+            return
         try:
             text = spec.line(values)
         except CommandError as exc:
             await answer_error(interaction, f"Error: {exc}")
             return
+        await self.run_line(interaction, spec, text)
+
+    async def run_line(self, interaction: Ix, spec: VerbSpec, text: str) -> None:
+        """Carry out ``text`` (the subcommand's options, or its submitted form, as a line) and
+        answer it (never raises)."""
+
+        async def failed(reply: Reply) -> None:
+            await answer_error(interaction, reply.text)
+
+        await self.inflight.run(f"/count {spec.name}", self._run(interaction, spec, text), failed)
+
+    async def _open_form(self, interaction: Ix, spec: VerbSpec) -> None:
+        assert spec.form is not None
+
+        async def submit(submitted: Ix, text: str) -> None:
+            await self.run_line(submitted, spec, text)
+
+        modal = FormModal(spec.name, spec.form, interaction.user.id, submit)
+        try:
+            await interaction.response.send_modal(modal)
+        except FAILURES as exc:
+            log.warning("could not open the form of /count %s: %s", spec.name, exc)
+
+    async def _run(self, interaction: Ix, spec: VerbSpec, text: str) -> None:
         # The limits (bot.commands.throttle) are counted now, the public reply included: the
         # deferral below must say public or private before the answer is known, and a public
         # "thinking…" taken back would still have shown in the channel.

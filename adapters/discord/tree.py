@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import logging
 from collections.abc import Callable
@@ -70,6 +71,8 @@ def subcommand(spec: VerbSpec, runner: SlashCommands) -> app_commands.Command[An
     """``/count <verb>`` built from the verb's spec: its options typed, described, with their
     choices, and the count autocompleted; carried out by ``runner``."""
     options = spec.options()
+    if spec.form is not None:  # given none of them, the form opens (``SlashCommands.run``)
+        options = tuple(dataclasses.replace(o, required=False) for o in options)
 
     async def callback(interaction: Ix, **values: str | int | None) -> None:
         await runner.run(interaction, spec, values)

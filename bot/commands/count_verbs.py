@@ -13,6 +13,7 @@ from __future__ import annotations
 from bot.commands.args import Choice, ChoiceArg, Command, CountArg, SettingsArg, TextArg
 from bot.commands.authority import find_count
 from bot.commands.count_line import KEYS, count_from, settings_words, source_from, stored
+from bot.commands.forms import CREATE_FORM
 from bot.commands.request import Reply
 from bot.commands.verbs import Call, Verb, Verbs, VerbSpec
 from bot.domain.model import OPERATOR, Count
@@ -102,6 +103,7 @@ def described(count: Count) -> str:
         admin="create a count",
         audits_itself=True,
         on_count=False,
+        form=CREATE_FORM,
     )
 )
 async def create(call: Call) -> Reply:

@@ -26,6 +26,7 @@ from enum import StrEnum
 from bot.chart import ChartCache
 from bot.clock import Clock
 from bot.commands.args import Arg, Command, CountArg, Option, Value
+from bot.commands.forms import Form
 from bot.commands.reports import Health
 from bot.commands.request import Reply, Request
 from bot.egress import EgressPolicy
@@ -89,6 +90,8 @@ class VerbSpec:
     names a count that does not exist yet)."""
     instant: bool = False
     """Answered without the store: a platform that must acknowledge first may answer at once."""
+    form: Form | None = None
+    """Its form, for a platform that has forms: given without options, the verb opens it."""
 
     def __post_init__(self) -> None:
         if not NAME.match(self.name):

@@ -1,4 +1,5 @@
-"""Injecting interactions over the gateway: slash commands, autocomplete and components."""
+"""Injecting interactions over the gateway: slash commands, autocomplete, components and modal
+submits."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from typing import Any
 
 from .interaction import FakeInteraction
 from .limits import permissions_for
+from .modals import shown_modal, submit_payload
 from .models import JSON, Guild
 from .payloads import channel as channel_payload
 from .payloads import member as member_payload
@@ -209,4 +211,31 @@ async def inject_component(
     if values is not None:
         data["values"] = values
     ix.payload = {**_base_payload(fake, ix), "data": data, "message": fake.message_json(msg)}
+    return await _send(fake, ix)
+
+
+async def inject_modal_submit(
+    fake: FakeDiscord,
+    shown: FakeInteraction,
+    user_id: int,
+    custom_id: str | None,
+    values: dict[str, str],
+) -> FakeInteraction:
+    shown_modal(fake, shown, user_id)
+    assert shown.modal is not None
+    if shown.modal_submitted:
+        raise ValueError("that modal was submitted already (Discord closes it)")
+    _check_where(fake, shown.guild_id, shown.channel_id, user_id)
+    custom_id = shown.modal.get("custom_id") if custom_id is None else custom_id
+    data = submit_payload(shown, str(custom_id), values)
+    shown.modal_submitted = True
+    ix = FakeInteraction(
+        fake,
+        type=5,
+        guild_id=shown.guild_id,
+        channel_id=shown.channel_id,
+        user_id=user_id,
+        name=str(custom_id),
+    )
+    ix.payload = {**_base_payload(fake, ix), "data": data}
     return await _send(fake, ix)

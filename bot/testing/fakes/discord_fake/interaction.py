@@ -50,7 +50,8 @@ class FakeInteraction:
         self.followups: list[RecordedMessage] = []
         self.edits: list[JSON] = []  # PATCH bodies sent to @original
         self.choices: list[JSON] | None = None  # autocomplete answer
-        self.modal: JSON | None = None
+        self.modal: JSON | None = None  # the modal it was answered with
+        self.modal_submitted = False
         self.acknowledged = False
 
     @property

@@ -15,6 +15,7 @@ from .messaging import (
     new_message,
     snowflake,
 )
+from .modals import validate_modal
 from .models import (
     FLAG_COMPONENTS_V2,
     FLAG_EPHEMERAL,
@@ -100,6 +101,9 @@ def _respond(fake: FakeDiscord, ix: FakeInteraction, ctx: Ctx, rtype: Any, data:
             raise form_error(errors)
         ix.choices = list(data["choices"])
     elif rtype == 9:
+        errors = validate_modal(data).body()
+        if errors is not None:
+            raise form_error(errors)
         ix.modal = data
     ix.acknowledged = True
 

@@ -361,3 +361,17 @@ class FakeDiscord(WorldSetup):
         return await inject.inject_component(
             self, guild_id, channel_id, user_id, message_id, custom_id, component_type, values
         )
+
+    async def inject_modal_submit(
+        self,
+        shown: FakeInteraction,
+        values: dict[str, str],
+        *,
+        user_id: int | None = None,
+        custom_id: str | None = None,
+    ) -> FakeInteraction:
+        """Send MODAL_SUBMIT (type 5): the modal that ``shown`` was answered with, filled in
+        with ``values`` (by text input custom_id) by the member it was shown to (``user_id``
+        other than theirs, or a ``custom_id`` other than the modal's, is refused)."""
+        who = shown.user_id if user_id is None else user_id
+        return await inject.inject_modal_submit(self, shown, who, custom_id, values)
