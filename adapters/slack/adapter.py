@@ -42,6 +42,7 @@ says whether the Socket Mode connection is up (HTTP mode has none: always connec
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 import aiohttp
@@ -54,6 +55,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.commands import SlackCommands, log
 from adapters.slack.delivery import translate
+from adapters.slack.forms import CALLBACK_PREFIX
 from adapters.slack.settings import APP_TOKEN, BOT_TOKEN, SIGNING_SECRET, SlackSettings
 from bot.errors import ConfigError
 from bot.platform import Context, Health
@@ -108,6 +110,7 @@ class SlackAdapter(SlackCommands):
         )
         self.bolt.command("/count")(self._on_command)
         self.bolt.event("app_mention")(self._on_mention)
+        self.bolt.view_submission(re.compile(re.escape(CALLBACK_PREFIX) + ".+"))(self._on_view)
 
     # ----------------------------------------------------------------- lifecycle
 

@@ -26,9 +26,11 @@ from slack_sdk.web.async_client import AsyncWebClient
 from adapters.slack.admins import SlackAdmins
 from adapters.slack.blocks import file_comment, reply_payload
 from adapters.slack.delivery import SLACK_LIMITS, SlackSender, translate
+from adapters.slack.forms import CALLBACK_PREFIX, modal_view, submitted
 from adapters.slack.mentions import SlackMentions
 from adapters.slack.payloads import AppMention, EventCallback, SlashCommand, as_json
 from adapters.slack.settings import SlackSettings
+from bot.commands.forms import Form
 from bot.commands.inflight import InFlight
 from bot.commands.request import Reply, Request
 from bot.domain.message import Attachment
@@ -102,6 +104,12 @@ class SlackCommands(SlackSender):
         self, ack: AsyncAck, command: SlashCommand, respond: AsyncRespond
     ) -> None:
         await ack()
+        words = str(command.get("text") or "").lower().split()
+        if len(words) == 1 and words[0] in self.context.verbs:
+            spec = self.context.verbs[words[0]]
+            if spec.form is not None:  # the verb alone: its form opens
+                await self._open_form(command, respond, spec.name, spec.form)
+                return
 
         async def failed(reply: Reply) -> None:
             await respond(text=reply.text, response_type="ephemeral")
@@ -132,6 +140,69 @@ class SlackCommands(SlackSender):
         )
         if answer.status_code != 200:
             log.warning("slack /count reply refused: %s %s", answer.status_code, answer.body)
+
+    async def _open_form(
+        self, command: SlashCommand, respond: AsyncRespond, verb: str, form: Form
+    ) -> None:
+        view = modal_view(verb, form, str(command.get("channel_id") or ""))
+        try:
+            await self.client.views_open(trigger_id=str(command.get("trigger_id")), view=view)
+        except (SlackClientError, aiohttp.ClientError, OSError) as exc:
+            log.warning("%s", translate(exc, f"slack views.open for /count {verb}"))
+            usage = self.context.verbs[verb].usage_line()
+            await respond(text=f"Error: the form did not open; {usage}", response_type="ephemeral")
+
+    async def _on_view(self, ack: AsyncAck, body: dict[str, Any], view: dict[str, Any]) -> None:
+        """A form submitted: its command line carried out; an error shown on its field, an
+        answer sent to the channel it was opened in, to the person only."""
+        verb = str(view.get("callback_id") or "").removeprefix(CALLBACK_PREFIX)
+        form = self.context.verbs[verb].form if verb in self.context.verbs else None
+        if form is None:
+            await ack()
+            return
+        acked: list[bool] = []
+
+        async def failed(reply: Reply) -> None:
+            if not acked:
+                errors = {form.field_for(reply.text).key: reply.text}
+                await ack(response_action="errors", errors=errors)
+
+        what = f"slack form /count {verb}"
+        await self.inflight.run(what, self._submitted(ack, acked, body, view, form), failed)
+
+    async def _submitted(
+        self,
+        ack: AsyncAck,
+        acked: list[bool],
+        body: dict[str, Any],
+        view: dict[str, Any],
+        form: Form,
+    ) -> None:
+        user = body.get("user") or {}
+        channel = str(view.get("private_metadata") or "")
+        request = await self._request(
+            team=(body.get("team") or {}).get("id") or user.get("team_id"),
+            channel=channel,
+            user=str(user.get("id") or ""),
+            name=str(user.get("username") or user.get("id") or ""),
+            text=form.line(submitted(form, view)),
+        )
+        reply = await self.context.handle(request)
+        acked.append(True)
+        if not reply.ok:
+            await ack(response_action="errors", errors={form.field_for(reply.text).key: reply.text})
+            return
+        await ack()
+        text, blocks = reply_payload(reply)
+        try:
+            await self.client.chat_postEphemeral(
+                channel=channel,
+                user=request.user_id,
+                text=text,
+                blocks=as_json(blocks) if blocks else None,
+            )
+        except (SlackClientError, aiohttp.ClientError, OSError) as exc:
+            log.warning("%s", translate(exc, f"slack form answer in {channel}"))
 
     async def _on_mention(self, body: EventCallback, event: AppMention) -> None:
         if not self.first_delivery(str(body.get("event_id") or "")):

@@ -11,6 +11,7 @@ command's. A field's value is put in double quotes where the line's grammar allo
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
@@ -27,6 +28,9 @@ class Field:
     required: bool = True
     most: int = 200
     """The most characters it takes."""
+    covers: tuple[str, ...] = ()
+    """The words of the line it fills in (``rule``, ``tie``): an error naming one of them is
+    shown on this field, where the platform shows errors on fields."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +41,11 @@ class Form:
     title: str
     fields: tuple[Field, ...]
     line: Callable[[Mapping[str, str]], str]
+
+    def field_for(self, error: str) -> Field:
+        """The field an error is about: the first whose words it names, else the first."""
+        words = set(re.findall(r"[a-z]+", error.lower()))
+        return next((f for f in self.fields if words & set(f.covers)), self.fields[0])
 
     def __post_init__(self) -> None:
         if not 0 < len(self.title) <= 45 or not 0 < len(self.fields) <= 5:
@@ -70,19 +79,26 @@ CREATE_FORM = Form(
     "New count",
     (
         Field("count", "Name (lowercase letters, digits, dashes)", "local-7", most=64),
-        Field("title", "Title", "Local 7 strike vote", most=256),
-        Field("choices", "Choices (id:Label, comma-separated)", "yes:Strike,no:No strike"),
+        Field("title", "Title", "Local 7 strike vote", most=256, covers=("title",)),
+        Field(
+            "choices",
+            "Choices (id:Label, comma-separated)",
+            "yes:Strike,no:No strike",
+            covers=("choices", "choice"),
+        ),
         Field(
             "rules",
             "Rule, tie holder, threshold (optional)",
             "rule=majority tie=no threshold=2/3",
             required=False,
+            covers=("rule", "tie", "threshold"),
         ),
         Field(
             "figures",
             "Ballots received, eligible (optional)",
             "received=412 eligible=450",
             required=False,
+            covers=("received", "eligible"),
         ),
     ),
     create_line,

@@ -23,6 +23,7 @@ from .records import (
     SocketDelivery,
 )
 from .socket_mode import SocketConnection, SocketModeServer
+from .views import Modals
 from .web_api import WebApi
 from .workspace import Workspace
 
@@ -30,14 +31,12 @@ DEFAULT_ACK_WAIT_S = ACK_DEADLINE_S + 1.0
 MAX_UPLOAD_BYTES = 64 * 1024 * 1024
 
 
-class FakeSlack(HttpMode):
+class FakeSlack(HttpMode, Modals):
     """A strict local Slack on 127.0.0.1 (port 0) for the real slack_sdk / slack_bolt clients.
 
-    Use as `async with FakeSlack() as fake:`; point `AsyncWebClient(base_url=fake.api_url)`
-    at it. Everything the fake times (rate limits, ack latency, response_url expiry, call
-    times) reads `clock` (default time.monotonic), so a test can drive it; waits (ack_wait,
-    wait_for timeouts) are real time.
-    """
+    Use as `async with FakeSlack() as fake:`; point `AsyncWebClient(base_url=fake.api_url)` at
+    it. Everything the fake times (rate limits, ack latency, response_url expiry, call times)
+    reads `clock` (default time.monotonic), so a test can drive it; waits are real time."""
 
     def __init__(
         self,
@@ -92,12 +91,14 @@ class FakeSlack(HttpMode):
             notifier=self._notifier,
             clock=self.clock,
         )
+        self.views = self._web.views
         self._interactions = Interactions(
             workspace=self._workspace,
             verification_token=self.verification_token,
             base_url=lambda: self.base_url,
             clock=self.clock,
             notifier=self._notifier,
+            views=self.views,
         )
 
     # ------------------------------------------------------------ lifecycle

@@ -15,6 +15,7 @@ from bot.testing.notify import ChangeNotifier
 
 from .limits import SlackError, validate_blocks, validate_text
 from .records import ResponseUrlPost
+from .views import Views
 from .workspace import Workspace
 
 RESPONSE_URL_MAX_USES = 5
@@ -49,8 +50,10 @@ class Interactions:
         base_url: Callable[[], str],
         clock: Callable[[], float],
         notifier: ChangeNotifier,
+        views: Views,
     ) -> None:
         self._ws = workspace
+        self._views = views
         self._verification_token = verification_token
         self._base_url = base_url
         self._clock = clock
@@ -76,6 +79,8 @@ class Interactions:
         org = self._ws.org_install
         url = f"{self._base_url()}commands/{team}/{hook_id}/{secret}"
         self._urls[url] = _ResponseUrl(url, channel.id, self._clock())
+        trigger_id = f"{hook_id[1:]}.{team}.{secret[:16]}"
+        self._views.issue(trigger_id, user.id, team)
         return {
             "token": self._verification_token,
             "team_id": team,
@@ -90,7 +95,7 @@ class Interactions:
             "api_app_id": self._ws.app_id,
             "is_enterprise_install": "true" if org else "false",
             "response_url": url,
-            "trigger_id": f"{hook_id[1:]}.{team}.{secret[:16]}",
+            "trigger_id": trigger_id,
         }
 
     def event_callback(self, event: dict[str, Any], *, event_id: str | None) -> dict[str, Any]:

@@ -29,6 +29,7 @@ from .records import (
 )
 from .threads import check_parent, conversations_replies, pins_add, pins_remove
 from .uploads import Uploads
+from .views import Views
 from .workspace import Workspace
 
 Handler = Callable[[JsonDict], JsonDict]
@@ -107,6 +108,7 @@ class WebApi:
         )
         self.uploads = self.files.recorded
         self.count_429 = 0
+        self.views = Views(workspace, clock)
         self._handlers: dict[str, tuple[str, Handler]] = {
             "auth.test": ("bot", self._auth_test),
             "apps.connections.open": ("app", self._apps_connections_open),
@@ -122,6 +124,7 @@ class WebApi:
             "users.info": ("bot", self._users_info),
             "files.getUploadURLExternal": ("bot", self.files.get_upload_url),
             "files.completeUploadExternal": ("bot", self.files.complete_upload),
+            "views.open": ("bot", self.views.open),
         }
 
     # ------------------------------------------------------------------ HTTP
