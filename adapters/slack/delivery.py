@@ -33,6 +33,7 @@ from bot.subscription import ChannelRef, Platform
 
 from .blocks import alt_text, blocks_for, fallback_text, file_title
 from .payloads import METADATA_EVENT_TYPE, HistoryMessage, as_json, delivery_metadata
+from .workspaces import Speaker, Workspaces
 
 log = logging.getLogger("tallybot.slack")
 
@@ -129,8 +130,17 @@ class SlackSender(Adapter):
         self.limits = limits
         self.bot_user_id: str | None = None
         self.bot_id: str | None = None
+        self.workspaces: Workspaces | None = None
+        """With the OAuth flow, the bot of each workspace (``adapters.slack.workspaces``);
+        None: ``client`` and the ids above everywhere (single-token mode)."""
         self._history_limit = history_limit
         self._files: aiohttp.ClientSession | None = None
+
+    async def speaker(self, team_id: str, where: str) -> Speaker:
+        """The bot that speaks in the workspace ``team_id`` (raises ``DeliveryError``)."""
+        if self.workspaces is None:
+            return Speaker(self.client, self.bot_id, self.bot_user_id, None)
+        return await self.workspaces.speaker(team_id, where)
 
     async def close_sender(self) -> None:
         """Close the HTTP session the uploads' bytes went through."""
@@ -149,8 +159,9 @@ class SlackSender(Adapter):
         earlier: Earlier | None = None,
     ) -> str:
         where = f"slack post to {channel}"
+        bot = await self.speaker(channel.workspace, where)
         if earlier is None:
-            ts = await self._post_message(channel, content, key, where, pace)
+            ts = await self._post_message(bot.client, channel, content, key, where, pace)
         else:
             ts = earlier.message_id
             log.info("%s: %s was already posted as %s", where, key, ts)
@@ -158,15 +169,21 @@ class SlackSender(Adapter):
                 log.info("%s: its %s was already uploaded too", where, attachment.filename)
                 return ts
         if attachment is not None:
-            await self._upload_to_thread(channel, ts, content, attachment, pace)
+            await self._upload_to_thread(bot.client, channel, ts, content, attachment, pace)
         return ts
 
     async def _post_message(
-        self, channel: ChannelRef, content: Outgoing, key: str, where: str, pace: Pace
+        self,
+        client: AsyncWebClient,
+        channel: ChannelRef,
+        content: Outgoing,
+        key: str,
+        where: str,
+        pace: Pace,
     ) -> str:
         async with pace(Route("chat.postMessage", channel.channel), delivers=True):
             try:
-                response = await self.client.chat_postMessage(
+                response = await client.chat_postMessage(
                     channel=channel.channel,
                     text=fallback_text(content),
                     blocks=as_json(blocks_for(content)),
@@ -182,7 +199,13 @@ class SlackSender(Adapter):
         return ts
 
     async def _upload_to_thread(
-        self, channel: ChannelRef, ts: str, content: Outgoing, attachment: Attachment, pace: Pace
+        self,
+        client: AsyncWebClient,
+        channel: ChannelRef,
+        ts: str,
+        content: Outgoing,
+        attachment: Attachment,
+        pace: Pace,
     ) -> None:
         """Upload ``attachment`` into the thread of the message ``ts`` (posted just now, or by an
         earlier attempt). A transient failure fails the delivery (the retry finds the message
@@ -191,7 +214,9 @@ class SlackSender(Adapter):
         if not isinstance(content, Notice):
             title = f"Chart of {content.title}, as of update #{content.seq}"
         try:
-            await self.upload(channel.channel, attachment, title=title, thread_ts=ts, pace=pace)
+            await self.upload(
+                channel.channel, attachment, title=title, thread_ts=ts, pace=pace, client=client
+            )
         except (PermanentDeliveryError, MessageGone) as error:
             log.warning("the message %s in %s went without its chart: %s", ts, channel, error)
 
@@ -204,14 +229,16 @@ class SlackSender(Adapter):
         thread_ts: str | None = None,
         comment: str | None = None,
         pace: Pace = unpaced,
+        client: AsyncWebClient | None = None,
     ) -> None:
         """Upload ``attachment`` and share it in the channel (in a thread with ``thread_ts``),
         with its description as the image's alt text: files.getUploadURLExternal, the bytes to
         the URL it gives, files.completeUploadExternal, each paced. Raises ``DeliveryError``."""
         where = f"slack upload of {attachment.filename} to {channel_id}"
+        client = client or self.client
         async with pace(Route("files.getUploadURLExternal", channel_id)):
             try:
-                got = await self.client.files_getUploadURLExternal(
+                got = await client.files_getUploadURLExternal(
                     filename=attachment.filename,
                     length=len(attachment.data),
                     alt_txt=alt_text(attachment.description),
@@ -224,7 +251,7 @@ class SlackSender(Adapter):
         await self._send_file(url, attachment.data, where)
         async with pace(Route("files.completeUploadExternal", channel_id)):
             try:
-                await self.client.files_completeUploadExternal(
+                await client.files_completeUploadExternal(
                     files=[{"id": file_id, "title": file_title(title)}],
                     channel_id=channel_id,
                     initial_comment=comment,
@@ -262,9 +289,10 @@ class SlackSender(Adapter):
         (one conversations.history read), with whether the bot replied in their thread (where
         a final's chart goes). ``since`` is not used: Slack's ts and our clock may disagree."""
         wanted = set(keys)
+        bot = await self.speaker(channel.workspace, f"slack history of {channel}")
         async with pace(Route("conversations.history", channel.channel)):
             try:
-                response = await self.client.conversations_history(
+                response = await bot.client.conversations_history(
                     channel=channel.channel, include_all_metadata=True, limit=self._history_limit
                 )
             except (SlackClientError, aiohttp.ClientError, OSError) as exc:
@@ -275,7 +303,7 @@ class SlackSender(Adapter):
             metadata = message.get("metadata") or {}
             key = (metadata.get("event_payload") or {}).get("key")
             ts = message.get("ts")
-            ours = self.bot_id is None or message.get("bot_id") == self.bot_id
+            ours = bot.bot_id is None or message.get("bot_id") == bot.bot_id
             if (
                 ours
                 and metadata.get("event_type") == METADATA_EVENT_TYPE
@@ -283,7 +311,7 @@ class SlackSender(Adapter):
                 and key not in found
                 and isinstance(ts, str)
             ):
-                replied = self.bot_user_id in (message.get("reply_users") or [])
+                replied = bot.bot_user_id in (message.get("reply_users") or [])
                 found[key] = Earlier(ts, with_attachment=replied)
         return found
 
@@ -291,9 +319,10 @@ class SlackSender(Adapter):
         self, channel: ChannelRef, message_id: str, content: Outgoing, *, pace: Pace = unpaced
     ) -> None:
         where = f"slack edit of {message_id} in {channel}"
+        bot = await self.speaker(channel.workspace, where)
         async with pace(Route("chat.update", channel.channel), delivers=True):
             try:
-                await self.client.chat_update(
+                await bot.client.chat_update(
                     channel=channel.channel,
                     ts=message_id,
                     text=fallback_text(content),
