@@ -23,6 +23,7 @@ from slack_bolt.context.async_context import AsyncBoltContext
 from slack_bolt.oauth.async_oauth_flow import AsyncOAuthFlow
 from slack_bolt.oauth.async_oauth_settings import AsyncOAuthSettings
 from slack_sdk.web.async_client import AsyncWebClient
+from slack_sdk.web.async_slack_response import AsyncSlackResponse
 
 from adapters.slack.installations import StoreInstallations, StoreStates
 from adapters.slack.settings import SlackSettings
@@ -38,6 +39,34 @@ quiet = logging.getLogger("tallybot.slack.oauth.http")
 """The logger of the client that exchanges codes: its DEBUG lines would show the new bot
 token (slack_sdk logs every answer's body at DEBUG), so it says nothing below INFO."""
 quiet.setLevel(logging.INFO)
+
+
+class ExchangeClient(AsyncWebClient):
+    """The client that exchanges codes. It sends the client credentials as form fields, which
+    Slack takes as well as HTTP Basic auth: slack_sdk builds the latter with aiohttp's
+    ``BasicAuth``, deprecated (a DeprecationWarning on every install)."""
+
+    async def oauth_v2_access(
+        self,
+        *,
+        client_id: str,
+        client_secret: str,
+        code: str | None = None,
+        redirect_uri: str | None = None,
+        grant_type: str | None = None,
+        refresh_token: str | None = None,
+        **kwargs: object,
+    ) -> AsyncSlackResponse:
+        fields = {
+            "client_id": client_id,
+            "client_secret": client_secret,
+            "code": code,
+            "redirect_uri": redirect_uri,
+            "grant_type": grant_type,
+            "refresh_token": refresh_token,
+        }
+        data = {k: v for k, v in fields.items() if v is not None}
+        return await self.api_call("oauth.v2.access", data=data)
 
 
 class StoreAuthorize(AsyncAuthorize):
@@ -86,7 +115,7 @@ def oauth_flow(
 ) -> AsyncOAuthFlow:
     """bolt's flow on our stores, exchanging codes at ``settings.api_base``."""
     assert settings.client_id is not None
-    client = AsyncWebClient(
+    client = ExchangeClient(
         base_url=settings.api_base, timeout=timeout, retry_handlers=[], logger=quiet
     )
     return AsyncOAuthFlow(
