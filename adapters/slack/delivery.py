@@ -110,7 +110,8 @@ def translate(exc: BaseException, where: str, *, editing: bool = False) -> Deliv
         )
     if error in AUTH_ERRORS:
         return PermanentDeliveryError(
-            f"{where}: Slack refused the bot's token ({error}): check SLACK_BOT_TOKEN"
+            f"{where}: Slack refused the bot's token ({error}): check SLACK_BOT_TOKEN, or "
+            "install the app in that workspace again"
         )
     return PermanentDeliveryError(f"{where}: Slack refused the request ({error})")
 

@@ -39,11 +39,11 @@ SLACK = Platform("slack")
 CLIENT_SECRET = "fake-client-secret-0123456789"
 
 
-def config(tmp_path: Path, fake: FakeSlack, **slack: Any) -> Config:
+def config(tmp_path: Path, fake: FakeSlack, *, server: bool = True, **slack: Any) -> Config:
     return parse(
         {
             "store": {"url": f"sqlite+aiosqlite:///{tmp_path / 'tallybot.sqlite3'}"},
-            "server": {"host": "127.0.0.1", "port": 0},
+            **({"server": {"host": "127.0.0.1", "port": 0}} if server else {}),
             "slack": {
                 "api_base": fake.api_url,
                 "client_id": fake.oauth_app.client_id,
@@ -131,8 +131,9 @@ async def running(
     async with app:
         adapter = app.adapters[SLACK]
         assert isinstance(adapter, SlackAdapter)
-        assert app.server is not None
-        base = f"http://127.0.0.1:{app.server.port}"
+        # The ops server, or without one the adapter's own port ([slack] host and port).
+        port = app.server.port if app.server is not None else adapter.http_port
+        base = f"http://127.0.0.1:{port}"
         fake.oauth_app.redirect_urls.append(f"{base}/slack/oauth_redirect")
         await fake.wait_for(lambda: len(fake.live_socket_connections) == 1)
         yield Bot(app, adapter, fake, vt, base)
@@ -222,6 +223,17 @@ async def test_the_single_token_serves_its_own_workspace_next_to_the_installed_o
         assert posts == {home: fake.bot_token, news_a: token_a}
 
 
+async def test_without_an_ops_server_the_adapter_serves_the_install_pages_itself(
+    tmp_path: Path, fake: FakeSlack, vt: VirtualTime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    alpha = fake.add_team("alpha")
+    cfg = config(tmp_path, fake, server=False, port=0)
+    async with running(fake, cfg, vt, monkeypatch) as bot:
+        assert bot.app.server is None
+        assert (await bot.install(alpha))[0] == 200
+        assert set(fake.installed_tokens.values()) == {alpha}
+
+
 async def test_a_workspace_token_acts_only_in_its_own_workspace(
     tmp_path: Path, fake: FakeSlack, vt: VirtualTime, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -290,8 +302,9 @@ async def test_a_forged_a_replayed_or_an_expired_state_is_refused(
         assert await bot.rows(slack_installations) == 1
 
 
+@pytest.mark.parametrize("how", ["app_uninstalled", "tokens_revoked"])
 async def test_an_uninstalled_workspace_is_removed_and_its_subscription_disabled(
-    tmp_path: Path, fake: FakeSlack, vt: VirtualTime, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, fake: FakeSlack, vt: VirtualTime, monkeypatch: pytest.MonkeyPatch, how: str
 ) -> None:
     alpha, beta = fake.add_team("alpha"), fake.add_team("beta")
     news_a = fake.add_channel("news-alpha", team_id=alpha)
@@ -304,10 +317,14 @@ async def test_an_uninstalled_workspace_is_removed_and_its_subscription_disabled
             await bot.slash("subscribe bessemer-2021", user=user, channel=channel)
         await bot.deliver(463, 1100)
 
-        delivery = await fake.uninstall(beta)
+        if how == "app_uninstalled":
+            delivery = await fake.uninstall(beta)
+        else:
+            delivery = await fake.revoke_bot_token(beta)
         assert delivery.acked
         await until(lambda: _no_bot(bot, beta))
-        assert await bot.rows(slack_installations) == 1
+        # app_uninstalled removes every trace; tokens_revoked (bot) only the bot.
+        assert await bot.rows(slack_installations) == (1 if how == "app_uninstalled" else 2)
         await bot.deliver(500, 1200)
 
         assert len(bot_posts(fake, news_a)) == 2

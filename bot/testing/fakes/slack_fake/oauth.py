@@ -149,11 +149,13 @@ class FakeOAuth:
 
 
 class _Web(Protocol):
-    oauth: FakeOAuth
+    @property
+    def oauth(self) -> FakeOAuth: ...
 
 
 class _HasWeb(Protocol):
-    _web: _Web
+    @property
+    def _web(self) -> _Web: ...
 
 
 class Fake(_HasWeb, Protocol):
@@ -195,3 +197,11 @@ class Installs:
         oauth.revoked.update(t for t, team in oauth.tokens.items() if team == team_id)
         oauth.on_change()
         return await self.send_event({"type": "app_uninstalled"}, team_id=team_id)
+
+    async def revoke_bot_token(self: Fake, team_id: str) -> SocketDelivery:
+        """The workspace revokes the bot's token: ``tokens_revoked`` is sent (Socket Mode)."""
+        oauth = self._web.oauth
+        oauth.revoked.update(t for t, team in oauth.tokens.items() if team == team_id)
+        oauth.on_change()
+        event = {"type": "tokens_revoked", "tokens": {"oauth": [], "bot": [oauth.ws.bot_user_id]}}
+        return await self.send_event(event, team_id=team_id)
