@@ -145,12 +145,14 @@ class SlackAdapter(SlackCommands):
                 context.clock,
                 timeout,
             )
+            # Bolt gives each request a client with its workspace's token (StoreAuthorize);
+            # an AsyncAuthorize is taken as it is, whatever the annotation says.
             self.bolt = AsyncApp(
                 name="tallybot",
-                client=client,
+                client=make_client(None),
                 signing_secret=signing,
                 logger=log,
-                authorize=StoreAuthorize(self.workspaces),  # type: ignore[arg-type]  # an AsyncAuthorize is taken as is
+                authorize=StoreAuthorize(self.workspaces),  # type: ignore[arg-type]
                 oauth_flow=flow,
                 installation_store=installations,
             )

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import io
 import logging
+import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -207,7 +208,11 @@ async def test_two_workspaces_install_and_each_gets_its_deliveries_with_its_own_
 
 
 async def test_the_single_token_serves_its_own_workspace_next_to_the_installed_ones(
-    tmp_path: Path, fake: FakeSlack, vt: VirtualTime, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
+    fake: FakeSlack,
+    vt: VirtualTime,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     alpha = fake.add_team("alpha")
     home, news_a = fake.add_channel("home"), fake.add_channel("news-alpha", team_id=alpha)
@@ -221,6 +226,8 @@ async def test_the_single_token_serves_its_own_workspace_next_to_the_installed_o
         await bot.deliver(463, 1100)
         posts = {c.args["channel"]: c.token for c in fake.calls_to("chat.postMessage") if c.ok}
         assert posts == {home: fake.bot_token, news_a: token_a}
+    # bolt is given no token of its own to ignore (it warns when it is).
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
 
 
 async def test_without_an_ops_server_the_adapter_serves_the_install_pages_itself(
@@ -360,3 +367,14 @@ def test_the_client_secret_is_required_and_the_bot_token_is_not(
     with pytest.raises(ConfigError, match="SLACK_CLIENT_SECRET"):
         adapter_factories(cfg, env=env)
     assert SLACK in adapter_factories(cfg, env={**env, "SLACK_CLIENT_SECRET": CLIENT_SECRET})
+
+
+def test_the_install_flow_asks_for_the_scopes_of_the_manifest() -> None:
+    """The manifest is pasted into Slack by hand; the install flow asks for what it lists."""
+    manifest = (Path(__file__).parents[2] / "config" / "slack-manifest.yml").read_text()
+    bot_scopes = manifest.split("    bot:\n", 1)[1].split("settings:", 1)[0]
+    listed = re.findall(r"^      - ([a-z_:.]+)$", bot_scopes, flags=re.MULTILINE)
+    assert listed
+    assert tuple(listed) == SCOPES
+    assert "- app_uninstalled" in manifest
+    assert "- tokens_revoked" in manifest
