@@ -230,6 +230,37 @@ async def test_the_single_token_serves_its_own_workspace_next_to_the_installed_o
     assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
 
 
+async def test_commands_in_each_workspace_use_its_own_token(
+    tmp_path: Path, fake: FakeSlack, vt: VirtualTime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    alpha, beta = fake.add_team("alpha"), fake.add_team("beta")
+    news_a = fake.add_channel("news-alpha", team_id=alpha)
+    news_b = fake.add_channel("news-beta", team_id=beta)
+    bo = fake.add_user("bo", team_id=beta, is_admin=True)
+    ada = fake.add_user("ada", team_id=alpha)
+    async with running(fake, config(tmp_path, fake), vt, monkeypatch) as bot:
+        for team in (alpha, beta):
+            assert (await bot.install(team))[0] == 200
+        tokens = {team: token for token, team in fake.installed_tokens.items()}
+        await bot.deliver(463, 1100)
+        # A mention in alpha is answered in its thread with alpha's token, and a chart with it.
+        mention = {"type": "app_mention", "user": ada, "channel": news_a}
+        said = f"<@{fake.bot_user_id}> status bessemer-2021"
+        await fake.send_event({**mention, "text": said}, team_id=alpha)
+        await fake.wait_for(lambda: len(fake.messages(news_a)) == 1)
+        vt.clock.advance(6)  # a channel gets one public reply in 5 s
+        said = f"<@{fake.bot_user_id}> chart bessemer-2021"
+        await fake.send_event({**mention, "text": said}, team_id=alpha)
+        await fake.wait_for(lambda: len(fake.uploads) == 1)
+        # An admin command in beta asks users.info with beta's token.
+        answer = await bot.slash("pause bessemer-2021", user=bo, channel=news_b)
+    assert answer["text"].startswith("Error")  # beta is not in [slack] admin_workspaces
+    replies = fake.calls_to("chat.postMessage") + fake.calls_to("files.completeUploadExternal")
+    assert [c.token for c in replies if c.ok] == [tokens[alpha]] * 2
+    (asked,) = fake.calls_to("users.info")
+    assert (asked.token, asked.args["user"], asked.ok) == (tokens[beta], bo, True)
+
+
 async def test_without_an_ops_server_the_adapter_serves_the_install_pages_itself(
     tmp_path: Path, fake: FakeSlack, vt: VirtualTime, monkeypatch: pytest.MonkeyPatch
 ) -> None:
