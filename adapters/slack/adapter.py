@@ -129,7 +129,9 @@ class SlackAdapter(SlackCommands):
                     "[slack] client_id: the OAuth flow keeps installations in the store"
                 )
             assert settings.client_id is not None
-            installations = StoreInstallations(context.store, settings.client_id, context.clock)
+            installations = StoreInstallations(
+                context.store, settings.client_id, context.clock, on_save=self._installed
+            )
             self.workspaces = Workspaces(
                 single=None,
                 installations=installations,
@@ -153,6 +155,10 @@ class SlackAdapter(SlackCommands):
                 signing_secret=signing,
                 logger=log,
                 authorize=StoreAuthorize(self.workspaces),  # type: ignore[arg-type]
+                user_facing_authorize_error_message=(
+                    "tallybot is not installed in this workspace (or was removed): "
+                    f"install it at {settings.install_path}"
+                ),
                 oauth_flow=flow,
                 installation_store=installations,
             )
@@ -263,6 +269,11 @@ class SlackAdapter(SlackCommands):
         flow = self.bolt.oauth_flow
         assert flow is not None
         return await to_aiohttp_response(await flow.handle_callback(await to_bolt_request(request)))
+
+    def _installed(self, team_id: str | None) -> None:
+        assert self.workspaces is not None
+        self.workspaces.forget(team_id)
+        log.info("slack: the app was installed in the workspace %s", team_id)
 
     async def _on_uninstalled(self, context: AsyncBoltContext) -> None:
         assert self._revocations is not None

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import logging
 import secrets
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -61,12 +62,21 @@ def _of(
 
 
 class StoreInstallations(AsyncInstallationStore):
-    """slack_sdk's ``AsyncInstallationStore`` on the store, for one app (``client_id``)."""
+    """slack_sdk's ``AsyncInstallationStore`` on the store, for one app (``client_id``);
+    ``on_save`` is told the workspace of each installation saved."""
 
-    def __init__(self, db: Database, client_id: str, clock: Clock) -> None:
+    def __init__(
+        self,
+        db: Database,
+        client_id: str,
+        clock: Clock,
+        *,
+        on_save: Callable[[str | None], None] | None = None,
+    ) -> None:
         self.db = db
         self.client_id = client_id
         self.clock = clock
+        self.on_save = on_save
 
     @property
     def logger(self) -> logging.Logger:
@@ -93,6 +103,8 @@ class StoreInstallations(AsyncInstallationStore):
                     await conn.execute(insert(slack_bots).values(**row, data=_as_json(bot)))
         except StoreError as exc:
             raise BoltError(f"the installation could not be stored: {exc}") from exc
+        if self.on_save is not None:
+            self.on_save(installation.team_id)
 
     async def async_save_bot(self, bot: Bot) -> None:
         async with self.db.begin() as conn:

@@ -4,7 +4,9 @@ Single-token mode (``SLACK_BOT_TOKEN``, today's): one client for every workspace
 OAuth flow on (``[slack] client_id``), each workspace that installed the app has its own bot
 token in the store (``adapters.slack.installations``); a workspace without one falls back to
 the single token when one is configured. Lookups are cached for ``ttl`` seconds (by the
-injected monotonic clock) in a small bounded cache; an uninstall forgets its workspace at once.
+injected monotonic clock) in a small bounded cache, a workspace with no installation only for
+``miss_ttl`` (another instance on the same store may install it any moment); an install or an
+uninstall through this process forgets its workspace at once.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ class Workspaces:
         monotonic: Callable[[], float],
         install_hint: str = "",
         ttl: float = 300.0,
+        miss_ttl: float = 10.0,
         size: int = 1024,
     ) -> None:
         self.single = single
@@ -49,6 +52,7 @@ class Workspaces:
         self._monotonic = monotonic
         self._hint = install_hint
         self._ttl = ttl
+        self._miss_ttl = miss_ttl
         self._size = size
         self._cache: OrderedDict[str, tuple[float, Speaker | None]] = OrderedDict()
 
@@ -63,10 +67,11 @@ class Workspaces:
             self._cache.move_to_end(team_id)
             return cached[1]
         bot = await self.installations.async_find_bot(enterprise_id=None, team_id=team_id)
-        found = self.single
+        found, ttl = self.single, self._miss_ttl
         if bot is not None and bot.bot_token:
             found = Speaker(self._make_client(bot.bot_token), bot.bot_id, bot.bot_user_id, team_id)
-        self._cache[team_id] = (now + self._ttl, found)
+            ttl = self._ttl
+        self._cache[team_id] = (now + ttl, found)
         self._cache.move_to_end(team_id)
         while len(self._cache) > self._size:
             self._cache.popitem(last=False)
@@ -87,6 +92,6 @@ class Workspaces:
         return found
 
     def forget(self, team_id: str | None) -> None:
-        """Drop what is cached of ``team_id`` (an uninstall, revoked tokens)."""
+        """Drop what is cached of ``team_id`` (an install, an uninstall, revoked tokens)."""
         if team_id:
             self._cache.pop(team_id, None)

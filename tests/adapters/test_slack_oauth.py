@@ -261,6 +261,22 @@ async def test_commands_in_each_workspace_use_its_own_token(
     assert (asked.token, asked.args["user"], asked.ok) == (tokens[beta], bo, True)
 
 
+async def test_a_workspace_is_served_as_soon_as_it_installs(
+    tmp_path: Path, fake: FakeSlack, vt: VirtualTime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    alpha = fake.add_team("alpha")
+    news_a, ada = fake.add_channel("news-alpha", team_id=alpha), fake.add_user("ada", team_id=alpha)
+    async with running(fake, config(tmp_path, fake), vt, monkeypatch) as bot:
+        before = await bot.slash("list", user=ada, channel=news_a)
+        assert before["text"] == (
+            "tallybot is not installed in this workspace (or was removed): install it at "
+            "/slack/install"
+        )
+        assert (await bot.install(alpha))[0] == 200
+        after = await bot.slash("subscribe bessemer-2021", user=ada, channel=news_a)
+        assert after["text"].startswith("Subscribed this channel to bessemer-2021")
+
+
 async def test_without_an_ops_server_the_adapter_serves_the_install_pages_itself(
     tmp_path: Path, fake: FakeSlack, vt: VirtualTime, monkeypatch: pytest.MonkeyPatch
 ) -> None:

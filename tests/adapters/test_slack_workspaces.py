@@ -109,6 +109,20 @@ async def test_a_workspace_without_an_installation_falls_back_to_the_single_toke
     assert await chooser.speaker("THOME", "here") is single
 
 
+async def test_a_workspace_without_a_bot_is_looked_up_again_soon(db: Database) -> None:
+    clock = FakeClock()
+    store = CountedInstallations(db, "1.2", clock)
+    chooser = workspaces(store, clock)
+    assert await chooser.find("TA") is None
+    await store.async_save(installed("TA"))  # by another instance on the same store
+    clock.advance(9)
+    assert await chooser.find("TA") is None
+    clock.advance(2)  # a miss is kept 10 s, not the 300 s of a bot
+    found = await chooser.find("TA")
+    assert found is not None
+    assert found.client.token == "xoxb-TA"
+
+
 async def test_the_cache_is_bounded(db: Database) -> None:
     clock = FakeClock()
     store = CountedInstallations(db, "1.2", clock)
