@@ -127,6 +127,7 @@ async def running(
     else:
         env.delenv("SLACK_BOT_TOKEN", raising=False)
     env.setenv("SLACK_APP_TOKEN", fake.app_token)
+    env.setenv("SLACK_SIGNING_SECRET", fake.signing_secret)
     env.setenv("SLACK_CLIENT_SECRET", CLIENT_SECRET)
     app = App(cfg, dict(adapter_factories(cfg)), clock=vt.clock, sleep=vt.sleep, poll=False)
     async with app:
@@ -136,7 +137,8 @@ async def running(
         port = app.server.port if app.server is not None else adapter.http_port
         base = f"http://127.0.0.1:{port}"
         fake.oauth_app.redirect_urls.append(f"{base}/slack/oauth_redirect")
-        await fake.wait_for(lambda: len(fake.live_socket_connections) == 1)
+        if cfg.settings("slack").mode == "socket":
+            await fake.wait_for(lambda: len(fake.live_socket_connections) == 1)
         yield Bot(app, adapter, fake, vt, base)
 
 
@@ -275,6 +277,30 @@ async def test_a_workspace_is_served_as_soon_as_it_installs(
         assert (await bot.install(alpha))[0] == 200
         after = await bot.slash("subscribe bessemer-2021", user=ada, channel=news_a)
         assert after["text"].startswith("Subscribed this channel to bessemer-2021")
+
+
+async def test_in_http_mode_the_events_and_the_install_pages_share_the_ops_server(
+    tmp_path: Path, fake: FakeSlack, vt: VirtualTime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    alpha = fake.add_team("alpha")
+    news_a, ada = fake.add_channel("news-alpha", team_id=alpha), fake.add_user("ada", team_id=alpha)
+    async with running(fake, config(tmp_path, fake, mode="http"), vt, monkeypatch) as bot:
+        assert (await bot.install(alpha))[0] == 200
+        asked = await fake.send_slash_command_http(
+            f"{bot.base}/slack/events",
+            command="/count",
+            text="subscribe bessemer-2021",
+            user_id=ada,
+            channel_id=news_a,
+        )
+        assert asked.status == 200
+        await fake.wait_for(lambda: len(fake.response_url_posts) == 1)
+        await bot.deliver(463, 1100)
+    (answer,) = fake.response_url_posts
+    assert answer.body["text"].startswith("Subscribed this channel to bessemer-2021")
+    (post,) = [c for c in fake.calls_to("chat.postMessage") if c.ok]
+    assert (post.args["channel"], post.token) == (news_a, next(iter(fake.installed_tokens)))
+    assert fake.socket_connections == []
 
 
 async def test_without_an_ops_server_the_adapter_serves_the_install_pages_itself(
