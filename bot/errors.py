@@ -100,6 +100,11 @@ class MessageGone(DeliveryError):
     """A message to edit (a live scoreboard) was deleted or can no longer be edited."""
 
 
+class NotAllowedHere(PermanentDeliveryError):
+    """The bot may not start a thread or pin a message in the channel (it may still post
+    there): the subscription goes on without that option, and says so once."""
+
+
 class DeliveryCancelled(DeliveryError):
     """The delivery was cancelled before its request went out (its subscription was removed or
     disabled meanwhile): it is dropped, never sent."""

@@ -60,7 +60,7 @@ from typing import Any, Generic, TypeVar
 from bot.adapter import Adapter, Earlier, Health
 from bot.clock import Clock
 from bot.commands.builtin import VERBS
-from bot.commands.request import Reply, Request
+from bot.commands.request import Mentions, Reply, Request
 from bot.commands.throttle import Throttle
 from bot.commands.verbs import Verbs
 from bot.domain.message import Attachment, Notice, Outgoing
@@ -69,7 +69,7 @@ from bot.secrets import Secret
 from bot.settings.values import PlatformTable, suggest
 from bot.store import Database
 from bot.store.sent_ledger import SentLedger
-from bot.subscription import ChannelRef, Platform
+from bot.subscription import ChannelRef, Extra, Platform
 
 __all__ = [
     "GROUP",
@@ -81,7 +81,9 @@ __all__ = [
     "CliCommand",
     "Context",
     "Earlier",
+    "Extra",
     "Health",
+    "Mentions",
     "Notice",
     "Outgoing",
     "Platform",
@@ -191,9 +193,12 @@ class Context:
         *,
         platform_admin: bool = False,
         roles: frozenset[str] = frozenset(),
+        supports: frozenset[Extra] = frozenset(),
+        mentions: Mentions | None = None,
     ) -> Request:
         """The request for a command typed by ``user_id`` in ``channel``, with the admin
-        policy's verdict on them (an admin nowhere unless the policy says so)."""
+        policy's verdict on them (an admin nowhere unless the policy says so), the subscription
+        options the platform ``supports`` and who may be pinged (``mentions``)."""
         verdict = self.admins.verdict(Asker(user_id, channel.workspace, platform_admin, roles))
         return Request(
             channel,
@@ -203,6 +208,8 @@ class Context:
             admin=verdict.admin,
             refusal=verdict.refusal,
             place=self.place,
+            supports=supports,
+            mentions=mentions,
         )
 
 

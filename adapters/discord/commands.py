@@ -15,9 +15,10 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from adapters.discord.delivery import FAILURES, NO_MENTIONS, discord_file
+from adapters.discord.delivery import FAILURES, discord_file
 from adapters.discord.embeds import choice_name, escape, reply_parts
 from adapters.discord.lib import app_commands, discord
+from adapters.discord.mentions import NO_MENTIONS, DiscordMentions
 from bot.commands.args import Value
 from bot.commands.inflight import InFlight
 from bot.commands.request import Reply, Request
@@ -25,11 +26,13 @@ from bot.commands.verbs import VerbSpec
 from bot.errors import CommandError
 from bot.platform import Context
 from bot.store import counts as count_rows
-from bot.subscription import ChannelRef, Platform
+from bot.subscription import ChannelRef, Extra, Platform
 
 log = logging.getLogger(__name__)
 
 PLATFORM = Platform("discord")
+SUPPORTS = frozenset(Extra)
+"""The subscription options tallybot has on Discord."""
 Values = Mapping[str, Value]
 """A subcommand's options as given, by name."""
 
@@ -115,6 +118,8 @@ class SlashCommands:
             text,
             platform_admin=perms.manage_guild or perms.administrator,
             roles=roles,
+            supports=SUPPORTS,
+            mentions=DiscordMentions(interaction.guild, perms, interaction.app_permissions),
         )
 
     async def _answer_now(self, interaction: Ix, reply: Reply) -> None:

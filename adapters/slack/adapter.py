@@ -45,7 +45,6 @@ says whether the Socket Mode connection is up (HTTP mode has none: always connec
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 
 import aiohttp
@@ -85,7 +84,7 @@ class SlackAdapter(SlackCommands):
         admin_cache_seconds: float = 300.0,
         history_limit: int = 200,
         timeout: int = 30,
-        monotonic: Callable[[], float] = time.monotonic,
+        monotonic: Callable[[], float] | None = None,
     ) -> None:
         bot_token = context.secrets.get(BOT_TOKEN) if settings.oauth else context.secret(BOT_TOKEN)
         app_token = context.secrets.get(APP_TOKEN)
@@ -136,7 +135,7 @@ class SlackAdapter(SlackCommands):
                 single=None,
                 installations=installations,
                 make_client=make_client,
-                monotonic=monotonic,
+                monotonic=monotonic or context.clock.monotonic,
                 install_hint=f"; install it again at {settings.install_path}",
             )
             flow = oauth_flow(

@@ -11,10 +11,10 @@ uninstall through this process forgets its workspace at once.
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from cachetools import TLRUCache
 from slack_sdk.oauth.installation_store.async_installation_store import AsyncInstallationStore
 from slack_sdk.web.async_client import AsyncWebClient
 
@@ -49,33 +49,30 @@ class Workspaces:
         self.single = single
         self.installations = installations
         self._make_client = make_client
-        self._monotonic = monotonic
         self._hint = install_hint
         self._ttl = ttl
         self._miss_ttl = miss_ttl
-        self._size = size
-        self._cache: OrderedDict[str, tuple[float, Speaker | None]] = OrderedDict()
+        self._cache: TLRUCache[str, Speaker | None, float] = TLRUCache(
+            size, self._expires, timer=monotonic
+        )
+        """Each workspace's bot from the store; None: it has none (a miss, kept less long)."""
+
+    def _expires(self, team_id: str, found: Speaker | None, now: float) -> float:
+        return now + (self._miss_ttl if found is None else self._ttl)
 
     async def find(self, team_id: str | None) -> Speaker | None:
         """The bot of ``team_id``: its installation, else the single token, else None. Raises
         :class:`StoreError` when the store cannot be read."""
         if self.installations is None or not team_id:
             return self.single
-        now = self._monotonic()
-        cached = self._cache.get(team_id)
-        if cached is not None and cached[0] > now:
-            self._cache.move_to_end(team_id)
-            return cached[1]
+        if team_id in self._cache:
+            return self._cache[team_id] or self.single
         bot = await self.installations.async_find_bot(enterprise_id=None, team_id=team_id)
-        found, ttl = self.single, self._miss_ttl
+        found = None
         if bot is not None and bot.bot_token:
             found = Speaker(self._make_client(bot.bot_token), bot.bot_id, bot.bot_user_id, team_id)
-            ttl = self._ttl
-        self._cache[team_id] = (now + ttl, found)
-        self._cache.move_to_end(team_id)
-        while len(self._cache) > self._size:
-            self._cache.popitem(last=False)
-        return found
+        self._cache[team_id] = found
+        return found or self.single
 
     async def speaker(self, team_id: str, where: str) -> Speaker:
         """The bot of ``team_id``, for a delivery: a workspace with none (never installed, or

@@ -32,13 +32,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections import OrderedDict
 from collections.abc import Collection
 from datetime import UTC, datetime
 
 from aiogram.client.session.aiohttp import AiohttpSession
 from aiogram.types import Update
 from aiohttp import web
+from cachetools import LRUCache
 
 from bot.delivery.pacing import Pace, unpaced
 from bot.delivery.ratelimit import Sleep
@@ -113,11 +113,11 @@ class TelegramAdapter(Adapter):
             menu=menu(context.verbs),
         )
         self.commands: TelegramCommands | None = None
-        self._maybe_posted: OrderedDict[str, bool] = OrderedDict()
+        self._maybe_posted: LRUCache[str, bool] = LRUCache(KEYS_KEPT)
         """Per delivery key, what this process knows: True, an earlier attempt may have posted
         it (its answer was lost, a repair did not finish); False, every attempt surely failed
         (an error answer: a 429, a refusal). Unknown keys the courier asks about are in doubt."""
-        self._posted: OrderedDict[str, Earlier] = OrderedDict()
+        self._posted: LRUCache[str, Earlier] = LRUCache(KEYS_KEPT)
         """Delivery keys this process posted, with their message: a retry of one (its record
         in the store failed after the post went out) finds it here instead of posting again."""
 
@@ -208,15 +208,10 @@ class TelegramAdapter(Adapter):
         """``key`` is posted as ``message_id`` (a photo with its caption, with a chart)."""
         self._maybe_posted.pop(key, None)
         self._posted[key] = Earlier(str(message_id), with_attachment=attachment is not None)
-        while len(self._posted) > KEYS_KEPT:
-            self._posted.popitem(last=False)
         return str(message_id)
 
     def _remember(self, key: str, maybe: bool) -> None:
         self._maybe_posted[key] = maybe
-        self._maybe_posted.move_to_end(key)
-        while len(self._maybe_posted) > KEYS_KEPT:
-            self._maybe_posted.popitem(last=False)
 
     async def edit(
         self, channel: ChannelRef, message_id: str, content: Content, *, pace: Pace = unpaced

@@ -26,6 +26,7 @@ from datetime import UTC
 
 from aiogram import Bot
 from aiogram.types import BotCommand, BufferedInputFile, Message, ReplyParameters, Update
+from cachetools import TTLCache
 
 from bot.commands.builtin import VERBS
 from bot.commands.inflight import guarded
@@ -48,6 +49,8 @@ COMMAND = "count"
 COMMAND_SUMMARY = "Vote counts: /count help, /count status <count>"
 Handler = Callable[[Request], Awaitable[Reply]]
 Monotonic = Callable[[], float]
+ADMIN_LOOKUPS_KEPT = 4096
+"""getChatMember answers remembered (per chat and user, each for ``admin_cache_seconds``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,27 +127,25 @@ def incoming(update: Update, bot_username: str, verbs: Container[str] = ()) -> I
 class AdminCheck:
     """Whether Telegram says a user administers a chat (``getChatMember``), cached briefly."""
 
-    def __init__(self, bot: Bot, *, ttl: float, monotonic: Monotonic) -> None:
+    def __init__(
+        self, bot: Bot, *, ttl: float, monotonic: Monotonic, kept: int = ADMIN_LOOKUPS_KEPT
+    ) -> None:
         self.bot = bot
         self.ttl = ttl
-        self.monotonic = monotonic
-        self._cache: dict[tuple[int, int], tuple[float, bool]] = {}
+        self._cache: TTLCache[tuple[int, int], bool, float] = TTLCache(kept, ttl, timer=monotonic)
 
     async def is_admin(self, chat_id: int, user_id: int) -> bool:
         """Creator or administrator of ``chat_id``; False when Telegram cannot say."""
-        now = self.monotonic()
         cached = self._cache.get((chat_id, user_id))
-        if cached is not None and cached[0] > now:
-            return cached[1]
+        if cached is not None:
+            return cached
         try:
             member = await self.bot.get_chat_member(chat_id, user_id)
         except FAILURES as exc:
             log.warning("telegram getChatMember %s in %s failed: %s", user_id, chat_id, exc)
             return False
         admin = member.status in ("creator", "administrator")
-        if len(self._cache) > 4096:
-            self._cache = {k: v for k, v in self._cache.items() if v[0] > now}
-        self._cache[(chat_id, user_id)] = (now + self.ttl, admin)
+        self._cache[(chat_id, user_id)] = admin
         return admin
 
 

@@ -1,6 +1,7 @@
 """The built-in verbs: their specs and handlers, registered in :data:`VERBS`.
 
-    subscribe <count> [events|all|live]     unsubscribe <count>      list
+    subscribe <count> [events|all|live] [final|calls|leads] [close=N|N%] [mention=@role]
+              [thread] [pin]            unsubscribe <count>      list
     status [count]                          history <count>          chart <count>       help
     update <count> yes=463 no=1100 challenged=505 void=76 received=3215    (admins)
     correct <count> ...                     (admins: figures that go down, or change a final)
@@ -14,23 +15,19 @@ from __future__ import annotations
 
 from bot.commands import reports
 from bot.commands.args import Choice, ChoiceArg, CountArg, FiguresArg
+from bot.commands.hearing import WantsArg
 from bot.commands.manual import manual
 from bot.commands.request import Reply
+from bot.commands.subscribing import checked_wants, describe, mention_audit, scoreboard
 from bot.commands.verbs import Call, Verb, Verbs, VerbSpec
-from bot.domain import format as fmt
 from bot.domain.model import Count
 from bot.errors import CommandError
+from bot.store import audit as audit_rows
 from bot.store import outbox
 from bot.store import subscriptions as sub_rows
 from bot.store import tallies as tally_rows
-from bot.store.outbox import DeliveryAction, NewDelivery
-from bot.subscription import Mode
+from bot.subscription import Mode, Wants
 
-MODE_WORDS = {
-    Mode.EVENTS: "significant events only",
-    Mode.ALL: "every change",
-    Mode.LIVE: "a live scoreboard plus significant events",
-}
 MODE = ChoiceArg(
     "mode",
     (
@@ -43,6 +40,7 @@ MODE = ChoiceArg(
     default=Mode.EVENTS,
     description="What to post (default: events)",
 )
+WANTS = WantsArg(MODE)
 SEARCH = CountArg("The count (start typing to search)")
 COUNT = CountArg()
 
@@ -57,33 +55,38 @@ async def the_count(call: Call) -> Count:
 
 
 @VERBS.verb(
-    VerbSpec(Verb.SUBSCRIBE, "Post a count's updates in this channel", (SEARCH, MODE), public=True)
+    VerbSpec(Verb.SUBSCRIBE, "Post a count's updates in this channel", (SEARCH, WANTS), public=True)
 )
 async def subscribe(call: Call) -> Reply:
     count, request, s = await the_count(call), call.request, call.services
-    mode = Mode(call.command.choice or Mode.EVENTS)
+    wants = await checked_wants(call.command.wants or Wants(), request)
     async with s.db.begin() as conn:
+        before = await sub_rows.find(conn, request.channel, count.id)
         sub, created = await sub_rows.subscribe(
-            conn, request.channel, count.id, mode, by=request.actor, at=s.clock.now()
+            conn, request.channel, count.id, wants, by=request.actor, at=s.clock.now()
         )
         last = await tally_rows.last(conn, count.id)
-        if mode is Mode.LIVE and last is not None:
-            board = fmt.for_status(count, last)
-            delivery = NewDelivery(
-                subscription_id=sub.id,
-                channel=sub.channel,
-                count_id=count.id,
-                tally_seq=last.seq,
-                action=DeliveryAction.EDIT_LIVE,
-                significant=False,
-                payload=board.to_json(),
-                created_at=s.clock.now(),
-            )
-            await outbox.enqueue(conn, [delivery])
-    if mode is Mode.LIVE and last is not None:
+        # a scoreboard at once for a new live subscription (or one enabled again)
+        fresh = before is None or not before.enabled or not before.wants.live
+        board = wants.live and last is not None and fresh
+        if board and last is not None:
+            await outbox.enqueue(conn, [scoreboard(call, sub.id, count, last)])
+        if wants.mention is not None and (before is None or before.wants.mention != wants.mention):
+            await audit_rows.record(conn, mention_audit(call, count.id, wants, before))
+    if board:
         s.on_queued({request.channel.platform})
-    verb = "Subscribed" if created else "Updated the subscription of"
-    return Reply(f"{verb} this channel to {count.id}: {MODE_WORDS[mode]}.", ephemeral=False)
+    said = f"{count.id}: {describe(wants)}."
+    if created or before is None:
+        return Reply(f"Subscribed this channel to {said}", ephemeral=False)
+    if not before.enabled:
+        return Reply(f"Subscribed this channel again to {said}", ephemeral=False)
+    changed = wants.changes(before.wants)
+    if not changed:
+        return Reply(f"This channel is already subscribed to {said}", ephemeral=False)
+    return Reply(
+        f"Updated the subscription of this channel to {count.id}: {'; '.join(changed)}.",
+        ephemeral=False,
+    )
 
 
 @VERBS.verb(VerbSpec(Verb.UNSUBSCRIBE, "Stop posting a count's updates in this channel", (COUNT,)))

@@ -48,7 +48,7 @@ async def list_counts(db: Database, request: Request) -> Reply:
     lines = []
     for c in counts:
         sub = subs.get(c.id)
-        mark = f" — subscribed ({sub.mode})" if sub and sub.enabled else ""
+        mark = f" — subscribed ({sub.wants.grammar()})" if sub and sub.enabled else ""
         if sub and not sub.enabled:
             mark = f" — subscription disabled: {sub.disabled_reason}"
         lines.append(f"{c.id}: {c.title} [{c.status}]{mark}")

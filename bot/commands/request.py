@@ -2,11 +2,24 @@
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
 from bot.commands.throttle import Pass
 from bot.domain.message import Attachment, Message, Timed
-from bot.subscription import ChannelRef
+from bot.subscription import ChannelRef, Extra
+
+
+class Mentions(ABC):
+    """Which group a person may have tallybot ping, where they type (a platform gives one)."""
+
+    kind: str = "role"
+    """What the platform calls such a group ("role", "user group")."""
+
+    @abstractmethod
+    async def resolve(self, typed: str) -> str:
+        """The id of the group ``typed`` names (as typed after ``mention=``, or ``@ID``), when
+        tallybot and this person may ping it here; a :class:`CommandError` why not."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,6 +37,10 @@ class Request:
     passed: Pass | None = None
     """The limits, already counted by an adapter that had to know them before answering
     (``Throttle.check``); ``None``: counted when the command is handled."""
+    supports: frozenset[Extra] = frozenset()
+    """The subscription options the platform has (``thread``, ``pin``, ``mention``)."""
+    mentions: Mentions | None = None
+    """Who may be pinged, when the platform supports ``mention``."""
 
     @property
     def actor(self) -> str:

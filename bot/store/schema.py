@@ -102,6 +102,13 @@ subscriptions = Table(
     Column("created_by", Text, nullable=False),
     Column("created_at", UTCDateTime, nullable=False),
     Column("live_message_id", Text, nullable=True),
+    # revision 0007: what it hears besides ``mode`` (now the words: "live calls", ...)
+    Column("close_votes", FIGURE, nullable=True),
+    Column("close_tenths", Integer, nullable=True),  # close=2.5% -> 25
+    Column("mention", String(128), nullable=True),  # a role or user group id
+    Column("thread", Boolean, nullable=False),
+    Column("pin", Boolean, nullable=False),
+    Column("thread_message_id", Text, nullable=True),
     UniqueConstraint("platform", "workspace", "channel", "count_id"),
     Index(None, "count_id"),
 )

@@ -47,7 +47,7 @@ def user(text: str, **kw: object) -> Request:
     ("text", "words"),
     [
         ("subscribe bessemer", "unknown count 'bessemer'; did you mean bessemer-2021?"),
-        ("subscribe bessemer-2021 loud", "unknown mode 'loud'"),
+        ("subscribe bessemer-2021 loud", "unknown option 'loud'"),
         ("frobnicate", "unknown command 'frobnicate'"),
         (
             "update bessemer-2021 maybe=3",

@@ -16,13 +16,16 @@ from bot.errors import CommandError
 from bot.ingest.pipeline import Pipeline
 from bot.store import Database
 from bot.store import audit as audit_rows
-from bot.subscription import ChannelRef, Platform
+from bot.subscription import ChannelRef, Mode, Platform, Wants
 from bot.testing.clock import FakeClock
 
 CHAN = ChannelRef(Platform("discord"), "g1", "c1")
 
 USAGE = {  # as they read before the table existed: they must not change
-    "subscribe": "subscribe <count> [events|all|live]",
+    "subscribe": (
+        "subscribe <count> [events|all|live] [final|calls|leads] [close=N|N%] [mention=@role]"
+        " [thread] [pin]"
+    ),
     "unsubscribe": "unsubscribe <count>",
     "list": "list",
     "status": "status [count]",
@@ -60,12 +63,16 @@ def test_usage_help_and_admin_words_come_from_the_specs() -> None:
     [
         ("list now", "list takes nothing after it; usage: list"),
         ("status a b", "usage: status [count]"),
-        ("subscribe a live now", "usage: subscribe <count> [events|all|live]"),
+        (
+            "subscribe a live now",
+            "unknown option 'now': use events, all, live, final, calls, leads, close=50 or "
+            "close=2%, mention=@role, thread or pin",
+        ),
         ("pause a b", "pause takes only the count; usage: pause <count>"),
         (
             "subscribe a LOUD",
-            "unknown mode 'LOUD': use events (significant news only), all (every change) "
-            "or live (a scoreboard kept up to date)",
+            "unknown option 'LOUD': use events, all, live, final, calls, leads, close=50 or "
+            "close=2%, mention=@role, thread or pin",
         ),
         ("wat", f"unknown command 'wat'; try one of: {', '.join(USAGE)}"),
     ],
@@ -79,8 +86,8 @@ def test_the_grammar_words_errors_as_before(text: str, error: str) -> None:
 def test_parsed_commands() -> None:
     assert VERBS.parse("") == VERBS.parse("help")
     sub = VERBS.parse("Subscribe Bessemer-2021 LIVE")
-    assert (sub.verb, sub.count, sub.choice) == ("subscribe", "bessemer-2021", "live")
-    assert VERBS.parse("subscribe b").choice == "events"
+    assert (sub.verb, sub.count, sub.wants) == ("subscribe", "bessemer-2021", Wants.of(Mode.LIVE))
+    assert VERBS.parse("subscribe b").wants == Wants()
     assert VERBS.parse("status").count is None
     assert VERBS.parse("final b").figures == ()
 
