@@ -209,6 +209,34 @@ async def test_two_workspaces_install_and_each_gets_its_deliveries_with_its_own_
         assert not any(token in str(p.body) for p in fake.response_url_posts)
 
 
+async def test_scoreboards_pins_and_threads_use_the_workspaces_own_token(
+    tmp_path: Path, fake: FakeSlack, vt: VirtualTime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    alpha, beta = fake.add_team("alpha"), fake.add_team("beta")
+    news_a = fake.add_channel("news-alpha", team_id=alpha)
+    news_b = fake.add_channel("news-beta", team_id=beta)
+    ada, bo = fake.add_user("ada", team_id=alpha), fake.add_user("bo", team_id=beta)
+    async with running(fake, config(tmp_path, fake), vt, monkeypatch) as bot:
+        for team in (alpha, beta):
+            assert (await bot.install(team))[0] == 200
+        tokens = {team: token for token, team in fake.installed_tokens.items()}
+        await bot.slash("subscribe bessemer-2021 live pin", user=ada, channel=news_a)
+        await bot.slash("subscribe bessemer-2021 all thread", user=bo, channel=news_b)
+        await bot.deliver(463, 1100)
+        vt.clock.advance(2)
+        await bot.deliver(500, 1200)
+    calls = [c for c in fake.calls if c.args.get("channel") in (news_a, news_b)]
+    by_method = {(c.method, c.args["channel"]) for c in calls if c.ok}
+    assert {
+        ("pins.add", news_a),
+        ("chat.update", news_a),
+        ("chat.postMessage", news_b),
+    } <= by_method
+    assert any(c.args.get("thread_ts") for c in calls if c.method == "chat.postMessage")
+    team_of = {news_a: alpha, news_b: beta}
+    assert [c.method for c in calls if c.token != tokens[team_of[c.args["channel"]]]] == []
+
+
 async def test_the_single_token_serves_its_own_workspace_next_to_the_installed_ones(
     tmp_path: Path,
     fake: FakeSlack,
