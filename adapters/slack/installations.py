@@ -10,6 +10,10 @@ the latest one wins; a bot row per installation with a bot token. The bot token 
 Slack gave it (the database is as sensitive as the tokens in the environment); it is never
 logged, and nothing tallybot shows or answers contains it.
 
+Every install, uninstall and revocation is written to the audit log, in the same transaction
+(actions ``slack install``, ``slack uninstall``, ``slack bot token revoked``, ``slack user token
+revoked``; the tokens never).
+
 A state is a random value handed out with an install link (``/slack/install``), usable once
 (``consume`` deletes it) and only until it expires, by the injected clock.
 """
@@ -29,10 +33,12 @@ from slack_sdk.oauth.installation_store.models.bot import Bot
 from slack_sdk.oauth.installation_store.models.installation import Installation
 from slack_sdk.oauth.state_store.async_state_store import AsyncOAuthStateStore
 from sqlalchemy import ColumnElement, Table, and_, delete, insert, select
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot.clock import Clock
 from bot.errors import StoreError
 from bot.store import Database
+from bot.store.audit import AuditEntry, record
 from bot.store.schema import oauth_states, slack_bots, slack_installations
 
 log = logging.getLogger(__name__)
@@ -82,6 +88,21 @@ class StoreInstallations(AsyncInstallationStore):
     def logger(self) -> logging.Logger:
         return log
 
+    async def _audit(
+        self, conn: AsyncConnection, team_id: str | None, user_id: str | None, action: str
+    ) -> None:
+        where = f"the Slack workspace {team_id}"
+        actor = f"slack:{team_id}" + (f"/{user_id}" if user_id else "")
+        await record(
+            conn,
+            AuditEntry(
+                at=self.clock.now(),
+                actor=actor,
+                action=action,
+                detail=f"{action} in {where} (app {self.client_id})",
+            ),
+        )
+
     async def async_save(self, installation: Installation) -> None:
         values = installation.to_dict_for_copying()
         row = {
@@ -101,6 +122,7 @@ class StoreInstallations(AsyncInstallationStore):
                 if installation.bot_token is not None:
                     bot = installation.to_bot().to_dict_for_copying()
                     await conn.execute(insert(slack_bots).values(**row, data=_as_json(bot)))
+                await self._audit(conn, installation.team_id, installation.user_id, "slack install")
         except StoreError as exc:
             raise BoltError(f"the installation could not be stored: {exc}") from exc
         if self.on_save is not None:
@@ -173,6 +195,7 @@ class StoreInstallations(AsyncInstallationStore):
             await conn.execute(
                 delete(slack_bots).where(_of(slack_bots, self.client_id, enterprise_id, team_id))
             )
+            await self._audit(conn, team_id, None, "slack bot token revoked")
 
     async def async_delete_installation(
         self, *, enterprise_id: str | None, team_id: str | None, user_id: str | None = None
@@ -182,6 +205,7 @@ class StoreInstallations(AsyncInstallationStore):
             where = and_(where, slack_installations.c.user_id == user_id)
         async with self.db.begin() as conn:
             await conn.execute(delete(slack_installations).where(where))
+            await self._audit(conn, team_id, user_id, "slack user token revoked")
 
     async def async_delete_all(self, *, enterprise_id: str | None, team_id: str | None) -> None:
         async with self.db.begin() as conn:
@@ -189,6 +213,7 @@ class StoreInstallations(AsyncInstallationStore):
                 await conn.execute(
                     delete(table).where(_of(table, self.client_id, enterprise_id, team_id))
                 )
+            await self._audit(conn, team_id, None, "slack uninstall")
 
 
 class StoreStates(AsyncOAuthStateStore):

@@ -30,6 +30,7 @@ from bot.app import App
 from bot.config import Config, parse
 from bot.errors import ConfigError
 from bot.plugins import adapter_factories
+from bot.store.audit import recent
 from bot.store.schema import oauth_states, slack_bots, slack_installations
 from bot.subscription import ChannelRef, Platform
 from bot.testing.fakes.slack_fake import FakeSlack
@@ -447,6 +448,14 @@ async def test_an_uninstalled_workspace_is_removed_and_its_subscription_disabled
         assert sub_b.disabled_reason is not None
         assert f"tallybot is not installed in the Slack workspace {beta}" in sub_b.disabled_reason
         assert "uninstalled" in sub_b.disabled_reason
+        async with bot.app.db.connect() as conn:
+            audited = [(e.actor, e.action) for e in reversed(await recent(conn))]
+        gone = "slack uninstall" if how == "app_uninstalled" else "slack bot token revoked"
+        assert audited[:3] == [
+            (f"slack:{alpha}/U0INSTALL1", "slack install"),
+            (f"slack:{beta}/U0INSTALL1", "slack install"),
+            (f"slack:{beta}", gone),
+        ]
         # No call went out with the revoked token.
         revoked = {t for t, team in fake.installed_tokens.items() if team == beta}
         assert [c for c in fake.calls if c.token in revoked and c.time > delivery.sent_at] == []

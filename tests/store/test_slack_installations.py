@@ -9,6 +9,7 @@ from slack_sdk.oauth.installation_store.models.installation import Installation
 
 from adapters.slack.installations import StoreInstallations, StoreStates
 from bot.store import Database
+from bot.store.audit import recent
 from bot.testing.clock import FakeClock
 
 CLIENT = "1111.2222"
@@ -86,6 +87,36 @@ async def test_deletes_remove_what_they_name(db: Database) -> None:
     assert await store.async_find_bot(enterprise_id=None, team_id="TB") is None
     assert await store.async_find_installation(enterprise_id=None, team_id="TB") is None
     assert await store.async_find_installation(enterprise_id=None, team_id="TA") is not None
+
+    async with db.connect() as conn:
+        audited = [(e.actor, e.action, e.detail) for e in reversed(await recent(conn))]
+    assert audited == [
+        *(
+            (
+                f"slack:{team}/{user}",
+                "slack install",
+                f"slack install in the Slack workspace {team} (app {CLIENT})",
+            )
+            for team in ("TA", "TB")
+            for user in ("U1", "U2")
+        ),
+        (
+            "slack:TA/U1",
+            "slack user token revoked",
+            f"slack user token revoked in the Slack workspace TA (app {CLIENT})",
+        ),
+        (
+            "slack:TA",
+            "slack bot token revoked",
+            f"slack bot token revoked in the Slack workspace TA (app {CLIENT})",
+        ),
+        (
+            "slack:TB",
+            "slack uninstall",
+            f"slack uninstall in the Slack workspace TB (app {CLIENT})",
+        ),
+    ]
+    assert not any("xoxb" in detail for _, _, detail in audited)
 
 
 async def test_a_state_is_used_once_and_only_before_it_expires(db: Database) -> None:
