@@ -15,16 +15,19 @@ import asyncio
 import contextlib
 from collections.abc import Callable, Mapping
 from contextlib import AsyncExitStack
-from dataclasses import replace
 
 from bot.adapter import Adapter
 from bot.chart import ChartCache
 from bot.clock import Clock, SystemClock
+from bot.cluster import Instance, instance_id_from
+from bot.cluster.polls import PollLeases
+from bot.cluster.single import SingleInstance, lock_path
 from bot.commands.handler import Commands
 from bot.config import Config
 from bot.delivery.ratelimit import Sleep
 from bot.delivery.worker import Dispatcher
 from bot.domain.model import CountStatus
+from bot.ingest.live import LiveCounts, Seeded, reconcile
 from bot.ingest.pipeline import Pipeline
 from bot.ingest.poller import Poller
 from bot.ingest.scheduler import Scheduler
@@ -54,8 +57,12 @@ class App(Closing):
         sleep: Sleep = asyncio.sleep,
         schema: str | None = None,
         poll: bool = True,
+        instance: Instance | None = None,
     ) -> None:
+        """``instance``: this instance (default: one named by ``[cluster] instance_id`` or
+        ``$TALLYBOT_INSTANCE_ID``, else ``HOST-PID-RANDOM``)."""
         self.config = config
+        self.instance = instance or Instance(instance_id_from(config.cluster.instance_id))
         self.clock = clock or SystemClock()
         self.sleep = sleep
         self.db = Database(store_url(config.store_url, config.store_password_env), schema=schema)
@@ -69,14 +76,37 @@ class App(Closing):
         self._dispatch_task: asyncio.Task[None] | None = None
         alerts = tuple(c for c in config.admins.alerts if c.platform in adapters)
         self._dispatcher: Dispatcher | None = None
-        self.metrics = Metrics()
+        self.metrics = Metrics(self.instance.id)
         self.server: OpsServer | None = None
         """The ops server, when ``[server]`` is configured (started on entering)."""
         self.pipeline = Pipeline(
-            self.db, self.clock, alert_channels=alerts, on_queued=self._wake, metrics=self.metrics
+            self.db,
+            self.clock,
+            alert_channels=alerts,
+            on_queued=self._wake,
+            metrics=self.metrics,
+            instance=self.instance.id,
         )
         self.charts = ChartCache()
         """Charts drawn for the ``chart`` command and for final messages, shared by both."""
+        self.poll_leases = PollLeases(self.db, self.clock, self.instance)
+        """Which counts this instance polls (on PostgreSQL, those whose lease it holds)."""
+        self.live = LiveCounts(
+            self.db,
+            self.scheduler,
+            self.pipeline,
+            self.clock,
+            sleep=sleep,
+            metrics=self.metrics,
+            egress=config.chat_sources,
+            sources=self.sources,
+            pollers=self.pollers,
+            health=self.health,
+            configured={cc.count.id: cc.interval for cc in config.counts},
+            poll=poll,
+            guard=self.poll_leases.guard,
+        )
+        """Counts made and changed in chat: their sources and jobs follow the store at once."""
         self.commands = Commands(
             self.db,
             self.pipeline,
@@ -84,8 +114,12 @@ class App(Closing):
             health=self.health.get,
             on_queued=self._wake,
             charts=self.charts,
+            count_changed=self.live.changed,
+            egress=config.chat_sources,
         )
         self.adapters: dict[Platform, Adapter] = {}
+        self.seeded = Seeded()
+        """What the configuration file's counts did to the store on start."""
 
     @property
     def dispatcher(self) -> Dispatcher:
@@ -101,7 +135,11 @@ class App(Closing):
     async def aopen(self) -> None:
         """Open the store, the adapters and the sources; start the server, delivery, polling."""
         try:
+            lock = lock_path(self.config.store_url)
+            if lock is not None:  # SQLite: this instance alone
+                await self._stack.enter_async_context(SingleInstance(lock, self.instance.id))
             await self._stack.enter_async_context(self.db)
+            self._stack.push_async_callback(self.poll_leases.release_all)  # after polling stops
             await self._sync_counts()
             for platform, factory in self._factories.items():
                 self.adapters[platform] = await self._stack.enter_async_context(
@@ -115,13 +153,15 @@ class App(Closing):
                 alert_channels=self.pipeline.alert_channels,
                 metrics=self.metrics,
                 charts=self.charts,
+                instance=self.instance.id,
+                claim_seconds=self.config.cluster.claim_seconds,
             )
             await self._open_sources()
             await self._start_server()
             self._dispatch_task = asyncio.create_task(self.dispatcher.run(), name="dispatcher")
             if self._poll:
                 self.scheduler.start()
-                self._stack.callback(self.scheduler.shutdown)
+                self._stack.push_async_callback(self.scheduler.stop)
         except BaseException:
             await self._stack.aclose()
             raise
@@ -135,19 +175,17 @@ class App(Closing):
         await self._stack.aclose()
 
     async def _sync_counts(self) -> None:
-        """Bring the configured counts into the store, keeping what the count itself changed."""
-        async with self.db.begin() as conn:
-            for cc in self.config.counts:
-                stored = await count_rows.get(conn, cc.count.id)
-                count = cc.count
-                if stored is not None:
-                    count = replace(count, status=stored.status, received=stored.received)
-                await count_rows.upsert(conn, count)
+        """Bring the configured counts into the store (the store is the source of truth: what
+        chat changed is kept; ``bot.ingest.live.reconcile``)."""
+        self.seeded = await reconcile(self.db, self.config.counts)
 
     async def _open_sources(self) -> None:
         async with self.db.connect() as conn:
-            stored = {c.id: c for c in await count_rows.all_counts(conn)}
+            stored = {c.id: c for c in await count_rows.all_counts(conn, archived=True)}
+        polled = 0
         for i, cc in enumerate(self.config.counts):
+            if cc.count.id in self.seeded.refused:
+                continue
             count = stored[cc.count.id]
             source = build_source(
                 count,
@@ -167,8 +205,15 @@ class App(Closing):
                 count.id, source, self.pipeline, health, sleep=self.sleep, metrics=self.metrics
             )
             self.pollers[count.id] = poller
-            if self._poll and source.polled and count.status is not CountStatus.FINAL:
-                self.scheduler.add(count.id, cc.interval, poller.poll)
+            running = count.status is not CountStatus.FINAL and not count.archived
+            if self._poll and source.polled and running:
+                # The first polls spread over the first interval, not all at the start.
+                first_in = cc.interval * polled / len(self.config.counts)
+                guarded = self.poll_leases.guard(count.id, cc.interval, poller.poll)
+                self.scheduler.add(count.id, cc.interval, guarded, first_in=first_in)
+                polled += 1
+        await self.live.start()
+        self._stack.push_async_callback(self.live.aclose)
 
     async def _start_server(self) -> None:
         """Start the ops server if configured, with the routes adapters offer (``http_routes``)."""
@@ -184,6 +229,8 @@ class App(Closing):
             platforms=tuple(self.adapters),
             count_ids=tuple(cc.count.id for cc in self.config.counts),
             polled_health={k: h for k, h in self.health.items() if self.sources[k].polled},
+            count_changed=self.live.changed,
+            instance=self.instance,
         )
         server = OpsServer(served, settings, push_secret=secret(settings.push_secret_env))
         for adapter in self.adapters.values():

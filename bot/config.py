@@ -16,15 +16,32 @@ from datetime import tzinfo
 from pathlib import Path
 from typing import Any
 
+from bot.egress import EgressPolicy
 from bot.errors import ConfigError
 from bot.platform import Plugins
 from bot.settings.counts import CountConfig
-from bot.settings.document import DEFAULT_STORE, Admins, Document, ServerConfig, document_model
+from bot.settings.document import (
+    DEFAULT_STORE,
+    Admins,
+    Cluster,
+    Document,
+    ServerConfig,
+    document_model,
+)
 from bot.settings.document import read as read_document
 from bot.settings.problems import Problems, lines
 from bot.subscription import Platform
 
-__all__ = ["DEFAULT_STORE", "Admins", "Config", "CountConfig", "ServerConfig", "load", "parse"]
+__all__ = [
+    "DEFAULT_STORE",
+    "Admins",
+    "Cluster",
+    "Config",
+    "CountConfig",
+    "ServerConfig",
+    "load",
+    "parse",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +60,10 @@ class Config:
     zone (the console); None for the machine's own zone."""
     store_password_env: str | None = None
     """The variable (or ``NAME_FILE``) holding the store's database password, if it needs one."""
+    chat_sources: EgressPolicy = field(default_factory=EgressPolicy)
+    """Where a source URL typed in chat may point (``[chat_sources]``, ``bot.egress``)."""
+    cluster: Cluster = field(default_factory=Cluster)
+    """``[cluster]``: this instance among several on one store."""
 
     @property
     def base_dir(self) -> Path:
@@ -117,4 +138,6 @@ def _config(doc: Document, path: Path, plugins: Plugins) -> Config:
         server=doc.server,
         timezone=doc.defaults.timezone,
         store_password_env=doc.store.password_env,
+        chat_sources=doc.chat_sources.policy(),
+        cluster=doc.cluster,
     )

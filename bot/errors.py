@@ -59,6 +59,15 @@ class NotAuthorized(CommandError):
     """An admin command from someone who is not an admin."""
 
 
+class NotTheirs(NotAuthorized):
+    """An admin command on a tenant's count from someone who does not administer it (the audit
+    log records ``audit``, not the platform policy's reason)."""
+
+    def __init__(self, message: str, audit: str | None = None) -> None:
+        super().__init__(message)
+        self.audit = audit if audit is not None else f"refused: {message}"
+
+
 class StoreError(TallybotError):
     """The store could not be read or written."""
 

@@ -124,7 +124,12 @@ class Verdict:
     """Whether the asker is an admin; if not, why (the audit log's detail of a refusal)."""
 
     admin: bool = False
+    """One of the operator's admins: they administer the operator's counts."""
     refusal: str = "refused: not an admin"
+    tenant_admin: bool = False
+    """They administer the place they ask from (its own counts), as the platform says."""
+    home: bool = False
+    """The place is one the operator lists: the operator's private counts are seen there."""
 
 
 class AdminPolicy:
@@ -193,12 +198,16 @@ class Context:
         *,
         platform_admin: bool = False,
         roles: frozenset[str] = frozenset(),
+        role_ids: frozenset[str] = frozenset(),
+        channel_admin: bool = True,
         supports: frozenset[Extra] = frozenset(),
         mentions: Mentions | None = None,
     ) -> Request:
         """The request for a command typed by ``user_id`` in ``channel``, with the admin
-        policy's verdict on them (an admin nowhere unless the policy says so), the subscription
-        options the platform ``supports`` and who may be pinged (``mentions``)."""
+        policy's verdict on them (an admin nowhere unless the policy says so). ``roles``: their
+        roles' ids and names, for the policy; ``role_ids``: the ids alone, which per-count
+        grants may name (a name is anyone's to give a role); the subscription options the
+        platform ``supports`` and who may be pinged (``mentions``)."""
         verdict = self.admins.verdict(Asker(user_id, channel.workspace, platform_admin, roles))
         return Request(
             channel,
@@ -208,6 +217,10 @@ class Context:
             admin=verdict.admin,
             refusal=verdict.refusal,
             place=self.place,
+            tenant_admin=verdict.tenant_admin,
+            home=verdict.home,
+            roles=role_ids,
+            channel_admin=channel_admin,
             supports=supports,
             mentions=mentions,
         )

@@ -158,16 +158,18 @@ class TelegramAdmins(AdminPolicy):
     def verdict(self, asker: Asker) -> Verdict:
         listed = asker.user_id.isdigit() and int(asker.user_id) in self.settings.admin_users
         chat = asker.workspace.lstrip("-")
-        here = chat.isdigit() and int(asker.workspace) in self.settings.admin_chats
-        if listed or (here and asker.platform_admin):
-            return Verdict(True)
+        home = chat.isdigit() and int(asker.workspace) in self.settings.admin_chats
+        tenant = asker.platform_admin
+        if listed or (home and asker.platform_admin):
+            return Verdict(True, tenant_admin=tenant, home=home)
         if asker.platform_admin:
             return Verdict(
                 False,
                 "refused: Telegram admins count only in the chats listed in [telegram] "
                 f"admin_chats, and {asker.workspace} is not one",
+                tenant_admin=True,
             )
-        return Verdict()
+        return Verdict(home=home)
 
 
 def admin_policy(settings: TelegramSettings) -> AdminPolicy:
@@ -209,10 +211,10 @@ class TelegramCommands:
     async def request(self, got: Incoming) -> Request:
         """The core's request for ``got``, with Telegram's word on admin status where it counts."""
         admin = False
-        if got.chat_id in self.settings.admin_chats and self.verbs.needs_admin(got.text):
+        if self.verbs.needs_admin(got.text):
             if got.as_chat:
                 admin = True  # only a chat's admins can post as the chat
-            elif got.user_id is not None and got.user_id not in self.settings.admin_users:
+            elif got.user_id is not None:  # a configured admin may be this chat's too
                 admin = await self.admins.is_admin(got.chat_id, got.user_id)
         user = str(got.user_id) if got.user_id is not None else f"chat{got.chat_id}"
         channel = channel_of(got.chat_id, self.platform)
@@ -225,6 +227,9 @@ class TelegramCommands:
             admin=verdict.admin,
             refusal=verdict.refusal,
             place="chat",
+            tenant_admin=verdict.tenant_admin,
+            home=verdict.home,
+            private_replies=False,  # every answer shows in the chat
         )
 
     async def handle_update(self, update: Update) -> None:

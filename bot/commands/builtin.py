@@ -7,14 +7,18 @@
     correct <count> ...                     (admins: figures that go down, or change a final)
     pause <count>   resume <count>   final <count>                          (admins)
     deliveries                              (admins: messages that could not be delivered)
+    create <count> <title> choices=... | edit | archive | delete        (:mod:`count_verbs`)
+    admins add|remove|list <count> [@who] | apikey create|revoke|list   (:mod:`grants`)
 
+"Admins" are the count's (:mod:`bot.commands.authority`): authority stops at its owner's edge.
 Every error is one line that says what to type instead.
 """
 
 from __future__ import annotations
 
-from bot.commands import reports
+from bot.commands import count_verbs, grants, reports
 from bot.commands.args import Choice, ChoiceArg, CountArg, FiguresArg
+from bot.commands.authority import find_count
 from bot.commands.hearing import WantsArg
 from bot.commands.manual import manual
 from bot.commands.request import Reply
@@ -51,14 +55,22 @@ VERBS = Verbs()
 async def the_count(call: Call) -> Count:
     """The count the command names (a CommandError naming the close ones if there is none)."""
     assert call.command.count is not None  # a required CountArg took it
-    return await reports.find_count(call.services.db, call.command.count)
+    return await find_count(call.services.db, call.command.count, call.request)
 
 
 @VERBS.verb(
-    VerbSpec(Verb.SUBSCRIBE, "Post a count's updates in this channel", (SEARCH, WANTS), public=True)
+    VerbSpec(
+        Verb.SUBSCRIBE,
+        "Post a count's updates in this channel",
+        (SEARCH, WANTS),
+        public=True,
+        changes_channel=True,
+    )
 )
 async def subscribe(call: Call) -> Reply:
     count, request, s = await the_count(call), call.request, call.services
+    if count.archived:
+        raise CommandError(f"{count.id} is archived: it posts nothing more")
     wants = await checked_wants(call.command.wants or Wants(), request)
     async with s.db.begin() as conn:
         before = await sub_rows.find(conn, request.channel, count.id)
@@ -89,14 +101,23 @@ async def subscribe(call: Call) -> Reply:
     )
 
 
-@VERBS.verb(VerbSpec(Verb.UNSUBSCRIBE, "Stop posting a count's updates in this channel", (COUNT,)))
+@VERBS.verb(
+    VerbSpec(
+        Verb.UNSUBSCRIBE,
+        "Stop posting a count's updates in this channel",
+        (COUNT,),
+        changes_channel=True,
+    )
+)
 async def unsubscribe(call: Call) -> Reply:
-    count = await the_count(call)
-    async with call.services.db.begin() as conn:
-        gone = await sub_rows.unsubscribe(conn, call.request.channel, count.id)
+    name = call.command.count
+    assert name is not None  # a required CountArg took it
+    async with call.services.db.begin() as conn:  # whatever became of the count since
+        gone = await sub_rows.unsubscribe(conn, call.request.channel, name)
     if not gone:
+        count = await the_count(call)
         raise CommandError(f"this channel is not subscribed to {count.id}")
-    return Reply(f"Unsubscribed this channel from {count.id}.")
+    return Reply(f"Unsubscribed this channel from {name}.")
 
 
 @VERBS.verb(VerbSpec(Verb.LIST, "Every count, and what this channel follows"))
@@ -189,4 +210,9 @@ async def manual_figures(call: Call) -> Reply:
     )
 )
 async def deliveries(call: Call) -> Reply:
-    return await reports.deliveries(call.services.db)
+    return await reports.deliveries(call.services.db, call.request)
+
+
+for _more in (count_verbs.VERBS, grants.VERBS):
+    for _spec in _more:
+        VERBS.register(_spec, _more.handler(_spec.name))

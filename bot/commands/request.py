@@ -22,6 +22,10 @@ class Mentions(ABC):
         tallybot and this person may ping it here; a :class:`CommandError` why not."""
 
 
+REFUSED = "refused: not an admin"
+"""The refusal a platform's policy gives when it has nothing more to say."""
+
+
 @dataclass(frozen=True, slots=True)
 class Request:
     channel: ChannelRef
@@ -29,9 +33,24 @@ class Request:
     user_name: str
     text: str
     admin: bool = False
-    """The platform's admin policy says this user is an admin here (never unless it says so)."""
-    refusal: str = "refused: not an admin"
+    """The platform's admin policy says this user is one of the operator's admins: they
+    administer the operator's counts (never unless it says so)."""
+    refusal: str = REFUSED
     """Why not, for the audit log, when an admin command is refused."""
+    tenant_admin: bool = False
+    """The platform says this user administers the place the command comes from (Manage Server
+    in this Discord server, an admin of this Slack workspace): they administer its counts."""
+    home: bool = False
+    """The place is one of the operator's own (listed in its configuration): the operator's
+    private counts are seen here."""
+    channel_admin: bool = True
+    """They may change what this channel gets (subscribe it): on Discord, Manage Channels
+    here; on the other platforms anyone in the channel."""
+    private_replies: bool = True
+    """The platform can show a reply to the asker alone (Telegram cannot in a group): a secret
+    (a new API key) is only ever shown where it can."""
+    roles: frozenset[str] = frozenset()
+    """The user's role ids in this place (per-count grants may name a role)."""
     place: str = "workspace"
     """What the platform calls where the command comes from ("server", "workspace")."""
     passed: Pass | None = None
@@ -41,6 +60,12 @@ class Request:
     """The subscription options the platform has (``thread``, ``pin``, ``mention``)."""
     mentions: Mentions | None = None
     """Who may be pinged, when the platform supports ``mention``."""
+
+    @property
+    def tenant(self) -> str:
+        """The tenant the command comes from: ``platform:place`` (a count's owner when it is
+        created here)."""
+        return f"{self.channel.platform}:{self.channel.workspace}"
 
     @property
     def actor(self) -> str:

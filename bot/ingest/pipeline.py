@@ -124,9 +124,12 @@ class Pipeline:
         alert_channels: Sequence[ChannelRef] = (),
         on_queued: Callable[[set[Platform]], None] = lambda platforms: None,
         metrics: Hooks = NO_HOOKS,
+        instance: str | None = None,
     ) -> None:
+        """``instance``: the id of this instance, named in every admin notice it queues."""
         self.db = db
         self.metrics = metrics
+        self.instance = instance
         self.clock = clock
         self.alert_channels = tuple(alert_channels)
         self.on_queued = on_queued
@@ -240,6 +243,8 @@ class Pipeline:
 
     async def _alert(self, conn: AsyncConnection, notice: Notice, seq: int) -> frozenset[Platform]:
         now = self.clock.now()
+        if self.instance is not None:
+            notice = replace(notice, text=f"{notice.text} (instance {self.instance})")
         items = [
             NewDelivery(
                 subscription_id=None,

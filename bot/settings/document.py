@@ -14,6 +14,8 @@ from typing import Annotated, Any, ClassVar
 from pydantic import AfterValidator, ValidationError, create_model, field_validator
 from pydantic_core import ErrorDetails
 
+from bot.egress import EgressPolicy
+from bot.errors import ConfigError
 from bot.platform import Plugins
 from bot.settings.counts import CountTable, Defaults, unique
 from bot.settings.values import (
@@ -25,6 +27,7 @@ from bot.settings.values import (
     Text,
     at_least,
     bad,
+    between,
     describe,
     problems,
 )
@@ -59,6 +62,16 @@ class ServerConfig(Table):
     """The environment variable (or ``NAME_FILE``) holding the push signing secret."""
     max_body_bytes: Annotated[int, at_least(1)] = 65_536
     """The largest push body accepted; a larger one is answered 413."""
+
+
+class Cluster(Table):
+    """``[cluster]``: this instance among several on one PostgreSQL store (``bot.cluster``)."""
+
+    instance_id: Text | None = None
+    """This instance's id (``$TALLYBOT_INSTANCE_ID`` wins); default ``HOST-PID-RANDOM``."""
+    claim_seconds: Annotated[float, between(2.0, 3600.0, " seconds")] = 30.0
+    """How long a claim on deliveries lasts unless renewed; a dead instance's deliveries are
+    taken over this long after it died (PostgreSQL only)."""
 
 
 class Admins(Table):
@@ -98,6 +111,25 @@ class Admins(Table):
         return ChannelRef(Platform(platform), workspace, channel)
 
 
+def _hosts(value: tuple[str, ...]) -> tuple[str, ...]:
+    try:
+        EgressPolicy(allowed_hosts=value)
+    except ConfigError as exc:
+        raise bad(str(exc)) from None
+    return value
+
+
+class ChatSources(Table):
+    """``[chat_sources]``: where a source URL typed in chat may point (never inside the
+    operator's network, whatever this says: ``bot.egress``)."""
+
+    allowed_hosts: Annotated[tuple[str, ...], AfterValidator(_hosts)] | None = None
+    """Only these hosts (``feeds.example.org``, ``*.example.org``); unset: any public host."""
+
+    def policy(self) -> EgressPolicy:
+        return EgressPolicy(allowed_hosts=self.allowed_hosts)
+
+
 class Document(Table):
     """The core's tables; :func:`document_model` adds the platforms'."""
 
@@ -105,6 +137,8 @@ class Document(Table):
     defaults: Defaults = Defaults()
     admins: Admins = Admins()
     server: ServerConfig | None = None
+    chat_sources: ChatSources = ChatSources()
+    cluster: Cluster = Cluster()
     counts: Annotated[tuple[CountTable, ...], AfterValidator(unique)] = ()
 
 

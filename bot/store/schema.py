@@ -41,6 +41,8 @@ SLUG = String(64)
 FIGURE = BigInteger
 """A figure (ballots, votes) or a sequence number: 64 bits (revision 0003), since a count's
 figures are not ours to bound to 2^31 (vote maps are JSON text, unbounded)."""
+OWNER = String(160)
+"""A count's owner: ``operator`` or a tenant, ``platform:place`` (revision 0006)."""
 WORD = String(32)
 """An enum value or a choice id."""
 
@@ -56,6 +58,13 @@ counts = Table(
     Column("eligible", FIGURE, nullable=True),
     Column("received", FIGURE, nullable=True),
     Column("status", WORD, nullable=False),
+    # revision 0006: who it belongs to, who may see it, and what chat made of it
+    Column("owner", OWNER, nullable=False),  # "operator" or "platform:place"
+    Column("public", Boolean, nullable=False),
+    Column("archived", Boolean, nullable=False),
+    Column("source", Text, nullable=True),  # JSON: a source set from chat; NULL: the file's
+    Column("edited_by", Text, nullable=True),  # who last changed it in chat; NULL: nobody
+    Index(None, "owner"),
 )
 
 tallies = Table(
@@ -151,7 +160,11 @@ outbox = Table(
     Column("sent_at", UTCDateTime, nullable=True),
     Column("last_error", Text, nullable=True),
     Column("platform_message_id", Text, nullable=True),  # migration 2
+    # Revision 0008: the instance whose claim a SENDING delivery is under, and until when.
+    Column("claimed_by", String(128), nullable=True),
+    Column("claim_expires_at", UTCDateTime, nullable=True),
     Index(None, "platform", "status", "id"),  # migration 2
+    Index(None, "platform", "workspace", "channel", "id"),  # revision 0008: channel order
     Index(None, "subscription_id", "status"),
 )
 """The delivery queue: one row per message to post or edit, worked through by status."""
@@ -181,6 +194,52 @@ sent_ledger = Table(
 ``bot.store.sent_ledger``): the highest *settled* id (every id up to it is accounted for) and
 the ids above it that are not deliveries. Kept so that an exactly-once repair after a restart
 still knows where to look."""
+
+count_admins = Table(
+    "count_admins",
+    metadata,
+    Column("count_id", SLUG, ForeignKey("counts.id"), primary_key=True),
+    Column("kind", WORD, primary_key=True),  # "user" or "role"
+    Column("subject", String(128), primary_key=True),  # a user id or a role id
+    Column("granted_by", Text, nullable=False),
+    Column("granted_at", UTCDateTime, nullable=False),
+)
+"""Per-count grants (revision 0006; ``bot.store.grants``): who else may administer a count,
+inside the tenant that owns it."""
+
+api_keys = Table(
+    "api_keys",
+    metadata,
+    Column("id", Id, primary_key=True, autoincrement=True),
+    Column("owner", OWNER, nullable=False),
+    Column("digest", String(64), nullable=False),  # hex SHA-256 of the token; never the token
+    Column("created_by", Text, nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("revoked_at", UTCDateTime, nullable=True),
+    UniqueConstraint("digest"),
+    Index(None, "owner"),
+)
+"""A tenant's keys for the push API (revision 0006; ``bot.store.api_keys``), kept hashed."""
+
+leases = Table(
+    "leases",
+    metadata,
+    Column("name", String(160), primary_key=True),  # "poll:COUNT", "shard:N"
+    Column("holder", String(128), nullable=False),
+    Column("expires_at", UTCDateTime, nullable=False),
+)
+"""What one instance at a time holds (revision 0008; ``bot.store.leases``): a count's polling,
+a shard. A lease not renewed by ``expires_at`` may be taken by another instance."""
+
+rate_buckets = Table(
+    "rate_buckets",
+    metadata,
+    Column("name", String(160), primary_key=True),  # "discord:global"
+    Column("next_at", UTCDateTime, nullable=False),
+)
+"""Rate budgets shared by every instance (revision 0008; ``bot.store.buckets``): for each, the
+first turn not yet handed out. Instances reserve turns from it, so that together they keep to
+one budget per bot."""
 
 slack_installations = Table(
     "slack_installations",

@@ -36,11 +36,11 @@ def commands(db: Database, clock: FakeClock) -> Commands:
 
 def admin(text: str) -> Request:
     """A request the platform's admin policy found to come from an admin."""
-    return Request(CHAN, "42", "ana", text, admin=True)
+    return Request(CHAN, "42", "ana", text, admin=True, home=True)
 
 
 def user(text: str, **kw: object) -> Request:
-    return Request(CHAN, "7", "bo", text, **kw)  # type: ignore[arg-type]
+    return Request(CHAN, "7", "bo", text, **{"home": True, **kw})  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(

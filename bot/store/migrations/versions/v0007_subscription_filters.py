@@ -18,7 +18,7 @@ from alembic import op
 from bot.store.migrations import FORWARD_ONLY
 
 revision: str = "0007"
-down_revision: str | None = "0005"
+down_revision: str | None = "0006"
 branch_labels: str | None = None
 depends_on: str | None = None
 

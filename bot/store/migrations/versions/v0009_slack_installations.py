@@ -1,7 +1,7 @@
 """Slack installations, their bots and OAuth states: one tallybot serving many workspaces
 (issue 15, "Many workspaces")
 
-Revision 0009, after 0007 (the head of main when it was merged into this branch). New tables
+Revision 0009, after 0008 (the head of main when it was merged into this branch). New tables
 only, so no batch mode is needed on SQLite. Released revisions are frozen history: never edit
 one, add a new revision instead.
 """
@@ -14,7 +14,7 @@ from alembic import op
 from bot.store.migrations import FORWARD_ONLY
 
 revision: str = "0009"
-down_revision: str | None = "0007"
+down_revision: str | None = "0008"
 branch_labels: str | None = None
 depends_on: str | None = None
 
