@@ -61,6 +61,7 @@ def config(tmp_path: Path, fake: FakeSlack, *, server: bool = True, **slack: Any
                     "received": 3215,
                     "choices": [{"id": "yes", "label": "Yes"}, {"id": "no", "label": "No"}],
                     "source": {"kind": "manual"},
+                    "public": True,  # the operator's count, which every workspace may follow
                 }
             ],
         },
