@@ -24,7 +24,7 @@ from bot.commands.handler import Commands
 from bot.config import Config
 from bot.delivery.ratelimit import Sleep
 from bot.delivery.worker import Dispatcher
-from bot.domain.model import CountStatus
+from bot.domain.model import CountStatus, Tally
 from bot.ingest.pipeline import Pipeline
 from bot.ingest.poller import Poller
 from bot.ingest.scheduler import Scheduler
@@ -39,6 +39,9 @@ from bot.secrets import secret, store_url
 from bot.store import Database
 from bot.store import counts as count_rows
 from bot.subscription import Platform
+from bot.web.events import Counts
+from bot.web.public import ConfiguredPublic, PublicCounts
+from bot.web.server import WebServer
 
 AdapterFactory = Callable[[Commands], Adapter]
 """Makes a platform's adapter once the core's command handler exists (``bot.plugins``)."""
@@ -54,8 +57,12 @@ class App(Closing):
         sleep: Sleep = asyncio.sleep,
         schema: str | None = None,
         poll: bool = True,
+        public: PublicCounts | None = None,
     ) -> None:
+        """``public``: which counts have a public page (default: ``public = true`` in the
+        file)."""
         self.config = config
+        self.public = public or ConfiguredPublic(config.counts)
         self.clock = clock or SystemClock()
         self.sleep = sleep
         self.db = Database(store_url(config.store_url, config.store_password_env), schema=schema)
@@ -72,8 +79,15 @@ class App(Closing):
         self.metrics = Metrics()
         self.server: OpsServer | None = None
         """The ops server, when ``[server]`` is configured (started on entering)."""
+        self.web: WebServer | None = None
+        """The public pages, when ``[web]`` is configured (started on entering)."""
         self.pipeline = Pipeline(
-            self.db, self.clock, alert_channels=alerts, on_queued=self._wake, metrics=self.metrics
+            self.db,
+            self.clock,
+            alert_channels=alerts,
+            on_queued=self._wake,
+            metrics=self.metrics,
+            on_accepted=self._accepted,
         )
         self.charts = ChartCache()
         """Charts drawn for the ``chart`` command and for final messages, shared by both."""
@@ -93,6 +107,10 @@ class App(Closing):
         if self._dispatcher is None:
             raise RuntimeError("the app is not running: enter it with `async with`")
         return self._dispatcher
+
+    def _accepted(self, tally: Tally) -> None:
+        if self.web is not None:  # the public pages' viewers get it live
+            self.web.accepted(tally.count_id, tally.seq)
 
     def _wake(self, platforms: set[Platform]) -> None:
         if self._dispatcher is not None:  # nothing is delivered before the app is entered
@@ -118,6 +136,7 @@ class App(Closing):
             )
             await self._open_sources()
             await self._start_server()
+            await self._start_web()
             self._dispatch_task = asyncio.create_task(self.dispatcher.run(), name="dispatcher")
             if self._poll:
                 self.scheduler.start()
@@ -189,6 +208,14 @@ class App(Closing):
         for adapter in self.adapters.values():
             server.add_routes(adapter.http_routes())
         self.server = await self._stack.enter_async_context(server)
+
+    async def _start_web(self) -> None:
+        """Start the public pages if configured (``[web]``)."""
+        if self.config.web is None:
+            return
+        counts = Counts(self.db, self.public, self.health.get)
+        server = WebServer(counts, self.config.web, charts=self.charts)
+        self.web = await self._stack.enter_async_context(server)
 
     async def idle(self) -> None:
         """Wait until every due delivery has been handled (for the demo and tests)."""

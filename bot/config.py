@@ -22,9 +22,19 @@ from bot.settings.counts import CountConfig
 from bot.settings.document import DEFAULT_STORE, Admins, Document, ServerConfig, document_model
 from bot.settings.document import read as read_document
 from bot.settings.problems import Problems, lines
+from bot.settings.web import WebConfig
 from bot.subscription import Platform
 
-__all__ = ["DEFAULT_STORE", "Admins", "Config", "CountConfig", "ServerConfig", "load", "parse"]
+__all__ = [
+    "DEFAULT_STORE",
+    "Admins",
+    "Config",
+    "CountConfig",
+    "ServerConfig",
+    "WebConfig",
+    "load",
+    "parse",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +48,8 @@ class Config:
     plugins: Plugins = field(default_factory=lambda: Plugins(()))
     """The plug-ins the file was read with (the installed ones, unless given)."""
     server: ServerConfig | None = None
+    web: WebConfig | None = None
+    """``[web]``: the public scoreboard pages (``bot.web``), when configured."""
     timezone: tzinfo | None = None
     """``[defaults] timezone``: where times are shown that cannot be shown in each reader's own
     zone (the console); None for the machine's own zone."""
@@ -115,6 +127,7 @@ def _config(doc: Document, path: Path, plugins: Plugins) -> Config:
         platforms=platforms,
         plugins=plugins,
         server=doc.server,
+        web=doc.web,
         timezone=doc.defaults.timezone,
         store_password_env=doc.store.password_env,
     )

@@ -82,8 +82,12 @@ class Pipeline:
         alert_channels: Sequence[ChannelRef] = (),
         on_queued: Callable[[set[Platform]], None] = lambda platforms: None,
         metrics: Hooks = NO_HOOKS,
+        on_accepted: Callable[[Tally], None] = lambda tally: None,
     ) -> None:
+        """``on_accepted``: told of every accepted tally (as stored, with its seq) once it is
+        committed; it must return at once (the public pages' broadcaster, ``bot.web``)."""
         self.db = db
+        self.on_accepted = on_accepted
         self.metrics = metrics
         self.clock = clock
         self.alert_channels = tuple(alert_channels)
@@ -123,6 +127,7 @@ class Pipeline:
                 self.on_queued(set(result.queued))
             if isinstance(result.detection, Accepted):
                 self.metrics.tally_accepted(tally.count_id)
+                self.on_accepted(result.tally)
             elif isinstance(result.detection, Rejected):
                 self.metrics.tally_rejected(tally.count_id, result.detection.reason.value)
             return result
