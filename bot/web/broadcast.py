@@ -100,6 +100,7 @@ class Broadcaster:
         self._pending: asyncio.Queue[tuple[str, int]] = asyncio.Queue(maxsize=1024)
         self.latest: dict[str, int] = {}
         """The last seq posted per count."""
+        self._watchers: set[asyncio.Future[None]] = set()
 
     # -- the pipeline's side ---------------------------------------------------------------
 
@@ -153,6 +154,7 @@ class Broadcaster:
         channel.viewers.add(viewer)
         self._per_ip[ip] += 1
         self.viewers += 1
+        self._moved()
         return viewer
 
     def leave(self, viewer: Viewer) -> None:
@@ -168,6 +170,22 @@ class Broadcaster:
             channel.viewers.discard(viewer)
             if not channel.viewers:
                 del self.channels[viewer.count_id]
+        self._moved()
+
+    async def until(self, test: Callable[[], bool]) -> None:
+        """Wait until ``test()`` holds, checked whenever a viewer joins or leaves."""
+        while not test():
+            moved = asyncio.get_running_loop().create_future()
+            self._watchers.add(moved)
+            try:
+                await moved
+            finally:
+                self._watchers.discard(moved)
+
+    def _moved(self) -> None:
+        for watcher in self._watchers:
+            if not watcher.done():
+                watcher.set_result(None)
 
     async def next(self, viewer: Viewer) -> list[tuple[int, bytes]] | None:
         """What the viewer is to be sent next (waiting for it); None: it is to be closed."""

@@ -133,7 +133,11 @@ class WebServer(Closing):
 
     async def aopen(self) -> None:
         runner = web.AppRunner(
-            self.web, access_log=None, shutdown_timeout=2.0, keepalive_timeout=15.0
+            self.web,
+            access_log=None,
+            shutdown_timeout=2.0,
+            keepalive_timeout=15.0,
+            handler_cancellation=True,  # a viewer that leaves ends its stream at once
         )
         await runner.setup()
         try:
