@@ -40,6 +40,7 @@ from bot.store import Database
 from bot.store import counts as count_rows
 from bot.subscription import Platform
 from bot.web.events import Counts
+from bot.web.links import page_link
 from bot.web.public import ConfiguredPublic, PublicCounts
 from bot.web.server import WebServer
 
@@ -79,6 +80,8 @@ class App(Closing):
         self.metrics = Metrics()
         self.server: OpsServer | None = None
         """The ops server, when ``[server]`` is configured (started on entering)."""
+        self.page_link = page_link(self.public, config.web.public_url if config.web else None)
+        """A public count's page, linked from ``status`` and final messages."""
         self.web: WebServer | None = None
         """The public pages, when ``[web]`` is configured (started on entering)."""
         self.pipeline = Pipeline(
@@ -88,6 +91,7 @@ class App(Closing):
             on_queued=self._wake,
             metrics=self.metrics,
             on_accepted=self._accepted,
+            page_link=self.page_link,
         )
         self.charts = ChartCache()
         """Charts drawn for the ``chart`` command and for final messages, shared by both."""
@@ -98,6 +102,7 @@ class App(Closing):
             health=self.health.get,
             on_queued=self._wake,
             charts=self.charts,
+            page_link=self.page_link,
         )
         self.adapters: dict[Platform, Adapter] = {}
 

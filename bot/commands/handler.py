@@ -22,6 +22,7 @@ from bot.commands.verbs import Services, Verbs
 from bot.ingest.pipeline import Pipeline
 from bot.store import Database
 from bot.subscription import Platform
+from bot.web.links import PageLink, no_link
 
 
 class Commands:
@@ -36,6 +37,7 @@ class Commands:
         charts: ChartCache | None = None,
         throttle: Throttle | None = None,
         verbs: Verbs = VERBS,
+        page_link: PageLink = no_link,
     ) -> None:
         self.db = db
         self.pipeline = pipeline
@@ -50,6 +52,7 @@ class Commands:
             on_queued,
             charts if charts is not None else ChartCache(),
             verbs,
+            page_link,
         )
         per_call = [chain.audit(self.services), chain.authorise, chain.reply(self.throttle)]
         self._run = chain.chain(

@@ -32,6 +32,7 @@ from bot.errors import CommandError
 from bot.ingest.pipeline import Pipeline
 from bot.store import Database
 from bot.subscription import Platform
+from bot.web.links import PageLink, no_link
 
 
 class Verb(StrEnum):
@@ -132,6 +133,8 @@ class Services:
     on_queued: Callable[[set[Platform]], None]
     charts: ChartCache
     verbs: Verbs
+    page_link: PageLink = no_link
+    """A public count's page, linked from ``status`` (``bot.web.links``)."""
 
 
 @dataclass(frozen=True, slots=True)
