@@ -219,6 +219,14 @@ class Broadcaster:
             channel.woken.clear()
         return closed
 
+    def close(self) -> None:
+        """End every stream in good order (the server is stopping; the pages reconnect)."""
+        for channel in list(self.channels.values()):
+            for viewer in list(channel.viewers):
+                self.leave(viewer)
+            channel.woken.set()
+            channel.woken.clear()
+
     def _drop_channel(self, count_id: str) -> None:
         channel = self.channels.get(count_id)
         if channel is None:

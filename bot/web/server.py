@@ -163,10 +163,7 @@ class WebServer(Closing):
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         self._tasks = []
-        for channel in list(self.broadcaster.channels.values()):
-            for viewer in list(channel.viewers):
-                self.broadcaster.leave(viewer)
-                viewer.abort()
+        self.broadcaster.close()
         runner, self._runner = self._runner, None
         if runner is not None:
             await runner.cleanup()

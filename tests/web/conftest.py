@@ -11,6 +11,7 @@ from typing import Any
 
 import aiohttp
 import pytest
+from playwright.async_api import Browser, async_playwright
 
 from bot.app import App
 from bot.config import Config, parse
@@ -19,6 +20,7 @@ from bot.ingest.pipeline import Ingested
 from bot.subscription import Platform
 from bot.testing.adapter import RecordingAdapter
 from bot.testing.clock import FakeClock
+from tests.web.browser import require_chromium
 
 PUBLIC = "bessemer-2021"
 PRIVATE = "board-2026"
@@ -120,3 +122,15 @@ async def site(tmp_path: Path) -> AsyncIterator[Site]:
     clock = FakeClock(FakeClock().now() + timedelta(hours=6))
     async with make_app(web_config(tmp_path), clock) as app, aiohttp.ClientSession() as http:
         yield Site(app, clock, http)
+
+
+@pytest.fixture
+async def browser() -> AsyncIterator[Browser]:
+    """Headless Chromium (see ``tests.web.browser``)."""
+    path = require_chromium()
+    async with async_playwright() as playwright:
+        launched = await playwright.chromium.launch(executable_path=path)
+        try:
+            yield launched
+        finally:
+            await launched.close()

@@ -1,0 +1,135 @@
+"""The page in a real browser (headless Chromium): the figures in the DOM, a tally shown
+without a reload, a reconnect that catches up after a restart, 404 for a private count,
+hostile labels as text, no console errors, and screenshots at phone and desktop widths."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from playwright.async_api import Browser, expect
+
+from bot.testing.clock import FakeClock
+from tests.web.browser import Watched, watched
+from tests.web.conftest import (
+    HOSTILE,
+    HOSTILE_LABEL,
+    HOSTILE_TITLE,
+    PRIVATE,
+    PUBLIC,
+    Site,
+    ingest,
+    make_app,
+    web_config,
+)
+
+LIVE = 2000
+"""Milliseconds a live update may take to show."""
+
+
+async def opened(browser: Browser, url: str, **context: object) -> Watched:
+    seen = await watched(browser, **context)
+    response = await seen.page.goto(url)
+    assert response is not None
+    assert response.status == 200
+    await expect(seen.page.locator("#live")).to_have_text(
+        "Live: new figures appear here as they are counted.", timeout=5000
+    )
+    return seen
+
+
+async def test_figures_in_the_dom_and_a_tally_shown_without_reload(
+    site: Site, browser: Browser, tmp_path: Path
+) -> None:
+    await site.tally(yes=84, no=201, challenged=10)
+    await site.tally(yes=463, no=1100, challenged=505)
+    seen = await opened(browser, f"{site.url}/c/{PUBLIC}")
+    page = seen.page
+    await expect(page.locator("h1")).to_have_text("Amazon BHM1 union election, Bessemer AL")
+    await expect(page.locator("#headline")).to_have_text("No union leads by 637")
+    await expect(page.locator("#headline")).to_have_attribute("aria-live", "polite")
+    rows = page.locator("#rows tr")
+    await expect(rows).to_have_count(2)
+    await expect(rows.nth(1).locator("td")).to_have_text(
+        ["1,100", "70.4%", "needs 508 more to clinch"]
+    )
+    await expect(page.locator("#history li")).to_have_count(2)
+    await page.evaluate("window.notReloaded = true")
+
+    await site.tally(yes=500, no=1300, challenged=505)
+    await expect(page.locator("#headline")).to_have_text("No union leads by 800", timeout=LIVE)
+    await expect(rows.nth(1).locator("td").first).to_have_text("1,300")
+    await expect(page.locator("#history li").first).to_have_attribute("data-seq", "3")
+    await expect(page.locator("#chart")).to_have_attribute("src", f"/c/{PUBLIC}/chart-3.svg")
+    assert await page.evaluate("window.notReloaded") is True
+    assert await page.title() == "Amazon BHM1 union election, Bessemer AL: No union leads by 800"
+
+    for width, height in ((375, 812), (1280, 900)):
+        await page.set_viewport_size({"width": width, "height": height})
+        await page.screenshot(path=tmp_path / f"page-{width}.png", full_page=True)
+        assert (tmp_path / f"page-{width}.png").stat().st_size > 10_000
+    await page.set_viewport_size({"width": 320, "height": 640})
+    assert await page.evaluate("document.documentElement.scrollWidth") <= 320  # no sideways scroll
+    assert seen.errors == []
+
+
+async def test_the_page_reconnects_after_a_restart_and_catches_up(
+    site: Site, browser: Browser, tmp_path: Path
+) -> None:
+    await site.tally(yes=84, no=201)
+    seen = await opened(browser, f"{site.url}/c/{PUBLIC}")
+    page = seen.page
+    assert site.app.web is not None
+    port = site.app.web.port
+    await site.app.aclose()  # the server goes away with the page open
+    await expect(page.locator("#live")).to_have_text("Reconnecting for live updates…")
+
+    config = web_config(tmp_path, port=port or 0)
+    clock = FakeClock(site.clock.now())
+    async with make_app(replace(config, web=None), clock) as quiet:  # no pages: nobody is told
+        await ingest(quiet, clock, PUBLIC, yes=300, no=500)
+        await ingest(quiet, clock, PUBLIC, yes=463, no=1100)
+    async with make_app(config, clock) as again:
+        await expect(page.locator("#headline")).to_have_text("No union leads by 637", timeout=5000)
+        await expect(page.locator("#history li")).to_have_count(3)
+        await expect(page.locator("#live")).to_have_text(
+            "Live: new figures appear here as they are counted."
+        )
+        await ingest(again, clock, PUBLIC, yes=500, no=1300)
+        await expect(page.locator("#headline")).to_have_text("No union leads by 800", timeout=LIVE)
+    assert [e for e in seen.errors if "ERR_CONNECTION_REFUSED" not in e] == []
+
+
+async def test_a_private_count_is_404(site: Site, browser: Browser) -> None:
+    await site.tally(PRIVATE, ana=3, ben=4)
+    seen = await watched(browser)
+    for path in (f"/c/{PRIVATE}", "/c/no-such-count"):
+        response = await seen.page.goto(f"{site.url}{path}")
+        assert response is not None
+        assert response.status == 404
+        await expect(seen.page.locator("h1")).to_have_text("Not found")
+        await expect(seen.page.locator("body")).not_to_contain_text("Board election")
+
+
+async def test_hostile_labels_show_as_text(site: Site, browser: Browser) -> None:
+    await site.tally(HOSTILE, a=3, b=4)
+    seen = await opened(browser, f"{site.url}/c/{HOSTILE}")
+    page = seen.page
+    await expect(page.locator("h1")).to_have_text(HOSTILE_TITLE)
+    await expect(page.locator("#rows th").first).to_have_text(HOSTILE_LABEL)
+    await site.tally(HOSTILE, a=5, b=4)  # and through the script's live path too
+    await expect(page.locator("#rows tr").first).to_have_class("choice c0 leading", timeout=LIVE)
+    await expect(page.locator("#rows th").first).to_have_text(HOSTILE_LABEL)
+    assert await page.locator("b, i, script:not([src]), img:not(#chart)").count() == 0
+    assert seen.dialogs == []
+    assert seen.errors == []
+
+
+async def test_dark_mode_follows_the_system(site: Site, browser: Browser) -> None:
+    await site.tally(yes=84, no=201)
+    colours = []
+    for scheme in ("light", "dark"):
+        seen = await opened(browser, f"{site.url}/c/{PUBLIC}", color_scheme=scheme)
+        colours.append(await seen.page.evaluate("getComputedStyle(document.body).backgroundColor"))
+        assert seen.errors == []
+    assert colours == ["rgb(255, 255, 255)", "rgb(18, 18, 18)"]
