@@ -193,7 +193,7 @@ async def scenario(n: int, tallies: int, clients: int) -> Row:
                 argv = ["-m", "bench.web_sse", "--serve-viewers", url, str(k), str(seq)]
                 procs.append(
                     await asyncio.create_subprocess_exec(
-                        sys.executable, *argv, str(tallies), stdout=subprocess.PIPE
+                        sys.executable, *argv, str(tallies), stdout=subprocess.PIPE, limit=2**26
                     )
                 )
             connected = 0

@@ -1,13 +1,13 @@
 """Live updates to the open pages: every accepted tally, once, to every viewer of its count.
 
 The pipeline tells :meth:`Broadcaster.accepted` of each accepted tally (a call that returns at
-once); a task of its own turns it into one event, encoded once, and posts it to the count's
-:class:`Channel`. A channel keeps its last few events in a short log and wakes every viewer
-with one ``asyncio.Event``: a viewer costs its stream and one waiting future, never a queue or
-a timer of its own. A viewer that falls further behind than the log reaches (its connection
-too slow to take what is sent) is dropped, and :meth:`Broadcaster.sweep` aborts the connection
-of one whose write has been stuck too long, so that no viewer holds up another, nor the chat
-deliveries that share the event loop. A dropped viewer reconnects and catches up from the store
+once); a task of its own turns it into one event, encoded once, and writes it to the connection
+of every viewer of the count, in slices that let the rest of the bot (chat deliveries above
+all) run in between. A write never waits: it goes into the connection's own buffer, and a
+viewer whose buffer holds more than :data:`MAX_BUFFERED` bytes (it does not read what it is
+sent) is dropped, its connection aborted; so is one whose buffer has not moved for
+``write_timeout`` seconds (:meth:`Broadcaster.sweep`). A viewer costs its connection and one
+future, never a task woken per event. A dropped viewer reconnects and catches up from the store
 (``Last-Event-ID``).
 
 One instance learns of its own tallies only. With several instances sharing a store, each would
@@ -19,17 +19,25 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections import Counter, deque
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from bot.errors import RequestError, StoreError
 
 log = logging.getLogger(__name__)
 
-LOG_SIZE = 64
-"""Events a channel keeps for viewers that are momentarily behind; further behind is dropped."""
+MAX_BUFFERED = 256 * 1024
+"""Bytes a viewer may leave unread before it is dropped (about a hundred events)."""
+SLICE = 500
+"""Viewers written to before the event loop gets a turn for everything else."""
 PING = b": ping\n\n"
+
+
+def chunk(data: bytes) -> bytes:
+    """``data`` as one chunk of an HTTP/1.1 chunked body."""
+    return b"%x\r\n%s\r\n" % (len(data), data)
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,7 +47,16 @@ class Limits:
     lifetime: float = 30 * 60.0
     """Seconds a stream stays open before it is closed (the page reconnects and catches up)."""
     write_timeout: float = 10.0
-    """Seconds a write may wait for a viewer to take it before the viewer is dropped."""
+    """Seconds a viewer's unread bytes may sit without moving before it is dropped."""
+
+
+class Connection(Protocol):
+    """What a viewer is written to: its asyncio transport."""
+
+    def write(self, data: bytes) -> None: ...
+    def get_write_buffer_size(self) -> int: ...
+    def is_closing(self) -> bool: ...
+    def abort(self) -> None: ...
 
 
 @dataclass(eq=False, slots=True)
@@ -47,39 +64,36 @@ class Viewer:
     count_id: str
     ip: str
     since: float
-    abort: Callable[[], None]
-    """Closes the viewer's connection at once (its pending write fails)."""
-    position: int = 0
-    """The serial of the last log entry this viewer has taken."""
-    writing_since: float | None = None
+    connection: Connection
+    chunked: bool
+    """HTTP/1.1: each event goes as one chunk; HTTP/1.0: as it is, to the end of the body."""
+    ended: asyncio.Future[None]
+    """Resolved when the stream is to end (its handler then returns)."""
+    sent: int = 0
+    """The last seq written (or caught up on)."""
+    ready: bool = False
+    """Caught up: events are written as they come; until then they wait in ``held``."""
+    held: list[tuple[int, bytes]] = field(default_factory=list)
+    stalled: tuple[float, int] | None = None
+    """Since when its unread bytes have not moved, and how many there were."""
     closed: bool = False
 
+    def send(self, seq: int, data: bytes, framed: bytes) -> None:
+        """Write an event (``framed``: as a chunk) now, or hold it until caught up."""
+        if not self.ready:
+            self.held.append((seq, data))
+            return
+        if seq and seq <= self.sent:
+            return
+        self.connection.write(framed if self.chunked else data)
+        self.sent = max(self.sent, seq)
 
-@dataclass(eq=False, slots=True)
-class Channel:
-    """One count's viewers and its latest events."""
-
-    log: deque[tuple[int, int, bytes]] = field(default_factory=lambda: deque(maxlen=LOG_SIZE))
-    """``(serial, seq, data)``; ``seq`` 0 for a ping."""
-    serial: int = 0
-    woken: asyncio.Event = field(default_factory=asyncio.Event)
-    viewers: set[Viewer] = field(default_factory=set)
-
-    def post(self, seq: int, data: bytes) -> None:
-        self.serial += 1
-        self.log.append((self.serial, seq, data))
-        self.woken.set()  # every waiter is woken; those that come later wait for the next one
-        self.woken.clear()
-
-    def since(self, viewer: Viewer) -> list[tuple[int, bytes]] | None:
-        """The ``(seq, data)`` the viewer has not taken yet; None if it fell too far behind."""
-        if viewer.position >= self.serial:
-            return []
-        if not self.log or self.log[0][0] > viewer.position + 1:
-            return None
-        out = [(seq, data) for serial, seq, data in self.log if serial > viewer.position]
-        viewer.position = self.serial
-        return out
+    def catch_up(self) -> None:
+        """Write what was held while catching up (what it has not had), and go live."""
+        self.ready = True
+        held, self.held = self.held, []
+        for seq, data in held:
+            self.send(seq, data, chunk(data))
 
 
 EventFor = Callable[[str, int], Awaitable[bytes | None]]
@@ -92,11 +106,11 @@ class Broadcaster:
     def __init__(self, event_for: EventFor, limits: Limits = Limits()) -> None:
         self.event_for = event_for
         self.limits = limits
-        self.channels: dict[str, Channel] = {}
+        self.channels: dict[str, set[Viewer]] = {}
         self._per_ip: Counter[str] = Counter()
         self.viewers = 0
         self.dropped = 0
-        """Viewers dropped for falling behind or a stuck write, since the start."""
+        """Viewers dropped for not reading, since the start."""
         self._pending: asyncio.Queue[tuple[str, int]] = asyncio.Queue(maxsize=1024)
         self.latest: dict[str, int] = {}
         """The last seq posted per count."""
@@ -111,66 +125,122 @@ class Broadcaster:
             return  # nobody watches: nothing to word
         try:
             self._pending.put_nowait((count_id, seq))
-        except asyncio.QueueFull:  # tallies faster than they can be worded: drop the viewers,
-            self._drop_channel(count_id)  # who reconnect and catch up from the store
+        except asyncio.QueueFull:  # tallies faster than they can be worded: the viewers
+            self._drop(list(self.channels[count_id]))  # reconnect and catch up from the store
 
     async def run(self) -> None:
         """Post every accepted tally to its count's viewers, in order; runs until cancelled."""
         while True:
             count_id, seq = await self._pending.get()
-            channel = self.channels.get(count_id)
-            if channel is None or seq <= self.latest.get(count_id, 0):
+            if count_id not in self.channels or seq <= self.latest.get(count_id, 0):
                 self.latest[count_id] = max(seq, self.latest.get(count_id, 0))
                 continue
             try:
                 data = await self.event_for(count_id, seq)
             except (StoreError, RequestError) as exc:
                 log.warning("live update of %s #%d not sent: %s", count_id, seq, exc)
-                self._drop_channel(count_id)  # they catch up when they reconnect
+                self._drop(list(self.channels.get(count_id, ())))  # they catch up on return
                 continue
             self.latest[count_id] = seq
-            if data is not None and count_id in self.channels:
-                self.channels[count_id].post(seq, data)
+            if data is not None:
+                await self.post(count_id, seq, data)
 
-    def ping(self) -> None:
+    async def post(self, count_id: str, seq: int, data: bytes) -> None:
+        """Write one event to every viewer of ``count_id``, a slice at a time."""
+        framed = chunk(data)
+        viewers = list(self.channels.get(count_id, ()))
+        for start in range(0, len(viewers), SLICE):
+            slow = []
+            for viewer in viewers[start : start + SLICE]:
+                connection = viewer.connection
+                if viewer.closed or connection.is_closing():
+                    continue
+                if connection.get_write_buffer_size() > MAX_BUFFERED:
+                    slow.append(viewer)
+                    continue
+                viewer.send(seq, data, framed)
+            self._drop(slow)
+            if start + SLICE < len(viewers):
+                await asyncio.sleep(0)  # chat deliveries and everything else get a turn
+
+    async def ping(self) -> None:
         """A comment to every stream, so that proxies and browsers keep idle ones open."""
-        for channel in self.channels.values():
-            channel.post(0, PING)
+        for count_id in list(self.channels):
+            await self.post(count_id, 0, PING)
 
     # -- the viewers' side -----------------------------------------------------------------
 
-    def join(self, count_id: str, ip: str, *, now: float, abort: Callable[[], None]) -> Viewer:
-        """A new viewer of ``count_id`` (RequestError 429 or 503 past the limits)."""
+    def join(
+        self,
+        count_id: str,
+        ip: str,
+        *,
+        now: float,
+        connection: Connection,
+        chunked: bool = True,
+    ) -> Viewer:
+        """A new viewer of ``count_id``, holding its events until it has caught up
+        (:meth:`Viewer.catch_up`); RequestError 429 or 503 past the limits."""
         if self._per_ip[ip] >= self.limits.per_ip:
             raise RequestError(
                 f"at most {self.limits.per_ip} live streams from one address", status=429
             )
         if self.viewers >= self.limits.total:
             raise RequestError("too many live streams open; try again shortly", status=503)
-        channel = self.channels.get(count_id)
-        if channel is None:
-            channel = self.channels[count_id] = Channel()
-        viewer = Viewer(count_id, ip, now, abort, position=channel.serial)
-        channel.viewers.add(viewer)
+        ended = asyncio.get_running_loop().create_future()
+        viewer = Viewer(count_id, ip, now, connection, chunked, ended)
+        self.channels.setdefault(count_id, set()).add(viewer)
         self._per_ip[ip] += 1
         self.viewers += 1
         self._moved()
         return viewer
 
     def leave(self, viewer: Viewer) -> None:
+        """The viewer's stream ends (its handler returns, in good order)."""
         if viewer.closed:
             return
         viewer.closed = True
+        if not viewer.ended.done():
+            viewer.ended.set_result(None)
         self.viewers -= 1
         self._per_ip[viewer.ip] -= 1
         if self._per_ip[viewer.ip] <= 0:
             del self._per_ip[viewer.ip]
-        channel = self.channels.get(viewer.count_id)
-        if channel is not None:
-            channel.viewers.discard(viewer)
-            if not channel.viewers:
+        viewers = self.channels.get(viewer.count_id)
+        if viewers is not None:
+            viewers.discard(viewer)
+            if not viewers:
                 del self.channels[viewer.count_id]
         self._moved()
+
+    def sweep(self, now: float) -> int:
+        """Drop the viewers whose unread bytes have not moved for ``write_timeout`` (their
+        connections aborted) and end the streams past their lifetime (in good order: the page
+        reconnects); how many."""
+        slow: list[Viewer] = []
+        old: list[Viewer] = []
+        for viewers in self.channels.values():
+            for viewer in viewers:
+                unread = viewer.connection.get_write_buffer_size()
+                if unread == 0:
+                    viewer.stalled = None
+                elif viewer.stalled is None or viewer.stalled[1] != unread:
+                    viewer.stalled = (now, unread)
+                elif now - viewer.stalled[0] > self.limits.write_timeout:
+                    slow.append(viewer)
+                    continue
+                if now - viewer.since > self.limits.lifetime:
+                    old.append(viewer)
+        self._drop(slow)
+        for viewer in old:
+            self.leave(viewer)
+        return len(slow) + len(old)
+
+    def close(self) -> None:
+        """End every stream in good order (the server is stopping; the pages reconnect)."""
+        for viewers in list(self.channels.values()):
+            for viewer in list(viewers):
+                self.leave(viewer)
 
     async def until(self, test: Callable[[], bool]) -> None:
         """Wait until ``test()`` holds, checked whenever a viewer joins or leaves."""
@@ -182,59 +252,16 @@ class Broadcaster:
             finally:
                 self._watchers.discard(moved)
 
+    def per_ip(self, ip: str) -> int:
+        return self._per_ip[ip]
+
+    def _drop(self, viewers: list[Viewer]) -> None:
+        for viewer in viewers:
+            self.dropped += 1
+            self.leave(viewer)
+            viewer.connection.abort()
+
     def _moved(self) -> None:
         for watcher in self._watchers:
             if not watcher.done():
                 watcher.set_result(None)
-
-    async def next(self, viewer: Viewer) -> list[tuple[int, bytes]] | None:
-        """What the viewer is to be sent next (waiting for it); None: it is to be closed."""
-        channel = self.channels.get(viewer.count_id)
-        while channel is not None and not viewer.closed:
-            out = channel.since(viewer)
-            if out is None:
-                self.dropped += 1
-                return None
-            if out:
-                return out
-            await channel.woken.wait()
-        return None
-
-    def sweep(self, now: float) -> int:
-        """Drop the viewers stuck writing (their connections aborted) and end the streams past
-        their lifetime (closed in good order: the page reconnects); how many."""
-        closed = 0
-        for channel in list(self.channels.values()):
-            for viewer in list(channel.viewers):
-                writing = viewer.writing_since
-                if writing is not None and now - writing > self.limits.write_timeout:
-                    self.dropped += 1
-                    self.leave(viewer)
-                    viewer.abort()
-                    closed += 1
-                elif now - viewer.since > self.limits.lifetime:
-                    self.leave(viewer)
-                    closed += 1
-            channel.woken.set()  # closed viewers waiting for an event see they are closed
-            channel.woken.clear()
-        return closed
-
-    def close(self) -> None:
-        """End every stream in good order (the server is stopping; the pages reconnect)."""
-        for channel in list(self.channels.values()):
-            for viewer in list(channel.viewers):
-                self.leave(viewer)
-            channel.woken.set()
-            channel.woken.clear()
-
-    def _drop_channel(self, count_id: str) -> None:
-        channel = self.channels.get(count_id)
-        if channel is None:
-            return
-        for viewer in list(channel.viewers):
-            self.dropped += 1
-            self.leave(viewer)
-            viewer.abort()
-
-    def per_ip(self, ip: str) -> int:
-        return self._per_ip[ip]

@@ -9,6 +9,7 @@ are kept by count and seq, so the viewers catching up after a restart share the 
 
 from __future__ import annotations
 
+import asyncio
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -21,6 +22,8 @@ from bot.store import tallies as tally_rows
 from bot.web.public import PublicCounts
 from bot.web.view import HISTORY, Entry, Health, View, entry, view
 
+VISIBLE_SECONDS = 2.0
+"""How long whether a count is public (and the count itself) is remembered."""
 CATCH_UP = HISTORY
 """The most missed updates sent to a viewer that reconnects (the page lists no more)."""
 
@@ -56,13 +59,29 @@ class Counts:
         self._events: OrderedDict[tuple[str, int], tuple[Count, bytes]] = OrderedDict()
         self._entries: OrderedDict[tuple[str, int], tuple[Count, Entry]] = OrderedDict()
         self._cache = cache
+        self._visible: dict[str, tuple[float, Count | None]] = {}
 
     async def visible(self, count_id: str) -> Count | None:
-        """The count if it is public, else None (StoreError: the store failed)."""
-        if not SLUG.fullmatch(count_id) or not await self.public.is_public(count_id):
+        """The count if it is public, else None (StoreError: the store failed). Remembered for
+        :data:`VISIBLE_SECONDS`, so that a crowd reconnecting at once costs the store one read."""
+        if not SLUG.fullmatch(count_id):
             return None
-        async with self.db.connect() as conn:
-            return await count_rows.get(conn, count_id)
+        now = asyncio.get_running_loop().time()
+        known = self._visible.get(count_id)
+        if known is not None and now - known[0] < VISIBLE_SECONDS:
+            return known[1]
+        count = None
+        if await self.public.is_public(count_id):
+            async with self.db.connect() as conn:
+                count = await count_rows.get(conn, count_id)
+        if len(self._visible) >= self._cache:
+            self._visible.clear()
+        self._visible[count_id] = (now, count)
+        return count
+
+    def forget(self, count_id: str) -> None:
+        """Read the count afresh next time (a tally changed its state)."""
+        self._visible.pop(count_id, None)
 
     async def history(self, count_id: str, *, through: int | None = None) -> list[Tally]:
         async with self.db.connect() as conn:
@@ -87,6 +106,7 @@ class Counts:
 
     async def event(self, count_id: str, seq: int) -> bytes | None:
         """The event of update ``seq``; None if the count is not public (or the seq unknown)."""
+        self.forget(count_id)  # its status or ballots received may have changed with it
         count = await self.visible(count_id)
         if count is None:
             return None

@@ -74,10 +74,15 @@ async def plain_errors(request: web.Request, handler: Handler) -> web.StreamResp
 
 
 async def security_headers(request: web.Request, response: web.StreamResponse) -> None:
+    """The headers every answer carries; a stream of events (never a document, and one of
+    thousands held open) carries only what it needs, to keep each viewer small."""
+    response.headers.popall("Set-Cookie", None)
+    if response.content_type == "text/event-stream":
+        response.headers["X-Content-Type-Options"] = "nosniff"
+        return
     for name, value in COMMON_HEADERS.items():
         response.headers.setdefault(name, value)
     response.headers.setdefault("Content-Security-Policy", NOT_FOUND_POLICY)
-    response.headers.popall("Set-Cookie", None)
 
 
 class WebServer(Closing):
@@ -176,7 +181,7 @@ class WebServer(Closing):
             now = loop.time()
             self.broadcaster.sweep(now)
             if now - last_ping >= PING_SECONDS:
-                self.broadcaster.ping()
+                await self.broadcaster.ping()
                 last_ping = now
 
     # -- routes ------------------------------------------------------------------------------

@@ -16,10 +16,11 @@ import pytest
 
 from bot.commands.request import Request
 from bot.domain.message import Message
+from bot.errors import RequestError
 from bot.subscription import ChannelRef, Platform
 from bot.testing.adapter import RecordingAdapter
 from bot.testing.clock import FakeClock
-from bot.web.broadcast import LOG_SIZE, Broadcaster, Limits
+from bot.web.broadcast import MAX_BUFFERED, Broadcaster, Limits, chunk
 from tests.web.conftest import PRIVATE, PUBLIC, Site, make_app, web_config
 
 Event = dict[str, str]
@@ -53,7 +54,7 @@ async def test_an_accepted_tally_reaches_every_viewer(site: Site) -> None:
     await site.tally(yes=84, no=201)
     async with opened(site) as one, opened(site, query="?last=1") as two:
         assert one.status == 200
-        assert one.headers["Content-Type"] == "text/event-stream; charset=utf-8"
+        assert one.headers["Content-Type"] == "text/event-stream"
         first = await read_event(one)  # no Last-Event-ID: the current figures first
         assert (first["id"], first["event"]) == ("1", "tally")
         result = await site.tally(yes=463, no=1100, challenged=505)
@@ -120,8 +121,25 @@ async def test_a_viewer_that_does_not_read_never_holds_up_chat(site: Site) -> No
         assert len(adapter.messages(news)) == 29  # every update went to chat meanwhile
 
 
-async def noop() -> None:
-    return None
+class Wire:
+    """A connection that keeps what is written to it; ``unread`` bytes sit in its buffer."""
+
+    def __init__(self) -> None:
+        self.written: list[bytes] = []
+        self.unread = 0
+        self.aborted = False
+
+    def write(self, data: bytes) -> None:
+        self.written.append(data)
+
+    def get_write_buffer_size(self) -> int:
+        return self.unread
+
+    def is_closing(self) -> bool:
+        return self.aborted
+
+    def abort(self) -> None:
+        self.aborted = True
 
 
 def broadcaster() -> Broadcaster:
@@ -131,38 +149,53 @@ def broadcaster() -> Broadcaster:
     return Broadcaster(event, Limits(per_ip=4, total=5, lifetime=100.0, write_timeout=10.0))
 
 
-async def test_a_viewer_too_far_behind_is_dropped() -> None:
+async def test_a_viewer_that_does_not_read_is_dropped_and_the_others_served() -> None:
     b = broadcaster()
-    aborted: list[str] = []
-    slow = b.join(PUBLIC, "10.0.0.1", now=0.0, abort=lambda: aborted.append("slow"))
-    keen = b.join(PUBLIC, "10.0.0.2", now=0.0, abort=lambda: aborted.append("keen"))
-    channel = b.channels[PUBLIC]
-    for seq in range(1, LOG_SIZE + 2):
-        channel.post(seq, b"x")
-        assert await b.next(keen) == [(seq, b"x")]
-    assert await b.next(slow) is None  # the log no longer reaches back to where it was
-    assert b.dropped == 1
+    slow, keen = Wire(), Wire()
+    for wire, ip in ((slow, "10.0.0.1"), (keen, "10.0.0.2")):
+        b.join(PUBLIC, ip, now=0.0, connection=wire).catch_up()
+    await b.post(PUBLIC, 1, b"one")
+    slow.unread = MAX_BUFFERED + 1
+    await b.post(PUBLIC, 2, b"two")
+    assert keen.written == [chunk(b"one"), chunk(b"two")]
+    assert slow.written == [chunk(b"one")]
+    assert slow.aborted
+    assert not keen.aborted
+    assert (b.dropped, b.viewers) == (1, 1)
+
+
+async def test_events_wait_until_the_viewer_has_caught_up_and_come_once() -> None:
+    b = broadcaster()
+    wire = Wire()
+    viewer = b.join(PUBLIC, "10.0.0.1", now=0.0, connection=wire, chunked=False)
+    await b.post(PUBLIC, 3, b"three")  # while it reads what it missed from the store
+    await b.post(PUBLIC, 4, b"four")
+    assert wire.written == []
+    viewer.sent = 3  # the store had up to 3
+    viewer.catch_up()
+    await b.post(PUBLIC, 4, b"four")
+    await b.post(PUBLIC, 0, b": ping\n\n")
+    assert wire.written == [b"four", b": ping\n\n"]  # HTTP/1.0: no chunks
 
 
 async def test_limits_and_the_sweep() -> None:
     b = broadcaster()
-    aborted: list[str] = []
-    viewers = [
-        b.join(PUBLIC, "10.0.0.1", now=float(i), abort=lambda i=i: aborted.append(str(i)))
-        for i in range(4)
-    ]
-    with pytest.raises(Exception, match="at most 4 live streams from one address"):
-        b.join(PUBLIC, "10.0.0.1", now=0.0, abort=lambda: None)
-    b.join(PUBLIC, "10.0.0.9", now=0.0, abort=lambda: None)
-    with pytest.raises(Exception, match="too many live streams"):
-        b.join(PUBLIC, "10.0.0.8", now=0.0, abort=lambda: None)
-    viewers[0].writing_since = 5.0
-    assert b.sweep(now=12.0) == 0  # stuck writing for 7 s: not yet
-    viewers[0].writing_since = None  # its write went through
-    viewers[1].writing_since = 1.0
-    assert b.sweep(now=12.0) == 1  # that one: aborted
-    assert aborted == ["1"]
+    wires = [Wire() for _ in range(5)]
+    viewers = [b.join(PUBLIC, "10.0.0.1", now=float(i), connection=wires[i]) for i in range(4)]
+    with pytest.raises(RequestError, match="at most 4 live streams from one address"):
+        b.join(PUBLIC, "10.0.0.1", now=0.0, connection=Wire())
+    b.join(PUBLIC, "10.0.0.9", now=0.0, connection=wires[4])
+    with pytest.raises(RequestError, match="too many live streams"):
+        b.join(PUBLIC, "10.0.0.8", now=0.0, connection=Wire())
+    wires[0].unread = 100
+    wires[1].unread = 100
+    assert b.sweep(now=1.0) == 0
+    wires[0].unread = 50  # it reads: it moves
+    assert b.sweep(now=11.5) == 1  # the other has not moved for 10.5 s: dropped
+    assert [w.aborted for w in wires] == [False, True, False, False, False]
+    assert viewers[1].ended.done()
+    wires[0].unread = 0  # it has read everything
     assert b.sweep(now=103.5) == 4  # past their lifetime: ended in good order
-    assert aborted == ["1"]
-    assert b.viewers == 0
-    assert b.per_ip("10.0.0.1") == 0
+    assert not any(w.aborted for w in (wires[0], wires[2], wires[3], wires[4]))
+    assert all(v.ended.done() for v in viewers)
+    assert (b.viewers, b.per_ip("10.0.0.1"), b.dropped) == (0, 0, 1)
