@@ -101,7 +101,10 @@ class Counts:
         if count is None:
             return None
         history = await self.history(count_id)
-        entries = tuple(self._entry(count, t) for t in reversed(history[-HISTORY:]))
+        shown = range(max(len(history) - HISTORY, 0), len(history))
+        entries = tuple(
+            self._entry(count, history[i], history[i - 1] if i else None) for i in reversed(shown)
+        )
         return Page(count, self.view(count, history), entries)
 
     async def event(self, count_id: str, seq: int) -> bytes | None:
@@ -147,12 +150,12 @@ class Counts:
             self._events.popitem(last=False)
         return data
 
-    def _entry(self, count: Count, tally: Tally) -> Entry:
+    def _entry(self, count: Count, tally: Tally, previous: Tally | None) -> Entry:
         key = (count.id, tally.seq)
         found = self._entries.get(key)
         if found is not None and found[0] == count:
             return found[1]
-        made = entry(count, tally)
+        made = entry(count, tally, previous)
         self._entries[key] = (count, made)
         while len(self._entries) > self._cache * 4:
             self._entries.popitem(last=False)

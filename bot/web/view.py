@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass
 from datetime import UTC
 
 from bot.domain import format as fmt
+from bot.domain.detect import Accepted, detect
 from bot.domain.message import Message, Moment, Part, Timed
 from bot.domain.model import Count, CountStatus, Tally, TallyState
 from bot.domain.safe_text import clean
@@ -121,10 +122,17 @@ class View:
         return json.dumps(asdict(self), separators=(",", ":"), ensure_ascii=False)
 
 
-def entry(count: Count, tally: Tally) -> Entry:
+def entry(count: Count, tally: Tally, previous: Tally | None) -> Entry:
+    """An update in the history, with the headline its chat message had (what changed from
+    ``previous``: "Lead change: ...", "Count paused: ...")."""
     at = Timed.of(Moment(tally.observed_at))
     (when,) = segments(at)
-    return Entry(tally.seq, when, clean(fmt.for_status(count, tally).headline), tally.state.value)
+    d = detect(count, previous, tally)
+    if isinstance(d, Accepted):
+        message = fmt.for_update(count, d, previous.seq if previous else None)
+    else:  # the count's rules changed since: say where it stood
+        message = fmt.for_status(count, tally)
+    return Entry(tally.seq, when, clean(message.headline), tally.state.value)
 
 
 def freshness(count: Count, last: Tally | None, health: SourceHealth | None) -> Timed:
@@ -196,7 +204,7 @@ def view(
         tuple(clean(line) for line in message.lines),
         segments(message.footer),
         fresh,
-        entry(count, last),
+        entry(count, last, history[-2] if len(history) > 1 else None),
         chart_url(last.seq),
         clean(fmt.chart_description(count, history)),
     )

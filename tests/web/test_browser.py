@@ -4,11 +4,23 @@ hostile labels as text, no console errors, and screenshots at phone and desktop 
 
 from __future__ import annotations
 
+import html
+import io
+import os
 from dataclasses import replace
 from pathlib import Path
 
 from playwright.async_api import Browser, expect
 
+from bot import config as config_mod
+from bot.app import App
+from bot.cli import demo_config_path, replay_config
+from bot.commands.request import Request
+from bot.domain.message import Message
+from bot.domain.render_text import render
+from bot.ingest.sources.replay import ReplaySource
+from bot.subscription import ChannelRef, Platform
+from bot.testing.adapter import RecordingAdapter
 from bot.testing.clock import FakeClock
 from tests.web.browser import Watched, watched
 from tests.web.conftest import (
@@ -23,6 +35,8 @@ from tests.web.conftest import (
     web_config,
 )
 
+ROOT = Path(__file__).resolve().parents[2]
+NEWS = ChannelRef(Platform("console"), "local", "news")
 LIVE = 2000
 """Milliseconds a live update may take to show."""
 
@@ -133,3 +147,66 @@ async def test_dark_mode_follows_the_system(site: Site, browser: Browser) -> Non
         colours.append(await seen.page.evaluate("getComputedStyle(document.body).backgroundColor"))
         assert seen.errors == []
     assert colours == ["rgb(255, 255, 255)", "rgb(18, 18, 18)"]
+
+
+async def test_the_demo_count_ends_final_on_its_page(browser: Browser, tmp_path: Path) -> None:
+    """The demo's whole Bessemer count, replayed: the page ends on the final, as the chat does.
+    ``TALLYBOT_UPDATE_GOLDEN=1`` saves the README's picture of it (docs/page-bessemer-2021.png),
+    beside the console's final message."""
+    clock = FakeClock()
+
+    async def advance(seconds: float) -> None:
+        clock.advance(seconds)
+
+    cfg = replay_config(config_mod.load(demo_config_path()), tmp_path, speed=1.0)
+    adapter = RecordingAdapter()
+    app = App(cfg, {Platform("console"): lambda c: adapter}, clock=clock, sleep=advance, poll=False)
+    async with app:
+        await app.commands.handle(Request(NEWS, "u", "u", f"subscribe {PUBLIC} all"))
+        for count_id, source in app.sources.items():
+            assert isinstance(source, ReplaySource)
+            while not source.done:
+                await advance(source.next_due() or 0.0)
+                await app.pollers[count_id].poll()
+        await app.idle()
+        assert app.web is not None
+        seen = await opened(browser, f"{app.web.url}/c/{PUBLIC}", viewport=PICTURE)
+        page = seen.page
+        final = "Final tally: No union wins, 1,798 to 738"
+        await expect(page.locator("#headline")).to_have_text(final)
+        await expect(page.locator("#state")).to_have_text("Final")
+        await expect(page.locator("#history li")).to_have_count(12)
+        chat = [m for m in adapter.messages(NEWS) if isinstance(m, Message)][-1]
+        assert chat.headline == final
+        page_png = await page.screenshot(full_page=True)
+        console = await browser.new_page(viewport={"width": 560, "height": 200})
+        await console.set_content(CONSOLE_HTML.format(text=html.escape(render(chat))))
+        chat_png = await console.locator("pre").screenshot()
+        assert seen.errors == []
+    picture = side_by_side(page_png, chat_png)
+    (tmp_path / "page-bessemer-2021.png").write_bytes(picture)
+    if os.environ.get("TALLYBOT_UPDATE_GOLDEN") == "1":
+        (ROOT / "docs" / "page-bessemer-2021.png").write_bytes(picture)
+
+
+PICTURE = {"width": 760, "height": 900}
+CONSOLE_HTML = (
+    '<body style="margin:0;background:#1e1e1e"><pre style="margin:0;padding:16px;color:#e6e6e6;'
+    'font:14px/1.45 DejaVu Sans Mono,monospace;white-space:pre-wrap">{text}</pre></body>'
+)
+
+
+def side_by_side(left: bytes, right: bytes) -> bytes:
+    """The page and the chat message next to each other, on white, as one PNG."""
+    from PIL import Image
+
+    a = Image.open(io.BytesIO(left)).convert("RGB")
+    b = Image.open(io.BytesIO(right)).convert("RGB")
+    gap = 24
+    out = Image.new("RGB", (a.width + gap + b.width + gap, max(a.height, b.height + gap)), "white")
+    out.paste(a, (0, 0))
+    out.paste(b, (a.width + gap, gap))
+    small = out.quantize(256, method=Image.Quantize.FASTOCTREE)
+    raw = io.BytesIO()
+    small.save(raw, format="PNG", optimize=True)
+    return raw.getvalue()
