@@ -11,7 +11,7 @@ from typing import Annotated
 from pydantic import AfterValidator, Field
 from yarl import URL
 
-from bot.settings.values import Host, HttpUrl, Port, Table, at_least, bad, describe
+from bot.settings.values import Flag, Host, HttpUrl, Port, Table, at_least, bad, describe
 
 
 def _public_url(value: str) -> str:
@@ -52,3 +52,7 @@ class WebConfig(Table):
     """The most live-update streams open at once, all addresses together."""
     stream_minutes: Annotated[int, at_least(1)] = 30
     """A stream is closed after this long; the page reconnects at once and misses nothing."""
+    forwarded_for: Flag = False
+    """Behind your own proxy: count streams per address by the last address the proxy added to
+    ``X-Forwarded-For`` (otherwise every viewer would be the proxy). Never without a proxy that
+    sets it: anyone could then claim any address."""

@@ -107,7 +107,7 @@ class WebServer(Closing):
         self.web.add_routes(
             [
                 web.get("/c/{count_id}", self._page),
-                web.get("/c/{count_id}/events", self._events),
+                web.get("/c/{count_id}/events", self._events, allow_head=False),
                 web.get(r"/c/{count_id}/chart-{seq:\d{1,12}}.{ext:svg|png}", self._chart),
                 web.get("/static/{name}", self._static),
             ]
@@ -210,7 +210,9 @@ class WebServer(Closing):
 
     async def _events(self, request: web.Request) -> web.StreamResponse:
         try:
-            return await stream(request, self.counts, self.broadcaster)
+            return await stream(
+                request, self.counts, self.broadcaster, forwarded_for=self.settings.forwarded_for
+            )
         except RequestError as exc:
             headers = {"Retry-After": "5"} if exc.status in (429, 503) else {}
             return web.Response(text=str(exc), status=exc.status, headers=headers)

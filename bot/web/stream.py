@@ -38,8 +38,17 @@ def last_seen(request: web.Request) -> int:
     return found
 
 
+def address(request: web.Request, *, forwarded_for: bool) -> str:
+    """Who is asking: the peer, or behind a proxy the last hop of ``X-Forwarded-For``."""
+    if forwarded_for:
+        hops = request.headers.get("X-Forwarded-For", "").split(",")
+        if hops[-1].strip():
+            return hops[-1].strip()[:64]
+    return request.remote or "?"
+
+
 async def stream(
-    request: web.Request, counts: Counts, broadcaster: Broadcaster
+    request: web.Request, counts: Counts, broadcaster: Broadcaster, *, forwarded_for: bool = False
 ) -> web.StreamResponse:
     """Serve one viewer until its stream ends (RequestError 429 or 503 before it starts)."""
     count_id = request.match_info["count_id"]
@@ -50,9 +59,8 @@ async def stream(
         return web.Response(status=204)
     chunked = request.version >= HttpVersion11
     loop = asyncio.get_running_loop()
-    viewer = broadcaster.join(
-        count_id, request.remote or "?", now=loop.time(), connection=transport, chunked=chunked
-    )
+    ip = address(request, forwarded_for=forwarded_for)
+    viewer = broadcaster.join(count_id, ip, now=loop.time(), connection=transport, chunked=chunked)
     response = web.StreamResponse(headers=HEADERS)
     try:
         await response.prepare(request)

@@ -199,3 +199,16 @@ async def test_limits_and_the_sweep() -> None:
     assert not any(w.aborted for w in (wires[0], wires[2], wires[3], wires[4]))
     assert all(v.ended.done() for v in viewers)
     assert (b.viewers, b.per_ip("10.0.0.1"), b.dropped) == (0, 0, 1)
+
+
+async def test_behind_a_proxy_the_limit_is_per_viewer(tmp_path: Path) -> None:
+    config = web_config(tmp_path, web={"streams_per_ip": 1, "forwarded_for": True})
+    async with make_app(config, FakeClock()) as app, aiohttp.ClientSession() as http:
+        site = Site(app, FakeClock(), http)
+        via = {"X-Forwarded-For": "203.0.113.9, 10.0.0.2"}
+        async with (
+            opened(site, headers=via) as one,
+            opened(site, headers={"X-Forwarded-For": "203.0.113.7"}) as other,
+            opened(site, headers={"X-Forwarded-For": "198.51.100.1, 10.0.0.2"}) as same,
+        ):
+            assert (one.status, other.status, same.status) == (200, 200, 429)
