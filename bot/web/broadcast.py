@@ -30,8 +30,11 @@ log = logging.getLogger(__name__)
 
 MAX_BUFFERED = 256 * 1024
 """Bytes a viewer may leave unread before it is dropped (about a hundred events)."""
-SLICE = 500
-"""Viewers written to before the event loop gets a turn for everything else."""
+SLICE_SECONDS = 0.002
+"""How long writing to viewers may hold the event loop before everything else (chat
+deliveries above all, whose every store round trip waits for it) gets a turn."""
+CHECK_EVERY = 64
+"""Viewers written to between looks at the clock."""
 PING = b": ping\n\n"
 
 
@@ -149,19 +152,21 @@ class Broadcaster:
         """Write one event to every viewer of ``count_id``, a slice at a time."""
         framed = chunk(data)
         viewers = list(self.channels.get(count_id, ()))
-        for start in range(0, len(viewers), SLICE):
-            slow = []
-            for viewer in viewers[start : start + SLICE]:
-                connection = viewer.connection
-                if viewer.closed or connection.is_closing():
-                    continue
-                if connection.get_write_buffer_size() > MAX_BUFFERED:
-                    slow.append(viewer)
-                    continue
-                viewer.send(seq, data, framed)
-            self._drop(slow)
-            if start + SLICE < len(viewers):
+        loop = asyncio.get_running_loop()
+        until = loop.time() + SLICE_SECONDS
+        slow = []
+        for i, viewer in enumerate(viewers):
+            connection = viewer.connection
+            if viewer.closed or connection.is_closing():
+                continue
+            if connection.get_write_buffer_size() > MAX_BUFFERED:
+                slow.append(viewer)
+                continue
+            viewer.send(seq, data, framed)
+            if i % CHECK_EVERY == 0 and loop.time() > until:
                 await asyncio.sleep(0)  # chat deliveries and everything else get a turn
+                until = loop.time() + SLICE_SECONDS
+        self._drop(slow)
 
     async def ping(self) -> None:
         """A comment to every stream, so that proxies and browsers keep idle ones open."""
