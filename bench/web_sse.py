@@ -8,9 +8,11 @@ Each scenario runs in its own process: the bot (a SQLite store, the public pages
 is made) and, in ``--clients`` processes of their own, the viewers (aiohttp clients, each
 holding its stream open). For each tally: the time from the tally accepted (its pipeline call
 returned) to each viewer receiving its event (p50, p99, max over every viewer and tally), and
-to each chat post (p50, max), first with no viewers, then with all of them connected. RSS is
-the bot's process (the clients' are their own): before the viewers connect and once they all
-have, as MB added per 1,000 viewers. Times are CLOCK_MONOTONIC, the same in every process.
+to each chat post (p50, max), first with no viewers, then with all of them connected. "written"
+is the bot's part: from accepted to the event written into every viewer's connection (the rest
+is the kernel and the clients, on the same two cores). RSS is the bot's process (the clients'
+are their own): before the viewers connect and once they all have, as MB added per 1,000
+viewers. Times are CLOCK_MONOTONIC, the same in every process.
 """
 
 from __future__ import annotations
@@ -67,6 +69,9 @@ class Row:
     viewer_p99_ms: float
     viewer_max_ms: float
     missed: int
+    written_p50_ms: float
+    """Tally accepted to the bot having written it to every viewer's connection."""
+    written_max_ms: float
     rss_added_mb_per_1000: float
     chat_p50_ms_alone: float
     chat_max_ms_alone: float
@@ -203,6 +208,15 @@ async def scenario(n: int, tallies: int, clients: int) -> Row:
                 connected += int(line[1])
             broadcaster = app.web.broadcaster
             await broadcaster.until(lambda: broadcaster.viewers >= connected)
+            written: dict[int, float] = {}
+            post = broadcaster.post
+
+            async def timed_post(count_id: str, seq: int, data: bytes) -> None:
+                await post(count_id, seq, data)
+                if seq:
+                    written[seq] = time.monotonic()
+
+            broadcaster.post = timed_post  # type: ignore[method-assign]
             gc.collect()
             after = rss_mb()
             accepted: dict[int, float] = {}
@@ -230,6 +244,8 @@ async def scenario(n: int, tallies: int, clients: int) -> Row:
                 pct(latencies, 0.99) * 1000,
                 max(latencies, default=float("nan")) * 1000,
                 connected * tallies - received,
+                pct([written[s] - at for s, at in accepted.items() if s in written], 0.5) * 1000,
+                max(written[s] - at for s, at in accepted.items() if s in written) * 1000,
                 (after - before) / (n / 1000),
                 statistics.median(alone) * 1000,
                 max(alone) * 1000,
@@ -287,6 +303,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         return
     print(
         f"{'viewers':>8} {'conn':>6} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8} {'missed':>6} "
+        f"{'written p50/max':>16} "
         f"{'MB/1000':>8} {'chat p50/max alone':>19} {'chat p50/max viewed':>20} {'dropped':>7}"
     )
     for n in (int(v) for v in args.viewers.split(",")):
@@ -299,7 +316,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         r = Row(**json.loads(out.stdout.strip().splitlines()[-1]))
         print(
             f"{r.viewers:>8} {r.connected:>6} {r.viewer_p50_ms:>8.1f} {r.viewer_p99_ms:>8.1f} "
-            f"{r.viewer_max_ms:>8.1f} {r.missed:>6} {r.rss_added_mb_per_1000:>8.2f} "
+            f"{r.viewer_max_ms:>8.1f} {r.missed:>6} "
+            f"{r.written_p50_ms:>7.1f}/{r.written_max_ms:<8.1f} {r.rss_added_mb_per_1000:>8.2f} "
             f"{r.chat_p50_ms_alone:>9.1f}/{r.chat_max_ms_alone:<9.1f} "
             f"{r.chat_p50_ms_viewed:>10.1f}/{r.chat_max_ms_viewed:<9.1f} {r.dropped:>7}"
         )
