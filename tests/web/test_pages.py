@@ -209,3 +209,11 @@ def test_web_settings_are_checked(tmp_path: Path, web: dict[str, object], proble
     with pytest.raises(ConfigError) as caught:
         parse({"web": web, "counts": []}, tmp_path / "t.toml")
     assert f"t.toml: {problem}:" in str(caught.value)
+
+
+def test_check_config_names_the_public_pages(tmp_path: Path) -> None:
+    from bot.preflight import summary
+
+    assert summary(web_config(tmp_path, port=8081)).endswith(
+        "public pages on 127.0.0.1:8081 (2 public)"
+    )
