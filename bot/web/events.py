@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import asyncio
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from bot.chart import CHART_TALLIES
 from bot.domain.model import SLUG, Count, Tally
@@ -22,6 +23,7 @@ from bot.store import tallies as tally_rows
 from bot.web.public import PublicCounts
 from bot.web.view import HISTORY, Entry, Health, View, entry, view
 
+T = TypeVar("T")
 VISIBLE_SECONDS = 2.0
 """How long whether a count is public (and the count itself) is remembered."""
 CATCH_UP = HISTORY
@@ -60,6 +62,8 @@ class Counts:
         self._entries: OrderedDict[tuple[str, int], tuple[Count, Entry]] = OrderedDict()
         self._cache = cache
         self._visible: dict[str, tuple[float, Count | None]] = {}
+        self._reading: dict[tuple[str, int | None], asyncio.Task[Any]] = {}
+        """Reads under way: a crowd asking at once (reconnecting after a restart) shares one."""
 
     async def visible(self, count_id: str) -> Count | None:
         """The count if it is public, else None (StoreError: the store failed). Remembered for
@@ -70,22 +74,46 @@ class Counts:
         known = self._visible.get(count_id)
         if known is not None and now - known[0] < VISIBLE_SECONDS:
             return known[1]
-        count = None
-        if await self.public.is_public(count_id):
-            async with self.db.connect() as conn:
-                count = await count_rows.get(conn, count_id)
+        count: Count | None = await self._shared((count_id, -1), lambda: self._read(count_id))
         if len(self._visible) >= self._cache:
             self._visible.clear()
         self._visible[count_id] = (now, count)
         return count
+
+    async def _read(self, count_id: str) -> Count | None:
+        if not await self.public.is_public(count_id):
+            return None
+        async with self.db.connect() as conn:
+            return await count_rows.get(conn, count_id)
+
+    async def _shared(self, key: tuple[str, int | None], read: Callable[[], Awaitable[T]]) -> T:
+        task = self._reading.get(key)
+        if task is None:
+            task = self._reading[key] = asyncio.ensure_future(read())
+            task.add_done_callback(lambda _done: self._reading.pop(key, None))
+        found: T = await asyncio.shield(task)  # one asker leaving does not stop it for the rest
+        return found
+
+    async def settle(self) -> None:
+        """Let the reads under way finish (the server is stopping, before the store closes: a
+        read cut off mid-query would leave its connection to the store behind)."""
+        await asyncio.gather(*self._reading.values(), return_exceptions=True)
 
     def forget(self, count_id: str) -> None:
         """Read the count afresh next time (a tally changed its state)."""
         self._visible.pop(count_id, None)
 
     async def history(self, count_id: str, *, through: int | None = None) -> list[Tally]:
-        async with self.db.connect() as conn:
-            return await tally_rows.history(conn, count_id, limit=CHART_TALLIES, through=through)
+        """The count's latest accepted tallies (through ``through``), oldest first."""
+
+        async def read() -> list[Tally]:
+            async with self.db.connect() as conn:
+                return await tally_rows.history(
+                    conn, count_id, limit=CHART_TALLIES, through=through
+                )
+
+        rows: list[Tally] = await self._shared((count_id, through), read)
+        return rows
 
     def view(self, count: Count, history: Sequence[Tally]) -> View:
         return view(

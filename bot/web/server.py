@@ -172,6 +172,7 @@ class WebServer(Closing):
         runner, self._runner = self._runner, None
         if runner is not None:
             await runner.cleanup()
+        await self.counts.settle()
 
     async def _tick(self) -> None:
         loop = asyncio.get_running_loop()

@@ -21,6 +21,7 @@ from bot.subscription import ChannelRef, Platform
 from bot.testing.adapter import RecordingAdapter
 from bot.testing.clock import FakeClock
 from bot.web.broadcast import MAX_BUFFERED, Broadcaster, Limits, chunk
+from bot.web.events import Counts
 from tests.web.conftest import PRIVATE, PUBLIC, Site, make_app, web_config
 
 Event = dict[str, str]
@@ -212,3 +213,26 @@ async def test_behind_a_proxy_the_limit_is_per_viewer(tmp_path: Path) -> None:
             opened(site, headers={"X-Forwarded-For": "198.51.100.1, 10.0.0.2"}) as same,
         ):
             assert (one.status, other.status, same.status) == (200, 200, 429)
+
+
+class Counted:
+    """The configured lookup, counting how often it is asked."""
+
+    def __init__(self) -> None:
+        self.asked = 0
+
+    async def is_public(self, count_id: str) -> bool:
+        self.asked += 1
+        return count_id == PUBLIC
+
+
+async def test_a_crowd_reconnecting_at_once_costs_one_read(site: Site) -> None:
+    await site.tally(yes=84, no=201)
+    lookup = Counted()
+    counts = Counts(site.app.db, lookup, lambda count_id: None)
+    found = await asyncio.gather(*(counts.visible(PUBLIC) for _ in range(50)))
+    assert all(c is not None and c.id == PUBLIC for c in found)
+    assert lookup.asked == 1
+    missed = await asyncio.gather(*(counts.missed(PUBLIC, 0) for _ in range(50)))
+    assert all([seq for seq, _ in m] == [1] for m in missed)
+    assert lookup.asked == 1  # remembered meanwhile
