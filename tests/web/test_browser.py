@@ -10,6 +10,7 @@ import os
 from dataclasses import replace
 from pathlib import Path
 
+from aiohttp import web
 from playwright.async_api import Browser, expect
 
 from bot import config as config_mod
@@ -210,3 +211,52 @@ def side_by_side(left: bytes, right: bytes) -> bytes:
     raw = io.BytesIO()
     small.save(raw, format="PNG", optimize=True)
     return raw.getvalue()
+
+
+async def test_the_embed_shows_in_a_listed_origins_frame_only(
+    browser: Browser, tmp_path: Path
+) -> None:
+    """A live blog on a listed origin frames ``?embed=1``; one on another origin cannot."""
+
+    async def blog(request: web.Request) -> web.Response:
+        src = request.query["src"]
+        return web.Response(
+            text=f'<!doctype html><title>blog</title><link rel="icon" href="data:,">'
+            f'<iframe id="f" src="{src}"></iframe>',
+            content_type="text/html",
+        )
+
+    hosts = []
+    for _ in range(2):
+        app = web.Application()
+        app.router.add_get("/", blog)
+        runner = web.AppRunner(app, access_log=None)
+        await runner.setup()
+        await web.TCPSite(runner, "127.0.0.1", 0).start()
+        hosts.append((runner, f"http://127.0.0.1:{runner.addresses[0][1]}"))
+    (_, listed), (_, other) = hosts
+    clock = FakeClock()
+    config = web_config(tmp_path, web={"embed_origins": [listed]})
+    try:
+        async with make_app(config, clock) as bot:
+            await ingest(bot, clock, PUBLIC, yes=463, no=1100)
+            assert bot.web is not None
+            embed = f"{bot.web.url}/c/{PUBLIC}?embed=1"
+            seen = await watched(browser)
+            await seen.page.goto(f"{listed}/?src={embed}")
+            frame = seen.page.frame_locator("#f")
+            await expect(frame.locator("#headline")).to_have_text("No union leads by 637")
+            await expect(frame.locator("#history")).to_have_count(0)  # the compact variant
+            assert seen.errors == []
+
+            refused = await watched(browser)
+            async with refused.page.expect_console_message(
+                lambda m: "frame-ancestors" in m.text, timeout=5000
+            ):
+                await refused.page.goto(f"{other}/?src={embed}")
+            frames = refused.page.frames
+            assert len(frames) == 2
+            assert await frames[1].locator("#headline").count() == 0
+    finally:
+        for runner, _ in hosts:
+            await runner.cleanup()
