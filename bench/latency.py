@@ -72,7 +72,7 @@ async def main(updates: int, channels: int) -> None:
         async with App(cfg, {Platform("console"): lambda c: adapter}, poll=False) as app:
             for i in range(channels):
                 ch = ChannelRef(Platform("console"), "local", f"c{i}")
-                await app.commands.handle(Request(ch, "u", "u", "subscribe bench all"))
+                await app.commands.handle(Request(ch, "u", "u", "subscribe bench all", home=True))
             samples = []
             for i in range(1, updates + 1):
                 adapter.first_post.clear()

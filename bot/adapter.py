@@ -34,6 +34,7 @@ from aiohttp import web
 
 from bot.delivery.pacing import UNLIMITED, Limits, Pace, unpaced
 from bot.domain.message import Attachment, Outgoing
+from bot.errors import NotAllowedHere
 from bot.lifecycle import Closing
 from bot.subscription import ChannelRef, Platform
 
@@ -112,6 +113,11 @@ class Adapter(Closing, abc.ABC):
         ``earlier``: the message is already in the channel (``find_posted`` found it): post
         nothing new, only show what is missing of it (its attachment), and return its id.
 
+        ``channel.thread`` (a subscription's ``thread``, on a platform that has them): post into
+        the thread under that message, starting it if need be; a final is shown in the channel
+        too. :class:`MessageGone` when that message (or its thread) is gone,
+        :class:`NotAllowedHere` when the bot may not post in threads there.
+
         ``attachment`` (a PNG chart) is shown with the message, as part of the same delivery:
         the same rules hold for it, so a retry must not show it twice either. A request that
         may create the message is paced with ``delivers=True``.
@@ -122,6 +128,14 @@ class Adapter(Closing, abc.ABC):
         self, channel: ChannelRef, message_id: str, content: Outgoing, *, pace: Pace = unpaced
     ) -> None:
         """Replace a message posted before (a live scoreboard); paced with ``delivers=True``."""
+
+    async def pin(self, channel: ChannelRef, message_id: str, *, pace: Pace = unpaced) -> None:
+        """Pin a message (a live scoreboard); :class:`NotAllowedHere` where the bot may not,
+        and on a platform without pins (the default)."""
+        raise NotAllowedHere(f"no pins on {self.platform}")
+
+    async def unpin(self, channel: ChannelRef, message_id: str, *, pace: Pace = unpaced) -> None:
+        """Unpin a message pinned before (the default: nothing is ever pinned)."""
 
     @abc.abstractmethod
     async def find_posted(

@@ -15,7 +15,6 @@ import asyncio
 import contextlib
 from collections.abc import Callable, Mapping
 from contextlib import AsyncExitStack
-from dataclasses import replace
 
 from bot.adapter import Adapter
 from bot.chart import ChartCache
@@ -25,6 +24,7 @@ from bot.config import Config
 from bot.delivery.ratelimit import Sleep
 from bot.delivery.worker import Dispatcher
 from bot.domain.model import CountStatus, Tally
+from bot.ingest.live import LiveCounts, Seeded, reconcile
 from bot.ingest.pipeline import Pipeline
 from bot.ingest.poller import Poller
 from bot.ingest.scheduler import Scheduler
@@ -95,6 +95,21 @@ class App(Closing):
         )
         self.charts = ChartCache()
         """Charts drawn for the ``chart`` command and for final messages, shared by both."""
+        self.live = LiveCounts(
+            self.db,
+            self.scheduler,
+            self.pipeline,
+            self.clock,
+            sleep=sleep,
+            metrics=self.metrics,
+            egress=config.chat_sources,
+            sources=self.sources,
+            pollers=self.pollers,
+            health=self.health,
+            configured={cc.count.id: cc.interval for cc in config.counts},
+            poll=poll,
+        )
+        """Counts made and changed in chat: their sources and jobs follow the store at once."""
         self.commands = Commands(
             self.db,
             self.pipeline,
@@ -103,8 +118,12 @@ class App(Closing):
             on_queued=self._wake,
             charts=self.charts,
             page_link=self.page_link,
+            count_changed=self.live.changed,
+            egress=config.chat_sources,
         )
         self.adapters: dict[Platform, Adapter] = {}
+        self.seeded = Seeded()
+        """What the configuration file's counts did to the store on start."""
 
     @property
     def dispatcher(self) -> Dispatcher:
@@ -159,19 +178,16 @@ class App(Closing):
         await self._stack.aclose()
 
     async def _sync_counts(self) -> None:
-        """Bring the configured counts into the store, keeping what the count itself changed."""
-        async with self.db.begin() as conn:
-            for cc in self.config.counts:
-                stored = await count_rows.get(conn, cc.count.id)
-                count = cc.count
-                if stored is not None:
-                    count = replace(count, status=stored.status, received=stored.received)
-                await count_rows.upsert(conn, count)
+        """Bring the configured counts into the store (the store is the source of truth: what
+        chat changed is kept; ``bot.ingest.live.reconcile``)."""
+        self.seeded = await reconcile(self.db, self.config.counts)
 
     async def _open_sources(self) -> None:
         async with self.db.connect() as conn:
-            stored = {c.id: c for c in await count_rows.all_counts(conn)}
+            stored = {c.id: c for c in await count_rows.all_counts(conn, archived=True)}
         for i, cc in enumerate(self.config.counts):
+            if cc.count.id in self.seeded.refused:
+                continue
             count = stored[cc.count.id]
             source = build_source(
                 count,
@@ -191,8 +207,11 @@ class App(Closing):
                 count.id, source, self.pipeline, health, sleep=self.sleep, metrics=self.metrics
             )
             self.pollers[count.id] = poller
-            if self._poll and source.polled and count.status is not CountStatus.FINAL:
+            running = count.status is not CountStatus.FINAL and not count.archived
+            if self._poll and source.polled and running:
                 self.scheduler.add(count.id, cc.interval, poller.poll)
+        await self.live.start()
+        self._stack.push_async_callback(self.live.aclose)
 
     async def _start_server(self) -> None:
         """Start the ops server if configured, with the routes adapters offer (``http_routes``)."""
@@ -208,6 +227,7 @@ class App(Closing):
             platforms=tuple(self.adapters),
             count_ids=tuple(cc.count.id for cc in self.config.counts),
             polled_health={k: h for k, h in self.health.items() if self.sources[k].polled},
+            count_changed=self.live.changed,
         )
         server = OpsServer(served, settings, push_secret=secret(settings.push_secret_env))
         for adapter in self.adapters.values():

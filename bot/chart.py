@@ -15,8 +15,9 @@ from __future__ import annotations
 import asyncio
 import io
 import threading
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
+
+from cachetools import LRUCache
 
 from bot.domain import format as fmt
 from bot.domain.message import Attachment
@@ -77,7 +78,7 @@ class ChartCache:
             raise ValueError(f"a chart cache holds at least one chart, got {size}")
         self.size = size
         self._draw = render
-        self._charts: OrderedDict[ChartKey, tuple[Count, bytes]] = OrderedDict()
+        self._charts: LRUCache[ChartKey, tuple[Count, bytes]] = LRUCache(size)
         self._rendering: dict[tuple[ChartKey, Count], asyncio.Task[bytes]] = {}
 
     def __len__(self) -> int:
@@ -88,15 +89,10 @@ class ChartCache:
         found = self._charts.get(key)
         if found is None or found[0] != count:
             return None
-        self._charts.move_to_end(key)
         return found[1]
 
     def put(self, count: Count, seq: int, png: bytes) -> None:
-        key = (count.id, seq)
-        self._charts[key] = (count, png)
-        self._charts.move_to_end(key)
-        while len(self._charts) > self.size:
-            self._charts.popitem(last=False)
+        self._charts[(count.id, seq)] = (count, png)
 
     async def get_or_render(self, count: Count, history: Sequence[Tally]) -> bytes:
         seq = history[-1].seq

@@ -107,7 +107,7 @@ async def play(
     async with App(cfg, factories, clock=clock, sleep=sleep, poll=False) as app:
         for cc in cfg.counts:
             reply = await app.commands.handle(
-                Request(CONSOLE_CHANNEL, "demo", "demo", f"subscribe {cc.count.id} all")
+                Request(CONSOLE_CHANNEL, "demo", "demo", f"subscribe {cc.count.id} all", home=True)
             )
             console.show_reply(reply)
             if app.web is not None and cc.public:

@@ -16,6 +16,7 @@ from datetime import tzinfo
 from pathlib import Path
 from typing import Any
 
+from bot.egress import EgressPolicy
 from bot.errors import ConfigError
 from bot.platform import Plugins
 from bot.settings.counts import CountConfig
@@ -55,6 +56,8 @@ class Config:
     zone (the console); None for the machine's own zone."""
     store_password_env: str | None = None
     """The variable (or ``NAME_FILE``) holding the store's database password, if it needs one."""
+    chat_sources: EgressPolicy = field(default_factory=EgressPolicy)
+    """Where a source URL typed in chat may point (``[chat_sources]``, ``bot.egress``)."""
 
     @property
     def base_dir(self) -> Path:
@@ -130,4 +133,5 @@ def _config(doc: Document, path: Path, plugins: Plugins) -> Config:
         web=doc.web,
         timezone=doc.defaults.timezone,
         store_password_env=doc.store.password_env,
+        chat_sources=doc.chat_sources.policy(),
     )

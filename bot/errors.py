@@ -59,6 +59,15 @@ class NotAuthorized(CommandError):
     """An admin command from someone who is not an admin."""
 
 
+class NotTheirs(NotAuthorized):
+    """An admin command on a tenant's count from someone who does not administer it (the audit
+    log records ``audit``, not the platform policy's reason)."""
+
+    def __init__(self, message: str, audit: str | None = None) -> None:
+        super().__init__(message)
+        self.audit = audit if audit is not None else f"refused: {message}"
+
+
 class StoreError(TallybotError):
     """The store could not be read or written."""
 
@@ -98,6 +107,11 @@ class PermanentDeliveryError(DeliveryError):
 
 class MessageGone(DeliveryError):
     """A message to edit (a live scoreboard) was deleted or can no longer be edited."""
+
+
+class NotAllowedHere(PermanentDeliveryError):
+    """The bot may not start a thread or pin a message in the channel (it may still post
+    there): the subscription goes on without that option, and says so once."""
 
 
 class DeliveryCancelled(DeliveryError):

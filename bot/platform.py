@@ -60,7 +60,7 @@ from typing import Any, Generic, TypeVar
 from bot.adapter import Adapter, Earlier, Health
 from bot.clock import Clock
 from bot.commands.builtin import VERBS
-from bot.commands.request import Reply, Request
+from bot.commands.request import Mentions, Reply, Request
 from bot.commands.throttle import Throttle
 from bot.commands.verbs import Verbs
 from bot.domain.message import Attachment, Notice, Outgoing
@@ -69,7 +69,7 @@ from bot.secrets import Secret
 from bot.settings.values import PlatformTable, suggest
 from bot.store import Database
 from bot.store.sent_ledger import SentLedger
-from bot.subscription import ChannelRef, Platform
+from bot.subscription import ChannelRef, Extra, Platform
 
 __all__ = [
     "GROUP",
@@ -81,7 +81,9 @@ __all__ = [
     "CliCommand",
     "Context",
     "Earlier",
+    "Extra",
     "Health",
+    "Mentions",
     "Notice",
     "Outgoing",
     "Platform",
@@ -122,7 +124,12 @@ class Verdict:
     """Whether the asker is an admin; if not, why (the audit log's detail of a refusal)."""
 
     admin: bool = False
+    """One of the operator's admins: they administer the operator's counts."""
     refusal: str = "refused: not an admin"
+    tenant_admin: bool = False
+    """They administer the place they ask from (its own counts), as the platform says."""
+    home: bool = False
+    """The place is one the operator lists: the operator's private counts are seen there."""
 
 
 class AdminPolicy:
@@ -191,9 +198,16 @@ class Context:
         *,
         platform_admin: bool = False,
         roles: frozenset[str] = frozenset(),
+        role_ids: frozenset[str] = frozenset(),
+        channel_admin: bool = True,
+        supports: frozenset[Extra] = frozenset(),
+        mentions: Mentions | None = None,
     ) -> Request:
         """The request for a command typed by ``user_id`` in ``channel``, with the admin
-        policy's verdict on them (an admin nowhere unless the policy says so)."""
+        policy's verdict on them (an admin nowhere unless the policy says so). ``roles``: their
+        roles' ids and names, for the policy; ``role_ids``: the ids alone, which per-count
+        grants may name (a name is anyone's to give a role); the subscription options the
+        platform ``supports`` and who may be pinged (``mentions``)."""
         verdict = self.admins.verdict(Asker(user_id, channel.workspace, platform_admin, roles))
         return Request(
             channel,
@@ -203,6 +217,12 @@ class Context:
             admin=verdict.admin,
             refusal=verdict.refusal,
             place=self.place,
+            tenant_admin=verdict.tenant_admin,
+            home=verdict.home,
+            roles=role_ids,
+            channel_admin=channel_admin,
+            supports=supports,
+            mentions=mentions,
         )
 
 

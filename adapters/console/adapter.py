@@ -30,6 +30,7 @@ from rich.text import Text
 
 from adapters.console.prompt import read_commands
 from bot.adapter import Adapter, Earlier
+from bot.commands.authority import visible_counts
 from bot.commands.request import Reply
 from bot.delivery.pacing import UNLIMITED, Limits, Pace, Route, unpaced
 from bot.domain.message import Attachment, Message, Notice, Outgoing
@@ -37,7 +38,6 @@ from bot.domain.render_text import render, show
 from bot.domain.safe_text import clean
 from bot.domain.times import Zone
 from bot.platform import Context
-from bot.store import counts as count_rows
 from bot.subscription import ChannelRef, Platform
 
 CONSOLE_CHANNEL = ChannelRef(Platform("console"), "local", "console")
@@ -93,8 +93,8 @@ class ConsoleAdapter(Adapter):
         """The prompt, until the user quits; the bot stops then (``tallybot run``)."""
         ids: list[str] = []
         if self.context is not None and self.context.store is not None:
-            async with self.context.store.connect() as conn:
-                ids = [c.id for c in await count_rows.all_counts(conn)]
+            viewer = self.context.request(CONSOLE_CHANNEL, self.user, self.user, "")
+            ids = [c.id for c in await visible_counts(self.context.store, viewer)]
         await self.prompt(count_ids=ids)
 
     async def post(

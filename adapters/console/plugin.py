@@ -30,9 +30,9 @@ class ConsoleAdmins(AdminPolicy):
         self.admin = settings.admin
 
     def verdict(self, asker: Asker) -> Verdict:
-        if self.admin:
-            return Verdict(True)
-        return Verdict(False, "refused: [console] admin = false")
+        if self.admin:  # the operator, at the terminal
+            return Verdict(True, tenant_admin=True, home=True)
+        return Verdict(False, "refused: [console] admin = false", home=True)
 
 
 def build(settings: ConsoleSettings, context: Context) -> ConsoleAdapter:

@@ -29,8 +29,9 @@ import yarl
 
 from adapters.discord.admins import DiscordAdmins
 from adapters.discord.commands import SlashCommands
-from adapters.discord.delivery import DISCORD_LIMITS, FAILURES, NO_MENTIONS, DiscordSender
+from adapters.discord.delivery import DISCORD_LIMITS, FAILURES, DiscordSender
 from adapters.discord.lib import discord
+from adapters.discord.mentions import NO_MENTIONS
 from adapters.discord.settings import TOKEN, DiscordSettings
 from adapters.discord.tree import CountGroup, TallybotClient, intents
 from bot.errors import ConfigError, TallybotError

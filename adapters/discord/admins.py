@@ -1,10 +1,12 @@
-"""Who is an admin on Discord: authority stops at the edge of the servers the operator lists.
+"""Who is an admin on Discord: authority stops at the edge of each server.
 
-Counts have no owners yet, so an admin command changes what every subscribed channel sees, in
-every server. Configured user ids (``[discord] admin_users``) are admins everywhere; Discord's
-own rights (Manage Server or Administrator) and the configured roles (``admin_roles``) only
-inside the servers listed under ``admin_guilds``: the owner of any other server the bot is in
-would otherwise command every count.
+A server's own counts are administered by its admins: members with Manage Server or
+Administrator *in that server* (``tenant_admin``), plus the per-count grants the core keeps. The
+operator's counts (the configuration file's) are administered by the configured user ids
+(``[discord] admin_users``) and, only inside the servers listed under ``admin_guilds`` (the
+operator's own: ``home``, where the operator's private counts are seen), by members with Manage
+Server, Administrator or one of the ``admin_roles``: the owner of any other server the bot is in
+would otherwise command the operator's counts.
 """
 
 from __future__ import annotations
@@ -25,18 +27,21 @@ class DiscordAdmins(AdminPolicy):
         self.guilds = settings.admin_guilds
 
     def verdict(self, asker: Asker) -> Verdict:
+        home = asker.workspace in self.guilds
+        here = asker.platform_admin and asker.workspace != "@me"
         if asker.user_id in self.users:
-            return Verdict(True)
+            return Verdict(True, tenant_admin=here, home=home)
         rights = asker.platform_admin or bool(asker.roles & self.roles)
-        if rights and asker.workspace in self.guilds:
-            return Verdict(True)
+        if rights and home:
+            return Verdict(True, tenant_admin=here, home=home)
         if rights:
             return Verdict(
                 False,
                 "refused: Manage Server and admin roles count only in the servers listed in "
                 f"[discord] admin_guilds, and {asker.workspace} is not one",
+                tenant_admin=here,
             )
-        return Verdict()
+        return Verdict(home=home)
 
     def warn_about(self, guilds: Iterable[tuple[str, Iterable[str]]]) -> None:
         """Warn about settings that make nobody an admin, given the servers the bot is in (id,

@@ -15,21 +15,24 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from adapters.discord.delivery import FAILURES, NO_MENTIONS, discord_file
+from adapters.discord.delivery import FAILURES, discord_file
 from adapters.discord.embeds import choice_name, escape, reply_parts
 from adapters.discord.lib import app_commands, discord
+from adapters.discord.mentions import NO_MENTIONS, DiscordMentions
 from bot.commands.args import Value
+from bot.commands.authority import visible_counts
 from bot.commands.inflight import InFlight
 from bot.commands.request import Reply, Request
 from bot.commands.verbs import VerbSpec
 from bot.errors import CommandError
 from bot.platform import Context
-from bot.store import counts as count_rows
-from bot.subscription import ChannelRef, Platform
+from bot.subscription import ChannelRef, Extra, Platform
 
 log = logging.getLogger(__name__)
 
 PLATFORM = Platform("discord")
+SUPPORTS = frozenset(Extra)
+"""The subscription options tallybot has on Discord."""
 Values = Mapping[str, Value]
 """A subcommand's options as given, by name."""
 
@@ -103,9 +106,11 @@ class SlashCommands:
     def request_for(self, interaction: Ix, text: str) -> Request:
         user = interaction.user
         roles: frozenset[str] = frozenset()
+        role_ids: frozenset[str] = frozenset()
         if isinstance(user, discord.Member):
             named = [r for r in user.roles if not r.is_default()]
-            roles = frozenset([str(r.id) for r in named] + [r.name for r in named])
+            role_ids = frozenset(str(r.id) for r in named)
+            roles = role_ids | {r.name for r in named}
         perms = interaction.permissions
         workspace = str(interaction.guild_id) if interaction.guild_id is not None else "@me"
         return self.context.request(
@@ -115,6 +120,12 @@ class SlashCommands:
             text,
             platform_admin=perms.manage_guild or perms.administrator,
             roles=roles,
+            role_ids=role_ids,
+            # Discord lets a command's default member permissions say who may use it, but not
+            # a subcommand's: /count subscribe checks Manage Channels (here) itself.
+            channel_admin=perms.manage_channels or perms.administrator,
+            supports=SUPPORTS,
+            mentions=DiscordMentions(interaction.guild, perms, interaction.app_permissions),
         )
 
     async def _answer_now(self, interaction: Ix, reply: Reply) -> None:
@@ -153,13 +164,14 @@ class SlashCommands:
                 content, embed=embed, ephemeral=ephemeral, allowed_mentions=NO_MENTIONS, **extra
             )
 
-    async def count_choices(self, current: str) -> list[app_commands.Choice[str]]:
-        """Autocomplete for a count option: ids and titles containing what was typed."""
+    async def count_choices(self, interaction: Ix, current: str) -> list[app_commands.Choice[str]]:
+        """Autocomplete for a count option: ids and titles containing what was typed, of the
+        counts the member may see from this server (never another server's private count)."""
         if self.context.store is None:
             return []
+        viewer = self.request_for(interaction, "")
         try:
-            async with self.context.store.connect() as conn:
-                counts = await count_rows.all_counts(conn)
+            counts = [c for c in await visible_counts(self.context.store, viewer) if not c.archived]
         except Exception:
             log.exception("autocomplete: could not read the counts")
             return []

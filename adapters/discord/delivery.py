@@ -40,11 +40,14 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import aiohttp
+from cachetools import LRUCache
 
 from adapters.discord.embeds import clip, message_embed, notice_content
 from adapters.discord.lib import discord
+from adapters.discord.mentions import NO_MENTIONS, role_ping
+from adapters.discord.places import POST_ROUTE, DiscordPlaces
 from adapters.discord.text import plain
-from bot.adapter import Adapter, Earlier
+from bot.adapter import Earlier
 from bot.delivery.pacing import Bucket, Limits, Pace, Route, Window, unpaced
 from bot.domain.message import Attachment, Notice, Outgoing
 from bot.errors import (
@@ -59,7 +62,6 @@ from bot.subscription import ChannelRef, Platform
 
 log = logging.getLogger("adapters.discord")
 
-POST_ROUTE = "POST /channels/{channel_id}/messages"
 EDIT_ROUTE = "PATCH /channels/{channel_id}/messages/{message_id}"
 READ_ROUTE = "GET /channels/{channel_id}/messages"
 DISCORD_LIMITS = Limits(
@@ -83,6 +85,7 @@ CLOCK_SKEW_S = 300.0
 HISTORY_PAGE = 100  # messages per read, Discord's maximum
 MAX_NONCE = 25
 MAX_ALT_TEXT = 1024  # Discord's limit on an attachment's description (its alt text)
+NAMES_KEPT = 1024  # names of deleted channels remembered for the notice about them
 REF = re.compile(r"(?:^|\s)ref (\S+)$")
 """The delivery key at the end of a footer or of a notice (``ref tb123``)."""
 
@@ -105,8 +108,6 @@ FAILURES: tuple[type[BaseException], ...] = (
     TimeoutError,
 )
 """What a REST call through discord.py raises when Discord or the network fails."""
-
-NO_MENTIONS = discord.AllowedMentions.none()
 
 
 def file_name(name: str) -> str:
@@ -144,7 +145,7 @@ def key_in(message: dict[str, Any]) -> str | None:
     return None
 
 
-class DiscordSender(Adapter):
+class DiscordSender(DiscordPlaces):
     """Delivery on Discord (see the module docstring); ``open_client`` gives the discord.py
     client while the adapter is open."""
 
@@ -153,29 +154,8 @@ class DiscordSender(Adapter):
 
     def __init__(self, limits: Limits = DISCORD_LIMITS) -> None:
         self.limits = limits
-        self._names: dict[int, str] = {}
-
-    def open_client(self) -> discord.Client | None:
-        """The discord.py client, while the adapter is open."""
-        raise NotImplementedError
-
-    def _live(self) -> discord.Client:
-        client = self.open_client()
-        if client is None:
-            raise RuntimeError("the Discord adapter is not open")
-        return client
-
-    def _target(self, channel: ChannelRef) -> discord.PartialMessageable:
-        try:
-            channel_id = int(channel.channel)
-        except ValueError:
-            raise PermanentDeliveryError(
-                f"{channel}: {channel.channel!r} is not a Discord channel id"
-            ) from None
-        guild_id = int(channel.workspace) if channel.workspace.isdigit() else None
-        return self._live().get_partial_messageable(
-            channel_id, guild_id=guild_id, type=discord.ChannelType.text
-        )
+        self._names: LRUCache[int, str] = LRUCache(NAMES_KEPT)
+        self._threads = set()
 
     async def post(
         self,
@@ -194,6 +174,8 @@ class DiscordSender(Adapter):
         message, so the message found shows it (or was sent without it, refused)."""
         if earlier is not None:
             return earlier.message_id
+        if channel.thread is not None:
+            return await self.post_in_thread(channel, content, key, pace, attachment)
         target = self._target(channel)
         route = Route(POST_ROUTE, channel.channel)
         if attachment is not None:
@@ -238,8 +220,9 @@ class DiscordSender(Adapter):
             embed = message_embed(content, ref=key)
             if attachment is not None:  # the chart inside the message's card, under the figures
                 embed.set_image(url=f"attachment://{extra['file'].filename}")
+            ping, allowed = role_ping(content)  # a subscription's role, on a call: else none
             sent = await target.send(
-                embed=embed, allowed_mentions=NO_MENTIONS, nonce=nonce, **extra
+                ping, embed=embed, allowed_mentions=allowed, nonce=nonce, **extra
             )
         return str(sent.id)
 

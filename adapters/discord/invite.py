@@ -10,6 +10,8 @@ SEND_MESSAGES_IN_THREADS  38    post updates when subscribed from a thread
 EMBED_LINKS               14    updates are embeds
 ATTACH_FILES              15    attach images or files to updates (charts)
 READ_MESSAGE_HISTORY      16    find and edit its own earlier messages (live scoreboards)
+CREATE_PUBLIC_THREADS     35    a subscription's ``thread``: a thread on its first message
+PIN_MESSAGES              51    a subscription's ``pin``: pin the live scoreboard
 ========================  ====  ==============================================================
 
 Slash commands need the ``applications.commands`` scope, not a permission.
@@ -42,6 +44,8 @@ class Permission(IntFlag):
     ATTACH_FILES = 1 << 15
     READ_MESSAGE_HISTORY = 1 << 16
     SEND_MESSAGES_IN_THREADS = 1 << 38
+    CREATE_PUBLIC_THREADS = 1 << 35
+    PIN_MESSAGES = 1 << 51
 
 
 NEEDED: tuple[Permission, ...] = (
@@ -51,6 +55,8 @@ NEEDED: tuple[Permission, ...] = (
     Permission.EMBED_LINKS,
     Permission.ATTACH_FILES,
     Permission.READ_MESSAGE_HISTORY,
+    Permission.CREATE_PUBLIC_THREADS,
+    Permission.PIN_MESSAGES,
 )
 """What the bot needs, and nothing else (see the module docstring for why each)."""
 

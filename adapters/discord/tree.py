@@ -58,7 +58,7 @@ def intents() -> discord.Intents:
 
 
 async def _count_autocomplete(interaction: Ix, current: str) -> list[app_commands.Choice[str]]:
-    return await interaction.client.runner.count_choices(current)
+    return await interaction.client.runner.count_choices(interaction, current)
 
 
 def _annotation(option: Option) -> Any:

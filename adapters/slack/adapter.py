@@ -42,7 +42,6 @@ says whether the Socket Mode connection is up (HTTP mode has none: always connec
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 
 import aiohttp
@@ -71,7 +70,7 @@ class SlackAdapter(SlackCommands):
         admin_cache_seconds: float = 300.0,
         history_limit: int = 200,
         timeout: int = 30,
-        monotonic: Callable[[], float] = time.monotonic,
+        monotonic: Callable[[], float] | None = None,
     ) -> None:
         bot_token = context.secret(BOT_TOKEN)
         app_token = context.secrets.get(APP_TOKEN)

@@ -17,6 +17,8 @@ every payload built here:
 
 from __future__ import annotations
 
+import re
+
 from bot.commands.request import Reply
 from bot.domain.message import ChoiceLine, Message, Notice, Outgoing, Timed
 from bot.domain.safe_text import clean
@@ -38,6 +40,8 @@ MAX_FILE_TITLE = 255
 MAX_ALT_TEXT = 1000
 """The longest image description (alt_txt) Slack takes for an upload."""
 MAX_REPLY = 12_000
+USER_GROUP = re.compile(r"^S[A-Z0-9]{2,20}$")
+"""A Slack user group's id."""
 """A command reply's text (lists, history), over as many sections as it takes."""
 ELLIPSIS = "…"
 
@@ -201,18 +205,34 @@ def notice_blocks(notice: Notice) -> list[Block]:
     return [section(f"⚠️ tallybot · {notice.text}")]
 
 
+def ping(content: Outgoing) -> str | None:
+    """``<!subteam^ID>`` for the user group a subscription pings on this post (its calls and
+    its final), when it has one: the only mention tallybot ever writes."""
+    mention = content.mention if isinstance(content, Message) else None
+    if mention is None or not USER_GROUP.match(mention):
+        return None
+    return f"<!subteam^{mention}>"
+
+
 def blocks_for(content: Outgoing) -> list[Block]:
     if isinstance(content, Notice):
         return notice_blocks(content)
-    return message_blocks(content)
+    blocks = message_blocks(content)
+    group = ping(content)
+    if group is None:
+        return blocks
+    pinged: SectionBlock = {"type": "section", "text": {"type": "mrkdwn", "text": group}}
+    return [pinged, *blocks[: MAX_BLOCKS - 1]]
 
 
 def fallback_text(content: Outgoing) -> str:
     """The ``text`` that notifications and screen readers show: the headline (mrkdwn to Slack,
-    so neutralised)."""
+    so neutralised), after the user group pinged, if any."""
     if isinstance(content, Notice):
         return clip(mrkdwn(f"tallybot: {content.text}"), MAX_FALLBACK)
-    return clip(mrkdwn(content.headline or content.title or content.count_id), MAX_FALLBACK)
+    text = clip(mrkdwn(content.headline or content.title or content.count_id), MAX_FALLBACK)
+    group = ping(content)
+    return text if group is None else f"{group} {text}"
 
 
 def reply_payload(reply: Reply) -> tuple[str, list[Block]]:

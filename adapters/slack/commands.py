@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import logging
 import re
-import time
-from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
 import aiohttp
+from cachetools import LRUCache, TTLCache
 from slack_bolt.async_app import AsyncAck, AsyncRespond
 from slack_sdk.errors import SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
@@ -27,6 +26,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from adapters.slack.admins import SlackAdmins
 from adapters.slack.blocks import file_comment, reply_payload
 from adapters.slack.delivery import SLACK_LIMITS, SlackSender, translate
+from adapters.slack.mentions import SlackMentions
 from adapters.slack.payloads import AppMention, EventCallback, SlashCommand, as_json
 from adapters.slack.settings import SlackSettings
 from bot.commands.inflight import InFlight
@@ -34,11 +34,13 @@ from bot.commands.request import Reply, Request
 from bot.domain.message import Attachment
 from bot.errors import DeliveryError, TransientDeliveryError
 from bot.platform import Context
-from bot.subscription import ChannelRef, Platform
+from bot.subscription import ChannelRef, Extra, Platform
 
 log = logging.getLogger(__name__)
 
 PLATFORM = Platform("slack")
+SUPPORTS = frozenset(Extra)
+"""The subscription options tallybot has on Slack."""
 
 
 class _QuietTokenWarning(logging.Filter):
@@ -54,6 +56,8 @@ log.addFilter(_QuietTokenWarning())
 INVITE_FIX = "invite the bot with /invite @tallybot"
 SEEN_EVENTS = 2048
 """How many event ids are remembered to drop Slack's redeliveries (a bounded LRU)."""
+ADMIN_LOOKUPS_KEPT = 4096
+"""users.info answers remembered (per workspace and user, each for ``admin_cache_seconds``)."""
 
 MENTION = re.compile(r"<@([A-Z0-9]+)(?:\|[^>]*)?>")
 
@@ -78,18 +82,20 @@ class SlackCommands(SlackSender):
         *,
         admin_cache_seconds: float,
         history_limit: int,
-        monotonic: Callable[[], float] = time.monotonic,
+        monotonic: Callable[[], float] | None = None,
+        admin_lookups_kept: int = ADMIN_LOOKUPS_KEPT,
     ) -> None:
+        """``monotonic``: the clock of the admin lookups' expiry (the context's by default)."""
         limits = SLACK_LIMITS.with_windows(settings.limits)
         super().__init__(client, limits=limits, history_limit=history_limit)
         self.config = settings
         self.context = context
         self.admins = SlackAdmins(settings)
         self.team_id: str | None = None
-        self._admin_ttl = admin_cache_seconds
-        self._monotonic = monotonic
-        self._admin_cache: dict[str, tuple[float, bool]] = {}
-        self._seen_events: OrderedDict[str, None] = OrderedDict()
+        self._admin_cache: TTLCache[tuple[str, str], bool, float] = TTLCache(
+            admin_lookups_kept, admin_cache_seconds, timer=monotonic or context.clock.monotonic
+        )
+        self._seen_events: LRUCache[str, None] = LRUCache(SEEN_EVENTS)
         self.inflight = InFlight(grace=10.0)
 
     async def _on_command(
@@ -203,13 +209,9 @@ class SlackCommands(SlackSender):
         """False for an event id seen before (Slack's retries), remembering the latest ones."""
         if not event_id:
             return True
-        if event_id in self._seen_events:
-            self._seen_events.move_to_end(event_id)
-            return False
-        self._seen_events[event_id] = None
-        while len(self._seen_events) > SEEN_EVENTS:
-            self._seen_events.popitem(last=False)
-        return True
+        seen = event_id in self._seen_events
+        self._seen_events[event_id] = None  # the latest use, for the LRU
+        return not seen
 
     async def _request(
         self, *, team: object, channel: str, user: str, name: str, text: str
@@ -219,7 +221,13 @@ class SlackCommands(SlackSender):
         if self.admins.asks_platform(user) and self.context.verbs.needs_admin(text):
             admin = await self.is_workspace_admin(user, workspace)
         return self.context.request(
-            ChannelRef(PLATFORM, workspace, channel), user, name, text.strip(), platform_admin=admin
+            ChannelRef(PLATFORM, workspace, channel),
+            user,
+            name,
+            text.strip(),
+            platform_admin=admin,
+            supports=SUPPORTS,
+            mentions=SlackMentions(),
         )
 
     async def is_workspace_admin(self, user_id: str, workspace: str) -> bool:
@@ -227,11 +235,10 @@ class SlackCommands(SlackSender):
         closed). A user from another workspace (a shared channel, another workspace of an
         organisation) is not, whatever their rights at home: the policy
         (``adapters.slack.admins``) then decides whether workspace admins count there."""
-        now = self._monotonic()
-        key = f"{workspace}/{user_id}"
+        key = (workspace, user_id)
         cached = self._admin_cache.get(key)
-        if cached is not None and cached[0] > now:
-            return cached[1]
+        if cached is not None:
+            return cached
         try:
             response = await self.client.users_info(user=user_id)
         except (SlackClientError, aiohttp.ClientError, OSError) as exc:
@@ -241,5 +248,5 @@ class SlackCommands(SlackSender):
         admin = user.get("team_id") == workspace and any(
             bool(user.get(k)) for k in ("is_admin", "is_owner", "is_primary_owner")
         )
-        self._admin_cache[key] = (now + self._admin_ttl, admin)
+        self._admin_cache[key] = admin
         return admin

@@ -20,10 +20,11 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.adapter import Adapter, Earlier
 from bot.delivery.pacing import Bucket, Limits, Pace, Route, Window, unpaced
-from bot.domain.message import Attachment, Notice, Outgoing
+from bot.domain.message import Attachment, Message, Notice, Outgoing
 from bot.errors import (
     DeliveryError,
     MessageGone,
+    NotAllowedHere,
     PermanentDeliveryError,
     RateLimited,
     TransientDeliveryError,
@@ -50,6 +51,10 @@ SLACK_LIMITS = Limits(
         # Tiers count per method per workspace: Tier 3 is "50+ per minute", Tier 4 "100+".
         "chat.update": (Bucket("chat.update", Window(50, 60.0)),),
         "conversations.history": (Bucket("conversations.history", Window(50, 60.0)),),
+        "conversations.replies": (Bucket("conversations.replies", Window(50, 60.0)),),
+        # Tier 2: "20+ per minute".
+        "pins.add": (Bucket("pins.add", Window(20, 60.0)),),
+        "pins.remove": (Bucket("pins.remove", Window(20, 60.0)),),
         "files.getUploadURLExternal": (Bucket("files.getUploadURLExternal", Window(100, 60.0)),),
         "files.completeUploadExternal": (
             Bucket("files.completeUploadExternal", Window(100, 60.0)),
@@ -59,7 +64,11 @@ SLACK_LIMITS = Limits(
 """What the dispatcher paces Slack requests by; ``[slack.limits]`` in the configuration can
 change a bucket's window by name."""
 INVITE_FIX = "invite the bot with /invite @tallybot"
-GONE_ERRORS = frozenset({"message_not_found", "cant_update_message", "edit_window_closed"})
+GONE_ERRORS = frozenset(
+    {"message_not_found", "cant_update_message", "edit_window_closed", "thread_not_found"}
+)
+SETTLED_PIN = frozenset({"already_pinned", "no_pin", "message_not_found"})
+"""pins.add / pins.remove answers that leave the message as wanted (or gone)."""
 TRANSIENT_ERRORS = frozenset(
     {"ratelimited", "internal_error", "fatal_error", "service_unavailable", "request_timeout"}
 )
@@ -158,12 +167,14 @@ class SlackSender(Adapter):
                 log.info("%s: its %s was already uploaded too", where, attachment.filename)
                 return ts
         if attachment is not None:
-            await self._upload_to_thread(channel, ts, content, attachment, pace)
+            await self._upload_to_thread(channel, channel.thread or ts, content, attachment, pace)
         return ts
 
     async def _post_message(
         self, channel: ChannelRef, content: Outgoing, key: str, where: str, pace: Pace
     ) -> str:
+        # A reply into the thread when the place is one; a final shows in the channel too.
+        final = isinstance(content, Message) and content.final
         async with pace(Route("chat.postMessage", channel.channel), delivers=True):
             try:
                 response = await self.client.chat_postMessage(
@@ -173,9 +184,11 @@ class SlackSender(Adapter):
                     metadata=dict(delivery_metadata(key)),
                     unfurl_links=False,
                     unfurl_media=False,
+                    thread_ts=channel.thread,
+                    reply_broadcast=final if channel.thread is not None else None,
                 )
             except (SlackClientError, aiohttp.ClientError, OSError) as exc:
-                raise translate(exc, where) from exc
+                raise translate(exc, where, editing=channel.thread is not None) from exc
         ts = response.get("ts")
         if not isinstance(ts, str):
             raise TransientDeliveryError(f"{where}: Slack's answer had no ts")
@@ -262,13 +275,24 @@ class SlackSender(Adapter):
         (one conversations.history read), with whether the bot replied in their thread (where
         a final's chart goes). ``since`` is not used: Slack's ts and our clock may disagree."""
         wanted = set(keys)
-        async with pace(Route("conversations.history", channel.channel)):
+        method = "conversations.history" if channel.thread is None else "conversations.replies"
+        async with pace(Route(method, channel.channel)):
             try:
-                response = await self.client.conversations_history(
-                    channel=channel.channel, include_all_metadata=True, limit=self._history_limit
-                )
+                if channel.thread is None:
+                    response = await self.client.conversations_history(
+                        channel=channel.channel,
+                        include_all_metadata=True,
+                        limit=self._history_limit,
+                    )
+                else:  # a thread's replies (and its parent)
+                    response = await self.client.conversations_replies(
+                        channel=channel.channel,
+                        ts=channel.thread,
+                        include_all_metadata=True,
+                        limit=self._history_limit,
+                    )
             except (SlackClientError, aiohttp.ClientError, OSError) as exc:
-                raise translate(exc, f"slack history of {channel}") from exc
+                raise translate(exc, f"slack history of {channel}", editing=True) from exc
         messages: list[HistoryMessage] = response.get("messages") or []
         found: dict[str, Earlier] = {}
         for message in messages:
@@ -286,6 +310,28 @@ class SlackSender(Adapter):
                 replied = self.bot_user_id in (message.get("reply_users") or [])
                 found[key] = Earlier(ts, with_attachment=replied)
         return found
+
+    async def pin(self, channel: ChannelRef, message_id: str, *, pace: Pace = unpaced) -> None:
+        await self._pin("pins.add", channel, message_id, pace)
+
+    async def unpin(self, channel: ChannelRef, message_id: str, *, pace: Pace = unpaced) -> None:
+        await self._pin("pins.remove", channel, message_id, pace)
+
+    async def _pin(self, method: str, channel: ChannelRef, ts: str, pace: Pace) -> None:
+        """pins.add / pins.remove (the app needs pins:write); refused, ``NotAllowedHere``."""
+        async with pace(Route(method, channel.channel)):
+            try:
+                call = self.client.pins_add if method == "pins.add" else self.client.pins_remove
+                await call(channel=channel.channel, timestamp=ts)
+            except SlackApiError as exc:
+                error = str(exc.response.get("error") or "")
+                if error in SETTLED_PIN:
+                    return
+                if error in ("missing_scope", "not_allowed", "restricted_action"):
+                    raise NotAllowedHere(f"Slack answered {error} to {method}") from exc
+                raise translate(exc, f"slack {method} in {channel}") from exc
+            except (SlackClientError, aiohttp.ClientError, OSError) as exc:
+                raise translate(exc, f"slack {method} in {channel}") from exc
 
     async def edit(
         self, channel: ChannelRef, message_id: str, content: Outgoing, *, pace: Pace = unpaced

@@ -32,13 +32,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections import OrderedDict
 from collections.abc import Collection
 from datetime import UTC, datetime
 
 from aiogram.client.session.aiohttp import AiohttpSession
 from aiogram.types import Update
 from aiohttp import web
+from cachetools import LRUCache
 
 from bot.delivery.pacing import Pace, unpaced
 from bot.delivery.ratelimit import Sleep
@@ -113,10 +113,13 @@ class TelegramAdapter(Adapter):
             menu=menu(context.verbs),
         )
         self.commands: TelegramCommands | None = None
-        self._maybe_posted: OrderedDict[str, bool] = OrderedDict()
+        self._maybe_posted: LRUCache[str, bool] = LRUCache(KEYS_KEPT)
         """Per delivery key, what this process knows: True, an earlier attempt may have posted
         it (its answer was lost, a repair did not finish); False, every attempt surely failed
         (an error answer: a 429, a refusal). Unknown keys the courier asks about are in doubt."""
+        self._posted: LRUCache[str, Earlier] = LRUCache(KEYS_KEPT)
+        """Delivery keys this process posted, with their message: a retry of one (its record
+        in the store failed after the post went out) finds it here instead of posting again."""
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -183,8 +186,7 @@ class TelegramAdapter(Adapter):
                 raise
             else:
                 await self.ledger.settle(chat, sent)
-                self._maybe_posted.pop(key, None)
-                return str(sent)
+                return self._done(key, sent, attachment)
         self._remember(key, True)  # until the repair is through, a copy may be out there
         posted = await post_once(
             self.sender,
@@ -195,19 +197,21 @@ class TelegramAdapter(Adapter):
             pace=pace,
             window=self.settings.probe_window,
         )
-        self._maybe_posted.pop(key, None)
         if posted.possible_duplicate:
             log.warning(
                 "telegram post %s to %s: a duplicate may remain (probed %d ids)",
                 key, chat, posted.probes,
             )  # fmt: skip
-        return str(posted.message_id)
+        return self._done(key, posted.message_id, attachment)
+
+    def _done(self, key: str, message_id: int, attachment: Attachment | None) -> str:
+        """``key`` is posted as ``message_id`` (a photo with its caption, with a chart)."""
+        self._maybe_posted.pop(key, None)
+        self._posted[key] = Earlier(str(message_id), with_attachment=attachment is not None)
+        return str(message_id)
 
     def _remember(self, key: str, maybe: bool) -> None:
         self._maybe_posted[key] = maybe
-        self._maybe_posted.move_to_end(key)
-        while len(self._maybe_posted) > KEYS_KEPT:
-            self._maybe_posted.popitem(last=False)
 
     async def edit(
         self, channel: ChannelRef, message_id: str, content: Content, *, pace: Pace = unpaced
@@ -226,8 +230,10 @@ class TelegramAdapter(Adapter):
         since: datetime,
         pace: Pace = unpaced,
     ) -> dict[str, Earlier]:
-        """Nothing can be confirmed (a bot cannot read a chat's history): the keys asked about
-        are noted as in doubt, so that their ``post`` repairs instead of sending blindly."""
-        for key in keys:
+        """What this process posted itself; nothing else can be confirmed (a bot cannot read a
+        chat's history): the other keys asked about are noted as in doubt, so that their
+        ``post`` repairs instead of sending blindly."""
+        found = {key: self._posted[key] for key in keys if key in self._posted}
+        for key in set(keys) - set(found):
             self._remember(key, self._maybe_posted.get(key, True))
-        return {}
+        return found

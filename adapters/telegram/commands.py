@@ -26,6 +26,7 @@ from datetime import UTC
 
 from aiogram import Bot
 from aiogram.types import BotCommand, BufferedInputFile, Message, ReplyParameters, Update
+from cachetools import TTLCache
 
 from bot.commands.builtin import VERBS
 from bot.commands.inflight import guarded
@@ -48,6 +49,8 @@ COMMAND = "count"
 COMMAND_SUMMARY = "Vote counts: /count help, /count status <count>"
 Handler = Callable[[Request], Awaitable[Reply]]
 Monotonic = Callable[[], float]
+ADMIN_LOOKUPS_KEPT = 4096
+"""getChatMember answers remembered (per chat and user, each for ``admin_cache_seconds``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,27 +127,25 @@ def incoming(update: Update, bot_username: str, verbs: Container[str] = ()) -> I
 class AdminCheck:
     """Whether Telegram says a user administers a chat (``getChatMember``), cached briefly."""
 
-    def __init__(self, bot: Bot, *, ttl: float, monotonic: Monotonic) -> None:
+    def __init__(
+        self, bot: Bot, *, ttl: float, monotonic: Monotonic, kept: int = ADMIN_LOOKUPS_KEPT
+    ) -> None:
         self.bot = bot
         self.ttl = ttl
-        self.monotonic = monotonic
-        self._cache: dict[tuple[int, int], tuple[float, bool]] = {}
+        self._cache: TTLCache[tuple[int, int], bool, float] = TTLCache(kept, ttl, timer=monotonic)
 
     async def is_admin(self, chat_id: int, user_id: int) -> bool:
         """Creator or administrator of ``chat_id``; False when Telegram cannot say."""
-        now = self.monotonic()
         cached = self._cache.get((chat_id, user_id))
-        if cached is not None and cached[0] > now:
-            return cached[1]
+        if cached is not None:
+            return cached
         try:
             member = await self.bot.get_chat_member(chat_id, user_id)
         except FAILURES as exc:
             log.warning("telegram getChatMember %s in %s failed: %s", user_id, chat_id, exc)
             return False
         admin = member.status in ("creator", "administrator")
-        if len(self._cache) > 4096:
-            self._cache = {k: v for k, v in self._cache.items() if v[0] > now}
-        self._cache[(chat_id, user_id)] = (now + self.ttl, admin)
+        self._cache[(chat_id, user_id)] = admin
         return admin
 
 
@@ -157,16 +158,18 @@ class TelegramAdmins(AdminPolicy):
     def verdict(self, asker: Asker) -> Verdict:
         listed = asker.user_id.isdigit() and int(asker.user_id) in self.settings.admin_users
         chat = asker.workspace.lstrip("-")
-        here = chat.isdigit() and int(asker.workspace) in self.settings.admin_chats
-        if listed or (here and asker.platform_admin):
-            return Verdict(True)
+        home = chat.isdigit() and int(asker.workspace) in self.settings.admin_chats
+        tenant = asker.platform_admin
+        if listed or (home and asker.platform_admin):
+            return Verdict(True, tenant_admin=tenant, home=home)
         if asker.platform_admin:
             return Verdict(
                 False,
                 "refused: Telegram admins count only in the chats listed in [telegram] "
                 f"admin_chats, and {asker.workspace} is not one",
+                tenant_admin=True,
             )
-        return Verdict()
+        return Verdict(home=home)
 
 
 def admin_policy(settings: TelegramSettings) -> AdminPolicy:
@@ -208,10 +211,10 @@ class TelegramCommands:
     async def request(self, got: Incoming) -> Request:
         """The core's request for ``got``, with Telegram's word on admin status where it counts."""
         admin = False
-        if got.chat_id in self.settings.admin_chats and self.verbs.needs_admin(got.text):
+        if self.verbs.needs_admin(got.text):
             if got.as_chat:
                 admin = True  # only a chat's admins can post as the chat
-            elif got.user_id is not None and got.user_id not in self.settings.admin_users:
+            elif got.user_id is not None:  # a configured admin may be this chat's too
                 admin = await self.admins.is_admin(got.chat_id, got.user_id)
         user = str(got.user_id) if got.user_id is not None else f"chat{got.chat_id}"
         channel = channel_of(got.chat_id, self.platform)
@@ -224,6 +227,9 @@ class TelegramCommands:
             admin=verdict.admin,
             refusal=verdict.refusal,
             place="chat",
+            tenant_admin=verdict.tenant_admin,
+            home=verdict.home,
+            private_replies=False,  # every answer shows in the chat
         )
 
     async def handle_update(self, update: Update) -> None:

@@ -20,7 +20,6 @@ import asyncio
 import hmac
 import json
 import logging
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -31,6 +30,7 @@ from aiogram.client.telegram import TelegramAPIServer
 from aiogram.exceptions import TelegramConflictError
 from aiogram.types import BotCommand, Update, User
 from aiohttp import web
+from cachetools import LRUCache
 from pydantic import ValidationError
 
 from bot.clock import Clock
@@ -82,6 +82,7 @@ class TelegramLifecycle:
         webhook_secret: str | None = None,
         finish_timeout: float = 5.0,
         menu: Sequence[BotCommand] = MENU,
+        seen_updates: int = SEEN_UPDATES,
     ) -> None:
         if settings.mode == "webhook" and not webhook_secret:
             raise ConfigError("TELEGRAM_WEBHOOK_SECRET is not set: webhook mode needs it")
@@ -99,7 +100,7 @@ class TelegramLifecycle:
         self._started: float | None = None
         self._poller: asyncio.Task[None] | None = None
         self._handlers = InFlight(grace=finish_timeout)
-        self._seen: OrderedDict[int, None] = OrderedDict()
+        self._seen: LRUCache[int, None] = LRUCache(seen_updates)
 
     # ------------------------------------------------------------------ start, stop
 
@@ -204,8 +205,6 @@ class TelegramLifecycle:
         if update_id in self._seen:
             return False
         self._seen[update_id] = None
-        while len(self._seen) > SEEN_UPDATES:
-            self._seen.popitem(last=False)
         return True
 
     # ------------------------------------------------------------------ health

@@ -11,7 +11,8 @@ line. Kinds:
 - :class:`FiguresArg`: ``name=number`` figures, plus optional named whole numbers
   (``void``, ``challenged``, ``received``) that typed options give one by one;
 - :class:`TextArg`: the rest of the line as free text (a title, an ``@user``);
-- :class:`SettingsArg`: ``key=value`` pairs of text, from a known set of keys.
+- :class:`SettingsArg`: ``key=value`` pairs of text, from a known set of keys;
+- :class:`bot.commands.hearing.WantsArg`: what a subscription hears and its options.
 
 A verb takes at most one argument of each kind: the parsed :class:`Command` has one field for
 each.
@@ -27,6 +28,7 @@ from enum import StrEnum
 
 from bot.domain.model import CEILING_RULE, figure_value
 from bot.errors import CommandError
+from bot.subscription import Wants
 
 NUMBER = re.compile(r"^[0-9]{1,3}(,[0-9]{3})+$|^[0-9]+$")
 """A figure: ASCII digits only (``\\d`` would take any script's digits), optionally ``1,100``."""
@@ -47,6 +49,8 @@ class Command:
     figures: tuple[tuple[str, int], ...] = ()
     text: str | None = None
     settings: tuple[tuple[str, str], ...] = ()
+    wants: Wants | None = None
+    """What a subscription hears (``bot.commands.hearing``); its ``mention`` as typed."""
 
 
 class OptionKind(StrEnum):

@@ -1,36 +1,37 @@
 """The built-in verbs: their specs and handlers, registered in :data:`VERBS`.
 
-    subscribe <count> [events|all|live]     unsubscribe <count>      list
+    subscribe <count> [events|all|live] [final|calls|leads] [close=N|N%] [mention=@role]
+              [thread] [pin]            unsubscribe <count>      list
     status [count]                          history <count>          chart <count>       help
     update <count> yes=463 no=1100 challenged=505 void=76 received=3215    (admins)
     correct <count> ...                     (admins: figures that go down, or change a final)
     pause <count>   resume <count>   final <count>                          (admins)
     deliveries                              (admins: messages that could not be delivered)
+    create <count> <title> choices=... | edit | archive | delete        (:mod:`count_verbs`)
+    admins add|remove|list <count> [@who] | apikey create|revoke|list   (:mod:`grants`)
 
+"Admins" are the count's (:mod:`bot.commands.authority`): authority stops at its owner's edge.
 Every error is one line that says what to type instead.
 """
 
 from __future__ import annotations
 
-from bot.commands import reports
+from bot.commands import count_verbs, grants, reports
 from bot.commands.args import Choice, ChoiceArg, CountArg, FiguresArg
+from bot.commands.authority import find_count
+from bot.commands.hearing import WantsArg
 from bot.commands.manual import manual
 from bot.commands.request import Reply
+from bot.commands.subscribing import checked_wants, describe, mention_audit, scoreboard
 from bot.commands.verbs import Call, Verb, Verbs, VerbSpec
-from bot.domain import format as fmt
 from bot.domain.model import Count
 from bot.errors import CommandError
+from bot.store import audit as audit_rows
 from bot.store import outbox
 from bot.store import subscriptions as sub_rows
 from bot.store import tallies as tally_rows
-from bot.store.outbox import DeliveryAction, NewDelivery
-from bot.subscription import Mode
+from bot.subscription import Mode, Wants
 
-MODE_WORDS = {
-    Mode.EVENTS: "significant events only",
-    Mode.ALL: "every change",
-    Mode.LIVE: "a live scoreboard plus significant events",
-}
 MODE = ChoiceArg(
     "mode",
     (
@@ -43,6 +44,7 @@ MODE = ChoiceArg(
     default=Mode.EVENTS,
     description="What to post (default: events)",
 )
+WANTS = WantsArg(MODE)
 SEARCH = CountArg("The count (start typing to search)")
 COUNT = CountArg()
 
@@ -53,47 +55,69 @@ VERBS = Verbs()
 async def the_count(call: Call) -> Count:
     """The count the command names (a CommandError naming the close ones if there is none)."""
     assert call.command.count is not None  # a required CountArg took it
-    return await reports.find_count(call.services.db, call.command.count)
+    return await find_count(call.services.db, call.command.count, call.request)
 
 
 @VERBS.verb(
-    VerbSpec(Verb.SUBSCRIBE, "Post a count's updates in this channel", (SEARCH, MODE), public=True)
+    VerbSpec(
+        Verb.SUBSCRIBE,
+        "Post a count's updates in this channel",
+        (SEARCH, WANTS),
+        public=True,
+        changes_channel=True,
+    )
 )
 async def subscribe(call: Call) -> Reply:
     count, request, s = await the_count(call), call.request, call.services
-    mode = Mode(call.command.choice or Mode.EVENTS)
+    if count.archived:
+        raise CommandError(f"{count.id} is archived: it posts nothing more")
+    wants = await checked_wants(call.command.wants or Wants(), request)
     async with s.db.begin() as conn:
+        before = await sub_rows.find(conn, request.channel, count.id)
         sub, created = await sub_rows.subscribe(
-            conn, request.channel, count.id, mode, by=request.actor, at=s.clock.now()
+            conn, request.channel, count.id, wants, by=request.actor, at=s.clock.now()
         )
         last = await tally_rows.last(conn, count.id)
-        if mode is Mode.LIVE and last is not None:
-            board = fmt.for_status(count, last)
-            delivery = NewDelivery(
-                subscription_id=sub.id,
-                channel=sub.channel,
-                count_id=count.id,
-                tally_seq=last.seq,
-                action=DeliveryAction.EDIT_LIVE,
-                significant=False,
-                payload=board.to_json(),
-                created_at=s.clock.now(),
-            )
-            await outbox.enqueue(conn, [delivery])
-    if mode is Mode.LIVE and last is not None:
+        # a scoreboard at once for a new live subscription (or one enabled again)
+        fresh = before is None or not before.enabled or not before.wants.live
+        board = wants.live and last is not None and fresh
+        if board and last is not None:
+            await outbox.enqueue(conn, [scoreboard(call, sub.id, count, last)])
+        if wants.mention is not None and (before is None or before.wants.mention != wants.mention):
+            await audit_rows.record(conn, mention_audit(call, count.id, wants, before))
+    if board:
         s.on_queued({request.channel.platform})
-    verb = "Subscribed" if created else "Updated the subscription of"
-    return Reply(f"{verb} this channel to {count.id}: {MODE_WORDS[mode]}.", ephemeral=False)
+    said = f"{count.id}: {describe(wants)}."
+    if created or before is None:
+        return Reply(f"Subscribed this channel to {said}", ephemeral=False)
+    if not before.enabled:
+        return Reply(f"Subscribed this channel again to {said}", ephemeral=False)
+    changed = wants.changes(before.wants)
+    if not changed:
+        return Reply(f"This channel is already subscribed to {said}", ephemeral=False)
+    return Reply(
+        f"Updated the subscription of this channel to {count.id}: {'; '.join(changed)}.",
+        ephemeral=False,
+    )
 
 
-@VERBS.verb(VerbSpec(Verb.UNSUBSCRIBE, "Stop posting a count's updates in this channel", (COUNT,)))
+@VERBS.verb(
+    VerbSpec(
+        Verb.UNSUBSCRIBE,
+        "Stop posting a count's updates in this channel",
+        (COUNT,),
+        changes_channel=True,
+    )
+)
 async def unsubscribe(call: Call) -> Reply:
-    count = await the_count(call)
-    async with call.services.db.begin() as conn:
-        gone = await sub_rows.unsubscribe(conn, call.request.channel, count.id)
+    name = call.command.count
+    assert name is not None  # a required CountArg took it
+    async with call.services.db.begin() as conn:  # whatever became of the count since
+        gone = await sub_rows.unsubscribe(conn, call.request.channel, name)
     if not gone:
+        count = await the_count(call)
         raise CommandError(f"this channel is not subscribed to {count.id}")
-    return Reply(f"Unsubscribed this channel from {count.id}.")
+    return Reply(f"Unsubscribed this channel from {name}.")
 
 
 @VERBS.verb(VerbSpec(Verb.LIST, "Every count, and what this channel follows"))
@@ -187,4 +211,9 @@ async def manual_figures(call: Call) -> Reply:
     )
 )
 async def deliveries(call: Call) -> Reply:
-    return await reports.deliveries(call.services.db)
+    return await reports.deliveries(call.services.db, call.request)
+
+
+for _more in (count_verbs.VERBS, grants.VERBS):
+    for _spec in _more:
+        VERBS.register(_spec, _more.handler(_spec.name))

@@ -27,14 +27,18 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from typing import TypeVar
 
+from bot.commands import authority
 from bot.commands.request import FAILED, Reply, Request
 from bot.commands.throttle import Throttle
-from bot.commands.verbs import Call, Services
-from bot.errors import CommandError, NotAuthorized
+from bot.commands.verbs import Call, Services, Verb
+from bot.errors import CommandError, NotAuthorized, NotTheirs
 from bot.store import audit as audit_rows
 from bot.store.audit import AuditEntry
 
 log = logging.getLogger(__name__)
+
+KEEPERS = (Verb.ARCHIVE, Verb.DELETE, Verb.EDIT, Verb.ADMINS)
+"""The admin verbs that work on an archived count."""
 
 T = TypeVar("T")
 Next = Callable[[T], Awaitable[Reply]]
@@ -112,8 +116,9 @@ def audit(services: Services) -> Middleware[Call]:
             return await call_next(call)
         try:
             reply = await call_next(call)
-        except NotAuthorized:
-            await _record(services, call, allowed=False, detail=request.refusal)
+        except NotAuthorized as exc:
+            detail = exc.audit if isinstance(exc, NotTheirs) else request.refusal
+            await _record(services, call, allowed=False, detail=detail[:500])
             raise
         if not spec.audits_itself:
             detail = "answered" if reply.ok else f"failed: {reply.text}"[:200]
@@ -138,11 +143,32 @@ async def _record(services: Services, call: Call, *, allowed: bool, detail: str)
         await audit_rows.record(conn, entry)
 
 
-async def authorise(call: Call, call_next: Next[Call]) -> Reply:
-    spec, request = call.spec, call.request
-    if spec.admin is not None and not request.admin:
-        raise NotAuthorized(f"only admins can {spec.admin}; ask an admin of this {request.place}")
-    return await call_next(call)
+def authorise(services: Services) -> Middleware[Call]:
+    """An admin verb on a count goes ahead only for whoever may administer that count (and a
+    count they may not see is unknown to them); one on no count, only for an admin of some
+    kind here (:mod:`bot.commands.authority`)."""
+
+    async def step(call: Call, call_next: Next[Call]) -> Reply:
+        spec, request = call.spec, call.request
+        if spec.changes_channel and not request.channel_admin:
+            raise NotAuthorized(
+                f"only members who may manage this channel can {spec.name} it; ask one of them"
+            )
+        if spec.admin is None:
+            return await call_next(call)
+        if call.command.count is None or not spec.on_count:
+            authority.check_place_admin(request, spec.admin)
+        else:
+            name = call.command.count
+            count = await authority.find_count(services.db, name, request, audited=True)
+            await authority.check_admin(services.db, request, count, spec.admin)
+            if count.archived and spec.name not in KEEPERS:
+                raise CommandError(
+                    f"{count.id} is archived; to run it again: archive {count.id} undo"
+                )
+        return await call_next(call)
+
+    return step
 
 
 def reply(limits: Throttle) -> Middleware[Call]:

@@ -10,7 +10,8 @@ handler the verb table (:mod:`bot.commands.verbs`, the built-in verbs in
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from dataclasses import replace
 
 from bot.chart import ChartCache
 from bot.clock import Clock
@@ -19,6 +20,7 @@ from bot.commands.builtin import VERBS
 from bot.commands.request import Reply, Request
 from bot.commands.throttle import Throttle
 from bot.commands.verbs import Services, Verbs
+from bot.egress import EgressPolicy
 from bot.ingest.pipeline import Pipeline
 from bot.store import Database
 from bot.subscription import Platform
@@ -38,6 +40,8 @@ class Commands:
         throttle: Throttle | None = None,
         verbs: Verbs = VERBS,
         page_link: PageLink = no_link,
+        count_changed: Callable[[str], Awaitable[None]] | None = None,
+        egress: EgressPolicy | None = None,
     ) -> None:
         self.db = db
         self.pipeline = pipeline
@@ -54,7 +58,15 @@ class Commands:
             verbs,
             page_link,
         )
-        per_call = [chain.audit(self.services), chain.authorise, chain.reply(self.throttle)]
+        if count_changed is not None:
+            self.services = replace(self.services, count_changed=count_changed)
+        if egress is not None:
+            self.services = replace(self.services, egress=egress)
+        per_call = [
+            chain.audit(self.services),
+            chain.authorise(self.services),
+            chain.reply(self.throttle),
+        ]
         self._run = chain.chain(
             [chain.errors, chain.throttle(self.throttle)],
             chain.dispatch(self.services, per_call),

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable
 from dataclasses import replace
 
 from bot.chart import CHART_TALLIES, ChartCache, chart_attachment
+from bot.commands.authority import find_count, owns, visible_counts
 from bot.commands.request import Reply, Request
 from bot.domain import format as fmt
 from bot.domain.message import Moment, Part, Timed
 from bot.domain.model import Count
-from bot.errors import CommandError
 from bot.ingest.pipeline import figures
 from bot.ingest.sources.health import SourceHealth
 from bot.store import Database, outbox
@@ -24,32 +23,17 @@ Health = Callable[[str], SourceHealth | None]
 """A count's source health by count id (None: not polled)."""
 
 
-async def find_count(db: Database, name: str) -> Count:
-    """The count called ``name``, or a CommandError naming the close ones."""
-    async with db.connect() as conn:
-        count = await count_rows.get(conn, name)
-        if count is not None:
-            return count
-        every = await count_rows.all_counts(conn)
-    ids = [c.id for c in every]
-    close = difflib.get_close_matches(name, ids, n=3, cutoff=0.4)
-    close += [c.id for c in every if name in c.id or name in c.title.lower()]
-    hint = f"; did you mean {', '.join(dict.fromkeys(close))}?" if close else ""
-    known = f" (counts: {', '.join(ids)})" if ids and not close else ""
-    raise CommandError(f"unknown count {name!r}{hint}{known}")
-
-
 async def list_counts(db: Database, request: Request) -> Reply:
     """``list``: every count, and this channel's subscription to it."""
+    counts = [c for c in await visible_counts(db, request) if not c.archived]
     async with db.connect() as conn:
-        counts = await count_rows.all_counts(conn)
         subs = {s.count_id: s for s in await sub_rows.for_channel(conn, request.channel)}
     if not counts:
-        return Reply("No counts are configured.")
+        return Reply("No counts here yet: an admin can make one with create.")
     lines = []
     for c in counts:
         sub = subs.get(c.id)
-        mark = f" — subscribed ({sub.mode})" if sub and sub.enabled else ""
+        mark = f" — subscribed ({sub.wants.grammar()})" if sub and sub.enabled else ""
         if sub and not sub.enabled:
             mark = f" — subscription disabled: {sub.disabled_reason}"
         lines.append(f"{c.id}: {c.title} [{c.status}]{mark}")
@@ -64,14 +48,14 @@ async def status(
     if name is None:
         async with db.connect() as conn:
             subs = await sub_rows.for_channel(conn, request.channel)
-            counts = await count_rows.all_counts(conn)
+        counts = [c for c in await visible_counts(db, request) if not c.archived]
         if len(subs) == 1:
             name = subs[0].count_id
         elif len(counts) == 1:
             name = counts[0].id
         else:
             return await _summary(db, counts, usage)
-    count = await find_count(db, name)
+    count = await find_count(db, name, request)
     async with db.connect() as conn:
         last = await tally_rows.last(conn, count.id)
     seen = checked(health, count.id)
@@ -89,7 +73,7 @@ async def status(
 async def _summary(db: Database, counts: list[Count], usage: str) -> Reply:
     """``status`` with no count named: one line for each count."""
     if not counts:
-        return Reply("No counts are configured.")
+        return Reply("No counts here yet: an admin can make one with create.")
     lines = []
     async with db.connect() as conn:
         for c in counts:
@@ -152,10 +136,12 @@ async def chart(db: Database, charts: ChartCache, count: Count) -> Reply:
     )
 
 
-async def deliveries(db: Database) -> Reply:
-    """``deliveries``: the messages that gave up (DEAD), most recent first."""
+async def deliveries(db: Database, request: Request) -> Reply:
+    """``deliveries``: the messages that gave up (DEAD), most recent first, of the counts the
+    person's place owns (the operator's admins: the operator's counts)."""
     async with db.connect() as conn:
-        dead = await outbox.dead(conn, limit=20)
+        mine = {c.id for c in await count_rows.all_counts(conn, archived=True) if owns(request, c)}
+        dead = [d for d in await outbox.dead(conn, limit=200) if d.count_id in mine][:20]
     if not dead:
         return Reply("Every message was delivered (nothing gave up).")
     lines = [f"{d.count_id} #{d.tally_seq} to {d.channel}: {d.last_error}" for d in dead]

@@ -2,11 +2,28 @@
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
 from bot.commands.throttle import Pass
 from bot.domain.message import Attachment, Message, Timed
-from bot.subscription import ChannelRef
+from bot.subscription import ChannelRef, Extra
+
+
+class Mentions(ABC):
+    """Which group a person may have tallybot ping, where they type (a platform gives one)."""
+
+    kind: str = "role"
+    """What the platform calls such a group ("role", "user group")."""
+
+    @abstractmethod
+    async def resolve(self, typed: str) -> str:
+        """The id of the group ``typed`` names (as typed after ``mention=``, or ``@ID``), when
+        tallybot and this person may ping it here; a :class:`CommandError` why not."""
+
+
+REFUSED = "refused: not an admin"
+"""The refusal a platform's policy gives when it has nothing more to say."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -16,14 +33,39 @@ class Request:
     user_name: str
     text: str
     admin: bool = False
-    """The platform's admin policy says this user is an admin here (never unless it says so)."""
-    refusal: str = "refused: not an admin"
+    """The platform's admin policy says this user is one of the operator's admins: they
+    administer the operator's counts (never unless it says so)."""
+    refusal: str = REFUSED
     """Why not, for the audit log, when an admin command is refused."""
+    tenant_admin: bool = False
+    """The platform says this user administers the place the command comes from (Manage Server
+    in this Discord server, an admin of this Slack workspace): they administer its counts."""
+    home: bool = False
+    """The place is one of the operator's own (listed in its configuration): the operator's
+    private counts are seen here."""
+    channel_admin: bool = True
+    """They may change what this channel gets (subscribe it): on Discord, Manage Channels
+    here; on the other platforms anyone in the channel."""
+    private_replies: bool = True
+    """The platform can show a reply to the asker alone (Telegram cannot in a group): a secret
+    (a new API key) is only ever shown where it can."""
+    roles: frozenset[str] = frozenset()
+    """The user's role ids in this place (per-count grants may name a role)."""
     place: str = "workspace"
     """What the platform calls where the command comes from ("server", "workspace")."""
     passed: Pass | None = None
     """The limits, already counted by an adapter that had to know them before answering
     (``Throttle.check``); ``None``: counted when the command is handled."""
+    supports: frozenset[Extra] = frozenset()
+    """The subscription options the platform has (``thread``, ``pin``, ``mention``)."""
+    mentions: Mentions | None = None
+    """Who may be pinged, when the platform supports ``mention``."""
+
+    @property
+    def tenant(self) -> str:
+        """The tenant the command comes from: ``platform:place`` (a count's owner when it is
+        created here)."""
+        return f"{self.channel.platform}:{self.channel.workspace}"
 
     @property
     def actor(self) -> str:

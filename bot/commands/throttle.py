@@ -15,9 +15,10 @@ channels each, the least recently seen forgotten first).
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Hashable
 from dataclasses import dataclass
+
+from cachetools import LRUCache
 
 from bot.clock import Clock
 from bot.delivery.pacing import Window
@@ -39,7 +40,7 @@ class _Windows:
         self.window = window
         self.clock = clock
         self.max_keys = max_keys
-        self._limiters: OrderedDict[Hashable, RateLimiter] = OrderedDict()
+        self._limiters: LRUCache[Hashable, RateLimiter] = LRUCache(max_keys)
 
     def take(self, key: Hashable) -> float:
         """Count one for ``key`` if it may go now and return 0; else the seconds to wait."""
@@ -47,9 +48,6 @@ class _Windows:
         if limiter is None:
             limiter = RateLimiter(self.window.limit, self.window.seconds, self.clock, margin=0)
             self._limiters[key] = limiter
-            while len(self._limiters) > self.max_keys:
-                self._limiters.popitem(last=False)
-        self._limiters.move_to_end(key)
         wait = limiter.delay()
         if wait <= 0:
             limiter.note(1)

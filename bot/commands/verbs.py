@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 
 from bot.chart import ChartCache
@@ -28,6 +28,7 @@ from bot.clock import Clock
 from bot.commands.args import Arg, Command, CountArg, Option, Value
 from bot.commands.reports import Health
 from bot.commands.request import Reply, Request
+from bot.egress import EgressPolicy
 from bot.errors import CommandError
 from bot.ingest.pipeline import Pipeline
 from bot.store import Database
@@ -51,6 +52,12 @@ class Verb(StrEnum):
     RESUME = "resume"
     FINAL = "final"
     DELIVERIES = "deliveries"
+    CREATE = "create"
+    EDIT = "edit"
+    ARCHIVE = "archive"
+    DELETE = "delete"
+    ADMINS = "admins"
+    APIKEY = "apikey"
 
 
 NAME = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
@@ -75,6 +82,12 @@ class VerbSpec:
     audits_itself: bool = False
     """An admin verb whose handler writes its own audit entry when it is allowed (manual figures
     go through the pipeline, which records the figures before and after)."""
+    changes_channel: bool = False
+    """It changes what the channel gets (``subscribe``): only for those the platform lets
+    manage the channel (``Request.channel_admin``)."""
+    on_count: bool = True
+    """An admin verb whose count must exist and be the person's to administer (``create``
+    names a count that does not exist yet)."""
     instant: bool = False
     """Answered without the store: a platform that must acknowledge first may answer at once."""
 
@@ -122,6 +135,10 @@ class VerbSpec:
         return " ".join([self.name, *(w for a in self.args for w in a.words(values))])
 
 
+async def _unchanged(count_id: str) -> None:
+    return None
+
+
 @dataclass(frozen=True, slots=True)
 class Services:
     """What handlers work with."""
@@ -135,6 +152,11 @@ class Services:
     verbs: Verbs
     page_link: PageLink = no_link
     """A public count's page, linked from ``status`` (``bot.web.links``)."""
+    count_changed: Callable[[str], Awaitable[None]] = _unchanged
+    """Called once a count was made, changed, archived or deleted in chat (the app's sources
+    and scheduler follow it at once)."""
+    egress: EgressPolicy = field(default_factory=EgressPolicy)
+    """Where a source URL typed in chat may point (``[chat_sources]``)."""
 
 
 @dataclass(frozen=True, slots=True)

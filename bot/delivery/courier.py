@@ -35,6 +35,7 @@ from bot.adapter import Adapter, Earlier
 from bot.clock import Clock
 from bot.delivery.final_charts import FinalCharts
 from bot.delivery.pacing import Pacer, Route
+from bot.delivery.places import Places
 from bot.domain.message import Message, Notice, Outgoing
 from bot.errors import (
     DeliveryCancelled,
@@ -173,6 +174,7 @@ class Courier:
         self.alert_channels = tuple(alert_channels)
         self.max_attempts = max_attempts
         self.rng = rng or random.Random()
+        self.places = Places(db, adapter, self.tell)
 
     def needs_check(self, d: Delivery) -> bool:
         """Whether an earlier attempt of ``d`` may have posted it, with nothing on the platform
@@ -212,9 +214,14 @@ class Courier:
         )
         pace = DeliveryPace(self.pacer, lambda: self._note_attempt(d))
         try:
-            earlier = await check.earlier(d)
+            earlier = None if d.action is DeliveryAction.REPLY else await check.earlier(d)
             if d.action is DeliveryAction.EDIT_LIVE:
                 message_id = await self._edit_live(d, content, pace, earlier)
+            elif d.action is DeliveryAction.REPLY:
+                chart = await self.charts.for_delivery(d, content, where(d))
+                message_id = await self.places.reply(
+                    d, content, key_of(d), pace, chart, lambda x: self._find(x, check)
+                )
             else:
                 chart = await self.charts.for_delivery(d, content, where(d))
                 message_id = await self.adapter.post(
@@ -231,6 +238,26 @@ class Courier:
         await self._sent(d, message_id)
         return True
 
+    async def _find(self, d: Delivery, check: ChannelCheck) -> Earlier | None:
+        """Where an earlier attempt of ``d`` posted it, in its channel or its thread."""
+        if d.channel.thread is None:
+            return await check.earlier(d)
+        if not self.needs_check(d) or d.sending_at is None:
+            return None
+        self.stats.checks += 1
+        found = await self.adapter.find_posted(
+            d.channel, [key_of(d)], since=d.sending_at, pace=DeliveryPace(self.pacer)
+        )
+        return found.get(key_of(d))
+
+    async def tell(self, d: Delivery, text: str) -> None:
+        """Tell the admins something about ``d``'s subscription (a thread renewed, ...)."""
+        if not self.alert_channels:
+            return
+        async with self.db.begin() as conn:
+            await outbox.enqueue(conn, self._alerts(d, text))
+        self.alerted({c.platform for c in self.alert_channels})
+
     async def _note_attempt(self, d: Delivery) -> bool:
         async with self.db.begin() as conn:
             return await outbox.mark_attempt(conn, d.id, at=self.clock.now())
@@ -239,22 +266,19 @@ class Courier:
         self, d: Delivery, content: Outgoing, pace: DeliveryPace, earlier: Earlier | None
     ) -> str:
         assert d.subscription_id is not None
-        async with self.db.connect() as conn:
-            sub = await sub_rows.get(conn, d.subscription_id)
-        if sub is None or not sub.enabled:
-            async with self.db.begin() as conn:
-                await outbox.cancel_orphans(conn, [d.id])
-            raise DeliveryCancelled("its subscription was removed or disabled")
+        sub = await self.places.subscription(d)
         if earlier is not None:  # an earlier attempt posted a new scoreboard
             message_id = earlier.message_id
         else:
             if sub.live_message_id:
                 try:
                     await self.adapter.edit(d.channel, sub.live_message_id, content, pace=pace)
+                    await self.places.scoreboard(d, sub, sub.live_message_id, content, new=False)
                     return sub.live_message_id
                 except MessageGone:
                     pass  # deleted or too old to edit: post a new scoreboard below
             message_id = await self.adapter.post(d.channel, content, key=key_of(d), pace=pace)
+        await self.places.scoreboard(d, sub, message_id, content, new=True)
         async with self.db.begin() as conn:
             if await sub_rows.get(conn, d.subscription_id) is None:
                 log.info("the scoreboard went out as its subscription was removed", extra=where(d))
@@ -325,17 +349,18 @@ class Courier:
                 await sub_rows.disable(conn, sub, str(exc))  # and cancels its other deliveries
                 self.stats.disabled += 1
             if d.action is not DeliveryAction.ALERT and self.alert_channels:
-                await outbox.enqueue(conn, self._alerts(d, exc, permanent))
+                what = "stopped posting" if permanent else "gave up on a message"
+                fix = ". Fix the channel or permissions, then subscribe again." if permanent else ""
+                text = f"tallybot {what} for {d.count_id} in {d.channel}: {exc}{fix}"
+                await outbox.enqueue(conn, self._alerts(d, text))
         self.stats.dead += 1
         self.outcome(d, "dead")
         self.metrics.failed(d.channel.platform)
         log.error("delivery gave up: %s", exc, extra=where(d))
         self.alerted({c.platform for c in self.alert_channels})
 
-    def _alerts(self, d: Delivery, exc: DeliveryError, permanent: bool) -> list[NewDelivery]:
-        what = "stopped posting" if permanent else "gave up on a message"
-        fix = ". Fix the channel or permissions, then subscribe again." if permanent else ""
-        notice = Notice(f"tallybot {what} for {d.count_id} in {d.channel}: {exc}{fix}", d.count_id)
+    def _alerts(self, d: Delivery, text: str) -> list[NewDelivery]:
+        notice = Notice(text, d.count_id)
         return [
             NewDelivery(
                 subscription_id=None,

@@ -12,6 +12,8 @@ from __future__ import annotations
 import asyncio
 import logging
 
+from cachetools import LRUCache
+
 from bot.chart import CHART_TALLIES, ChartCache, chart_attachment
 from bot.domain.message import Attachment, Message, Outgoing
 from bot.store import Database
@@ -25,6 +27,7 @@ KEPT = 8
 """How many finals' drawings are kept (the last few)."""
 
 log = logging.getLogger("bot.delivery.worker")
+_Drawing = asyncio.Task[Attachment | None]
 
 
 class FinalCharts:
@@ -36,7 +39,7 @@ class FinalCharts:
         self.db = db
         self.charts = charts
         self.timeout = timeout
-        self._drawing: dict[tuple[str, int | None], asyncio.Task[Attachment | None]] = {}
+        self._drawing: LRUCache[tuple[str, int | None], _Drawing] = LRUCache(KEPT)
 
     async def for_delivery(
         self, d: Delivery, content: Outgoing, where: dict[str, object]
@@ -44,7 +47,7 @@ class FinalCharts:
         """The chart that goes with ``d``: for a POST of a final message, else None."""
         if (
             self.charts is None
-            or d.action is not DeliveryAction.POST
+            or d.action not in (DeliveryAction.POST, DeliveryAction.REPLY)
             or not isinstance(content, Message)
             or not content.final
         ):
@@ -54,8 +57,6 @@ class FinalCharts:
         if task is None or task.cancelled():
             task = asyncio.create_task(self._draw(d, where), name=f"chart {key}")
             self._drawing[key] = task
-            while len(self._drawing) > KEPT:
-                del self._drawing[next(iter(self._drawing))]
         return await task  # no shield: shutting down cancels the drawing with the senders
 
     async def _draw(self, d: Delivery, where: dict[str, object]) -> Attachment | None:

@@ -43,6 +43,8 @@ from bot.store.outbox import Delivery, DeliveryAction
 from bot.subscription import ChannelRef, Platform
 
 BATCH = 5000
+POSTS = (DeliveryAction.POST, DeliveryAction.REPLY)
+"""New messages (in the channel, or in a subscription's thread): the latest routine one wins."""
 RESTART_CAP_S = 60.0
 """The longest wait before a stopped worker loop starts again."""
 
@@ -66,7 +68,7 @@ def coalesce(due: Sequence[Delivery]) -> tuple[list[Delivery], list[Delivery]]:
     for d in due:
         if d.subscription_id is None:
             continue
-        if d.action is DeliveryAction.POST:
+        if d.action in POSTS:
             newest_post[d.subscription_id] = max(newest_post.get(d.subscription_id, 0), d.id)
         elif d.action is DeliveryAction.EDIT_LIVE:
             newest_edit[d.subscription_id] = max(newest_edit.get(d.subscription_id, 0), d.id)
@@ -75,7 +77,7 @@ def coalesce(due: Sequence[Delivery]) -> tuple[list[Delivery], list[Delivery]]:
     for d in due:
         sub = d.subscription_id
         stale = sub is not None and (
-            (d.action is DeliveryAction.POST and not d.significant and newest_post[sub] != d.id)
+            (d.action in POSTS and not d.significant and newest_post[sub] != d.id)
             or (d.action is DeliveryAction.EDIT_LIVE and newest_edit[sub] != d.id)
         )
         (drop if stale else send).append(d)

@@ -158,6 +158,9 @@ class Message:
     notes: tuple[Timed, ...] = ()
     """Sentences with times in them, after ``lines`` (``status``: when the source was last
     checked and last changed)."""
+    mention: str | None = None
+    """The role or user group (its platform id) this post pings: set only on the calls and the
+    final of a subscription that asked for it (``mention=``); nothing else ever pings."""
 
     @property
     def significant(self) -> bool:

@@ -19,6 +19,11 @@ from bot.errors import ConfigError
 SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
 CHOICE_ID = re.compile(r"^[a-z0-9][a-z0-9_-]{0,31}$")
 
+OPERATOR = "operator"
+"""The owner of the counts in the operator's configuration file (``Count.owner``); every other
+owner is a tenant, written ``platform:place`` (``discord:81384788765712384``, ``console:local``)."""
+OWNER = re.compile(r"^(operator|[a-z][a-z0-9_]{0,31}:[^\s]{1,128})$")
+
 MAX_FIGURE = 10**12
 """The largest figure tallybot accepts: votes, void, challenged, received and eligible.
 
@@ -111,9 +116,17 @@ class Count:
     eligible: int | None = None
     received: int | None = None
     status: CountStatus = CountStatus.SCHEDULED
+    owner: str = OPERATOR
+    """Who the count belongs to: :data:`OPERATOR`, or the tenant it was created in."""
+    public: bool = False
+    """Anyone may see it and follow it (other tenants too); else only its owner."""
+    archived: bool = False
+    """Put away: no longer polled, listed or followed; kept with its history."""
 
     def __post_init__(self) -> None:
         where = f"count {self.id!r}"
+        if not OWNER.match(self.owner):
+            raise ConfigError(f"{where}: owner {self.owner!r} is not 'operator' or platform:place")
         if not SLUG.match(self.id):
             raise ConfigError(
                 f"{where}: the id must be a lowercase slug like 'bessemer-2021' "

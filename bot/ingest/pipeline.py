@@ -30,7 +30,7 @@ from bot.store import tallies as tally_rows
 from bot.store.audit import AuditEntry
 from bot.store.outbox import DeliveryAction, NewDelivery
 from bot.store.push_receipts import Receipt
-from bot.subscription import ChannelRef, Mode, Platform, Subscription
+from bot.subscription import CALL_EVENTS, LEAD_EVENTS, ChannelRef, Hear, Platform, Subscription
 from bot.web.links import PageLink, link_note, no_link
 
 STATUS_OF_STATE = {
@@ -57,21 +57,63 @@ class Ingested:
         return isinstance(self.detection, Accepted)
 
 
-def plan(
-    subscriptions: Sequence[Subscription], message: Message
-) -> list[tuple[Subscription, DeliveryAction]]:
-    """Which subscriptions get what for one message, by their mode.
+@dataclass(frozen=True, slots=True)
+class Planned:
+    """One delivery :func:`plan` asks for."""
 
-    ``events``: a post for significant updates; ``all``: a post for every update; ``live``: the
-    scoreboard edited for every update, plus a post for significant ones.
+    subscription: Subscription
+    action: DeliveryAction
+    message: Message
+    """What it shows (with the subscription's ``mention`` on a call or the final)."""
+    keep: bool
+    """The delivery's ``significant``: a post never coalesced away (a significant update, or
+    one a filter selected); for a scoreboard edit, whether the update is significant."""
+
+
+def plan(subscriptions: Sequence[Subscription], message: Message) -> list[Planned]:
+    """Which subscriptions get what for one message, by what each hears
+    (:class:`~bot.subscription.Wants`).
+
+    ``live``: the scoreboard edited for every update. A post when any of what it hears takes
+    the update: ``events`` a significant one, ``all`` every one, ``final`` the final result,
+    ``calls`` a call made or withdrawn (and the final), ``leads`` a change of leader,
+    ``close=`` every update while the margin is that close. A post a filter selected is never
+    coalesced away; a routine one that only ``all`` took may be. The subscription's mention
+    goes on its calls and its final only. With ``thread``, a post is a REPLY: it goes into the
+    subscription's thread (``bot.delivery.places``).
     """
-    out: list[tuple[Subscription, DeliveryAction]] = []
+    events = frozenset(message.events)
+    call = message.final or bool(events & CALL_EVENTS)
+    out: list[Planned] = []
     for sub in subscriptions:
-        if sub.mode is Mode.LIVE:
-            out.append((sub, DeliveryAction.EDIT_LIVE))
-        if sub.mode is Mode.ALL or message.significant:
-            out.append((sub, DeliveryAction.POST))
+        wants = sub.wants
+        if wants.live:
+            out.append(Planned(sub, DeliveryAction.EDIT_LIVE, message, message.significant))
+        picked = {
+            Hear.FINAL: message.final,
+            Hear.CALLS: call,
+            Hear.LEADS: bool(events & LEAD_EVENTS),
+        }
+        filtered = any(picked[h] for h in wants.hears if h in picked)
+        filtered |= wants.close is not None and wants.close.holds(*margin(message))
+        wanted = filtered or (Hear.EVENTS in wants.hears and message.significant)
+        if not (wanted or Hear.ALL in wants.hears):
+            continue
+        shown = message
+        if wants.mention is not None and call:
+            shown = replace(message, mention=wants.mention)
+        keep = filtered or message.significant
+        action = DeliveryAction.REPLY if wants.thread else DeliveryAction.POST
+        out.append(Planned(sub, action, shown, keep))
     return out
+
+
+def margin(message: Message) -> tuple[int, int]:
+    """The leader's margin over the runner-up, and the valid votes, of ``message``."""
+    votes = sorted((c.votes for c in message.choices), reverse=True)
+    if len(votes) < 2:
+        return 0, 0
+    return votes[0] - votes[1], sum(votes)
 
 
 class Pipeline:
@@ -183,16 +225,16 @@ class Pipeline:
         subs = await sub_rows.for_count(conn, count.id)
         items = [
             NewDelivery(
-                subscription_id=sub.id,
-                channel=sub.channel,
+                subscription_id=p.subscription.id,
+                channel=p.subscription.channel,
                 count_id=count.id,
                 tally_seq=stored.seq,
-                action=action,
-                significant=message.significant,
-                payload=message.to_json(),
+                action=p.action,
+                significant=p.keep,
+                payload=p.message.to_json(),
                 created_at=now,
             )
-            for sub, action in plan(subs, message)
+            for p in plan(subs, message)
         ]
         if items:
             await outbox.enqueue(conn, items)

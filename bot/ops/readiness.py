@@ -7,7 +7,8 @@
   the reason, from a failure until it has started again: ``Dispatcher.problems``);
 * ``source:<count>``: the polled source of every count that is counting is fresh (not
   :attr:`SourceHealth.is_stale`). Manual and push-only counts, and counts that are scheduled,
-  paused or final, are not checked.
+  paused or final, are not checked, nor the sources of counts made in chat (a tenant's
+  broken feed is that tenant's to fix, not a reason to restart the bot).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import Protocol
 from bot.adapter import Adapter
 from bot.config import Config
 from bot.delivery.worker import Dispatcher
-from bot.domain.model import CountStatus
+from bot.domain.model import OPERATOR, CountStatus
 from bot.domain.words import count_of
 from bot.errors import StoreError
 from bot.ingest.sources.base import Source
@@ -95,11 +96,16 @@ def source_problem(name: str, health: SourceHealth) -> str | None:
 async def check(app: Running) -> Readiness:
     """Run every check (see the module docstring)."""
     checks: list[Check] = []
-    statuses = {cc.count.id: cc.count.status for cc in app.config.counts}
+    statuses: dict[str, CountStatus | None] = {
+        cc.count.id: cc.count.status for cc in app.config.counts
+    }
     try:
         async with asyncio.timeout(STORE_TIMEOUT), app.db.connect() as conn:
             stored = await count_rows.all_counts(conn)
-        statuses.update({c.id: c.status for c in stored})
+        # Only the operator's sources: a feed someone set in chat says nothing of whether the
+        # bot can do its job (and must not make it "not ready" for its orchestrator).
+        statuses.update({c.id: c.status for c in stored if c.owner == OPERATOR})
+        statuses.update({c.id: None for c in stored if c.owner != OPERATOR})
         checks.append(Check("store"))
     except TimeoutError:
         checks.append(Check("store", f"no answer within {STORE_TIMEOUT:g} s"))

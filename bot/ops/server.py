@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 from aiohttp import web
@@ -45,7 +45,7 @@ from aiohttp import web
 from bot.clock import Clock
 from bot.config import ServerConfig
 from bot.domain.detect import Accepted, NoChange, Rejected
-from bot.domain.model import Count
+from bot.domain.model import OPERATOR, Count
 from bot.errors import CommandError, ConfigError, Replayed, RequestError, StoreError
 from bot.http_body import read_capped
 from bot.ingest.pipeline import Ingested, Pipeline
@@ -53,18 +53,22 @@ from bot.ingest.push_body import read_push
 from bot.ingest.sources.health import SourceHealth
 from bot.lifecycle import Closing
 from bot.ops.metrics import CONTENT_TYPE, Metrics
+from bot.ops.owners import bearer, key_of, operator_only, read_new_count, tenant_count
 from bot.ops.readiness import Readiness
 from bot.ops.signing import verify
 from bot.secrets import Secret
 from bot.store import Database, outbox
+from bot.store import audit as audit_rows
 from bot.store import counts as count_rows
 from bot.store import tallies as tally_rows
+from bot.store.audit import AuditEntry
 from bot.store.push_receipts import Receipt
 from bot.subscription import Platform
 
 log = logging.getLogger(__name__)
 
 PUSH_PATH = "/api/counts/{count_id}/tally"
+CREATE_PATH = "/api/counts"
 PUSH_ACTOR = "push"
 """The actor of a pushed tally in the audit log."""
 
@@ -102,6 +106,8 @@ class Served:
     """The configured counts (the time-since-change gauge)."""
     polled_health: Mapping[str, SourceHealth]
     """The health of every polled source, by count id (the stale gauge)."""
+    count_changed: Callable[[str], Awaitable[None]] | None = None
+    """Told of a count made through ``POST /api/counts`` (the sources follow the store)."""
 
 
 class OpsServer(Closing):
@@ -120,6 +126,7 @@ class OpsServer(Closing):
                 web.get("/readyz", self._readyz),
                 web.get("/metrics", self._metrics),
                 web.post(PUSH_PATH, self._push),
+                web.post(CREATE_PATH, self._create),
             ]
         )
         self._runner: web.AppRunner | None = None
@@ -225,21 +232,25 @@ class OpsServer(Closing):
         return web.json_response(body, status=status)
 
     async def _ingest(self, request: web.Request, count_id: str) -> tuple[int, dict[str, object]]:
-        if self.push_secret is None:
-            raise RequestError(
-                f"push ingest is off: set {self.settings.push_secret_env} to turn it on",
-                status=503,
-            )
-        raw = await read_body(request, self.settings.max_body_bytes)
-        signed = verify(
-            self.push_secret.reveal(), request.headers, raw, now=self.served.clock.now().timestamp()
-        )
-        count = await self._count(count_id)
+        token = bearer(request.headers)
+        receipt: Receipt | None = None
+        actor = PUSH_ACTOR
+        if token is not None:  # a tenant's key, for its own counts
+            raw = await read_body(request, self.settings.max_body_bytes)
+            key = await key_of(self.served.db, token)
+            count = await tenant_count(self.served.db, count_id, key)
+            actor = f"{PUSH_ACTOR} (key #{key.id} of {key.owner})"
+        else:
+            raw, signature, valid_until = await self._signed(request)
+            count = await self._count(count_id)
+            operator_only(count)
+            if count.archived:
+                raise RequestError(f"{count.id} is archived: it takes no tallies", status=409)
+            receipt = Receipt(signature, datetime.fromtimestamp(valid_until, UTC))
         tally = read_push(raw, count, clock=self.served.clock)
-        receipt = Receipt(signed.signature, datetime.fromtimestamp(signed.valid_until, UTC))
         try:
             result = await self.served.pipeline.ingest(
-                tally, actor=PUSH_ACTOR, action="push", receipt=receipt
+                tally, actor=actor, action="push", receipt=receipt
             )
         except Replayed as exc:
             refused = {"result": "replayed", "count": count.id, "reason": "replayed"}
@@ -249,6 +260,51 @@ class OpsServer(Closing):
         except StoreError as exc:
             raise RequestError(f"the store failed: {exc}", status=503) from None
         return answer(result)
+
+    async def _signed(self, request: web.Request) -> tuple[bytes, str, int]:
+        """The body of a request signed with the operator's push secret (401, 503 if not)."""
+        if self.push_secret is None:
+            raise RequestError(
+                f"push ingest is off: set {self.settings.push_secret_env} to turn it on",
+                status=503,
+            )
+        raw = await read_body(request, self.settings.max_body_bytes)
+        signed = verify(
+            self.push_secret.reveal(), request.headers, raw, now=self.served.clock.now().timestamp()
+        )
+        return raw, signed.signature, signed.valid_until
+
+    async def _create(self, request: web.Request) -> web.Response:
+        try:
+            status, body = await self._make(request)
+        except RequestError as exc:
+            status, body = exc.status, {"error": str(exc)}
+        log.log(logging.INFO if status < 400 else logging.WARNING, "create answered %d", status)
+        return web.json_response(body, status=status)
+
+    async def _make(self, request: web.Request) -> tuple[int, dict[str, object]]:
+        token = bearer(request.headers)
+        if token is not None:
+            raw = await read_body(request, self.settings.max_body_bytes)
+            key = await key_of(self.served.db, token)
+            owner, actor = key.owner, f"{PUSH_ACTOR} (key #{key.id} of {key.owner})"
+        else:
+            raw, _, _ = await self._signed(request)
+            owner, actor = OPERATOR, PUSH_ACTOR
+        count = read_new_count(raw, owner)
+        entry = AuditEntry(
+            self.served.clock.now(), actor, "create", count.id, None, raw.decode()[:2000]
+        )
+        try:
+            async with self.served.db.begin() as conn:
+                if not await count_rows.insert(conn, count, edited_by=actor):
+                    raise RequestError(f"the name {count.id} is taken; pick another", status=409)
+                await audit_rows.record(conn, replace(entry, detail="created"))
+        except StoreError as exc:
+            raise RequestError(f"the store failed: {exc}", status=503) from None
+        if self.served.count_changed is not None:
+            await self.served.count_changed(count.id)
+        return 201, {"result": "created", "count": count.id}
 
     async def _count(self, count_id: str) -> Count:
         try:

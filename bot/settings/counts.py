@@ -158,6 +158,7 @@ class CountTable(Table):
             eligible=self.eligible,
             received=self.received,
             status=self.status,
+            public=self.public,
         )
 
     def config(self, defaults: Defaults) -> CountConfig:

@@ -14,6 +14,8 @@ from typing import Annotated, Any, ClassVar
 from pydantic import AfterValidator, ValidationError, create_model, field_validator
 from pydantic_core import ErrorDetails
 
+from bot.egress import EgressPolicy
+from bot.errors import ConfigError
 from bot.platform import Plugins
 from bot.settings.counts import CountTable, Defaults, unique
 from bot.settings.values import (
@@ -99,6 +101,25 @@ class Admins(Table):
         return ChannelRef(Platform(platform), workspace, channel)
 
 
+def _hosts(value: tuple[str, ...]) -> tuple[str, ...]:
+    try:
+        EgressPolicy(allowed_hosts=value)
+    except ConfigError as exc:
+        raise bad(str(exc)) from None
+    return value
+
+
+class ChatSources(Table):
+    """``[chat_sources]``: where a source URL typed in chat may point (never inside the
+    operator's network, whatever this says: ``bot.egress``)."""
+
+    allowed_hosts: Annotated[tuple[str, ...], AfterValidator(_hosts)] | None = None
+    """Only these hosts (``feeds.example.org``, ``*.example.org``); unset: any public host."""
+
+    def policy(self) -> EgressPolicy:
+        return EgressPolicy(allowed_hosts=self.allowed_hosts)
+
+
 class Document(Table):
     """The core's tables; :func:`document_model` adds the platforms'."""
 
@@ -107,6 +128,7 @@ class Document(Table):
     admins: Admins = Admins()
     server: ServerConfig | None = None
     web: WebConfig | None = None
+    chat_sources: ChatSources = ChatSources()
     counts: Annotated[tuple[CountTable, ...], AfterValidator(unique)] = ()
 
 

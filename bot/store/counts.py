@@ -14,7 +14,7 @@ from bot.store.codec import (
     threshold_from_text,
     threshold_to_text,
 )
-from bot.store.schema import counts
+from bot.store.schema import count_admins, counts, outbox, rejected_tallies, subscriptions, tallies
 from bot.store.statements import insert_for, require_changed
 
 
@@ -29,6 +29,9 @@ def _values(count: Count) -> dict[str, Any]:
         "eligible": count.eligible,
         "received": count.received,
         "status": str(count.status),
+        "owner": count.owner,
+        "public": count.public,
+        "archived": count.archived,
     }
 
 
@@ -43,12 +46,17 @@ def _count(row: Row[Any]) -> Count:
         eligible=row.eligible,
         received=row.received,
         status=CountStatus(row.status),
+        owner=row.owner,
+        public=row.public,
+        archived=row.archived,
     )
 
 
-async def upsert(conn: AsyncConnection, count: Count) -> None:
-    """Store ``count``: insert it, or overwrite every field of the stored count with that id."""
-    values = _values(count)
+async def upsert(conn: AsyncConnection, count: Count, *, edited_by: str | None = None) -> None:
+    """Store ``count``: insert it, or overwrite every field of the stored count with that id.
+    ``edited_by``: who changed it in chat (kept, so that the file's seed does not overwrite it
+    silently); None: the file (or the code) says so."""
+    values = {**_values(count), "edited_by": edited_by}
     stmt = insert_for(conn, counts).values(values)
     stmt = stmt.on_conflict_do_update(
         index_elements=[counts.c.id],
@@ -57,16 +65,57 @@ async def upsert(conn: AsyncConnection, count: Count) -> None:
     await conn.execute(stmt)
 
 
+async def insert(conn: AsyncConnection, count: Count, *, edited_by: str) -> bool:
+    """Store a new count; False (nothing written) if the id is taken."""
+    stmt = insert_for(conn, counts).values({**_values(count), "edited_by": edited_by})
+    return (await conn.execute(stmt.on_conflict_do_nothing())).rowcount > 0
+
+
+async def set_archived(conn: AsyncConnection, count_id: str, archived: bool, *, by: str) -> None:
+    """Archive the count (or take it out of the archive), as changed in chat by ``by``."""
+    result = await conn.execute(
+        update(counts).where(counts.c.id == count_id).values(archived=archived, edited_by=by)
+    )
+    require_changed(result, f"count {count_id!r}")
+
+
 async def get(conn: AsyncConnection, count_id: str) -> Count | None:
     """The count with id ``count_id``, or ``None``."""
     row = (await conn.execute(select(counts).where(counts.c.id == count_id))).first()
     return None if row is None else _count(row)
 
 
-async def all_counts(conn: AsyncConnection) -> list[Count]:
-    """Every stored count, by id."""
-    rows = await conn.execute(select(counts).order_by(counts.c.id))
-    return [_count(row) for row in rows]
+async def all_counts(conn: AsyncConnection, *, archived: bool = False) -> list[Count]:
+    """Every stored count, by id (the archived ones too if ``archived``)."""
+    stmt = select(counts).order_by(counts.c.id)
+    if not archived:
+        stmt = stmt.where(counts.c.archived.is_(False))
+    return [_count(row) for row in await conn.execute(stmt)]
+
+
+async def edited_by(conn: AsyncConnection, count_id: str) -> str | None:
+    """Who last changed the count in chat (None: nobody, or no such count)."""
+    return await conn.scalar(select(counts.c.edited_by).where(counts.c.id == count_id))
+
+
+async def source_json(conn: AsyncConnection, count_id: str) -> str | None:
+    """The source set from chat for the count, as stored JSON (None: the file's, or none)."""
+    return await conn.scalar(select(counts.c.source).where(counts.c.id == count_id))
+
+
+async def set_source_json(conn: AsyncConnection, count_id: str, source: str | None) -> None:
+    """Set (or clear, with None) the source set from chat."""
+    result = await conn.execute(update(counts).where(counts.c.id == count_id).values(source=source))
+    require_changed(result, f"count {count_id!r}")
+
+
+async def delete(conn: AsyncConnection, count_id: str) -> bool:
+    """Delete the count and what hangs off it (its tallies, grants and subscriptions, their
+    queued deliveries); False if there was none. The audit log keeps naming it."""
+    for table in (outbox, subscriptions, count_admins, tallies, rejected_tallies):
+        await conn.execute(table.delete().where(table.c.count_id == count_id))
+    result = await conn.execute(counts.delete().where(counts.c.id == count_id))
+    return result.rowcount > 0
 
 
 async def set_status(conn: AsyncConnection, count_id: str, status: CountStatus) -> None:

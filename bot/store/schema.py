@@ -41,6 +41,8 @@ SLUG = String(64)
 FIGURE = BigInteger
 """A figure (ballots, votes) or a sequence number: 64 bits (revision 0003), since a count's
 figures are not ours to bound to 2^31 (vote maps are JSON text, unbounded)."""
+OWNER = String(160)
+"""A count's owner: ``operator`` or a tenant, ``platform:place`` (revision 0006)."""
 WORD = String(32)
 """An enum value or a choice id."""
 
@@ -56,6 +58,13 @@ counts = Table(
     Column("eligible", FIGURE, nullable=True),
     Column("received", FIGURE, nullable=True),
     Column("status", WORD, nullable=False),
+    # revision 0006: who it belongs to, who may see it, and what chat made of it
+    Column("owner", OWNER, nullable=False),  # "operator" or "platform:place"
+    Column("public", Boolean, nullable=False),
+    Column("archived", Boolean, nullable=False),
+    Column("source", Text, nullable=True),  # JSON: a source set from chat; NULL: the file's
+    Column("edited_by", Text, nullable=True),  # who last changed it in chat; NULL: nobody
+    Index(None, "owner"),
 )
 
 tallies = Table(
@@ -102,6 +111,13 @@ subscriptions = Table(
     Column("created_by", Text, nullable=False),
     Column("created_at", UTCDateTime, nullable=False),
     Column("live_message_id", Text, nullable=True),
+    # revision 0007: what it hears besides ``mode`` (now the words: "live calls", ...)
+    Column("close_votes", FIGURE, nullable=True),
+    Column("close_tenths", Integer, nullable=True),  # close=2.5% -> 25
+    Column("mention", String(128), nullable=True),  # a role or user group id
+    Column("thread", Boolean, nullable=False),
+    Column("pin", Boolean, nullable=False),
+    Column("thread_message_id", Text, nullable=True),
     UniqueConstraint("platform", "workspace", "channel", "count_id"),
     Index(None, "count_id"),
 )
@@ -174,3 +190,29 @@ sent_ledger = Table(
 ``bot.store.sent_ledger``): the highest *settled* id (every id up to it is accounted for) and
 the ids above it that are not deliveries. Kept so that an exactly-once repair after a restart
 still knows where to look."""
+
+count_admins = Table(
+    "count_admins",
+    metadata,
+    Column("count_id", SLUG, ForeignKey("counts.id"), primary_key=True),
+    Column("kind", WORD, primary_key=True),  # "user" or "role"
+    Column("subject", String(128), primary_key=True),  # a user id or a role id
+    Column("granted_by", Text, nullable=False),
+    Column("granted_at", UTCDateTime, nullable=False),
+)
+"""Per-count grants (revision 0006; ``bot.store.grants``): who else may administer a count,
+inside the tenant that owns it."""
+
+api_keys = Table(
+    "api_keys",
+    metadata,
+    Column("id", Id, primary_key=True, autoincrement=True),
+    Column("owner", OWNER, nullable=False),
+    Column("digest", String(64), nullable=False),  # hex SHA-256 of the token; never the token
+    Column("created_by", Text, nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("revoked_at", UTCDateTime, nullable=True),
+    UniqueConstraint("digest"),
+    Index(None, "owner"),
+)
+"""A tenant's keys for the push API (revision 0006; ``bot.store.api_keys``), kept hashed."""

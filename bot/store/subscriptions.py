@@ -11,23 +11,42 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from bot.store import outbox
 from bot.store.schema import subscriptions
 from bot.store.statements import insert_for, require_changed
-from bot.subscription import ChannelRef, Mode, Platform, Subscription
+from bot.subscription import ChannelRef, Close, Mode, Platform, Subscription, Wants
 
 _t = subscriptions.c
 
 
 def _subscription(row: Row[Any]) -> Subscription:
+    close = None
+    if row.close_votes is not None or row.close_tenths is not None:
+        close = Close(row.close_votes, row.close_tenths)
+    wants = Wants.from_words(
+        row.mode, close=close, mention=row.mention, thread=row.thread, pin=row.pin
+    )
     return Subscription(
         id=row.id,
         channel=ChannelRef(Platform(row.platform), row.workspace, row.channel),
         count_id=row.count_id,
-        mode=Mode(row.mode),
+        wants=wants,
         created_by=row.created_by,
         created_at=row.created_at,
         enabled=row.enabled,
         disabled_reason=row.disabled_reason,
         live_message_id=row.live_message_id,
+        thread_message_id=row.thread_message_id,
     )
+
+
+def _wants_values(wants: Wants) -> dict[str, object]:
+    close = wants.close or Close()
+    return {
+        "mode": wants.words,
+        "close_votes": close.votes,
+        "close_tenths": close.tenths,
+        "mention": wants.mention,
+        "thread": wants.thread,
+        "pin": wants.pin,
+    }
 
 
 def _channel_is(channel: ChannelRef) -> list[ColumnElement[bool]]:
@@ -42,19 +61,21 @@ async def subscribe(
     conn: AsyncConnection,
     channel: ChannelRef,
     count_id: str,
-    mode: Mode,
+    wants: Wants | Mode,
     *,
     by: str,
     at: datetime,
 ) -> tuple[Subscription, bool]:
-    """Subscribe ``channel`` to the count in ``mode``; returns the subscription and whether it
-    is new.
+    """Subscribe ``channel`` to the count, hearing ``wants`` (a plain mode is
+    ``Wants.of(mode)``); returns the subscription and whether it is new.
 
-    If the channel is already subscribed to the count, that subscription gets ``mode`` and is
-    enabled again (its creator, creation time and live message are kept). Safe against a
-    concurrent subscribe of the same channel and count. The count must be in the store (else
+    If the channel is already subscribed to the count, that subscription gets ``wants`` and is
+    enabled again (its creator, creation time, live message and thread are kept). Safe against
+    a concurrent subscribe of the same channel and count. The count must be in the store (else
     the transaction fails with :class:`StoreError`).
     """
+    if isinstance(wants, Mode):
+        wants = Wants.of(wants)
     inserted = (
         await conn.execute(
             insert_for(conn, subscriptions)
@@ -63,12 +84,13 @@ async def subscribe(
                 workspace=channel.workspace,
                 channel=channel.channel,
                 count_id=count_id,
-                mode=str(mode),
+                **_wants_values(wants),
                 enabled=True,
                 disabled_reason=None,
                 created_by=by,
                 created_at=at,
                 live_message_id=None,
+                thread_message_id=None,
             )
             .on_conflict_do_nothing(
                 index_elements=[_t.platform, _t.workspace, _t.channel, _t.count_id]
@@ -82,7 +104,7 @@ async def subscribe(
         await conn.execute(
             update(subscriptions)
             .where(*_channel_is(channel), _t.count_id == count_id)
-            .values(mode=str(mode), enabled=True, disabled_reason=None)
+            .values(**_wants_values(wants), enabled=True, disabled_reason=None)
             .returning(*subscriptions.c)
         )
     ).one()
@@ -140,5 +162,31 @@ async def set_live_message(conn: AsyncConnection, sub_id: int, message_id: str |
     """Remember (or with ``None`` forget) the subscription's live scoreboard message."""
     result = await conn.execute(
         update(subscriptions).where(_t.id == sub_id).values(live_message_id=message_id)
+    )
+    require_changed(result, f"subscription {sub_id}")
+
+
+async def find(conn: AsyncConnection, channel: ChannelRef, count_id: str) -> Subscription | None:
+    """The channel's subscription to the count, or ``None``."""
+    row = (
+        await conn.execute(
+            select(subscriptions).where(*_channel_is(channel), _t.count_id == count_id)
+        )
+    ).first()
+    return None if row is None else _subscription(row)
+
+
+async def set_thread_message(conn: AsyncConnection, sub_id: int, message_id: str | None) -> None:
+    """Remember (or with ``None`` forget) the parent message of the subscription's thread."""
+    result = await conn.execute(
+        update(subscriptions).where(_t.id == sub_id).values(thread_message_id=message_id)
+    )
+    require_changed(result, f"subscription {sub_id}")
+
+
+async def set_wants(conn: AsyncConnection, sub_id: int, wants: Wants) -> None:
+    """Change what the subscription hears (an option the platform refused is turned off)."""
+    result = await conn.execute(
+        update(subscriptions).where(_t.id == sub_id).values(**_wants_values(wants))
     )
     require_changed(result, f"subscription {sub_id}")

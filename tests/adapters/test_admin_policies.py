@@ -1,5 +1,6 @@
-"""Each platform's admin policy on its own: a platform's rights count only where the operator
-lists them; configured user ids count everywhere. (Through the real clients:
+"""Each platform's admin policy on its own: for the operator's counts, a platform's rights count
+only where the operator lists them, and configured user ids everywhere; for a place's own
+counts, the platform's rights there (``tenant_admin``), wherever it is. (Through the real clients:
 test_discord_admins.py, test_slack_admins.py.)"""
 
 from __future__ import annotations
@@ -29,24 +30,24 @@ SLACK = SlackAdmins(
 
 
 @pytest.mark.parametrize(
-    ("policy", "where", "user_id", "rights", "admin"),
+    ("policy", "where", "user_id", "rights", "admin", "tenant_admin"),
     [
-        (DISCORD, "g1", "7", "platform", True),
-        (DISCORD, "g1", "7", "role", True),
-        (DISCORD, "g2", "7", "platform", False),  # the owner of another server
-        (DISCORD, "g2", "7", "role", False),  # a role of the same name there
-        (DISCORD, "g2", "42", "", True),  # a configured user: everywhere
-        (DISCORD, "@me", "7", "platform", False),
-        (DISCORD, "g1", "7", "", False),
-        (SLACK, "T1", "U7", "platform", True),
-        (SLACK, "T2", "U7", "platform", False),
-        (SLACK, "T2", "U42", "", True),
-        (SLACK, "T1", "U7", "", False),
-        (SLACK, "T1", "U7", "role", False),  # Slack has no roles
+        (DISCORD, "g1", "7", "platform", True, True),
+        (DISCORD, "g1", "7", "role", True, False),  # a role: the operator's counts only
+        (DISCORD, "g2", "7", "platform", False, True),  # the owner of another server: its own
+        (DISCORD, "g2", "7", "role", False, False),  # a role of the same name there
+        (DISCORD, "g2", "42", "", True, False),  # a configured user: everywhere
+        (DISCORD, "@me", "7", "platform", False, False),
+        (DISCORD, "g1", "7", "", False, False),
+        (SLACK, "T1", "U7", "platform", True, True),
+        (SLACK, "T2", "U7", "platform", False, True),
+        (SLACK, "T2", "U42", "", True, False),
+        (SLACK, "T1", "U7", "", False, False),
+        (SLACK, "T1", "U7", "role", False, False),  # Slack has no roles
     ],
 )
 def test_platform_rights_count_only_where_listed(
-    policy: AdminPolicy, where: str, user_id: str, rights: str, admin: bool
+    policy: AdminPolicy, where: str, user_id: str, rights: str, admin: bool, tenant_admin: bool
 ) -> None:
     asker = Asker(
         user_id,
@@ -56,6 +57,8 @@ def test_platform_rights_count_only_where_listed(
     )
     verdict = policy.verdict(asker)
     assert verdict.admin is admin
+    assert verdict.tenant_admin is tenant_admin
+    assert verdict.home is (where in ("g1", "T1"))
     if admin:
         return
     if rights == "platform" or (rights == "role" and policy is DISCORD):
@@ -75,7 +78,7 @@ def test_slack_workspace_admins_can_be_turned_off() -> None:
     assert not off.verdict(Asker("U7", "T1", platform_admin=True)).admin
     assert not off.asks_platform("U7")  # no users.info needed then
     assert SLACK.asks_platform("U7")
-    assert not SLACK.asks_platform("U42")  # an admin anyway
+    assert SLACK.asks_platform("U42")  # an admin of the operator's counts, and maybe here
 
 
 def test_the_places_where_platform_rights_count_are_read_from_each_table(tmp_path: Path) -> None:

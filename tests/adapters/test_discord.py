@@ -78,10 +78,11 @@ with warnings.catch_warnings():
 TOKEN = "discord-test-token"
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 TITLE = "Amazon BHM1 union election, Bessemer AL"
-ALICE = 111_111_111_111_111_111  # a member
+ALICE = 111_111_111_111_111_111  # a member who may manage channels (and subscribe them)
 BOSS = 222_222_222_222_222_222  # has Manage Server
 CAROL = 333_333_333_333_333_333  # has the configured admin role
 DAVE = 444_444_444_444_444_444  # a configured admin user
+MANAGE_CHANNELS = 1 << 4
 MANAGE_GUILD = 1 << 5
 MENTION_EVERYONE = 1 << 17
 Handle = Callable[[Request], Awaitable[Reply]]
@@ -133,7 +134,7 @@ async def world(vt: VirtualTime, request: pytest.FixtureRequest) -> AsyncIterato
         guild = fake.add_guild("Bessemer Watch")
         channels = [fake.add_channel(guild, n) for n in ("results", "union-hall", "news", "admin")]
         role = fake.add_role(guild, "count-admins")
-        fake.add_member(guild, ALICE, "alice")
+        fake.add_member(guild, ALICE, "alice", permissions=MANAGE_CHANNELS)
         fake.add_member(guild, BOSS, "boss", permissions=MANAGE_GUILD)
         fake.add_member(guild, CAROL, "carol", roles=[role])
         fake.add_member(guild, DAVE, "dave")
@@ -410,6 +411,7 @@ async def test_status_is_deferred_at_once_then_answered_with_the_embed(
     assert set(subs) == {
         "subscribe", "unsubscribe", "list", "status", "history", "chart", "help",
         "update", "correct", "pause", "resume", "final", "deliveries",
+        "create", "edit", "archive", "delete", "admins", "apikey",
     }  # fmt: skip
     update = [(o["name"], o["type"], o.get("required", False)) for o in subs["update"]["options"]]
     assert update == [

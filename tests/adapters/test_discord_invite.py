@@ -28,9 +28,11 @@ def test_the_permission_integer_is_the_needed_flags_and_nothing_else() -> None:
         embed_links=True,
         attach_files=True,
         read_message_history=True,
+        create_public_threads=True,  # a subscription's thread
+        pin_messages=True,  # a subscription's pin
     )
-    assert permissions() == expected.value == 274_878_024_704
-    assert permissions().bit_count() == len(NEEDED) == 6
+    assert permissions() == expected.value == 2_252_109_051_448_320
+    assert permissions().bit_count() == len(NEEDED) == 8
     assert not discord.Permissions(permissions()).administrator
     assert not discord.Permissions(permissions()).manage_messages
 
@@ -39,7 +41,7 @@ def test_invite_url() -> None:
     url = invite_url(APP_ID)
     assert url == (
         f"https://discord.com/oauth2/authorize?client_id={APP_ID}"
-        "&scope=bot+applications.commands&permissions=274878024704"
+        "&scope=bot+applications.commands&permissions=2252109051448320"
     )
     parts = urlsplit(url)
     query = parse_qs(parts.query)

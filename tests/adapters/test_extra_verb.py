@@ -161,3 +161,16 @@ def answers(fake: FakeTelegram, chat: Any) -> list[Any]:
 
 def test_extending_leaves_the_built_in_table_alone() -> None:
     assert "echo" not in VERBS
+
+
+def test_the_slack_manifest_hints_only_verbs_of_the_table() -> None:
+    """The manifest is pasted into Slack by hand, so it is text; what it hints must exist."""
+    import re
+
+    from bot.commands.builtin import VERBS
+
+    manifest = (Path(__file__).parents[2] / "config" / "slack-manifest.yml").read_text()
+    (hint,) = re.findall(r'usage_hint: "([^"]+)"', manifest)
+    hinted = [part.split()[0] for part in hint.split(" | ")]
+    assert hinted
+    assert [v for v in hinted if v not in VERBS] == []

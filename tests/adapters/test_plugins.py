@@ -44,6 +44,7 @@ COUNT = {
     "title": "Bessemer",
     "choices": [{"id": "yes"}, {"id": "no"}],
     "source": {"kind": "manual"},
+    "public": True,  # seen on every platform, the pager too (it names no place of its own)
 }
 
 
@@ -253,7 +254,10 @@ def test_the_console_admin_switch_is_its_policy() -> None:
     assert on.on()
     assert not CONSOLE.settings.model_validate({"admin": True}).on()
     assert CONSOLE.admins(on).verdict(asker).admin
-    assert CONSOLE.admins(off).verdict(asker) == Verdict(False, "refused: [console] admin = false")
+    assert CONSOLE.admins(on).verdict(asker) == Verdict(True, tenant_admin=True, home=True)
+    assert CONSOLE.admins(off).verdict(asker) == Verdict(
+        False, "refused: [console] admin = false", home=True
+    )
     assert AdminPolicy().verdict(asker) == Verdict(False, "refused: not an admin")
 
 

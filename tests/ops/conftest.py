@@ -187,5 +187,7 @@ async def bot(
     )
     async with app, aiohttp.ClientSession() as http:
         for count_id in (POLLED, MANUAL):
-            await app.commands.handle(Request(CHAN, "u", "u", f"subscribe {count_id} all"))
+            await app.commands.handle(
+                Request(CHAN, "u", "u", f"subscribe {count_id} all", home=True)
+            )
         yield Bot(app, adapter, clock, f, url, http)

@@ -139,7 +139,7 @@ async def test_no_secret_in_the_logs_of_a_whole_run(
             poll=False,
         )
         async with app, aiohttp.ClientSession() as http:
-            await app.commands.handle(Request(CHAN, "u", "u", f"subscribe {POLLED} all"))
+            await app.commands.handle(Request(CHAN, "u", "u", f"subscribe {POLLED} all", home=True))
             bot = Bot(app, adapter, clock, f, url, http)
             assert await app.pollers[POLLED].poll() is PollResult.ACCEPTED
             await app.idle()  # the post fails, quoting the token, and waits for its retry

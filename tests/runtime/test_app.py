@@ -119,7 +119,7 @@ async def test_feed_changes_reach_the_channel_and_restart_repeats_nothing(
     cfg = config(url, store_file, tmp_path)
     adapter = RecordingAdapter()
     async with app_for(cfg, adapter, clock) as app:
-        await app.commands.handle(Request(CHAN, "u", "u", "subscribe bessemer-2021 all"))
+        await app.commands.handle(Request(CHAN, "u", "u", "subscribe bessemer-2021 all", home=True))
         poller = app.pollers["bessemer-2021"]
         assert await poller.poll() is PollResult.ACCEPTED
         assert await poller.poll() is PollResult.NOT_MODIFIED  # 304: no store write
@@ -167,7 +167,9 @@ async def test_broken_feed_goes_stale_once_and_recovers(
             assert await poller.poll() is PollResult.FAILED
         health = app.health["bessemer-2021"]
         assert health.is_stale
-        status = await app.commands.handle(Request(CHAN, "u", "u", "status bessemer-2021"))
+        status = await app.commands.handle(
+            Request(CHAN, "u", "u", "status bessemer-2021", home=True)
+        )
         assert status.message is not None
         (checked,) = status.message.notes  # the times as values, shown in each reader's zone
         assert str(checked).startswith("Last checked ")

@@ -36,18 +36,18 @@ def commands(db: Database, clock: FakeClock) -> Commands:
 
 def admin(text: str) -> Request:
     """A request the platform's admin policy found to come from an admin."""
-    return Request(CHAN, "42", "ana", text, admin=True)
+    return Request(CHAN, "42", "ana", text, admin=True, home=True)
 
 
 def user(text: str, **kw: object) -> Request:
-    return Request(CHAN, "7", "bo", text, **kw)  # type: ignore[arg-type]
+    return Request(CHAN, "7", "bo", text, **{"home": True, **kw})  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(
     ("text", "words"),
     [
         ("subscribe bessemer", "unknown count 'bessemer'; did you mean bessemer-2021?"),
-        ("subscribe bessemer-2021 loud", "unknown mode 'loud'"),
+        ("subscribe bessemer-2021 loud", "unknown option 'loud'"),
         ("frobnicate", "unknown command 'frobnicate'"),
         (
             "update bessemer-2021 maybe=3",

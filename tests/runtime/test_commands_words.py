@@ -26,11 +26,11 @@ def commands(db: Database, clock: FakeClock, **kw: object) -> Commands:
 
 
 def admin(text: str) -> Request:
-    return Request(CHAN, "42", "ana", text, admin=True)
+    return Request(CHAN, "42", "ana", text, admin=True, home=True)
 
 
 def user(text: str) -> Request:
-    return Request(CHAN, "7", "bo", text)
+    return Request(CHAN, "7", "bo", text, home=True)
 
 
 async def add_walden(db: Database) -> None:

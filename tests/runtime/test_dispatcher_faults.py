@@ -81,18 +81,25 @@ async def test_subscribe_live_then_unsubscribe_stops_nothing_for_anyone(
     adapter = Gated(in_flight=in_flight)
     dispatcher = Dispatcher(sqlite_db, {Platform("console"): adapter}, clock, sleep=no_sleep)
     await pipeline.ingest(tally(84, 201))
-    member, other = Request(CHAN, "7", "bo", ""), Request(OTHER, "8", "cy", "")
+    member, other = (
+        Request(CHAN, "7", "bo", "", home=True),
+        Request(OTHER, "8", "cy", "", home=True),
+    )
     for request, words in [
         (other, "subscribe bessemer-2021"),
         (member, "subscribe bessemer-2021 live"),
     ]:
-        reply = await commands.handle(Request(request.channel, request.user_id, "x", words))
+        reply = await commands.handle(
+            Request(request.channel, request.user_id, "x", words, home=True)
+        )
         assert reply.ok, reply.text
     adapter.gated.add(CHAN)  # the scoreboard for the member's channel is on its way...
     with caplog.at_level(logging.INFO, logger="bot.delivery.worker"):
         draining = asyncio.create_task(dispatcher.drain(Platform("console")))
         await asyncio.wait_for(adapter.at_gate.wait(), timeout=10)
-        reply = await commands.handle(Request(CHAN, "7", "bo", "unsubscribe bessemer-2021"))
+        reply = await commands.handle(
+            Request(CHAN, "7", "bo", "unsubscribe bessemer-2021", home=True)
+        )
         assert reply.ok, reply.text  # ...when the member unsubscribes
         adapter.go.set()
         await draining  # the dispatcher lives on

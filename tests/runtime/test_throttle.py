@@ -22,7 +22,7 @@ NEWS = ChannelRef(Platform("slack"), "T1", "C-news")
 
 
 def ask(text: str, *, user: str = "U-bo", channel: ChannelRef = HALL) -> Request:
-    return Request(channel, user, user, text, admin=user == "U-admin")
+    return Request(channel, user, user, text, admin=user == "U-admin", home=True)
 
 
 async def with_figures(db: Database, clock: FakeClock) -> Commands:

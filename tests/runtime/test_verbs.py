@@ -16,13 +16,16 @@ from bot.errors import CommandError
 from bot.ingest.pipeline import Pipeline
 from bot.store import Database
 from bot.store import audit as audit_rows
-from bot.subscription import ChannelRef, Platform
+from bot.subscription import ChannelRef, Mode, Platform, Wants
 from bot.testing.clock import FakeClock
 
 CHAN = ChannelRef(Platform("discord"), "g1", "c1")
 
 USAGE = {  # as they read before the table existed: they must not change
-    "subscribe": "subscribe <count> [events|all|live]",
+    "subscribe": (
+        "subscribe <count> [events|all|live] [final|calls|leads] [close=N|N%] [mention=@role]"
+        " [thread] [pin]"
+    ),
     "unsubscribe": "unsubscribe <count>",
     "list": "list",
     "status": "status [count]",
@@ -36,13 +39,26 @@ USAGE = {  # as they read before the table existed: they must not change
     "final": "final <count> [yes=N no=N ...]",
     "deliveries": "deliveries",
 }
+SETTINGS = (
+    "[choices=yes:Yes,no:No] [rule=majority|plurality|threshold] [tie=ID] [threshold=2/3] "
+    "[received=N] [eligible=N] [public=yes|no] [source=URL] [fields=yes:path,...] [title]"
+)
+TENANCY = {  # issue 15: counts run from chat, by their owners
+    "create": "create <count> " + SETTINGS,
+    "edit": "edit <count> " + SETTINGS,
+    "archive": "archive <count> [undo]",
+    "delete": "delete <count> [confirm]",
+    "admins": "admins [list|add|remove] <count> [who]",
+    "apikey": "apikey [list|create|revoke] [key]",
+}
+EVERY = {**USAGE, **TENANCY}
 
 
 def test_usage_help_and_admin_words_come_from_the_specs() -> None:
-    assert {s.name: s.usage for s in VERBS} == USAGE
-    assert [s.name for s in VERBS] == [v.value for v in Verb]
+    assert {s.name: s.usage for s in VERBS} == EVERY
+    assert [s.name for s in VERBS] == [v.value for v in Verb if v in EVERY]
     help_reply = VERBS.help()
-    assert help_reply == "Commands:\n" + "\n".join(f"  {u}" for u in USAGE.values())
+    assert help_reply == "Commands:\n" + "\n".join(f"  {u}" for u in EVERY.values())
     admins = {s.name: s.admin for s in VERBS if s.admin is not None}
     assert admins == {
         "update": "update figures",
@@ -51,6 +67,12 @@ def test_usage_help_and_admin_words_come_from_the_specs() -> None:
         "resume": "resume a count",
         "final": "declare a count final",
         "deliveries": "list failed deliveries",
+        "create": "create a count",
+        "edit": "edit a count",
+        "archive": "archive a count",
+        "delete": "delete a count",
+        "admins": "manage a count's admins",
+        "apikey": "manage API keys",
     }
     assert {s.name for s in VERBS if s.public} == {"subscribe", "status", "chart"}
 
@@ -60,14 +82,18 @@ def test_usage_help_and_admin_words_come_from_the_specs() -> None:
     [
         ("list now", "list takes nothing after it; usage: list"),
         ("status a b", "usage: status [count]"),
-        ("subscribe a live now", "usage: subscribe <count> [events|all|live]"),
+        (
+            "subscribe a live now",
+            "unknown option 'now': use events, all, live, final, calls, leads, close=50 or "
+            "close=2%, mention=@role, thread or pin",
+        ),
         ("pause a b", "pause takes only the count; usage: pause <count>"),
         (
             "subscribe a LOUD",
-            "unknown mode 'LOUD': use events (significant news only), all (every change) "
-            "or live (a scoreboard kept up to date)",
+            "unknown option 'LOUD': use events, all, live, final, calls, leads, close=50 or "
+            "close=2%, mention=@role, thread or pin",
         ),
-        ("wat", f"unknown command 'wat'; try one of: {', '.join(USAGE)}"),
+        ("wat", f"unknown command 'wat'; try one of: {', '.join(EVERY)}"),
     ],
 )
 def test_the_grammar_words_errors_as_before(text: str, error: str) -> None:
@@ -79,8 +105,8 @@ def test_the_grammar_words_errors_as_before(text: str, error: str) -> None:
 def test_parsed_commands() -> None:
     assert VERBS.parse("") == VERBS.parse("help")
     sub = VERBS.parse("Subscribe Bessemer-2021 LIVE")
-    assert (sub.verb, sub.count, sub.choice) == ("subscribe", "bessemer-2021", "live")
-    assert VERBS.parse("subscribe b").choice == "events"
+    assert (sub.verb, sub.count, sub.wants) == ("subscribe", "bessemer-2021", Wants.of(Mode.LIVE))
+    assert VERBS.parse("subscribe b").wants == Wants()
     assert VERBS.parse("status").count is None
     assert VERBS.parse("final b").figures == ()
 
@@ -166,7 +192,7 @@ def core(db: Database, clock: FakeClock, per_user: int = 1000) -> Commands:
 
 
 def req(text: str, *, admin: bool = False) -> Request:
-    return Request(CHAN, "7", "bo", text, admin=admin)
+    return Request(CHAN, "7", "bo", text, admin=admin, home=True)
 
 
 async def test_every_admin_action_is_audited_once(sqlite_db: Database, clock: FakeClock) -> None:

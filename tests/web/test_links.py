@@ -37,7 +37,8 @@ async def test_status_links_the_page_of_a_public_count(
         private = await app.commands.handle(Request(NEWS, "u", "u", f"status {PRIVATE}"))
     link = f"Live page: {URL}/c/{PUBLIC}"
     assert notes(shown.message) == ([link] if public_url else [])
-    assert notes(private.message) == []
+    assert "Live page" not in private.text  # a private count's status carries no link
+    assert private.message is None or notes(private.message) == []
     if public_url:
         assert shown.message is not None
         assert render(shown.message).splitlines()[-2] == link  # above the footer, as a note
@@ -60,14 +61,15 @@ async def test_the_final_message_links_the_page(tmp_path: Path) -> None:
             received=3117,
             state="final",
         )
-        await ingest(app, clock, PRIVATE, ana=3, ben=4, state="final")
+        private = await ingest(app, clock, PRIVATE, ana=3, ben=4, state="final")
         await app.idle()
         adapter = app.adapters[Platform("console")]
         assert isinstance(adapter, RecordingAdapter)
-        sent = [m for m in adapter.messages(NEWS) if isinstance(m, Message)]
-    update, final, private_final = sent
+        sent = [m for m in adapter.messages() if isinstance(m, Message)]
+    update, final = [m for m in sent if m.count_id == PUBLIC]
     assert notes(update) == []  # only the final carries it
     assert final.final
     assert notes(final) == [f"Live page: {URL}/c/{PUBLIC}"]
-    assert private_final.final
-    assert notes(private_final) == []
+    assert private.message is not None
+    assert private.message.final
+    assert notes(private.message) == []  # a private count's final carries none

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 
 from bot.clock import Clock
 from bot.domain.model import Count
+from bot.egress import EgressPolicy
 from bot.errors import ConfigError
 from bot.ingest.sources.base import Source
 from bot.ingest.sources.csv_doc import CsvLayout
@@ -47,12 +49,14 @@ def build_source(
     where: str,
     env: Mapping[str, str] | None = None,
     check_files: bool = True,
+    egress: EgressPolicy | None = None,
 ) -> Source:
     """The source ``settings`` describe for ``count``; one ConfigError naming ``where``, the key
     and the problem, for every problem of the machine. Nothing is opened or connected.
 
     ``env`` is where ``headers_from_env`` looks (default: the process environment);
     ``check_files``: the ``path`` of a file or replay source must name an existing file.
+    ``egress``: an http source's URL was typed in chat: fetch it only through the guard.
     """
     problems = Problems()
     name = settings.label
@@ -77,6 +81,7 @@ def build_source(
         )
     else:
         options = _options(settings, os.environ if env is None else env, where, problems)
+        options = replace(options, egress=egress)
         fields, states = settings.fields.field_map(count), settings.states()
         if isinstance(settings, HttpJsonSettings):
             source = HttpJsonSource(

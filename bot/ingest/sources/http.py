@@ -27,6 +27,7 @@ and If-Modified-Since.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 
 import aiohttp
@@ -34,6 +35,7 @@ from yarl import URL
 
 from bot.clock import Clock
 from bot.domain.model import Count, Tally
+from bot.egress import EgressPolicy, GuardedSession
 from bot.errors import ConfigError, PermanentSourceError, TransientSourceError
 from bot.http_body import read_capped
 from bot.ingest.sources.changes import ChangeFilter
@@ -67,6 +69,9 @@ class HttpOptions:
     timeout: float = DEFAULT_TIMEOUT
     max_bytes: int = DEFAULT_MAX_BYTES
     headers: Mapping[str, str] = field(default_factory=dict)
+    egress: EgressPolicy | None = None
+    """For a URL typed in chat: fetched only through :class:`~bot.egress.GuardedSession` under
+    this policy (never inside the operator's network); None: the operator's own URL."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,24 +110,31 @@ class HttpDocument(Closing):
         self._clock = clock
         self._headers = {"User-Agent": USER_AGENT, "Accept": accept, **options.headers}
         self._session: aiohttp.ClientSession | None = None
+        self._guarded: GuardedSession | None = None
         self._etag: str | None = None
         self._last_modified: str | None = None
         self._changes = ChangeFilter()
 
     async def aopen(self) -> None:
         """Open the session."""
-        if self._session is not None:
+        if self._session is not None or self._guarded is not None:
             raise RuntimeError(f"{self.label}: already open")
-        self._session = aiohttp.ClientSession(
-            timeout=aiohttp.ClientTimeout(total=self.options.timeout),
-            headers=self._headers,
-        )
+        timeout = aiohttp.ClientTimeout(total=self.options.timeout)
+        if self.options.egress is not None:
+            guarded = GuardedSession(self.options.egress, timeout=timeout, headers=self._headers)
+            await guarded.aopen()
+            self._guarded = guarded
+            return
+        self._session = aiohttp.ClientSession(timeout=timeout, headers=self._headers)
 
     async def aclose(self) -> None:
         """Close the session."""
         session, self._session = self._session, None
+        guarded, self._guarded = self._guarded, None
         if session is not None:
             await session.close()
+        if guarded is not None:
+            await guarded.aclose()
 
     async def fetch(self, parse: Callable[[Response], Tally]) -> Tally | None:
         """GET the document and ``parse`` it; None when it is not modified or reads the same."""
@@ -142,7 +154,7 @@ class HttpDocument(Closing):
 
     async def get(self) -> Response | None:
         """One conditional GET: the body, or None for 304 Not Modified."""
-        if self._session is None:
+        if self._session is None and self._guarded is None:
             raise RuntimeError(f"{self.label}: fetch() outside 'async with'")
         conditional: dict[str, str] = {}
         if self._etag is not None:
@@ -151,7 +163,7 @@ class HttpDocument(Closing):
             conditional["If-Modified-Since"] = self._last_modified
         what = f"GET {self.label}"
         try:
-            async with self._session.get(self.options.url, headers=conditional) as resp:
+            async with self._open(conditional) as resp:
                 if resp.status == 304:
                     return None
                 self._check_status(resp, what)
@@ -176,6 +188,14 @@ class HttpDocument(Closing):
             raise HttpTransientError(f"{what}: the body was cut short ({exc})") from exc
         except aiohttp.ClientError as exc:
             raise HttpTransientError(f"{what}: {type(exc).__name__}: {exc}") from exc
+
+    def _open(
+        self, headers: Mapping[str, str]
+    ) -> AbstractAsyncContextManager[aiohttp.ClientResponse]:
+        if self._guarded is not None:
+            return self._guarded.get(self.options.url, headers=headers)
+        assert self._session is not None
+        return self._session.get(self.options.url, headers=headers)
 
     def _check_status(self, resp: aiohttp.ClientResponse, what: str) -> None:
         status = resp.status

@@ -23,6 +23,9 @@ class DeliveryAction(StrEnum):
     """Edit the subscription's live scoreboard message in place."""
     ALERT = "alert"
     """Post an alert (e.g. to an admin channel)."""
+    REPLY = "reply"
+    """Post into the subscription's thread (its ``thread`` option; a final also shows in the
+    channel)."""
 
 
 class DeliveryStatus(StrEnum):

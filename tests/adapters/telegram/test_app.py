@@ -73,6 +73,7 @@ def config(tmp_path: Path, fake: FakeTelegram, admin_chats: list[int]) -> Config
                         {"id": "no", "label": "No union"},
                     ],
                     "source": {"kind": "manual"},
+                    "public": True,  # followed from any group
                 }
             ],
         },

@@ -135,3 +135,32 @@ async def test_the_webhook_route_checks_the_secret_token(
         make_bot(fake.token, polling(fake), session=LoopbackSession),
         polling(fake), received, clock=clock,
     ).http_routes() == []  # fmt: skip
+
+
+async def test_the_webhook_drops_repeats_among_the_latest_update_ids_only(
+    fake: FakeTelegram, clock: FakeClock, received: Received
+) -> None:
+    settings = TelegramSettings.model_construct(api_base=fake.base_url, mode="webhook")
+    bot = make_bot(fake.token, settings, session=LoopbackSession)
+    life = TelegramLifecycle(
+        bot, settings, received, clock=clock, webhook_secret=SECRET, seen_updates=3
+    )
+    app = web.Application()
+    app.add_routes(life.http_routes())
+    runner = web.AppRunner(app)
+    await runner.setup()
+    await web.TCPSite(runner, "127.0.0.1", 0).start()
+    url = f"http://127.0.0.1:{runner.addresses[0][1]}{settings.webhook_path}"
+    chat = {"id": 7, "type": "private", "first_name": "Alice"}
+    try:
+        async with aiohttp.ClientSession() as http:
+            for update_id in (1, 2, 3, 4, 4, 2, 1):  # 1 is forgotten once 4 came: taken again
+                message = {"message_id": update_id, "date": 0, "chat": chat, "text": "/count"}
+                body = {"update_id": update_id, "message": message}
+                answer = await http.post(url, json=body, headers={SECRET_HEADER: SECRET})
+                assert answer.status == 200
+        await fake.wait_for(lambda: len(received.updates) == 5)
+        assert [u.update_id for u in received.updates] == [1, 2, 3, 4, 1]
+    finally:
+        await life.stop()
+        await runner.cleanup()

@@ -54,6 +54,7 @@ def webhook_config(tmp_path: Path, fake: FakeTelegram) -> Config:
                 "eligible": 5876,
                 "choices": [{"id": "yes", "label": "Yes"}, {"id": "no", "label": "No"}],
                 "source": {"kind": "manual"},
+                "public": True,  # followed from any group
             }
         ],
     }

@@ -26,7 +26,9 @@ MENTION_EVERYONE = 1 << 17
 USE_EXTERNAL_EMOJIS = 1 << 18
 USE_APPLICATION_COMMANDS = 1 << 31
 SEND_MESSAGES_IN_THREADS = 1 << 38
-ALL_PERMISSIONS = (1 << 51) - 1
+CREATE_PUBLIC_THREADS = 1 << 35
+PIN_MESSAGES = 1 << 51
+ALL_PERMISSIONS = (1 << 52) - 1
 
 DEFAULT_EVERYONE_PERMISSIONS = (
     VIEW_CHANNEL
@@ -143,6 +145,8 @@ class Channel:
     recipient_id: int | None = None
     deleted: bool = False
     last_message_id: int | None = None
+    parent_id: int | None = None
+    """A thread's channel (type 11, its id that of the message it was started on)."""
 
 
 @dataclass
@@ -188,6 +192,7 @@ class RecordedMessage:
     mentions: list[int] = field(default_factory=list)
     mention_roles: list[int] = field(default_factory=list)
     mention_everyone: bool = False
+    pinned: bool = False
     edited_at: float | None = None
     deleted: bool = False
     edits: list[JSON] = field(default_factory=list)

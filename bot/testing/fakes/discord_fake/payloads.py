@@ -102,7 +102,7 @@ def channel(
             {"id": str(o.id), "type": o.type, "allow": str(o.allow), "deny": str(o.deny)}
             for o in c.overwrites
         ],
-        "parent_id": None,
+        "parent_id": str(c.parent_id) if c.parent_id is not None else None,
         "topic": None,
         "nsfw": False,
         "last_message_id": last,
@@ -196,7 +196,7 @@ def message(
         "mentions": mentions,
         "mention_roles": [str(r) for r in m.mention_roles],
         "mention_everyone": m.mention_everyone,
-        "pinned": False,
+        "pinned": m.pinned,
         "tts": m.tts,
         "timestamp": iso(m.created_at),
         "edited_timestamp": iso(m.edited_at) if m.edited_at is not None else None,

@@ -29,6 +29,7 @@ from .models import (
     JSON,
     READ_MESSAGE_HISTORY,
     SEND_MESSAGES,
+    SEND_MESSAGES_IN_THREADS,
     Channel,
     RecordedMessage,
 )
@@ -44,7 +45,8 @@ async def create_message(fake: FakeDiscord, ctx: Ctx) -> Reply:
     payload = body_dict(ctx)
     if chan.guild_id is not None:
         perms = fake.bot_permissions(chan.id)
-        if not perms & SEND_MESSAGES or (ctx.uploads and not perms & ATTACH_FILES):
+        send = SEND_MESSAGES_IN_THREADS if chan.parent_id is not None else SEND_MESSAGES
+        if not perms & send or (ctx.uploads and not perms & ATTACH_FILES):
             raise ApiError(403, 50013, "Missing Permissions")
     errors = validate_message(payload, [], len(ctx.uploads)).body()
     if errors is not None:

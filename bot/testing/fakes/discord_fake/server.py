@@ -13,7 +13,7 @@ from typing import Any
 
 from aiohttp import web
 
-from . import inject, interactions, rest
+from . import inject, interactions, rest, threads
 from .gateway import GatewayHub
 from .interaction import FakeInteraction
 from .limits import RateLimits, permissions_for
@@ -110,7 +110,7 @@ class FakeDiscord(WorldSetup):
         self._changed = asyncio.Event()
         self.gateway = GatewayHub(self)
         self.ready_event = self.gateway.ready_event
-        self._routes: list[Route] = rest.ROUTES + interactions.ROUTES
+        self._routes: list[Route] = rest.ROUTES + interactions.ROUTES + threads.ROUTES
         self._runner: web.AppRunner | None = None
         self.port = 0
 

@@ -111,6 +111,20 @@ class WorldSetup:
                 "CHANNEL_DELETE", channel_payload(chan), chan.guild_id, INTENT_GUILDS
             )
 
+    def grant_bot(self: FakeDiscord, guild_id: int, permissions: int) -> None:
+        """Give the bot's role more permissions in a server (Create Public Threads, Pin
+        Messages...), announced by GUILD_ROLE_UPDATE."""
+        guild = self.guilds[guild_id]
+        member = guild.members[self.bot_user_id]
+        role = next(guild.roles[r] for r in member.roles if guild.roles[r].bot_id is not None)
+        role.permissions |= permissions
+        data = {"guild_id": str(guild_id), "role": role_payload(role)}
+        self.gateway.dispatch("GUILD_ROLE_UPDATE", data, guild_id, INTENT_GUILDS)
+
+    def delete_thread(self: FakeDiscord, thread_id: int) -> None:
+        """Delete a thread (its first message stays): later posts in it answer 404 10003."""
+        self.channels[thread_id].deleted = True
+
     def revoke_send(self: FakeDiscord, channel_id: int) -> None:
         """Deny the bot SEND_MESSAGES in a channel (a member overwrite, announced by
         CHANNEL_UPDATE): later sends answer 403 code 50013."""

@@ -49,7 +49,7 @@ def _visible(channel: Channel) -> list[RecordedSlackMessage]:
     return [
         m
         for m in channel.messages
-        if not m.deleted and (m.thread_ts is None or m.thread_ts == m.ts)
+        if not m.deleted and (m.thread_ts is None or m.thread_ts == m.ts or m.broadcast)
     ]
 
 

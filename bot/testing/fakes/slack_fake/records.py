@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
+MENTION = re.compile(r"<(!subteam\^|@|!)(channel|here|everyone|[A-Z0-9]+)(?:\|[^>]*)?>")
+"""A mention in Slack's markup: ``<!subteam^S1>``, ``<@U1>``, ``<!channel>``, ``<!here>``..."""
 ACK_DEADLINE_S = 3.0
 """Slack wants commands, actions and events acknowledged within 3 seconds."""
 
@@ -60,6 +63,9 @@ class RecordedSlackMessage:
     """One of "chat.postMessage", "response_url", "user", "files.completeUploadExternal"."""
     edited: bool = False
     deleted: bool = False
+    pinned: bool = False
+    broadcast: bool = False
+    """A thread reply also shown in the channel (``reply_broadcast``)."""
     revisions: list[MessageRevision] = field(default_factory=list)
     """Earlier versions, oldest first (one per chat.update)."""
     files: list[dict[str, Any]] | None = None
@@ -68,6 +74,24 @@ class RecordedSlackMessage:
     @property
     def edit_count(self) -> int:
         return len(self.revisions)
+
+    @property
+    def pinged(self) -> list[str]:
+        """Who this message notifies, as Slack documents its mentions: user groups
+        (``subteam:S123`` for ``<!subteam^S123>``), users (``user:U1`` for ``<@U1>``) and
+        everyone (``<!channel>``, ``<!here>``, ``<!everyone>``), in the message's ``text`` and
+        in its blocks' mrkdwn (``plain_text`` notifies nobody)."""
+        texts = [self.text]
+        for block in self.blocks or []:
+            objs = [block.get("text"), *(block.get("fields") or []), *(block.get("elements") or [])]
+            texts += [o["text"] for o in objs if isinstance(o, dict) and o.get("type") == "mrkdwn"]
+        found: list[str] = []
+        for text in texts:
+            for kind, who in MENTION.findall(text):
+                name = {"!subteam^": "subteam:", "@": "user:"}.get(kind, "") + who
+                if name not in found:
+                    found.append(name)
+        return found
 
     def to_api(self, *, team_id: str, app_id: str, with_metadata: bool) -> dict[str, Any]:
         out: dict[str, Any] = {

@@ -9,7 +9,7 @@ from aiohttp import web
 
 from bot.testing.limits import SlidingWindow, TokenBucket
 
-from .args import JsonDict, read_args
+from .args import JsonDict, read_args, truthy
 from .history import conversations_history
 from .limits import (
     RateLimitedError,
@@ -27,17 +27,23 @@ from .records import (
     RecordedEphemeral,
     RecordedSlackMessage,
 )
+from .threads import check_parent, conversations_replies, pins_add, pins_remove
 from .uploads import Uploads
 from .workspace import Workspace
 
 Handler = Callable[[JsonDict], JsonDict]
 
-BOT_SCOPES = "app_mentions:read,channels:history,chat:write,commands,files:write,users:read"
+BOT_SCOPES = (
+    "app_mentions:read,channels:history,chat:write,commands,files:write,pins:write,users:read"
+)
 DEFAULT_WINDOW_LIMITS: Mapping[str, int] = {
     # Slack's tiers, per method per workspace per minute.
     "chat.delete": 50,
     "chat.postEphemeral": 100,
     "conversations.history": 50,
+    "conversations.replies": 50,
+    "pins.add": 20,
+    "pins.remove": 20,
     "conversations.info": 50,
     "users.info": 100,
     "files.getUploadURLExternal": 100,
@@ -110,6 +116,9 @@ class WebApi:
             "chat.postEphemeral": ("bot", self._chat_post_ephemeral),
             "conversations.info": ("bot", self._conversations_info),
             "conversations.history": ("bot", self._conversations_history),
+            "conversations.replies": ("bot", lambda a: conversations_replies(self.ws, a)),
+            "pins.add": ("bot", lambda a: pins_add(self.ws, a)),
+            "pins.remove": ("bot", lambda a: pins_remove(self.ws, a)),
             "users.info": ("bot", self._users_info),
             "files.getUploadURLExternal": ("bot", self.files.get_upload_url),
             "files.completeUploadExternal": ("bot", self.files.complete_upload),
@@ -278,6 +287,8 @@ class WebApi:
         text, blocks = self._message_content(args, require=True)
         metadata = validate_metadata(args.get("metadata"))
         thread_ts = args.get("thread_ts") or None
+        if thread_ts is not None:
+            check_parent(channel, thread_ts)
         message = self.ws.add_message(
             channel,
             text=text or "",
@@ -289,6 +300,7 @@ class WebApi:
             source="chat.postMessage",
             now=self.clock(),
         )
+        message.broadcast = thread_ts is not None and truthy(args.get("reply_broadcast"))
         return {"channel": channel.id, "ts": message.ts, "message": self._message_out(message)}
 
     def _chat_update(self, args: JsonDict) -> JsonDict:

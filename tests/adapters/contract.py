@@ -1,0 +1,300 @@
+"""The adapter contract: what every platform's adapter must do, run against each of them (the
+console, Discord, Slack and Telegram) with its real client library inside the whole bot and
+against its loopback fake (``tests/adapters/rigs``). Per-platform test files keep only what is
+specific to one platform.
+
+Every delivery reaches its channel exactly once: when the platform carried out a post but its
+answer was lost (a final's chart included), after a server error, and whatever happens to another
+channel (removed, failing): nothing one channel does stops delivery to the others. An edit of a
+message that is gone is ``MessageGone``; a server error is transient, a channel that is gone is
+permanent. ``health()`` tells the truth. Text from a count shows as typed and pings nobody.
+
+The console is a terminal: one channel, printed, never read back. It has no answer to lose, no
+channel to remove and no message to delete, so the tests of those run on the other three.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from sqlalchemy import select, text
+
+from bot.adapter import Adapter
+from bot.domain.message import Message, Notice
+from bot.domain.model import TallyState
+from bot.errors import MessageGone, PermanentDeliveryError, TransientDeliveryError
+from bot.ops import readiness
+from bot.store import outbox
+from bot.store import subscriptions as sub_rows
+from bot.store.outbox import Delivery, DeliveryStatus
+from bot.store.schema import outbox as outbox_table
+from bot.subscription import ChannelRef, Mode
+from tests.adapters.rigs import Rig
+from tests.adapters.rigs.console import ConsoleRig
+from tests.adapters.rigs.discord import DiscordRig
+from tests.adapters.rigs.slack import SlackRig
+from tests.adapters.rigs.telegram import TelegramRig
+from tests.helpers import tally
+from tests.hostile import typed
+
+RIGS: dict[str, type[Rig]] = {r.name: r for r in (ConsoleRig, DiscordRig, SlackRig, TelegramRig)}
+EVERY = list(RIGS)
+ANSWERING = ["discord", "slack", "telegram"]
+"""Platforms that answer a post, have channels to remove and messages to delete."""
+COUNT = "bessemer-2021"
+
+
+@pytest.fixture(params=EVERY)
+def rig(request: pytest.FixtureRequest) -> Rig:
+    return RIGS[request.param]()
+
+
+def answering(test: object) -> object:
+    return pytest.mark.parametrize("rig", ANSWERING, indirect=True)(test)
+
+
+async def subscribe(rig: Rig, *channels: ChannelRef, mode: Mode = Mode.EVENTS) -> None:
+    async with rig.app.db.begin() as conn:
+        for channel in channels:
+            await sub_rows.subscribe(conn, channel, COUNT, mode, by="contract", at=rig.clock.now())
+
+
+async def ingest(rig: Rig, yes: int, no: int, *, final: bool = False) -> Message:
+    state = TallyState.FINAL if final else TallyState.COUNTING
+    received = yes + no + 505 if final else 3215  # a final accounts for every ballot
+    result = await rig.app.pipeline.ingest(
+        tally(yes, no, challenged=505, received=received, state=state)
+    )
+    assert result.message is not None
+    return result.message
+
+
+def words(text: str) -> str:
+    return " ".join(text.split())
+
+
+def times_shown(rig: Rig, channel: ChannelRef, text: str) -> int:
+    """In how many messages the members of ``channel`` see ``text`` (line breaks aside)."""
+    return sum(words(text) in words(seen.text) for seen in rig.seen(channel))
+
+
+async def deliveries(rig: Rig) -> list[Delivery]:
+    async with rig.app.db.connect() as conn:
+        ids = (await conn.scalars(select(outbox_table.c.id).order_by("id"))).all()
+        found = [await outbox.get(conn, i) for i in ids]
+    return [d for d in found if d is not None]
+
+
+def adapter(rig: Rig) -> Adapter:
+    return rig.app.adapters[rig.platform]
+
+
+# ------------------------------------------------------------------------ delivery
+
+
+async def test_an_update_reaches_its_channel_once(rig: Rig, tmp_path: Path) -> None:
+    async with rig.run(tmp_path):
+        channel = rig.channels[0]
+        await subscribe(rig, channel)
+        first = await ingest(rig, 84, 201)
+        await rig.settle()
+        routine = await ingest(rig, 90, 230)  # not significant: "events" hears nothing
+        lead = await ingest(rig, 400, 300)  # the lead changes
+        await rig.settle()
+        sent = await deliveries(rig)
+    assert (first.significant, routine.significant, lead.significant) == (True, False, True)
+    assert times_shown(rig, channel, first.headline) == 1
+    assert times_shown(rig, channel, routine.headline) == 0
+    assert times_shown(rig, channel, lead.headline) == 1
+    assert [d.status for d in sent] == [DeliveryStatus.SENT] * 2
+
+
+async def test_a_final_shows_its_chart_once(rig: Rig, tmp_path: Path) -> None:
+    async with rig.run(tmp_path):
+        channel = rig.channels[0]
+        await subscribe(rig, channel)
+        final = await ingest(rig, 738, 1798, final=True)
+        await rig.settle()
+    (shown,) = [s for s in rig.seen(channel) if words(final.headline) in words(s.text)]
+    assert shown.images == 1
+
+
+@answering
+async def test_each_channel_gets_it_once(rig: Rig, tmp_path: Path) -> None:
+    async with rig.run(tmp_path):
+        await subscribe(rig, *rig.channels)
+        message = await ingest(rig, 84, 201)
+        await rig.settle()
+        sent = await deliveries(rig)
+    assert [times_shown(rig, c, message.headline) for c in rig.channels] == [1, 1]
+    ids = {d.channel: d.platform_message_id for d in sent}
+    assert ids == {c: rig.seen(c)[0].message_id for c in rig.channels}
+
+
+@answering
+@pytest.mark.parametrize("lost", ["post", "chart"])
+async def test_a_post_whose_answer_was_lost_is_shown_once(
+    rig: Rig, tmp_path: Path, lost: str
+) -> None:
+    async with rig.run(tmp_path):
+        channel = rig.channels[0]
+        await subscribe(rig, channel)
+        rig.lose_next_answer(chart=lost == "chart")
+        final = await ingest(rig, 738, 1798, final=True)
+        await rig.settle()
+        (sent,) = await deliveries(rig)
+    (shown,) = rig.seen(channel)
+    assert times_shown(rig, channel, final.headline) == 1
+    assert shown.images == 1
+    assert (sent.status, sent.platform_message_id) == (DeliveryStatus.SENT, shown.message_id)
+
+
+@answering
+async def test_server_errors_are_transient_and_retried_to_one_copy(
+    rig: Rig, tmp_path: Path
+) -> None:
+    async with rig.run(tmp_path):
+        channel = rig.channels[0]
+        rig.fail_next_post()
+        with pytest.raises(TransientDeliveryError):
+            await adapter(rig).post(channel, Notice("first try"), key="tb-contract-1")
+        await subscribe(rig, channel)
+        rig.fail_next_post(2)
+        message = await ingest(rig, 84, 201)
+        await rig.settle()
+        (sent,) = await deliveries(rig)
+    assert times_shown(rig, channel, "first try") == 0
+    assert times_shown(rig, channel, message.headline) == 1
+    assert sent.status is DeliveryStatus.SENT
+
+
+@answering
+async def test_a_removed_channel_is_permanent_and_stops_no_other(rig: Rig, tmp_path: Path) -> None:
+    async with rig.run(tmp_path):
+        gone, other = rig.channels
+        await subscribe(rig, gone, other)
+        await rig.remove(gone)
+        with pytest.raises(PermanentDeliveryError):
+            await adapter(rig).post(gone, Notice("hello?"), key="tb-contract-1")
+        first = await ingest(rig, 84, 201)
+        await rig.settle()
+        lead = await ingest(rig, 400, 300)
+        await rig.settle()
+        async with rig.app.db.connect() as conn:
+            (disabled,) = await sub_rows.for_channel(conn, gone)
+    assert not disabled.enabled
+    assert disabled.disabled_reason
+    assert [times_shown(rig, other, m.headline) for m in (first, lead)] == [1, 1]
+
+
+@answering
+async def test_posts_that_fail_for_a_while_reach_every_channel_once(
+    rig: Rig, tmp_path: Path
+) -> None:
+    async with rig.run(tmp_path):
+        await subscribe(rig, *rig.channels)
+        rig.fail_next_post(3)  # the next three posts fail, whichever channel they are for
+        first = await ingest(rig, 84, 201)
+        await rig.settle()
+        sent = await deliveries(rig)
+    assert [times_shown(rig, c, first.headline) for c in rig.channels] == [1, 1]
+    assert [d.status for d in sent] == [DeliveryStatus.SENT] * 2
+
+
+@answering
+async def test_an_edit_of_a_gone_message_is_message_gone(rig: Rig, tmp_path: Path) -> None:
+    async with rig.run(tmp_path):
+        channel = rig.channels[0]
+        board = await adapter(rig).post(channel, Notice("board"), key="tb-contract-1")
+        await adapter(rig).edit(channel, board, Notice("board, edited"))
+        await rig.delete(channel, board)
+        with pytest.raises(MessageGone):
+            await adapter(rig).edit(channel, board, Notice("board, again"))
+    assert rig.seen(channel) == []
+
+
+@answering
+async def test_a_deleted_scoreboard_is_posted_anew(rig: Rig, tmp_path: Path) -> None:
+    async with rig.run(tmp_path):
+        channel = rig.channels[0]
+        await ingest(rig, 84, 201)
+        await subscribe(rig, channel, mode=Mode.LIVE)
+        routine = await ingest(rig, 90, 230)  # not significant: the scoreboard only
+        await rig.settle()
+        (board,) = rig.seen(channel)
+        await rig.delete(channel, board.message_id)
+        later = await ingest(rig, 95, 260)
+        await rig.settle()
+        (new_board,) = rig.seen(channel)
+    assert (routine.significant, later.significant) == (False, False)
+    assert times_shown(rig, channel, routine.headline) == 0
+    assert new_board.message_id != board.message_id
+    assert times_shown(rig, channel, later.headline) == 1
+
+
+# ------------------------------------------------------------------------ health and text
+
+
+async def readyz_problem(rig: Rig) -> str | None:
+    """What ``/readyz`` says of the adapter (None: nothing wrong)."""
+    result = await readiness.check(rig.app)
+    (check,) = [c for c in result.checks if c.name == f"adapter:{rig.platform}"]
+    return check.problem
+
+
+async def test_health_tells_the_truth(rig: Rig, tmp_path: Path) -> None:
+    async with rig.run(tmp_path):
+        assert (await adapter(rig).health()).connected
+        assert await readyz_problem(rig) is None
+        reason = await rig.take_down()
+        health = await adapter(rig).health()
+        if reason is None:  # nothing to lose: the console
+            assert health.connected
+        else:
+            assert not health.connected
+            assert health.reason is not None
+            assert health.reason.startswith(reason)
+            assert await readyz_problem(rig) == (await adapter(rig).health()).reason
+        if await rig.bring_back():
+            assert (await adapter(rig).health()).connected
+            assert await readyz_problem(rig) is None
+
+
+async def test_a_hostile_title_shows_as_typed_and_pings_nobody(rig: Rig, tmp_path: Path) -> None:
+    # Discord's, Slack's and Telegram's mentions, within Slack's 150 characters of a header
+    title = "@everyone @here <@111111111111111111> <@&222> <!channel> <!here> <!subteam^S1> @alice"
+    async with rig.run(tmp_path, title):
+        channel = rig.channels[0]
+        await subscribe(rig, channel)
+        await ingest(rig, 84, 201)
+        await rig.settle()
+    (shown,) = rig.seen(channel)
+    assert words(typed(title)) in words(shown.text)
+    assert shown.pings == ()
+
+
+SENT_FAILS = """
+CREATE TRIGGER sent_fails BEFORE UPDATE OF status ON outbox
+WHEN NEW.status = 'sent' AND NEW.channel = '{channel}'
+BEGIN SELECT RAISE(ABORT, 'disk I/O error (injected)'); END
+"""
+
+
+@answering
+async def test_a_store_error_after_a_post_stops_no_other_and_doubles_nothing(
+    rig: Rig, tmp_path: Path
+) -> None:
+    async with rig.run(tmp_path):
+        failing, other = rig.channels
+        await subscribe(rig, failing, other)
+        async with rig.app.db.begin() as conn:
+            await conn.execute(text(SENT_FAILS.format(channel=failing.channel)))
+        first = await ingest(rig, 84, 201)
+        await rig.app.idle()  # the post went out; recording it failed
+        async with rig.app.db.begin() as conn:
+            await conn.execute(text("DROP TRIGGER sent_fails"))
+        await rig.settle()
+        sent = await deliveries(rig)
+    assert [times_shown(rig, c, first.headline) for c in rig.channels] == [1, 1]
+    assert [d.status for d in sent] == [DeliveryStatus.SENT] * 2

@@ -1,0 +1,141 @@
+"""What every rig offers the contract: the bot running against a fake, and the platform's side
+of things. A rig whose platform cannot do something (a terminal has no answer to lose) leaves
+that method to the base, which fails the test that asked: the contract lists which rigs each
+of its tests runs on."""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+from sqlalchemy import func, select
+
+from bot.app import App
+from bot.store.outbox import DeliveryStatus
+from bot.store.schema import outbox as outbox_table
+from bot.subscription import ChannelRef, Platform
+from bot.testing.clock import FakeClock
+
+TITLE = "Amazon BHM1 union election, Bessemer AL"
+
+
+def count_table(title: str = TITLE) -> dict[str, Any]:
+    """``[[counts]]`` for Bessemer 2021, under ``title``."""
+    return {
+        "id": "bessemer-2021",
+        "title": title,
+        "rule": "majority",
+        "tie_holder": "no",
+        "eligible": 5876,
+        "received": 3215,
+        "choices": [{"id": "yes", "label": "Yes (RWDSU)"}, {"id": "no", "label": "No union"}],
+        "source": {"kind": "manual"},
+    }
+
+
+@dataclass(frozen=True)
+class Seen:
+    """One message of the bot's, as the members of its channel see it."""
+
+    message_id: str
+    text: str
+    """Every text of the message that a member reads, joined by new lines."""
+    images: int
+    """Pictures shown with it (a final's chart)."""
+    pings: tuple[str, ...]
+    """Whom the platform notified because of it."""
+
+
+class Rig(abc.ABC):
+    name: ClassVar[str]
+    platform: ClassVar[Platform]
+
+    def __init__(self) -> None:
+        self._app: App | None = None
+
+    @property
+    def app(self) -> App:
+        assert self._app is not None, "the rig is not running"
+        return self._app
+
+    @property
+    @abc.abstractmethod
+    def clock(self) -> FakeClock:
+        """The bot's clock (and the fake's, where the fake keeps time)."""
+
+    @property
+    @abc.abstractmethod
+    def channels(self) -> tuple[ChannelRef, ChannelRef]:
+        """Two channels of the platform where the bot may post."""
+
+    @abc.abstractmethod
+    def running(self, tmp_path: Path, title: str) -> Any:
+        """An async context manager: the fake and the bot, Bessemer 2021 under ``title``."""
+
+    @asynccontextmanager
+    async def run(self, tmp_path: Path, title: str = TITLE) -> AsyncIterator[App]:
+        async with self.running(tmp_path, title) as app:
+            self._app = app
+            try:
+                yield app
+            finally:
+                self._app = None
+
+    @abc.abstractmethod
+    def seen(self, channel: ChannelRef) -> list[Seen]:
+        """The bot's messages in ``channel`` that members see (deleted ones not), oldest first."""
+
+    async def settle(self) -> None:
+        """Deliver everything: drain what is due, then jump time to the next retry."""
+        pending = outbox_table.c.status == DeliveryStatus.PENDING.value
+        for _ in range(100):
+            await self.app.idle()
+            async with self.app.db.connect() as conn:
+                if not await conn.scalar(select(func.count()).where(pending)):
+                    return
+                now = self.clock.now()
+                at = await conn.scalar(
+                    select(func.min(outbox_table.c.next_attempt_at)).where(
+                        pending, outbox_table.c.next_attempt_at > now
+                    )
+                )
+            assert at is not None, "deliveries are due but the dispatcher sends none"
+            self.advance((at - now).total_seconds())
+        raise AssertionError("the outbox never emptied")
+
+    def advance(self, seconds: float) -> None:
+        self.clock.advance(seconds)
+
+    # What the platform's side can do; a platform without it keeps the base's refusal.
+
+    def lose_next_answer(self, *, chart: bool = False) -> None:
+        """The next post (``chart``: the next showing of a chart) is carried out by the
+        platform, but its answer never reaches the bot."""
+        raise AssertionError(f"{self.name} has no answer to lose")
+
+    def fail_next_post(self, times: int = 1) -> None:
+        """The next ``times`` posts fail, surely without posting anything (a server error, or
+        where the platform may post despite one, a 429)."""
+        raise AssertionError(f"{self.name} cannot fail for a while")
+
+    async def remove(self, channel: ChannelRef) -> None:
+        """The channel is gone for the bot (deleted, or the bot removed from it)."""
+        raise AssertionError(f"{self.name} has no channel to remove")
+
+    async def delete(self, channel: ChannelRef, message_id: str) -> None:
+        """A moderator deletes one of the bot's messages."""
+        raise AssertionError(f"{self.name} cannot delete what it showed")
+
+    async def take_down(self) -> str | None:
+        """The platform becomes unreachable; the reason ``health()`` should give, or None
+        where the adapter has no connection to lose."""
+        return None
+
+    async def bring_back(self) -> bool:
+        """The platform is reachable again; whether the adapter is back too (False: it comes
+        back later than a test waits, on the platform client's own real-time backoff)."""
+        return False

@@ -1,0 +1,118 @@
+"""Discord: the real discord.py client against FakeDiscord, one guild with two channels."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import ClassVar
+
+import aiohttp
+
+from adapters.discord.adapter import DiscordAdapter
+from bot.app import App
+from bot.subscription import ChannelRef, Platform
+from bot.testing.clock import FakeClock
+from bot.testing.fakes.discord_fake import FakeDiscord
+from bot.testing.fakes.discord_fake.markdown import visible
+from tests.adapters import test_discord as discord_tests
+from tests.adapters.rigs.base import Rig, Seen, count_table
+
+POSTS = r"^/channels/\d+/messages$"
+
+
+class DiscordRig(Rig):
+    name = "discord"
+    platform: ClassVar[Platform] = Platform("discord")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.vt = discord_tests.VirtualTime()
+        self._world: discord_tests.World | None = None
+
+    @property
+    def world(self) -> discord_tests.World:
+        assert self._world is not None
+        return self._world
+
+    @property
+    def fake(self) -> FakeDiscord:
+        return self.world.fake
+
+    @property
+    def clock(self) -> FakeClock:
+        return self.vt.bot
+
+    def advance(self, seconds: float) -> None:
+        self.vt.advance(seconds)
+
+    @property
+    def channels(self) -> tuple[ChannelRef, ChannelRef]:
+        return self.world.ref(self.world.results), self.world.ref(self.world.union)
+
+    @asynccontextmanager
+    async def running(self, tmp_path: Path, title: str) -> AsyncIterator[App]:
+        async with FakeDiscord(token=discord_tests.TOKEN, clock=self.vt.fake) as fake:
+            guild = fake.add_guild("Bessemer Watch")
+            channels = [fake.add_channel(guild, n) for n in ("results", "union", "news", "admin")]
+            role = fake.add_role(guild, "count-admins")
+            self._world = discord_tests.World(fake, self.vt, guild, *channels, role)
+            cfg = discord_tests.config(tmp_path, self._world, count_table(title))
+            async with discord_tests.running(self._world, cfg) as bot:
+                yield bot.app
+
+    @property
+    def adapter(self) -> DiscordAdapter:
+        adapter = self.app.adapters[self.platform]
+        assert isinstance(adapter, DiscordAdapter)
+        return adapter
+
+    def seen(self, channel: ChannelRef) -> list[Seen]:
+        found = []
+        for m in discord_tests.bot_posts(self.fake, int(channel.channel)):
+            if m.deleted:
+                continue
+            texts = [m.content]
+            for embed in m.embeds:
+                texts += [embed.get("title", ""), embed.get("description", "")]
+                for f in embed.get("fields", []):
+                    texts += [f["name"], f["value"]]
+                texts.append(embed.get("footer", {}).get("text", ""))
+            pings = [f"user {u}" for u in m.mentions] + [f"role {r}" for r in m.mention_roles]
+            if m.mention_everyone:
+                pings.append("everyone")
+            shown = "\n".join(visible(t) for t in texts if t)
+            found.append(Seen(str(m.id), shown, len(m.attachments), tuple(pings)))
+        return found
+
+    def lose_next_answer(self, *, chart: bool = False) -> None:
+        # The chart goes in the same request as its message: one answer to lose either way.
+        self.fake.fail_next(POSTS, 503, after_commit=True)
+
+    def fail_next_post(self, times: int = 1) -> None:
+        self.fake.fail_next(POSTS, 503, times)
+
+    async def remove(self, channel: ChannelRef) -> None:
+        deleted = asyncio.create_task(
+            self.adapter.client.wait_for("guild_channel_delete", timeout=5)
+        )
+        self.fake.delete_channel(int(channel.channel))
+        await deleted
+
+    async def delete(self, channel: ChannelRef, message_id: str) -> None:
+        url = f"{self.fake.base_url}/channels/{channel.channel}/messages/{message_id}"
+        headers = {"Authorization": f"Bot {discord_tests.TOKEN}"}
+        async with aiohttp.ClientSession(headers=headers) as mod, mod.delete(url) as resp:
+            assert resp.status == 204
+
+    async def take_down(self) -> str | None:
+        await self.fake.kill_gateway()
+        await self.fake.wait_for(lambda: self.fake.gateway.refused >= 1, timeout=10)
+        return "the Discord gateway is disconnected (reconnecting)"
+
+    async def bring_back(self) -> bool:
+        self.fake.revive_gateway()  # discord.py reconnects (and RESUMEs) after its backoff
+        await self.fake.wait_for(lambda: self.fake.gateway.resume_count >= 1, timeout=10)
+        await self.fake.gateway.flush()
+        return True

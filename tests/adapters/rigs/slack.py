@@ -1,0 +1,95 @@
+"""Slack: the real slack_bolt / slack_sdk against FakeSlack in Socket Mode, two channels."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import ClassVar
+
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.app import App
+from bot.subscription import ChannelRef, Platform
+from bot.testing.clock import FakeClock
+from bot.testing.fakes.slack_fake import FakeSlack
+from bot.testing.fakes.slack_fake.markup import text_objects, visible
+from tests.adapters import test_slack as slack_tests
+from tests.adapters.rigs.base import Rig, Seen
+
+PING = re.compile(r"<(!channel|!here|!everyone|!subteam\^\w+|@[UW]\w+)[|>]")
+"""What notifies someone in mrkdwn (Slack's mentions of a channel, a group or a user)."""
+
+
+class SlackRig(Rig):
+    name = "slack"
+    platform: ClassVar[Platform] = Platform("slack")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.vt = slack_tests.VirtualTime()
+        self._fake: FakeSlack | None = None
+        self._channels: tuple[str, str] = ("", "")
+
+    @property
+    def fake(self) -> FakeSlack:
+        assert self._fake is not None
+        return self._fake
+
+    @property
+    def clock(self) -> FakeClock:
+        return self.vt.clock
+
+    @property
+    def channels(self) -> tuple[ChannelRef, ChannelRef]:
+        a, b = (ChannelRef(self.platform, self.fake.team_id, c) for c in self._channels)
+        return a, b
+
+    @asynccontextmanager
+    async def running(self, tmp_path: Path, title: str) -> AsyncIterator[App]:
+        async with FakeSlack(clock=self.vt.monotonic) as fake:
+            self._fake = fake
+            self._channels = (fake.add_channel("results"), fake.add_channel("union"))
+            cfg = slack_tests.config(tmp_path, fake, title=title)
+            async with slack_tests.running(fake, cfg, self.vt) as bot:
+                yield bot.app
+
+    def seen(self, channel: ChannelRef) -> list[Seen]:
+        found = []
+        for m in slack_tests.bot_posts(self.fake, channel.channel):
+            if m.deleted:
+                continue
+            objects = text_objects(m.blocks)
+            # With blocks, members see the blocks; the text is the notification's.
+            shown = "\n".join(visible(o) for o in objects) if m.blocks else visible(m.text)
+            mrkdwn = [m.text, *(o["text"] for o in objects if o["type"] == "mrkdwn")]
+            pings = tuple(p for text in mrkdwn for p in PING.findall(text))
+            charts = [
+                u for u in self.fake.uploads if u.channel == channel.channel and u.thread_ts == m.ts
+            ]
+            found.append(Seen(m.ts, shown, len(charts), pings))
+        return found
+
+    def lose_next_answer(self, *, chart: bool = False) -> None:
+        method = "files.completeUploadExternal" if chart else "chat.postMessage"
+        self.fake.fail_next(method, drop=True, commit=True)
+
+    def fail_next_post(self, times: int = 1) -> None:
+        self.fake.fail_next("chat.postMessage", status=503, times=times)
+
+    async def remove(self, channel: ChannelRef) -> None:
+        self.fake.kick_bot(channel.channel)
+
+    async def delete(self, channel: ChannelRef, message_id: str) -> None:
+        client = AsyncWebClient(token=self.fake.bot_token, base_url=self.fake.api_url)
+        await client.chat_delete(channel=channel.channel, ts=message_id)
+
+    async def take_down(self) -> str | None:
+        await self.fake.kill_socket()
+        await self.fake.wait_for(lambda: self.fake.refused_socket_connects >= 1, timeout=10)
+        return "the Slack Socket Mode connection is down (reconnecting)"
+
+    async def bring_back(self) -> bool:
+        self.fake.revive_socket()  # slack_sdk retries every ten seconds or so: not waited for
+        return False

@@ -1,0 +1,98 @@
+"""Telegram: the real aiogram Bot long-polling FakeTelegram, two groups."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import ClassVar
+
+from bot.app import App
+from bot.config import parse
+from bot.subscription import ChannelRef, Platform
+from bot.testing.clock import FakeClock
+from bot.testing.fakes.telegram_fake import Chat, FakeTelegram
+from bot.testing.fakes.telegram_fake.testing import aiogram_bot
+from tests.adapters.rigs.base import Rig, Seen, count_table
+from tests.adapters.telegram import test_app as telegram_tests
+from tests.adapters.telegram.conftest import shown
+
+PINGS = ("mention", "text_mention")
+"""Entities that notify someone (an @username, a user named by id)."""
+
+
+class TelegramRig(Rig):
+    name = "telegram"
+    platform: ClassVar[Platform] = Platform("telegram")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._clock = FakeClock()
+        self.vt = telegram_tests.VirtualTime(self._clock)
+        self._fake: FakeTelegram | None = None
+        self._groups: list[Chat] = []
+
+    @property
+    def fake(self) -> FakeTelegram:
+        assert self._fake is not None
+        return self._fake
+
+    @property
+    def clock(self) -> FakeClock:
+        return self._clock
+
+    @property
+    def channels(self) -> tuple[ChannelRef, ChannelRef]:
+        a, b = (ChannelRef(self.platform, str(g.id), str(g.id)) for g in self._groups)
+        return a, b
+
+    def chat(self, channel: ChannelRef) -> Chat:
+        (chat,) = [g for g in self._groups if str(g.id) == channel.channel]
+        return chat
+
+    @asynccontextmanager
+    async def running(self, tmp_path: Path, title: str) -> AsyncIterator[App]:
+        async with FakeTelegram(clock=self._clock.monotonic) as fake:
+            self._fake = fake
+            self._groups = [fake.add_group("Results"), fake.add_group("Union hall")]
+            cfg = parse(
+                {
+                    "store": {"url": f"sqlite+aiosqlite:///{tmp_path / 'tallybot.sqlite3'}"},
+                    "telegram": {"api_base": fake.base_url},
+                    "counts": [count_table(title)],
+                },
+                tmp_path / "tallybot.toml",
+            )
+            async with telegram_tests.running(tmp_path, fake, self.vt, cfg) as bot:
+                yield bot.app
+
+    def seen(self, channel: ChannelRef) -> list[Seen]:
+        found = []
+        for m in telegram_tests.from_bot(self.fake, self.chat(channel)):
+            entities = [*m.entities, *m.caption_entities]
+            pings = tuple(f"{e['type']} {e['offset']}" for e in entities if e["type"] in PINGS)
+            found.append(Seen(str(m.message_id), shown(m), int(m.photo is not None), pings))
+        return found
+
+    def lose_next_answer(self, *, chart: bool = False) -> None:
+        self.fake.lose_answer("sendPhoto" if chart else "sendMessage")
+
+    def fail_next_post(self, times: int = 1) -> None:
+        # A 429: Telegram surely posted nothing (after a 5xx it may have: the adapter repairs
+        # that itself, see test_a_post_whose_answer_was_lost_is_shown_once).
+        self.fake.fail_next("sendMessage", status=429, retry_after=5, times=times)
+
+    async def remove(self, channel: ChannelRef) -> None:
+        self.fake.set_bot_status(self.chat(channel), "kicked")
+
+    async def delete(self, channel: ChannelRef, message_id: str) -> None:
+        async with aiogram_bot(self.fake) as moderator:
+            assert await moderator.delete_message(int(channel.channel), int(message_id))
+
+    async def take_down(self) -> str | None:
+        self.fake.fail_next("getUpdates", status=502, times=10_000)
+        self.advance(60)  # the long poll under way ends, the next ones fail
+        failed = lambda: any(r.status == 502 for r in self.fake.calls_to("getUpdates"))  # noqa: E731
+        await self.fake.wait_for(failed, timeout=10)
+        self.advance(3600)  # no answer for an hour: past any poll timeout
+        return "telegram: no answer to getUpdates for"
