@@ -41,7 +41,7 @@ from bot.store import counts as count_rows
 from bot.subscription import Platform
 from bot.web.events import Counts
 from bot.web.links import page_link
-from bot.web.public import ConfiguredPublic, PublicCounts
+from bot.web.public import PublicCounts, StorePublic
 from bot.web.server import WebServer
 
 AdapterFactory = Callable[[Commands], Adapter]
@@ -60,13 +60,13 @@ class App(Closing):
         poll: bool = True,
         public: PublicCounts | None = None,
     ) -> None:
-        """``public``: which counts have a public page (default: ``public = true`` in the
-        file)."""
+        """``public``: which counts have a public page (default: those the store calls public,
+        ``bot.web.public.StorePublic``)."""
         self.config = config
-        self.public = public or ConfiguredPublic(config.counts)
         self.clock = clock or SystemClock()
         self.sleep = sleep
         self.db = Database(store_url(config.store_url, config.store_password_env), schema=schema)
+        self.public = public or StorePublic(self.db)
         self.scheduler = Scheduler()
         self.sources: dict[str, Source] = {}
         self.health: dict[str, SourceHealth] = {}

@@ -217,3 +217,26 @@ def test_check_config_names_the_public_pages(tmp_path: Path) -> None:
     assert summary(web_config(tmp_path, port=8081)).endswith(
         "public pages on 127.0.0.1:8081 (2 public)"
     )
+
+
+async def test_the_store_says_which_counts_are_public(site: Site) -> None:
+    from dataclasses import replace
+
+    from bot.web.public import StorePublic
+
+    lookup = StorePublic(site.app.db)
+    assert [await lookup.is_public(c) for c in (PUBLIC, PRIVATE, "nope")] == [True, False, False]
+    async with site.app.db.begin() as conn:
+        private = await count_rows.get(conn, PRIVATE)
+        public = await count_rows.get(conn, PUBLIC)
+        assert private is not None
+        assert public is not None
+        await count_rows.upsert(conn, replace(private, public=True))  # made public in chat
+        await count_rows.upsert(conn, replace(public, archived=True))  # put away
+    assert await lookup.is_public(PRIVATE)
+    assert not await lookup.is_public(PUBLIC)
+    assert site.app.web is not None
+    site.app.web.counts.forget(PRIVATE)
+    site.app.web.counts.forget(PUBLIC)
+    assert (await site.get(f"/c/{PRIVATE}"))[0] == 200
+    assert (await site.get(f"/c/{PUBLIC}"))[0] == 404
