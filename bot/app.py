@@ -19,6 +19,9 @@ from contextlib import AsyncExitStack
 from bot.adapter import Adapter
 from bot.chart import ChartCache
 from bot.clock import Clock, SystemClock
+from bot.cluster import Instance, instance_id_from
+from bot.cluster.polls import PollLeases
+from bot.cluster.single import SingleInstance, lock_path
 from bot.commands.handler import Commands
 from bot.config import Config
 from bot.delivery.ratelimit import Sleep
@@ -58,11 +61,14 @@ class App(Closing):
         sleep: Sleep = asyncio.sleep,
         schema: str | None = None,
         poll: bool = True,
+        instance: Instance | None = None,
         public: PublicCounts | None = None,
     ) -> None:
-        """``public``: which counts have a public page (default: those the store calls public,
-        ``bot.web.public.StorePublic``)."""
+        """``instance``: this instance (default: one named by ``[cluster] instance_id`` or
+        ``$TALLYBOT_INSTANCE_ID``, else ``HOST-PID-RANDOM``). ``public``: which counts have a
+        public page (default: those the store calls public, ``bot.web.public.StorePublic``)."""
         self.config = config
+        self.instance = instance or Instance(instance_id_from(config.cluster.instance_id))
         self.clock = clock or SystemClock()
         self.sleep = sleep
         self.db = Database(store_url(config.store_url, config.store_password_env), schema=schema)
@@ -77,7 +83,7 @@ class App(Closing):
         self._dispatch_task: asyncio.Task[None] | None = None
         alerts = tuple(c for c in config.admins.alerts if c.platform in adapters)
         self._dispatcher: Dispatcher | None = None
-        self.metrics = Metrics()
+        self.metrics = Metrics(self.instance.id)
         self.server: OpsServer | None = None
         """The ops server, when ``[server]`` is configured (started on entering)."""
         self.page_link = page_link(self.public, config.web.public_url if config.web else None)
@@ -90,11 +96,14 @@ class App(Closing):
             alert_channels=alerts,
             on_queued=self._wake,
             metrics=self.metrics,
+            instance=self.instance.id,
             on_accepted=self._accepted,
             page_link=self.page_link,
         )
         self.charts = ChartCache()
         """Charts drawn for the ``chart`` command and for final messages, shared by both."""
+        self.poll_leases = PollLeases(self.db, self.clock, self.instance)
+        """Which counts this instance polls (on PostgreSQL, those whose lease it holds)."""
         self.live = LiveCounts(
             self.db,
             self.scheduler,
@@ -108,6 +117,7 @@ class App(Closing):
             health=self.health,
             configured={cc.count.id: cc.interval for cc in config.counts},
             poll=poll,
+            guard=self.poll_leases.guard,
         )
         """Counts made and changed in chat: their sources and jobs follow the store at once."""
         self.commands = Commands(
@@ -143,7 +153,11 @@ class App(Closing):
     async def aopen(self) -> None:
         """Open the store, the adapters and the sources; start the server, delivery, polling."""
         try:
+            lock = lock_path(self.config.store_url)
+            if lock is not None:  # SQLite: this instance alone
+                await self._stack.enter_async_context(SingleInstance(lock, self.instance.id))
             await self._stack.enter_async_context(self.db)
+            self._stack.push_async_callback(self.poll_leases.release_all)  # after polling stops
             await self._sync_counts()
             for platform, factory in self._factories.items():
                 self.adapters[platform] = await self._stack.enter_async_context(
@@ -157,6 +171,8 @@ class App(Closing):
                 alert_channels=self.pipeline.alert_channels,
                 metrics=self.metrics,
                 charts=self.charts,
+                instance=self.instance.id,
+                claim_seconds=self.config.cluster.claim_seconds,
             )
             await self._open_sources()
             await self._start_server()
@@ -164,7 +180,7 @@ class App(Closing):
             self._dispatch_task = asyncio.create_task(self.dispatcher.run(), name="dispatcher")
             if self._poll:
                 self.scheduler.start()
-                self._stack.callback(self.scheduler.shutdown)
+                self._stack.push_async_callback(self.scheduler.stop)
         except BaseException:
             await self._stack.aclose()
             raise
@@ -185,6 +201,7 @@ class App(Closing):
     async def _open_sources(self) -> None:
         async with self.db.connect() as conn:
             stored = {c.id: c for c in await count_rows.all_counts(conn, archived=True)}
+        polled = 0
         for i, cc in enumerate(self.config.counts):
             if cc.count.id in self.seeded.refused:
                 continue
@@ -209,7 +226,11 @@ class App(Closing):
             self.pollers[count.id] = poller
             running = count.status is not CountStatus.FINAL and not count.archived
             if self._poll and source.polled and running:
-                self.scheduler.add(count.id, cc.interval, poller.poll)
+                # The first polls spread over the first interval, not all at the start.
+                first_in = cc.interval * polled / len(self.config.counts)
+                guarded = self.poll_leases.guard(count.id, cc.interval, poller.poll)
+                self.scheduler.add(count.id, cc.interval, guarded, first_in=first_in)
+                polled += 1
         await self.live.start()
         self._stack.push_async_callback(self.live.aclose)
 
@@ -228,6 +249,7 @@ class App(Closing):
             count_ids=tuple(cc.count.id for cc in self.config.counts),
             polled_health={k: h for k, h in self.health.items() if self.sources[k].polled},
             count_changed=self.live.changed,
+            instance=self.instance,
         )
         server = OpsServer(served, settings, push_secret=secret(settings.push_secret_env))
         for adapter in self.adapters.values():

@@ -20,7 +20,14 @@ from bot.egress import EgressPolicy
 from bot.errors import ConfigError
 from bot.platform import Plugins
 from bot.settings.counts import CountConfig
-from bot.settings.document import DEFAULT_STORE, Admins, Document, ServerConfig, document_model
+from bot.settings.document import (
+    DEFAULT_STORE,
+    Admins,
+    Cluster,
+    Document,
+    ServerConfig,
+    document_model,
+)
 from bot.settings.document import read as read_document
 from bot.settings.problems import Problems, lines
 from bot.settings.web import WebConfig
@@ -29,6 +36,7 @@ from bot.subscription import Platform
 __all__ = [
     "DEFAULT_STORE",
     "Admins",
+    "Cluster",
     "Config",
     "CountConfig",
     "ServerConfig",
@@ -58,6 +66,8 @@ class Config:
     """The variable (or ``NAME_FILE``) holding the store's database password, if it needs one."""
     chat_sources: EgressPolicy = field(default_factory=EgressPolicy)
     """Where a source URL typed in chat may point (``[chat_sources]``, ``bot.egress``)."""
+    cluster: Cluster = field(default_factory=Cluster)
+    """``[cluster]``: this instance among several on one store."""
 
     @property
     def base_dir(self) -> Path:
@@ -134,4 +144,5 @@ def _config(doc: Document, path: Path, plugins: Plugins) -> Config:
         timezone=doc.defaults.timezone,
         store_password_env=doc.store.password_env,
         chat_sources=doc.chat_sources.policy(),
+        cluster=doc.cluster,
     )

@@ -108,6 +108,7 @@ class DeliveryPace:
         async with self.pacer.slot(route):
             if delivers and self.note is not None and not await self.note():
                 raise DeliveryCancelled("its subscription was removed or disabled")
+            await self.pacer.turn(route)  # other instances' share of the budget: last
             try:
                 yield
             except RateLimited as exc:
@@ -161,8 +162,15 @@ class Courier:
         alert_channels: Sequence[ChannelRef] = (),
         max_attempts: int = 8,
         rng: random.Random | None = None,
+        instance: str | None = None,
+        claimant: str | None = None,
     ) -> None:
+        """``instance``: the id of this instance, named in the admin notices it queues;
+        ``claimant``: whose claims the deliveries it is given are under (a delivery whose
+        claim is no longer its own does not go out)."""
         self.db = db
+        self.instance = instance
+        self.claimant = claimant
         self.adapter = adapter
         self.pacer = pacer
         self.clock = clock
@@ -260,7 +268,7 @@ class Courier:
 
     async def _note_attempt(self, d: Delivery) -> bool:
         async with self.db.begin() as conn:
-            return await outbox.mark_attempt(conn, d.id, at=self.clock.now())
+            return await outbox.mark_attempt(conn, d.id, at=self.clock.now(), by=self.claimant)
 
     async def _edit_live(
         self, d: Delivery, content: Outgoing, pace: DeliveryPace, earlier: Earlier | None
@@ -360,7 +368,8 @@ class Courier:
         self.alerted({c.platform for c in self.alert_channels})
 
     def _alerts(self, d: Delivery, text: str) -> list[NewDelivery]:
-        notice = Notice(text, d.count_id)
+        by = f" (instance {self.instance})" if self.instance is not None else ""
+        notice = Notice(f"{text}{by}", d.count_id)
         return [
             NewDelivery(
                 subscription_id=None,

@@ -17,6 +17,7 @@ platform-wide route's buckets for the ``retry_after`` it gave (:meth:`Pacer.hold
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Mapping
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
@@ -125,13 +126,29 @@ async def unpaced(route: Route, *, delivers: bool = False) -> AsyncIterator[None
     yield
 
 
-class Pacer:
-    """The slots of one platform's buckets, taken per request as its route says."""
+class Turns(Protocol):
+    """A platform-wide bucket shared with other instances (``bot.delivery.shared``)."""
 
-    def __init__(self, limits: Limits, clock: Clock, sleep: Sleep) -> None:
+    async def turn(self) -> None:
+        """Wait for this instance's next turn."""
+
+    async def hold(self, seconds: float) -> None:
+        """Take no turn, in any instance, for ``seconds``."""
+
+
+class Pacer:
+    """The slots of one platform's buckets, taken per request as its route says; ``shared``:
+    the platform-wide buckets shared with other instances, by name, whose turn a request also
+    waits for once its own slots are granted (:meth:`turn`)."""
+
+    def __init__(
+        self, limits: Limits, clock: Clock, sleep: Sleep, shared: Mapping[str, Turns] = {}
+    ) -> None:
         self.limits = limits
         self.clock = clock
         self.sleep = sleep
+        self.shared = dict(shared)
+        self._holds: set[asyncio.Task[None]] = set()
         self._limiters: dict[tuple[str, str | None], RateLimiter] = {}
         for bucket in limits.every:
             self._limiter(bucket, None).note(limits.startup_requests)
@@ -154,6 +171,15 @@ class Pacer:
                 await taken.enter_async_context(limiter.slot(self.sleep))
             yield
 
+    async def turn(self, route: Route) -> None:
+        """Wait for this instance's turn in each shared bucket ``route`` draws from: last, right
+        before the request goes out (inside :meth:`slot`), so that nothing between the turn and
+        the request (a store write) bunches requests of several instances together."""
+        for bucket in self.limits.buckets(route):
+            turns = None if bucket.per_channel else self.shared.get(bucket.name)
+            if turns is not None:
+                await turns.turn()
+
     def hold(self, route: Route, seconds: float) -> None:
         """The platform answered 429 to ``route``: when all its buckets are platform-wide (a
         Slack tier), they take no request for ``seconds``. A route with a channel bucket is
@@ -163,3 +189,8 @@ class Pacer:
             return
         for bucket in buckets:
             self._limiter(bucket, None).hold(seconds)
+            turns = self.shared.get(bucket.name)
+            if turns is not None:  # every instance waits too
+                task = asyncio.create_task(turns.hold(seconds))
+                self._holds.add(task)
+                task.add_done_callback(self._holds.discard)

@@ -28,23 +28,33 @@ import random
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 
 from bot.adapter import Adapter
 from bot.chart import ChartCache
 from bot.clock import Clock
+from bot.cluster.identity import new_instance_id
 from bot.delivery.courier import ChannelCheck, Courier, Stats, where
 from bot.delivery.final_charts import CHART_TIMEOUT_S, FinalCharts
 from bot.delivery.pacing import Pacer
 from bot.delivery.ratelimit import Sleep
+from bot.delivery.shared import SharedBudget
+from bot.errors import StoreError
 from bot.ops.hooks import NO_HOOKS, Hooks
 from bot.retry import backoff
-from bot.store import Database, outbox
+from bot.store import Database, buckets, outbox
 from bot.store.outbox import Delivery, DeliveryAction
 from bot.subscription import ChannelRef, Platform
 
 BATCH = 5000
 POSTS = (DeliveryAction.POST, DeliveryAction.REPLY)
 """New messages (in the channel, or in a subscription's thread): the latest routine one wins."""
+SHARED_BATCH = 50
+"""On a store shared by several instances (PostgreSQL), the most one drain claims, so that the
+instances share a fan-out rather than the first taking it all."""
+RESCAN_S = 1.0
+"""On a shared store, how often an idle worker looks for work queued by other instances and for
+claims that expired."""
 RESTART_CAP_S = 60.0
 """The longest wait before a stopped worker loop starts again."""
 
@@ -106,17 +116,30 @@ class Dispatcher:
         metrics: Hooks = NO_HOOKS,
         charts: ChartCache | None = None,
         chart_timeout: float = CHART_TIMEOUT_S,
+        instance: str | None = None,
+        claim_seconds: float = 30.0,
     ) -> None:
         """``charts``: where the charts of final messages are drawn and kept (the cache the
-        ``chart`` command uses too); without one, final messages go without a chart."""
+        ``chart`` command uses too); without one, final messages go without a chart.
+        ``instance``: this instance's id (named in admin notices), whose claims on deliveries
+        last ``claim_seconds`` unless renewed (``bot.store.outbox.claims``)."""
         self.db = db
+        self.instance = instance
+        self.claimant = instance or new_instance_id()
+        """Whose claims this dispatcher's are."""
+        self.claim_seconds = claim_seconds
+        self.shared = db.dialect_name != "sqlite"
+        """Whether other instances may share the store (PostgreSQL)."""
         self.adapters = dict(adapters)
         self.clock = clock
         self.sleep = sleep
         self.rng = rng or random.Random()
         self.stats = Stats()
         self.charts = FinalCharts(db, charts, timeout=chart_timeout)
-        self.pacers = {p: Pacer(a.limits, clock, sleep) for p, a in self.adapters.items()}
+        self.pacers = {
+            p: Pacer(a.limits, clock, sleep, self._shared(p, a) if self.shared else {})
+            for p, a in self.adapters.items()
+        }
         self._couriers = {
             p: Courier(
                 db,
@@ -131,6 +154,8 @@ class Dispatcher:
                 alert_channels=alert_channels,
                 max_attempts=max_attempts,
                 rng=self.rng,
+                instance=instance,
+                claimant=self.claimant,
             )
             for p, a in self.adapters.items()
         }
@@ -140,6 +165,25 @@ class Dispatcher:
         self._down: dict[Platform, str] = {}
         self._recovered: set[Platform] = set()
         self._running = False
+
+    def _shared(self, platform: Platform, adapter: Adapter) -> dict[str, SharedBudget]:
+        """The platform-wide buckets of ``adapter``, each a budget shared by every instance
+        (``bot.delivery.shared``), named ``platform:bucket`` in the store."""
+        return {
+            b.name: SharedBudget(
+                f"{platform}:{b.name}", b.window, self.clock, self.sleep, self._reserve, self._hold
+            )
+            for b in adapter.limits.named().values()
+            if not b.per_channel
+        }
+
+    async def _reserve(self, name: str, turns: int, every: float) -> float:
+        async with self.db.begin() as conn:
+            return await buckets.reserve(conn, name, turns=turns, every=every)
+
+    async def _hold(self, name: str, seconds: float) -> None:
+        async with self.db.begin() as conn:
+            await buckets.hold(conn, name, seconds)
 
     def wake(self, platforms: set[Platform]) -> None:
         for p in platforms:
@@ -164,7 +208,12 @@ class Dispatcher:
 
     async def _recover(self, platform: Platform) -> int:
         async with self.db.begin() as conn:
-            doubtful = await outbox.in_doubt(conn, platform)
+            if self.shared:  # only what is ours, or expired: never a live instance's sends
+                doubtful = await outbox.in_doubt(
+                    conn, platform, instance=self.claimant, now=self.clock.now()
+                )
+            else:
+                doubtful = await outbox.in_doubt(conn, platform)
             if doubtful:
                 await outbox.release(conn, [d.id for d in doubtful])
         self._recovered.add(platform)
@@ -177,8 +226,24 @@ class Dispatcher:
             async with asyncio.TaskGroup() as group:
                 for platform in self.adapters:
                     group.create_task(self._supervise(platform), name=f"deliver {platform}")
+                if self.shared and self.adapters:
+                    group.create_task(self._renew_claims(), name="renew claims")
         finally:
             self._running = False
+
+    async def _renew_claims(self) -> None:
+        """Keep this instance's claims alive while it sends (a third of their life each time);
+        a failure is logged and tried again at the next turn."""
+        while True:
+            await asyncio.sleep(self.claim_seconds / 3)
+            try:
+                async with self.db.begin() as conn:
+                    await outbox.renew(conn, self.claimant, until=self._claim_until())
+            except StoreError as exc:
+                log.warning("could not renew the claims on deliveries: %s", exc)
+
+    def _claim_until(self) -> datetime:
+        return self.clock.now() + timedelta(seconds=self.claim_seconds)
 
     async def _supervise(self, platform: Platform) -> None:
         failures = 0
@@ -205,7 +270,9 @@ class Dispatcher:
         wake = self._wake[platform]
         while True:
             wake.clear()
-            await self.drain(platform)
+            handled = await self.drain(platform)
+            if self.shared and handled:
+                continue  # it claims a batch at a time: the next one at once
             wait = await self._next_due_in(platform)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(wake.wait(), timeout=wait)
@@ -214,8 +281,9 @@ class Dispatcher:
         async with self.db.connect() as conn:
             at = await outbox.next_due(conn, platform)
         if at is None:
-            return None
-        return max(0.05, (at - self.clock.now()).total_seconds())
+            return RESCAN_S if self.shared else None
+        wait = max(0.05, (at - self.clock.now()).total_seconds())
+        return min(wait, RESCAN_S) if self.shared else wait
 
     async def drain(self, platform: Platform) -> int:
         """Send everything due now on ``platform``; return how many deliveries were handled."""
@@ -229,16 +297,22 @@ class Dispatcher:
 
     async def _drain(self, platform: Platform) -> int:
         now = self.clock.now()
+        if self.shared:  # a dead instance's deliveries, confirmed before they go again
+            async with self.db.begin() as conn:
+                expired = await outbox.release_expired(conn, platform, now=now)
+            if expired:
+                log.info("took over %d deliveries whose claim expired", expired)
         async with self.db.begin() as conn:
-            due = await outbox.due(conn, platform, now=now, limit=BATCH)
-            waiting = await outbox.waiting_channels(conn, platform, now=now)
-            due = [d for d in due if d.channel not in waiting]  # keep each channel in order
+            limit = SHARED_BATCH if self.shared else BATCH
+            due = await outbox.claimable(conn, platform, now=now, limit=limit)
             orphans = await outbox.cancel_orphans(conn, [d.id for d in due])
             send, drop = coalesce([d for d in due if d.id not in orphans])
             if drop:
                 await outbox.supersede(conn, [d.id for d in drop])
             if send:
-                await outbox.mark_sending(conn, [d.id for d in send])
+                await outbox.mark_sending(
+                    conn, [d.id for d in send], by=self.claimant, until=self._claim_until()
+                )
         for d in due:
             if d.id in orphans:
                 self._outcome(d, "cancelled")

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Iterable, Mapping, MutableMapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping, MutableMapping
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
@@ -127,6 +127,15 @@ def chat_source(stored: str) -> ChatSource:
     return source.model_copy(update={"headers": {}, "headers_from_env": {}})
 
 
+Poll = Callable[[], Awaitable[object]]
+Guard = Callable[[str, float, Poll], Poll]
+
+
+def unguarded(count_id: str, interval: float, poll: Poll) -> Poll:
+    """Every poll runs (one instance)."""
+    return poll
+
+
 class LiveCounts:
     """The sources and scheduler jobs of counts made in chat, kept in step with the store."""
 
@@ -145,7 +154,10 @@ class LiveCounts:
         health: MutableMapping[str, SourceHealth],
         configured: Mapping[str, float],
         poll: bool,
+        guard: Guard = unguarded,
     ) -> None:
+        """``guard``: wraps each count's poll so that it runs only where it should (the poll
+        leases of ``bot.cluster.polls``, with several instances)."""
         self.db = db
         self.scheduler = scheduler
         self.pipeline = pipeline
@@ -160,6 +172,7 @@ class LiveCounts:
         """The counts whose source the file sets, with their intervals (opened by the app,
         never closed here)."""
         self.poll = poll
+        self.guard = guard
         self._mine: dict[str, tuple[str, Source]] = {}
         self._lock = asyncio.Lock()
 
@@ -197,7 +210,8 @@ class LiveCounts:
         if not running:
             self.scheduler.remove(count_id)
         elif count_id not in self.scheduler.jobs():
-            self.scheduler.add(count_id, self.configured[count_id], poller.poll)
+            interval = self.configured[count_id]
+            self.scheduler.add(count_id, interval, self.guard(count_id, interval, poller.poll))
 
     async def _open(self, count: Count, stored: str) -> None:
         try:
@@ -227,7 +241,8 @@ class LiveCounts:
         )
         self.pollers[count.id] = poller
         if self.poll and source.polled:
-            self.scheduler.add(count.id, DEFAULT_INTERVAL, poller.poll)
+            guarded = self.guard(count.id, DEFAULT_INTERVAL, poller.poll)
+            self.scheduler.add(count.id, DEFAULT_INTERVAL, guarded)
         log.info("count %s: polling %s", count.id, settings.url)
 
     async def _close(self, count_id: str) -> None:

@@ -125,16 +125,19 @@ class Pipeline:
         alert_channels: Sequence[ChannelRef] = (),
         on_queued: Callable[[set[Platform]], None] = lambda platforms: None,
         metrics: Hooks = NO_HOOKS,
+        instance: str | None = None,
         on_accepted: Callable[[Tally], None] = lambda tally: None,
         page_link: PageLink = no_link,
     ) -> None:
-        """``on_accepted``: told of every accepted tally (as stored, with its seq) once it is
+        """``instance``: the id of this instance, named in every admin notice it queues.
+        ``on_accepted``: told of every accepted tally (as stored, with its seq) once it is
         committed; it must return at once (the public pages' broadcaster, ``bot.web``).
         ``page_link``: a public count's page, linked from its final message."""
         self.db = db
         self.on_accepted = on_accepted
         self.page_link = page_link
         self.metrics = metrics
+        self.instance = instance
         self.clock = clock
         self.alert_channels = tuple(alert_channels)
         self.on_queued = on_queued
@@ -257,6 +260,8 @@ class Pipeline:
 
     async def _alert(self, conn: AsyncConnection, notice: Notice, seq: int) -> frozenset[Platform]:
         now = self.clock.now()
+        if self.instance is not None:
+            notice = replace(notice, text=f"{notice.text} (instance {self.instance})")
         items = [
             NewDelivery(
                 subscription_id=None,

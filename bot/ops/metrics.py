@@ -24,14 +24,17 @@ depth, time since each count changed, stale sources) just before a scrape.
 ``tallybot_store_up``                       1 when the store answered the last scrape; when 0,
                                             outbox depth and time since change are not updated
 ==========================================  ======================================================
+
+Every sample carries ``tallybot_instance``, the id of the instance that serves it (``bot.cluster``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
+from prometheus_client.metrics_core import Metric
 
 from bot.ops.hooks import Hooks
 
@@ -42,10 +45,33 @@ LATENCY_BUCKETS = (0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0
 """Seconds from a tally's acceptance to its message being posted."""
 
 
-class Metrics(Hooks):
-    """The bot's metrics (see the module docstring for the list)."""
+INSTANCE_LABEL = "tallybot_instance"
+"""The label naming the instance on every sample (not ``instance``: Prometheus sets that one
+to the scraped target, and would rename ours)."""
 
-    def __init__(self) -> None:
+
+class _Labelled:
+    """A registry's samples, each with the instance's label added (what ``render`` writes)."""
+
+    def __init__(self, registry: CollectorRegistry, instance: str) -> None:
+        self.registry = registry
+        self.instance = instance
+
+    def collect(self) -> Iterator[Metric]:
+        for metric in self.registry.collect():
+            labelled = Metric(metric.name, metric.documentation, metric.type, metric.unit)
+            for s in metric.samples:
+                labels = {**s.labels, INSTANCE_LABEL: self.instance}
+                labelled.add_sample(s.name, labels, s.value, s.timestamp, s.exemplar)
+            yield labelled
+
+
+class Metrics(Hooks):
+    """The bot's metrics (see the module docstring for the list); with ``instance``, every
+    sample carries the label ``tallybot_instance`` with it."""
+
+    def __init__(self, instance: str | None = None) -> None:
+        self.instance = instance
         self.registry = CollectorRegistry(auto_describe=True)
         r = self.registry
         self.polls = Counter(
@@ -153,4 +179,6 @@ class Metrics(Hooks):
 
     def render(self) -> bytes:
         """Every metric in the Prometheus text format."""
-        return generate_latest(self.registry)
+        if self.instance is None:
+            return generate_latest(self.registry)
+        return generate_latest(_Labelled(self.registry, self.instance))

@@ -43,6 +43,7 @@ from datetime import UTC, datetime
 from aiohttp import web
 
 from bot.clock import Clock
+from bot.cluster import Instance
 from bot.config import ServerConfig
 from bot.domain.detect import Accepted, NoChange, Rejected
 from bot.domain.model import OPERATOR, Count
@@ -108,6 +109,8 @@ class Served:
     """The health of every polled source, by count id (the stale gauge)."""
     count_changed: Callable[[str], Awaitable[None]] | None = None
     """Told of a count made through ``POST /api/counts`` (the sources follow the store)."""
+    instance: Instance | None = None
+    """This instance (``/healthz`` shows its id and what it holds)."""
 
 
 class OpsServer(Closing):
@@ -181,7 +184,10 @@ class OpsServer(Closing):
     # -- routes -------------------------------------------------------------------------------
 
     async def _healthz(self, request: web.Request) -> web.Response:
-        return web.json_response({"status": "alive"})
+        body: dict[str, object] = {"status": "alive"}
+        if self.served.instance is not None:
+            body["instance"] = self.served.instance.holds()
+        return web.json_response(body)
 
     async def _readyz(self, request: web.Request) -> web.Response:
         result = await self.served.ready()

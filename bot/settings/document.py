@@ -27,6 +27,7 @@ from bot.settings.values import (
     Text,
     at_least,
     bad,
+    between,
     describe,
     problems,
 )
@@ -62,6 +63,16 @@ class ServerConfig(Table):
     """The environment variable (or ``NAME_FILE``) holding the push signing secret."""
     max_body_bytes: Annotated[int, at_least(1)] = 65_536
     """The largest push body accepted; a larger one is answered 413."""
+
+
+class Cluster(Table):
+    """``[cluster]``: this instance among several on one PostgreSQL store (``bot.cluster``)."""
+
+    instance_id: Text | None = None
+    """This instance's id (``$TALLYBOT_INSTANCE_ID`` wins); default ``HOST-PID-RANDOM``."""
+    claim_seconds: Annotated[float, between(2.0, 3600.0, " seconds")] = 30.0
+    """How long a claim on deliveries lasts unless renewed; a dead instance's deliveries are
+    taken over this long after it died (PostgreSQL only)."""
 
 
 class Admins(Table):
@@ -129,6 +140,7 @@ class Document(Table):
     server: ServerConfig | None = None
     web: WebConfig | None = None
     chat_sources: ChatSources = ChatSources()
+    cluster: Cluster = Cluster()
     counts: Annotated[tuple[CountTable, ...], AfterValidator(unique)] = ()
 
 

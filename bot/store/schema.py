@@ -160,7 +160,11 @@ outbox = Table(
     Column("sent_at", UTCDateTime, nullable=True),
     Column("last_error", Text, nullable=True),
     Column("platform_message_id", Text, nullable=True),  # migration 2
+    # Revision 0008: the instance whose claim a SENDING delivery is under, and until when.
+    Column("claimed_by", String(128), nullable=True),
+    Column("claim_expires_at", UTCDateTime, nullable=True),
     Index(None, "platform", "status", "id"),  # migration 2
+    Index(None, "platform", "workspace", "channel", "id"),  # revision 0008: channel order
     Index(None, "subscription_id", "status"),
 )
 """The delivery queue: one row per message to post or edit, worked through by status."""
@@ -216,3 +220,23 @@ api_keys = Table(
     Index(None, "owner"),
 )
 """A tenant's keys for the push API (revision 0006; ``bot.store.api_keys``), kept hashed."""
+
+leases = Table(
+    "leases",
+    metadata,
+    Column("name", String(160), primary_key=True),  # "poll:COUNT", "shard:N"
+    Column("holder", String(128), nullable=False),
+    Column("expires_at", UTCDateTime, nullable=False),
+)
+"""What one instance at a time holds (revision 0008; ``bot.store.leases``): a count's polling,
+a shard. A lease not renewed by ``expires_at`` may be taken by another instance."""
+
+rate_buckets = Table(
+    "rate_buckets",
+    metadata,
+    Column("name", String(160), primary_key=True),  # "discord:global"
+    Column("next_at", UTCDateTime, nullable=False),
+)
+"""Rate budgets shared by every instance (revision 0008; ``bot.store.buckets``): for each, the
+first turn not yet handed out. Instances reserve turns from it, so that together they keep to
+one budget per bot."""

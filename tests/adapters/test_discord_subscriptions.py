@@ -13,7 +13,7 @@ from bot.subscription import Hear, Wants
 from bot.testing.fakes.discord_fake.markdown import visible
 from tests.adapters.test_discord import (
     ALICE,
-    BOSS,
+    MANAGE_CHANNELS,
     MENTION_EVERYONE,
     Bot,
     World,
@@ -75,7 +75,7 @@ async def test_a_role_is_pinged_on_the_clinch_and_the_final_only(
 async def test_who_may_set_a_mention(tmp_path: Path, world: World) -> None:
     fake = world.fake
     quiet = fake.add_role(world.guild, "organisers")  # not mentionable
-    fake.add_member(world.guild, 555, "mona", permissions=MENTION_EVERYONE)
+    fake.add_member(world.guild, 555, "mona", permissions=MENTION_EVERYONE | MANAGE_CHANNELS)
     async with running(world, config(tmp_path, world)) as bot:
         refused = await subscribe(bot, ALICE, world.results, f"mention=<@&{quiet}>")
         assert "you may not mention @organisers" in refused
@@ -83,7 +83,7 @@ async def test_who_may_set_a_mention(tmp_path: Path, world: World) -> None:
         assert "tallybot may not mention @organisers" in bot_lacks
         everyone = await subscribe(bot, 555, world.results, f"mention=<@&{world.guild}>")
         assert "never pings @everyone" in everyone
-        unknown = await subscribe(bot, BOSS, world.results, "mention=@nobody")
+        unknown = await subscribe(bot, ALICE, world.results, "mention=@nobody")
         assert "no role '@nobody' in this server" in unknown
         async with bot.app.db.connect() as conn:
             assert await sub_rows.for_channel(conn, world.ref(world.results)) == []

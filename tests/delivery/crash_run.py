@@ -112,6 +112,9 @@ def write_config(
 ) -> None:
     lines = [
         f"[store]\nurl = {toml_value(store_url)}",
+        # A restart is a new instance: on PostgreSQL it takes over the dead one's deliveries
+        # once their claim expires.
+        "[cluster]\nclaim_seconds = 3",
         f"[discord]\napi_base = {toml_value(d.base_url)}",
         f"gateway_url = {toml_value(d.gateway_url)}",
         f"guilds = [{guild}]",

@@ -26,8 +26,9 @@ from tests.ops.conftest import MANUAL, POLLED, AdapterMaker, Bot, Feed, no_sleep
 ROOT = Path(__file__).resolve().parents[2]
 
 
-async def test_healthz_says_alive(bot: Bot) -> None:
-    assert await bot.get("/healthz") == (200, {"status": "alive"})
+async def test_healthz_says_alive_and_which_instance(bot: Bot) -> None:
+    instance = {"id": bot.app.instance.id, "counts": []}
+    assert await bot.get("/healthz") == (200, {"status": "alive", "instance": instance})
 
 
 async def test_unknown_paths_and_methods_answer_json(bot: Bot) -> None:
@@ -129,7 +130,9 @@ def samples(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
     out = {}
     for family in text_string_to_metric_families(text):
         for s in family.samples:
-            out[(s.name, tuple(sorted(s.labels.items())))] = s.value
+            labels = dict(s.labels)
+            assert labels.pop("tallybot_instance", None) is not None, s  # on every sample
+            out[(s.name, tuple(sorted(labels.items())))] = s.value
     return out
 
 

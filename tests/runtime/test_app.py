@@ -181,7 +181,7 @@ async def test_broken_feed_goes_stale_once_and_recovers(
     notices = headlines(adapter, ADMIN)
     assert len(notices) == 2
     assert notices[0].startswith("Source nlrb-feed for bessemer-2021 is stale: 2 failed polls")
-    assert notices[1] == "Source nlrb-feed for bessemer-2021 is back."
+    assert notices[1] == f"Source nlrb-feed for bessemer-2021 is back. (instance {app.instance.id})"
     assert f.hits.count(503) == 12  # 4 polls x 3 attempts, transient errors retried
 
 

@@ -29,7 +29,7 @@ EVERY = frozenset(Extra)
 
 
 def asking(text: str, supports: frozenset[Extra] = EVERY) -> Request:
-    return Request(CHAN, "7", "bo", text, supports=supports, mentions=Roles())
+    return Request(CHAN, "7", "bo", text, supports=supports, mentions=Roles(), home=True)
 
 
 @pytest.mark.parametrize(

@@ -12,6 +12,7 @@ A delivery still SENDING when the bot starts was cut off mid-send (:func:`in_dou
 ``sending_at`` is set, its request may have reached the platform.
 """
 
+from bot.store.outbox.claims import claimable, release_expired, renew
 from bot.store.outbox.moves import (
     cancel_for_subscription,
     cancel_orphans,
@@ -48,6 +49,7 @@ __all__ = [
     "NewDelivery",
     "cancel_for_subscription",
     "cancel_orphans",
+    "claimable",
     "dead",
     "depth",
     "due",
@@ -62,6 +64,8 @@ __all__ = [
     "next_due",
     "open_updates",
     "release",
+    "release_expired",
+    "renew",
     "supersede",
     "waiting_channels",
 ]

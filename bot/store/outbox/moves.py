@@ -16,18 +16,28 @@ from bot.store.schema import outbox, subscriptions
 
 
 async def mark_sending(
-    conn: AsyncConnection, ids: Sequence[int], *, at: datetime | None = None
+    conn: AsyncConnection,
+    ids: Sequence[int],
+    *,
+    at: datetime | None = None,
+    by: str | None = None,
+    until: datetime | None = None,
 ) -> int:
     """Claim the PENDING deliveries among ``ids`` for sending; returns how many were claimed.
 
     With ``at``, also record that the send starts now (see :func:`mark_attempt`); without it,
-    ``sending_at`` is left as it was. Deliveries that are not PENDING (another worker claimed
-    them, or they were superseded) are left alone, so a caller should only send the claimed
-    ones when the count falls short.
+    ``sending_at`` is left as it was. ``by``: the instance claiming them, its claim good
+    ``until`` (``bot.store.outbox.claims``). Deliveries that are not PENDING (another worker
+    claimed them, or they were superseded) are left alone, so a caller should only send the
+    claimed ones when the count falls short.
     """
     if not ids:
         return 0
-    values: dict[str, object] = {"status": str(DeliveryStatus.SENDING)}
+    values: dict[str, object] = {
+        "status": str(DeliveryStatus.SENDING),
+        "claimed_by": by,
+        "claim_expires_at": until,
+    }
     if at is not None:
         values["sending_at"] = at
     result = await conn.execute(
@@ -38,7 +48,9 @@ async def mark_sending(
     return result.rowcount
 
 
-async def mark_attempt(conn: AsyncConnection, delivery_id: int, *, at: datetime) -> bool:
+async def mark_attempt(
+    conn: AsyncConnection, delivery_id: int, *, at: datetime, by: str | None = None
+) -> bool:
     """Record, right before its request goes out, that a claimed delivery may reach the platform
     from now on; False (nothing to send) when it must not go out any more.
 
@@ -46,9 +58,12 @@ async def mark_attempt(conn: AsyncConnection, delivery_id: int, *, at: datetime)
     it along) or when its subscription is gone or disabled (it is CANCELLED here). A delivery
     still SENDING with ``sending_at`` set after a crash may have reached the platform; one with
     ``sending_at`` unset was claimed but never tried. ``sending_at`` keeps the first attempt's
-    time: from then on an earlier copy may exist.
+    time: from then on an earlier copy may exist. With ``by``, only while the claim is still
+    that instance's (one that expired may have been taken over: then it must not go out).
     """
     mine = and_(outbox.c.id == delivery_id, outbox.c.status == str(DeliveryStatus.SENDING))
+    if by is not None:
+        mine = and_(mine, outbox.c.claimed_by == by)
     await conn.execute(
         update(outbox).where(mine, _orphaned()).values(status=str(DeliveryStatus.CANCELLED))
     )
@@ -92,7 +107,7 @@ async def release(conn: AsyncConnection, ids: Sequence[int]) -> int:
     result = await conn.execute(
         update(outbox)
         .where(outbox.c.id.in_(list(ids)), outbox.c.status == str(DeliveryStatus.SENDING))
-        .values(status=str(DeliveryStatus.PENDING))
+        .values(status=str(DeliveryStatus.PENDING), claimed_by=None, claim_expires_at=None)
     )
     return result.rowcount
 

@@ -8,7 +8,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import ColumnElement, Row, func, insert, select
+from sqlalchemy import ColumnElement, Row, func, insert, or_, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot.errors import StoreError
@@ -76,6 +76,9 @@ class Delivery(NewDelivery):
     platform_message_id: str | None = None
     last_error: str | None = None
     sending_at: datetime | None = None
+    claimed_by: str | None = None
+    """The instance whose claim it is under while SENDING (revision 0008)."""
+    claim_expires_at: datetime | None = None
 
 
 def _delivery(row: Row[Any]) -> Delivery:
@@ -96,6 +99,8 @@ def _delivery(row: Row[Any]) -> Delivery:
         platform_message_id=row.platform_message_id,
         last_error=row.last_error,
         sending_at=row.sending_at,
+        claimed_by=row.claimed_by,
+        claim_expires_at=row.claim_expires_at,
     )
 
 
@@ -166,13 +171,31 @@ async def due(
     )
 
 
-async def in_doubt(conn: AsyncConnection, platform: Platform) -> list[Delivery]:
-    """The deliveries for ``platform`` left SENDING (e.g. by a crash mid-send), oldest first."""
-    return await _select(
-        conn,
-        outbox.c.platform == str(platform),
-        outbox.c.status == str(DeliveryStatus.SENDING),
-    )
+async def in_doubt(
+    conn: AsyncConnection,
+    platform: Platform,
+    *,
+    instance: str | None = None,
+    now: datetime | None = None,
+) -> list[Delivery]:
+    """The deliveries for ``platform`` left SENDING (e.g. by a crash mid-send), oldest first.
+
+    With ``instance`` (several instances share the store), only those an instance starting as
+    ``instance`` at ``now`` may take as its own cut-off sends: its own claims (a restart under
+    the same id), claims that expired before ``now`` and unclaimed ones; never another live
+    instance's."""
+    where = [outbox.c.platform == str(platform), outbox.c.status == str(DeliveryStatus.SENDING)]
+    if instance is not None:
+        if now is None:
+            raise ValueError("in_doubt(instance=...) needs now")
+        where.append(
+            or_(
+                outbox.c.claimed_by == instance,
+                outbox.c.claimed_by.is_(None),
+                outbox.c.claim_expires_at < now,
+            )
+        )
+    return await _select(conn, *where)
 
 
 async def dead(conn: AsyncConnection, *, limit: int = 50) -> list[Delivery]:

@@ -4,6 +4,7 @@ core's own command handler."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from aiogram import Bot
@@ -33,7 +34,7 @@ async def test_filters_yes_threads_pins_and_mentions_not_on_telegram(
     fake.add_member(group, alice)
     async with Database(f"sqlite+aiosqlite:///{tmp_path / 't.sqlite3'}") as db:
         async with db.begin() as conn:
-            await count_rows.upsert(conn, bessemer())
+            await count_rows.upsert(conn, replace(bessemer(), public=True))  # seen in any chat
         roomy = Throttle(clock, per_user=Window(100, 1.0), public_per_channel=Window(100, 1.0))
         core = Commands(db, Pipeline(db, clock), clock, throttle=roomy)
         tc = commands(bot, clock, core.handle, TelegramSettings(), MemoryLedger())  # type: ignore[arg-type]

@@ -1,0 +1,117 @@
+"""Claiming deliveries: which instance sends what, and for how long.
+
+On SQLite one instance runs (``bot.cluster.single``): it takes every due delivery, holding back
+the channels that have one waiting for a retry, as it always has.
+
+On PostgreSQL any number of instances share the outbox. Each claims due work with ``SELECT ...
+FOR UPDATE SKIP LOCKED`` and marks it SENDING under a claim (``claimed_by``,
+``claim_expires_at``) that it renews while it sends. A channel's deliveries stay in order
+across instances: only the *head* of a channel (its oldest open delivery, due now) can be
+claimed, and with it the due deliveries queued behind it; a channel whose head is claimed,
+in flight or waiting for a retry is claimed by nobody else. A delivery whose claim has expired
+(its instance died) goes back to the queue with its ``sending_at`` kept, so that its next
+sender first confirms from the channel whether it went out (``bot.delivery.courier``), never
+resends blindly. A live instance's claims are never touched.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import datetime
+
+from sqlalchemy import exists, select, tuple_, update
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from bot.store.outbox.queue import OPEN, Delivery, DeliveryStatus, _delivery, due, waiting_channels
+from bot.store.schema import outbox
+from bot.subscription import ChannelRef, Platform
+
+PENDING = str(DeliveryStatus.PENDING)
+SENDING = str(DeliveryStatus.SENDING)
+
+
+async def claimable(
+    conn: AsyncConnection, platform: Platform, *, now: datetime, limit: int
+) -> list[Delivery]:
+    """The due deliveries this instance may claim now, oldest first, locked until the end of the
+    transaction on PostgreSQL (see the module docstring); mark them with
+    :func:`~bot.store.outbox.mark_sending` in the same transaction."""
+    if conn.dialect.name == "sqlite":
+        found = await due(conn, platform, now=now, limit=limit)
+        waiting = await waiting_channels(conn, platform, now=now)
+        return [d for d in found if d.channel not in waiting]  # keep each channel in order
+    earlier = outbox.alias("earlier")
+    earlier_open = exists().where(
+        earlier.c.platform == outbox.c.platform,
+        earlier.c.workspace == outbox.c.workspace,
+        earlier.c.channel == outbox.c.channel,
+        earlier.c.id < outbox.c.id,
+        earlier.c.status.in_([str(s) for s in OPEN]),
+    )
+    heads = [
+        _delivery(row)
+        for row in await conn.execute(
+            select(outbox)
+            .where(
+                outbox.c.platform == str(platform),
+                outbox.c.status == PENDING,
+                outbox.c.next_attempt_at <= now,
+                ~earlier_open,
+            )
+            .order_by(outbox.c.id)
+            .limit(limit)
+            .with_for_update(skip_locked=True, of=outbox)
+        )
+    ]
+    if not heads:
+        return []
+    # Behind each head, nobody else can claim: take the due ones, up to the first that waits.
+    head_of = {(d.channel.workspace, d.channel.channel): d.id for d in heads}
+    rows = await conn.execute(
+        select(outbox)
+        .where(
+            outbox.c.platform == str(platform),
+            outbox.c.status == PENDING,
+            tuple_(outbox.c.workspace, outbox.c.channel).in_(list(head_of)),
+        )
+        .order_by(outbox.c.id)
+    )
+    behind: dict[ChannelRef, list[Delivery]] = defaultdict(list)
+    stopped: set[ChannelRef] = set()
+    for row in rows:
+        d = _delivery(row)
+        if d.id <= head_of[(d.channel.workspace, d.channel.channel)] or d.channel in stopped:
+            continue
+        if d.next_attempt_at > now:
+            stopped.add(d.channel)
+            continue
+        behind[d.channel].append(d)
+    out = [*heads]
+    for followers in behind.values():
+        out += followers
+    return sorted(out, key=lambda d: d.id)
+
+
+async def renew(conn: AsyncConnection, instance: str, *, until: datetime) -> int:
+    """Extend every claim ``instance`` holds on a SENDING delivery to ``until``; how many."""
+    result = await conn.execute(
+        update(outbox)
+        .where(outbox.c.claimed_by == instance, outbox.c.status == SENDING)
+        .values(claim_expires_at=until)
+    )
+    return result.rowcount
+
+
+async def release_expired(conn: AsyncConnection, platform: Platform, *, now: datetime) -> int:
+    """Put back to PENDING the SENDING deliveries of ``platform`` whose claim expired before
+    ``now`` (their instance died or stalled), keeping ``sending_at``; how many."""
+    result = await conn.execute(
+        update(outbox)
+        .where(
+            outbox.c.platform == str(platform),
+            outbox.c.status == SENDING,
+            outbox.c.claim_expires_at < now,
+        )
+        .values(status=PENDING, claimed_by=None, claim_expires_at=None)
+    )
+    return result.rowcount

@@ -1,0 +1,44 @@
+"""No poll is skipped: a turn that comes while the count's poll is still under way (a slow feed,
+a busy store) makes it poll again as soon as that one ends; never two at once."""
+
+from __future__ import annotations
+
+import asyncio
+
+from bot.ingest.scheduler import Scheduler
+
+
+async def test_a_turn_during_a_slow_poll_polls_again_right_after_it() -> None:
+    scheduler = Scheduler()
+    release = asyncio.Event()
+    started: list[int] = []
+    running = 0
+    most = 0
+    two_done = asyncio.Event()
+
+    async def poll() -> object:
+        nonlocal running, most
+        running += 1
+        most = max(most, running)
+        started.append(len(started))
+        await release.wait()
+        running -= 1
+        if len(started) == 2 and not running:
+            two_done.set()
+        return None
+
+    scheduler.add("slow", 15, poll)
+    await scheduler.turn("slow")
+    await asyncio.sleep(0)
+    assert started == [0]
+    for _ in range(3):  # three turns come while it is stuck in the store: one more poll
+        await scheduler.turn("slow")
+    release.set()
+    await asyncio.wait_for(two_done.wait(), timeout=5)
+    assert (started, most) == ([0, 1], 1)
+    release.clear()
+    await scheduler.turn("slow")
+    await asyncio.sleep(0)
+    assert started == [0, 1, 2]
+    await scheduler.stop()  # the poll under way is cancelled and waited for
+    assert running == 1  # cancelled inside it, never finished
