@@ -27,7 +27,7 @@ from bot.commands.handler import Commands
 from bot.config import Config
 from bot.delivery.ratelimit import Sleep
 from bot.delivery.worker import Dispatcher
-from bot.domain.model import CountStatus
+from bot.domain.model import CountStatus, Tally
 from bot.ingest.live import LiveCounts, Seeded, reconcile
 from bot.ingest.pipeline import Pipeline
 from bot.ingest.poller import Poller
@@ -44,6 +44,10 @@ from bot.secrets import secret, store_url
 from bot.store import Database
 from bot.store import counts as count_rows
 from bot.subscription import Platform
+from bot.web.events import Counts
+from bot.web.links import page_link
+from bot.web.public import PublicCounts, StorePublic
+from bot.web.server import WebServer
 
 log = logging.getLogger(__name__)
 
@@ -62,14 +66,17 @@ class App(Closing):
         schema: str | None = None,
         poll: bool = True,
         instance: Instance | None = None,
+        public: PublicCounts | None = None,
     ) -> None:
         """``instance``: this instance (default: one named by ``[cluster] instance_id`` or
-        ``$TALLYBOT_INSTANCE_ID``, else ``HOST-PID-RANDOM``)."""
+        ``$TALLYBOT_INSTANCE_ID``, else ``HOST-PID-RANDOM``). ``public``: which counts have a
+        public page (default: those the store calls public, ``bot.web.public.StorePublic``)."""
         self.config = config
         self.instance = instance or Instance(instance_id_from(config.cluster.instance_id))
         self.clock = clock or SystemClock()
         self.sleep = sleep
         self.db = Database(store_url(config.store_url, config.store_password_env), schema=schema)
+        self.public = public or StorePublic(self.db)
         self.scheduler = Scheduler()
         self.sources: dict[str, Source] = {}
         self.health: dict[str, SourceHealth] = {}
@@ -83,6 +90,10 @@ class App(Closing):
         self.metrics = Metrics(self.instance.id)
         self.server: OpsServer | None = None
         """The ops server, when ``[server]`` is configured (started on entering)."""
+        self.page_link = page_link(self.public, config.web.public_url if config.web else None)
+        """A public count's page, linked from ``status`` and final messages."""
+        self.web: WebServer | None = None
+        """The public pages, when ``[web]`` is configured (started on entering)."""
         self.pipeline = Pipeline(
             self.db,
             self.clock,
@@ -90,6 +101,8 @@ class App(Closing):
             on_queued=self._wake,
             metrics=self.metrics,
             instance=self.instance.id,
+            on_accepted=self._accepted,
+            page_link=self.page_link,
         )
         self.charts = ChartCache()
         """Charts drawn for the ``chart`` command and for final messages, shared by both."""
@@ -118,6 +131,7 @@ class App(Closing):
             health=self.health.get,
             on_queued=self._wake,
             charts=self.charts,
+            page_link=self.page_link,
             count_changed=self.live.changed,
             egress=config.chat_sources,
         )
@@ -131,6 +145,10 @@ class App(Closing):
         if self._dispatcher is None:
             raise RuntimeError("the app is not running: enter it with `async with`")
         return self._dispatcher
+
+    def _accepted(self, tally: Tally) -> None:
+        if self.web is not None:  # the public pages' viewers get it live
+            self.web.accepted(tally.count_id, tally.seq)
 
     def _wake(self, platforms: set[Platform]) -> None:
         if self._dispatcher is not None:  # nothing is delivered before the app is entered
@@ -162,6 +180,7 @@ class App(Closing):
             )
             await self._open_sources()
             await self._start_server()
+            await self._start_web()
             self._dispatch_task = asyncio.create_task(self.dispatcher.run(), name="dispatcher")
             if self._poll:
                 self.scheduler.start()
@@ -263,6 +282,14 @@ class App(Closing):
         for adapter in self.adapters.values():
             server.add_routes(adapter.http_routes())
         self.server = await self._stack.enter_async_context(server)
+
+    async def _start_web(self) -> None:
+        """Start the public pages if configured (``[web]``)."""
+        if self.config.web is None:
+            return
+        counts = Counts(self.db, self.public, self.health.get)
+        server = WebServer(counts, self.config.web, charts=self.charts)
+        self.web = await self._stack.enter_async_context(server)
 
     async def idle(self) -> None:
         """Wait until every due delivery has been handled (for the demo and tests)."""

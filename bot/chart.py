@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import io
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from cachetools import LRUCache
 
@@ -47,6 +47,18 @@ def render_chart(count: Count, history: Sequence[Tally]) -> bytes:
     return out.getvalue()
 
 
+def render_chart_svg(count: Count, history: Sequence[Tally]) -> bytes:
+    """The same chart as :func:`render_chart`, as SVG (for the public page: sharp on any
+    screen). Text is drawn as outlines, so a label is shapes, never markup."""
+    from bot.domain.chart_figure import chart_figure
+
+    with _RENDER_LOCK:
+        fig = chart_figure(count, history)
+        out = io.BytesIO()
+        fig.savefig(out, format="svg", metadata={"Date": None})
+    return out.getvalue()
+
+
 ChartKey = tuple[str, int]
 
 
@@ -58,10 +70,14 @@ class ChartCache:
     loop.
     """
 
-    def __init__(self, size: int = 32) -> None:
+    def __init__(
+        self, size: int = 32, render: Callable[[Count, Sequence[Tally]], bytes] | None = None
+    ) -> None:
+        """``render``: how a chart is drawn (in a worker thread); a PNG by default."""
         if size < 1:
             raise ValueError(f"a chart cache holds at least one chart, got {size}")
         self.size = size
+        self._draw = render
         self._charts: LRUCache[ChartKey, tuple[Count, bytes]] = LRUCache(size)
         self._rendering: dict[tuple[ChartKey, Count], asyncio.Task[bytes]] = {}
 
@@ -92,7 +108,10 @@ class ChartCache:
         return await asyncio.shield(task)  # one asker giving up does not stop it for the others
 
     async def _render(self, count: Count, history: Sequence[Tally]) -> bytes:
-        png = await _render_off_loop(count, history)
+        if self._draw is None:
+            png = await _render_off_loop(count, history)
+        else:
+            png = await asyncio.to_thread(self._draw, count, tuple(history))
         self.put(count, history[-1].seq, png)
         return png
 

@@ -57,7 +57,8 @@ def replay_config(
     count_id: str | None = None,
     timeline: Path | None = None,
 ) -> Config:
-    """``cfg`` turned into a console replay: a throwaway store, replay sources, console alerts."""
+    """``cfg`` turned into a console replay: a throwaway store, replay sources, console alerts,
+    and (with ``[web]``) the public pages on a free local port."""
     counts = []
     for cc in cfg.counts:
         if count_id is not None and cc.count.id != count_id:
@@ -76,6 +77,9 @@ def replay_config(
         counts=tuple(counts),
         admins=Admins(alerts=(CONSOLE_CHANNEL,)),
         platforms={CONSOLE_CHANNEL.platform: ConsoleSettings(enabled=True, admin=True)},
+        web=None
+        if cfg.web is None
+        else cfg.web.model_copy(update={"host": "127.0.0.1", "port": 0, "public_url": None}),
     )
 
 
@@ -106,6 +110,8 @@ async def play(
                 Request(CONSOLE_CHANNEL, "demo", "demo", f"subscribe {cc.count.id} all", home=True)
             )
             console.show_reply(reply)
+            if app.web is not None and cc.public:
+                console.note(f"Watch it in a browser too: {app.web.url}/c/{cc.count.id}")
         prompt = None
         if interactive:
             ids = [cc.count.id for cc in cfg.counts]

@@ -30,6 +30,7 @@ from bot.settings.document import (
 )
 from bot.settings.document import read as read_document
 from bot.settings.problems import Problems, lines
+from bot.settings.web import WebConfig
 from bot.subscription import Platform
 
 __all__ = [
@@ -39,6 +40,7 @@ __all__ = [
     "Config",
     "CountConfig",
     "ServerConfig",
+    "WebConfig",
     "load",
     "parse",
 ]
@@ -55,6 +57,8 @@ class Config:
     plugins: Plugins = field(default_factory=lambda: Plugins(()))
     """The plug-ins the file was read with (the installed ones, unless given)."""
     server: ServerConfig | None = None
+    web: WebConfig | None = None
+    """``[web]``: the public scoreboard pages (``bot.web``), when configured."""
     timezone: tzinfo | None = None
     """``[defaults] timezone``: where times are shown that cannot be shown in each reader's own
     zone (the console); None for the machine's own zone."""
@@ -136,6 +140,7 @@ def _config(doc: Document, path: Path, plugins: Plugins) -> Config:
         platforms=platforms,
         plugins=plugins,
         server=doc.server,
+        web=doc.web,
         timezone=doc.defaults.timezone,
         store_password_env=doc.store.password_env,
         chat_sources=doc.chat_sources.policy(),

@@ -37,9 +37,12 @@ QUIET = {
     "apscheduler": logging.WARNING,
     "aiohttp.access": logging.WARNING,
     "alembic": logging.WARNING,
+    "aiosqlite": logging.INFO,
 }
 """Libraries that are chatty at INFO (apscheduler logs every job run; alembic its set-up at
-every start: the store logs the revisions it applies itself)."""
+every start: the store logs the revisions it applies itself), or that show secrets at DEBUG
+(aiosqlite logs every statement with its parameters, the bot tokens of Slack installations
+among them)."""
 
 _STANDARD = frozenset(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {
     "message",

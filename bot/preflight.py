@@ -71,4 +71,7 @@ def summary(cfg: Config) -> str:
     parts = [count_of(len(cfg.counts), "count"), f"platforms: {', '.join(platforms)}"]
     if cfg.server is not None:
         parts.append(f"ops server on {cfg.server.host}:{cfg.server.port}")
+    if cfg.web is not None:
+        public = sum(1 for c in cfg.counts if c.public)
+        parts.append(f"public pages on {cfg.web.host}:{cfg.web.port} ({public} public)")
     return "; ".join(parts)

@@ -36,6 +36,9 @@ uploaded now. (Slack shares a completed upload a moment after answering; a retry
 moment could miss it and show a second copy, in the thread, never a second message. The
 dispatcher's backoff, a second or more, makes that unlikely.)
 
+Many workspaces: with ``[slack] client_id`` the OAuth install flow is on (``adapters.slack.oauth``)
+and each workspace is served with its own bot token (``adapters.slack.workspaces``).
+
 Commands: ``adapters.slack.commands``; who is an admin: ``adapters.slack.admins``. ``health()``
 says whether the Socket Mode connection is up (HTTP mode has none: always connected).
 """
@@ -50,13 +53,24 @@ from aiohttp import web
 from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
 from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
 from slack_bolt.async_app import AsyncApp
+from slack_bolt.context.async_context import AsyncBoltContext
+from slack_bolt.listener.async_builtins import AsyncTokenRevocationListeners
 from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.commands import SlackCommands, log
 from adapters.slack.delivery import translate
 from adapters.slack.forms import CALLBACK_PREFIX
-from adapters.slack.settings import APP_TOKEN, BOT_TOKEN, SIGNING_SECRET, SlackSettings
+from adapters.slack.installations import StoreInstallations
+from adapters.slack.oauth import StoreAuthorize, oauth_flow
+from adapters.slack.settings import (
+    APP_TOKEN,
+    BOT_TOKEN,
+    CLIENT_SECRET,
+    SIGNING_SECRET,
+    SlackSettings,
+)
+from adapters.slack.workspaces import Speaker, Workspaces
 from bot.errors import ConfigError
 from bot.platform import Context, Health
 
@@ -74,18 +88,22 @@ class SlackAdapter(SlackCommands):
         timeout: int = 30,
         monotonic: Callable[[], float] | None = None,
     ) -> None:
-        bot_token = context.secret(BOT_TOKEN)
+        bot_token = context.secrets.get(BOT_TOKEN) if settings.oauth else context.secret(BOT_TOKEN)
         app_token = context.secrets.get(APP_TOKEN)
         signing_secret = context.secrets.get(SIGNING_SECRET)
         if settings.mode == "socket" and app_token is None:
             raise ConfigError("SLACK_APP_TOKEN is not set: Socket Mode needs the xapp- token")
         if settings.mode == "http" and signing_secret is None:
             raise ConfigError("SLACK_SIGNING_SECRET is not set: HTTP mode needs it")
+
         # retry_handlers=[]: the dispatcher owns retries (slack_sdk's default handler resends
         # a request whose answer was lost, which would double a chat.postMessage).
-        client = AsyncWebClient(
-            token=bot_token.reveal(), base_url=settings.api_base, timeout=timeout, retry_handlers=[]
-        )
+        def make_client(token: str | None) -> AsyncWebClient:
+            return AsyncWebClient(
+                token=token, base_url=settings.api_base, timeout=timeout, retry_handlers=[]
+            )
+
+        client = make_client(bot_token.reveal() if bot_token else None)
         super().__init__(
             client,
             settings,
@@ -96,18 +114,58 @@ class SlackAdapter(SlackCommands):
         )
         self.http_host = settings.host
         self.http_port = settings.port
-        self.serve_http = not context.ops_server
+        self.serve_http = not context.ops_server and (settings.mode == "http" or settings.oauth)
         """HTTP mode: serve the endpoint on our own port; False when the ops server mounts
         ``http_routes()`` instead."""
         self._app_token = app_token
         self._socket: AsyncSocketModeHandler | None = None
         self._runner: web.AppRunner | None = None
-        self.bolt = AsyncApp(
-            name="tallybot",
-            client=self.client,
-            signing_secret=signing_secret.reveal() if signing_secret else "",
-            logger=log,
-        )
+        self._revocations: AsyncTokenRevocationListeners | None = None
+        signing = signing_secret.reveal() if signing_secret else ""
+        if not settings.oauth:
+            self.bolt = AsyncApp(name="tallybot", client=client, signing_secret=signing, logger=log)
+        else:
+            if context.store is None:
+                raise ConfigError(
+                    "[slack] client_id: the OAuth flow keeps installations in the store"
+                )
+            assert settings.client_id is not None
+            installations = StoreInstallations(
+                context.store, settings.client_id, context.clock, on_save=self._installed
+            )
+            self.workspaces = Workspaces(
+                single=None,
+                installations=installations,
+                make_client=make_client,
+                monotonic=monotonic or context.clock.monotonic,
+                install_hint=f"; install it again at {settings.install_path}",
+            )
+            flow = oauth_flow(
+                settings,
+                context.secret(CLIENT_SECRET),
+                installations,
+                context.store,
+                context.clock,
+                timeout,
+            )
+            # Bolt gives each request a client with its workspace's token (StoreAuthorize);
+            # an AsyncAuthorize is taken as it is, whatever the annotation says.
+            self.bolt = AsyncApp(
+                name="tallybot",
+                client=make_client(None),
+                signing_secret=signing,
+                logger=log,
+                authorize=StoreAuthorize(self.workspaces),  # type: ignore[arg-type]
+                user_facing_authorize_error_message=(
+                    "tallybot is not installed in this workspace (or was removed): "
+                    f"install it at {settings.install_path}"
+                ),
+                oauth_flow=flow,
+                installation_store=installations,
+            )
+            self._revocations = AsyncTokenRevocationListeners(installations)
+            self.bolt.event("app_uninstalled")(self._on_uninstalled)
+            self.bolt.event("tokens_revoked")(self._on_tokens_revoked)
         self.bolt.command("/count")(self._on_command)
         self.bolt.event("app_mention")(self._on_mention)
         self.bolt.view_submission(re.compile(re.escape(CALLBACK_PREFIX) + ".+"))(self._on_view)
@@ -115,6 +173,15 @@ class SlackAdapter(SlackCommands):
     # ----------------------------------------------------------------- lifecycle
 
     async def aopen(self) -> None:
+        if self.client.token is not None:
+            await self._auth_test()
+        if self.config.mode == "socket":
+            await self._connect_socket()
+        if self.serve_http:
+            await self._serve_http()
+
+    async def _auth_test(self) -> None:
+        """Who the single token is (its workspace, the bot's ids); refused: ``ConfigError``."""
         try:
             auth = await self.client.auth_test()
         except SlackApiError as exc:
@@ -126,10 +193,8 @@ class SlackAdapter(SlackCommands):
         self.team_id = str(auth["team_id"])
         self.bot_user_id = str(auth["user_id"])
         self.bot_id = auth.get("bot_id")
-        if self.config.mode == "socket":
-            await self._connect_socket()
-        elif self.serve_http:
-            await self._serve_http()
+        if self.workspaces is not None:
+            self.workspaces.single = Speaker(self.client, self.bot_id, self.bot_user_id, None)
 
     async def aclose(self) -> None:
         socket, self._socket = self._socket, None
@@ -182,13 +247,49 @@ class SlackAdapter(SlackCommands):
         return [web.post(self.config.http_path, self._http)]
 
     def http_routes(self) -> list[web.RouteDef]:
-        """What the ops server mounts: the endpoint in HTTP mode, nothing in Socket Mode."""
-        return self.routes() if self.config.mode == "http" else []
+        """What the ops server mounts: the endpoint in HTTP mode, and the install and redirect
+        pages of the OAuth flow when it is on."""
+        routes = self.routes() if self.config.mode == "http" else []
+        if self.config.oauth:
+            routes.append(web.get(self.config.install_path, self._install))
+            routes.append(web.get(self.config.redirect_path, self._oauth_redirect))
+        return routes
 
     def web_app(self) -> web.Application:
         app = web.Application()
-        app.add_routes(self.routes())
+        app.add_routes(self.http_routes())
         return app
+
+    async def _install(self, request: web.Request) -> web.Response:
+        flow = self.bolt.oauth_flow
+        assert flow is not None
+        return await to_aiohttp_response(
+            await flow.handle_installation(await to_bolt_request(request))
+        )
+
+    async def _oauth_redirect(self, request: web.Request) -> web.Response:
+        flow = self.bolt.oauth_flow
+        assert flow is not None
+        return await to_aiohttp_response(await flow.handle_callback(await to_bolt_request(request)))
+
+    def _installed(self, team_id: str | None) -> None:
+        assert self.workspaces is not None
+        self.workspaces.forget(team_id)
+        log.info("slack: the app was installed in the workspace %s", team_id)
+
+    async def _on_uninstalled(self, context: AsyncBoltContext) -> None:
+        assert self._revocations is not None
+        assert self.workspaces is not None
+        await self._revocations.handle_app_uninstalled_events(context)
+        self.workspaces.forget(context.team_id)
+        log.warning("slack: the app was uninstalled from the workspace %s", context.team_id)
+
+    async def _on_tokens_revoked(self, event: dict[str, object], context: AsyncBoltContext) -> None:
+        assert self._revocations is not None
+        assert self.workspaces is not None
+        await self._revocations.handle_tokens_revoked_events(event, context)
+        self.workspaces.forget(context.team_id)
+        log.warning("slack: tokens were revoked in the workspace %s", context.team_id)
 
     async def _http(self, request: web.Request) -> web.Response:
         bolt_response = await self.bolt.async_dispatch(await to_bolt_request(request))

@@ -128,7 +128,9 @@ class SlackCommands(SlackSender):
         )
         reply = await self.context.handle(request)
         if reply.attachment is not None and reply.ok and not reply.ephemeral:
-            failed = await self._share(request.channel.channel, reply, reply.attachment)
+            failed = await self._share(
+                request.channel.workspace, request.channel.channel, reply, reply.attachment
+            )
             if failed is None:
                 return  # the file, with the reply's text, is the answer
             reply = failed
@@ -146,7 +148,8 @@ class SlackCommands(SlackSender):
     ) -> None:
         view = modal_view(verb, form, str(command.get("channel_id") or ""))
         try:
-            await self.client.views_open(trigger_id=str(command.get("trigger_id")), view=view)
+            client = await self.client_of(str(command.get("team_id") or ""))
+            await client.views_open(trigger_id=str(command.get("trigger_id")), view=view)
         except (SlackClientError, aiohttp.ClientError, OSError) as exc:
             log.warning("%s", translate(exc, f"slack views.open for /count {verb}"))
             usage = self.context.verbs[verb].usage_line()
@@ -180,8 +183,9 @@ class SlackCommands(SlackSender):
     ) -> None:
         user = body.get("user") or {}
         channel = str(view.get("private_metadata") or "")
+        team = str((body.get("team") or {}).get("id") or user.get("team_id") or "")
         request = await self._request(
-            team=(body.get("team") or {}).get("id") or user.get("team_id"),
+            team=team,
             channel=channel,
             user=str(user.get("id") or ""),
             name=str(user.get("username") or user.get("id") or ""),
@@ -195,7 +199,8 @@ class SlackCommands(SlackSender):
         await ack()
         text, blocks = reply_payload(reply)
         try:
-            await self.client.chat_postEphemeral(
+            client = await self.client_of(team)
+            await client.chat_postEphemeral(
                 channel=channel,
                 user=request.user_id,
                 text=text,
@@ -211,9 +216,11 @@ class SlackCommands(SlackSender):
             return
         channel, user = str(event.get("channel") or ""), str(event["user"])
         thread = event.get("thread_ts") or event.get("ts")
+        team = str(body.get("team_id") or event.get("team") or "")
 
         async def failed(reply: Reply) -> None:
-            await self.client.chat_postEphemeral(
+            client = await self.client_of(team)
+            await client.chat_postEphemeral(
                 channel=channel, user=user, text=reply.text, thread_ts=thread
             )
 
@@ -223,36 +230,47 @@ class SlackCommands(SlackSender):
     async def _mention(self, body: EventCallback, event: AppMention) -> None:
         user = str(event["user"])
         channel = str(event.get("channel") or "")
+        team = str(body.get("team_id") or event.get("team") or "")
+        bot = await self.workspaces.find(team) if self.workspaces else None
         request = await self._request(
-            team=body.get("team_id") or event.get("team"),
+            team=team,
             channel=channel,
             user=user,
             name=user,
-            text=strip_mention(str(event.get("text") or ""), self.bot_user_id),
+            text=strip_mention(
+                str(event.get("text") or ""), bot.bot_user_id if bot else self.bot_user_id
+            ),
         )
         reply = await self.context.handle(request)
         thread = event.get("thread_ts") or event.get("ts")
         if reply.attachment is not None and reply.ok and not reply.ephemeral:
-            failed = await self._share(channel, reply, reply.attachment, thread_ts=thread)
+            failed = await self._share(team, channel, reply, reply.attachment, thread_ts=thread)
             if failed is None:
                 return
             reply = failed
         text, blocks = reply_payload(reply)
         kwargs: dict[str, Any] = {"blocks": as_json(blocks) if blocks else None}
+        client = bot.client if bot else self.client
         try:
             if reply.ephemeral:
-                await self.client.chat_postEphemeral(
+                await client.chat_postEphemeral(
                     channel=channel, user=user, text=text, thread_ts=thread, **kwargs
                 )
             else:
-                await self.client.chat_postMessage(
+                await client.chat_postMessage(
                     channel=channel, text=text, thread_ts=thread, unfurl_links=False, **kwargs
                 )
         except (SlackClientError, aiohttp.ClientError, OSError) as exc:
             log.warning("%s", translate(exc, f"slack mention reply in {channel}"))
 
     async def _share(
-        self, channel: str, reply: Reply, attachment: Attachment, *, thread_ts: str | None = None
+        self,
+        team: str,
+        channel: str,
+        reply: Reply,
+        attachment: Attachment,
+        *,
+        thread_ts: str | None = None,
     ) -> Reply | None:
         """Answer a command with its file (the reply's text as the comment); None when done,
         else the error to answer with instead (privately)."""
@@ -264,6 +282,7 @@ class SlackCommands(SlackSender):
                 title=title,
                 thread_ts=thread_ts,
                 comment=file_comment(reply.text),
+                client=await self.client_of(team),
             )
         except DeliveryError as exc:
             error = str(exc).replace(
@@ -275,6 +294,12 @@ class SlackCommands(SlackSender):
                 return Reply(f"Error: {error}; try again in a minute.", ok=False)
             return Reply(f"Error: {error}", ok=False)
         return None
+
+    async def client_of(self, team: str) -> AsyncWebClient:
+        """The client for the workspace a command comes from: its own bot token with the OAuth
+        flow, else the single one."""
+        bot = await self.workspaces.find(team) if self.workspaces else None
+        return bot.client if bot else self.client
 
     def first_delivery(self, event_id: str) -> bool:
         """False for an event id seen before (Slack's retries), remembering the latest ones."""
@@ -311,7 +336,8 @@ class SlackCommands(SlackSender):
         if cached is not None:
             return cached
         try:
-            response = await self.client.users_info(user=user_id)
+            client = await self.client_of(workspace)
+            response = await client.users_info(user=user_id)
         except (SlackClientError, aiohttp.ClientError, OSError) as exc:
             log.warning("slack users.info %s failed: %s", user_id, exc)
             return False

@@ -34,6 +34,7 @@ from bot.subscription import ChannelRef, Platform
 
 from .blocks import alt_text, blocks_for, fallback_text, file_title
 from .payloads import METADATA_EVENT_TYPE, HistoryMessage, as_json, delivery_metadata
+from .workspaces import Speaker, Workspaces
 
 log = logging.getLogger("tallybot.slack")
 
@@ -118,7 +119,8 @@ def translate(exc: BaseException, where: str, *, editing: bool = False) -> Deliv
         )
     if error in AUTH_ERRORS:
         return PermanentDeliveryError(
-            f"{where}: Slack refused the bot's token ({error}): check SLACK_BOT_TOKEN"
+            f"{where}: Slack refused the bot's token ({error}): check SLACK_BOT_TOKEN, or "
+            "install the app in that workspace again"
         )
     return PermanentDeliveryError(f"{where}: Slack refused the request ({error})")
 
@@ -138,8 +140,17 @@ class SlackSender(Adapter):
         self.limits = limits
         self.bot_user_id: str | None = None
         self.bot_id: str | None = None
+        self.workspaces: Workspaces | None = None
+        """With the OAuth flow, the bot of each workspace (``adapters.slack.workspaces``);
+        None: ``client`` and the ids above everywhere (single-token mode)."""
         self._history_limit = history_limit
         self._files: aiohttp.ClientSession | None = None
+
+    async def speaker(self, team_id: str, where: str) -> Speaker:
+        """The bot that speaks in the workspace ``team_id`` (raises ``DeliveryError``)."""
+        if self.workspaces is None:
+            return Speaker(self.client, self.bot_id, self.bot_user_id, None)
+        return await self.workspaces.speaker(team_id, where)
 
     async def close_sender(self) -> None:
         """Close the HTTP session the uploads' bytes went through."""
@@ -158,8 +169,9 @@ class SlackSender(Adapter):
         earlier: Earlier | None = None,
     ) -> str:
         where = f"slack post to {channel}"
+        bot = await self.speaker(channel.workspace, where)
         if earlier is None:
-            ts = await self._post_message(channel, content, key, where, pace)
+            ts = await self._post_message(bot.client, channel, content, key, where, pace)
         else:
             ts = earlier.message_id
             log.info("%s: %s was already posted as %s", where, key, ts)
@@ -167,17 +179,25 @@ class SlackSender(Adapter):
                 log.info("%s: its %s was already uploaded too", where, attachment.filename)
                 return ts
         if attachment is not None:
-            await self._upload_to_thread(channel, channel.thread or ts, content, attachment, pace)
+            await self._upload_to_thread(
+                bot.client, channel, channel.thread or ts, content, attachment, pace
+            )
         return ts
 
     async def _post_message(
-        self, channel: ChannelRef, content: Outgoing, key: str, where: str, pace: Pace
+        self,
+        client: AsyncWebClient,
+        channel: ChannelRef,
+        content: Outgoing,
+        key: str,
+        where: str,
+        pace: Pace,
     ) -> str:
         # A reply into the thread when the place is one; a final shows in the channel too.
         final = isinstance(content, Message) and content.final
         async with pace(Route("chat.postMessage", channel.channel), delivers=True):
             try:
-                response = await self.client.chat_postMessage(
+                response = await client.chat_postMessage(
                     channel=channel.channel,
                     text=fallback_text(content),
                     blocks=as_json(blocks_for(content)),
@@ -195,7 +215,13 @@ class SlackSender(Adapter):
         return ts
 
     async def _upload_to_thread(
-        self, channel: ChannelRef, ts: str, content: Outgoing, attachment: Attachment, pace: Pace
+        self,
+        client: AsyncWebClient,
+        channel: ChannelRef,
+        ts: str,
+        content: Outgoing,
+        attachment: Attachment,
+        pace: Pace,
     ) -> None:
         """Upload ``attachment`` into the thread of the message ``ts`` (posted just now, or by an
         earlier attempt). A transient failure fails the delivery (the retry finds the message
@@ -204,7 +230,9 @@ class SlackSender(Adapter):
         if not isinstance(content, Notice):
             title = f"Chart of {content.title}, as of update #{content.seq}"
         try:
-            await self.upload(channel.channel, attachment, title=title, thread_ts=ts, pace=pace)
+            await self.upload(
+                channel.channel, attachment, title=title, thread_ts=ts, pace=pace, client=client
+            )
         except (PermanentDeliveryError, MessageGone) as error:
             log.warning("the message %s in %s went without its chart: %s", ts, channel, error)
 
@@ -217,14 +245,16 @@ class SlackSender(Adapter):
         thread_ts: str | None = None,
         comment: str | None = None,
         pace: Pace = unpaced,
+        client: AsyncWebClient | None = None,
     ) -> None:
         """Upload ``attachment`` and share it in the channel (in a thread with ``thread_ts``),
         with its description as the image's alt text: files.getUploadURLExternal, the bytes to
         the URL it gives, files.completeUploadExternal, each paced. Raises ``DeliveryError``."""
         where = f"slack upload of {attachment.filename} to {channel_id}"
+        client = client or self.client
         async with pace(Route("files.getUploadURLExternal", channel_id)):
             try:
-                got = await self.client.files_getUploadURLExternal(
+                got = await client.files_getUploadURLExternal(
                     filename=attachment.filename,
                     length=len(attachment.data),
                     alt_txt=alt_text(attachment.description),
@@ -237,7 +267,7 @@ class SlackSender(Adapter):
         await self._send_file(url, attachment.data, where)
         async with pace(Route("files.completeUploadExternal", channel_id)):
             try:
-                await self.client.files_completeUploadExternal(
+                await client.files_completeUploadExternal(
                     files=[{"id": file_id, "title": file_title(title)}],
                     channel_id=channel_id,
                     initial_comment=comment,
@@ -275,17 +305,18 @@ class SlackSender(Adapter):
         (one conversations.history read), with whether the bot replied in their thread (where
         a final's chart goes). ``since`` is not used: Slack's ts and our clock may disagree."""
         wanted = set(keys)
+        bot = await self.speaker(channel.workspace, f"slack history of {channel}")
         method = "conversations.history" if channel.thread is None else "conversations.replies"
         async with pace(Route(method, channel.channel)):
             try:
                 if channel.thread is None:
-                    response = await self.client.conversations_history(
+                    response = await bot.client.conversations_history(
                         channel=channel.channel,
                         include_all_metadata=True,
                         limit=self._history_limit,
                     )
                 else:  # a thread's replies (and its parent)
-                    response = await self.client.conversations_replies(
+                    response = await bot.client.conversations_replies(
                         channel=channel.channel,
                         ts=channel.thread,
                         include_all_metadata=True,
@@ -299,7 +330,7 @@ class SlackSender(Adapter):
             metadata = message.get("metadata") or {}
             key = (metadata.get("event_payload") or {}).get("key")
             ts = message.get("ts")
-            ours = self.bot_id is None or message.get("bot_id") == self.bot_id
+            ours = bot.bot_id is None or message.get("bot_id") == bot.bot_id
             if (
                 ours
                 and metadata.get("event_type") == METADATA_EVENT_TYPE
@@ -307,7 +338,7 @@ class SlackSender(Adapter):
                 and key not in found
                 and isinstance(ts, str)
             ):
-                replied = self.bot_user_id in (message.get("reply_users") or [])
+                replied = bot.bot_user_id in (message.get("reply_users") or [])
                 found[key] = Earlier(ts, with_attachment=replied)
         return found
 
@@ -319,9 +350,10 @@ class SlackSender(Adapter):
 
     async def _pin(self, method: str, channel: ChannelRef, ts: str, pace: Pace) -> None:
         """pins.add / pins.remove (the app needs pins:write); refused, ``NotAllowedHere``."""
+        bot = await self.speaker(channel.workspace, f"slack {method} in {channel}")
         async with pace(Route(method, channel.channel)):
             try:
-                call = self.client.pins_add if method == "pins.add" else self.client.pins_remove
+                call = bot.client.pins_add if method == "pins.add" else bot.client.pins_remove
                 await call(channel=channel.channel, timestamp=ts)
             except SlackApiError as exc:
                 error = str(exc.response.get("error") or "")
@@ -337,9 +369,10 @@ class SlackSender(Adapter):
         self, channel: ChannelRef, message_id: str, content: Outgoing, *, pace: Pace = unpaced
     ) -> None:
         where = f"slack edit of {message_id} in {channel}"
+        bot = await self.speaker(channel.workspace, where)
         async with pace(Route("chat.update", channel.channel), delivers=True):
             try:
-                await self.client.chat_update(
+                await bot.client.chat_update(
                     channel=channel.channel,
                     ts=message_id,
                     text=fallback_text(content),

@@ -11,6 +11,7 @@ from adapters.slack.admins import SlackAdmins
 from adapters.slack.settings import (
     APP_TOKEN,
     BOT_TOKEN,
+    CLIENT_SECRET,
     MOVED,
     SIGNING_SECRET,
     SlackSettings,
@@ -28,12 +29,14 @@ def build(settings: SlackSettings, context: Context) -> SlackAdapter:
 
 
 def secrets(settings: SlackSettings) -> tuple[SecretNeed, ...]:
-    """The bot token; in Socket Mode the app token, in HTTP mode the signing secret."""
+    """The bot token (optional with the OAuth flow, which needs the client secret instead);
+    in Socket Mode the app token, in HTTP mode the signing secret."""
     socket = settings.mode == "socket"
     return (
-        SecretNeed(BOT_TOKEN),
+        SecretNeed(BOT_TOKEN, required=not settings.oauth),
         SecretNeed(APP_TOKEN, required=socket),
         SecretNeed(SIGNING_SECRET, required=not socket),
+        SecretNeed(CLIENT_SECRET, required=settings.oauth),
     )
 
 
@@ -42,7 +45,7 @@ PLUGIN: Plugin[SlackSettings] = Plugin(
     settings=SlackSettings,
     build=build,
     secrets=secrets,
-    secret_names=(BOT_TOKEN, APP_TOKEN, SIGNING_SECRET),
+    secret_names=(BOT_TOKEN, APP_TOKEN, SIGNING_SECRET, CLIENT_SECRET),
     admins=SlackAdmins,
     place="workspace",
     channel_example="slack:TEAM_ID/CHANNEL_ID",

@@ -10,11 +10,27 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from bot.platform import PlatformTable
-from bot.settings.values import Flag, Host, HttpUrl, Ids, Limits, Port, Text, one_of
+from bot.settings.values import (
+    Filled,
+    Flag,
+    Host,
+    HttpUrl,
+    Ids,
+    Limits,
+    Port,
+    Text,
+    one_of,
+)
 
 BOT_TOKEN = "SLACK_BOT_TOKEN"
 APP_TOKEN = "SLACK_APP_TOKEN"
 SIGNING_SECRET = "SLACK_SIGNING_SECRET"
+CLIENT_SECRET = "SLACK_CLIENT_SECRET"
+SCOPES = (
+    "app_mentions:read", "channels:history", "chat:write", "commands", "files:write",
+    "groups:history", "pins:write", "users:read",
+)  # fmt: skip
+"""The bot scopes tallybot uses (``config/slack-manifest.yml``): what the install flow asks."""
 MOVED = {
     "slack_users": "admin_users",
     "slack_workspaces": "admin_workspaces",
@@ -40,3 +56,18 @@ class SlackSettings(PlatformTable):
     admin_workspaces: Ids = frozenset()
     """Team ids where (with ``workspace_admins``) workspace admins and owners are admins."""
     workspace_admins: Flag = True
+    client_id: Text | None = None
+    """The app's client id: turns on the OAuth install flow (many workspaces, one bot token
+    each, kept in the store); its secret comes from ``SLACK_CLIENT_SECRET``."""
+    scopes: list[Filled] = Field(default_factory=lambda: list(SCOPES))
+    install_path: Text = "/slack/install"
+    redirect_path: Text = "/slack/oauth_redirect"
+    redirect_uri: HttpUrl | None = None
+    """The public URL of ``redirect_path`` as registered with Slack; not set: the app's first
+    Redirect URL (Slack's default)."""
+    authorize_url: HttpUrl = "https://slack.com/oauth/v2/authorize"
+
+    @property
+    def oauth(self) -> bool:
+        """Whether the OAuth install flow is on (``client_id`` set)."""
+        return self.client_id is not None

@@ -136,7 +136,8 @@ async def list_counts(call: Call) -> Reply:
 async def status(call: Call) -> Reply:
     s = call.services
     usage = call.spec.usage_line()
-    return await reports.status(s.db, s.health, call.request, call.command.count, usage)
+    reply = await reports.status(s.db, s.health, call.request, call.command.count, usage)
+    return await reports.with_link(reply, s.page_link)
 
 
 @VERBS.verb(VerbSpec(Verb.HISTORY, "A count's last updates", (COUNT,)))

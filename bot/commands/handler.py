@@ -24,6 +24,7 @@ from bot.egress import EgressPolicy
 from bot.ingest.pipeline import Pipeline
 from bot.store import Database
 from bot.subscription import Platform
+from bot.web.links import PageLink, no_link
 
 
 class Commands:
@@ -38,6 +39,7 @@ class Commands:
         charts: ChartCache | None = None,
         throttle: Throttle | None = None,
         verbs: Verbs = VERBS,
+        page_link: PageLink = no_link,
         count_changed: Callable[[str], Awaitable[None]] | None = None,
         egress: EgressPolicy | None = None,
     ) -> None:
@@ -54,6 +56,7 @@ class Commands:
             on_queued,
             charts if charts is not None else ChartCache(),
             verbs,
+            page_link,
         )
         if count_changed is not None:
             self.services = replace(self.services, count_changed=count_changed)

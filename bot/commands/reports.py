@@ -17,6 +17,7 @@ from bot.store import Database, outbox
 from bot.store import counts as count_rows
 from bot.store import subscriptions as sub_rows
 from bot.store import tallies as tally_rows
+from bot.web.links import PageLink, link_note
 
 Health = Callable[[str], SourceHealth | None]
 """A count's source health by count id (None: not polled)."""
@@ -80,6 +81,17 @@ async def _summary(db: Database, counts: list[Count], usage: str) -> Reply:
             now = fmt.for_status(c, last).headline if last else "no figures yet"
             lines.append(f"{c.id} [{c.status}]: {now}")
     return Reply("\n".join([*lines, f"For one count's figures: {usage}"]))
+
+
+async def with_link(reply: Reply, page_link: PageLink) -> Reply:
+    """A one-count ``status`` reply with its public page's link, when it has one."""
+    if reply.message is None:
+        return reply
+    url = await page_link(reply.message.count_id)
+    if url is None:
+        return reply
+    message = replace(reply.message, notes=(*reply.message.notes, link_note(url)))
+    return replace(reply, message=message)
 
 
 def checked(health: Health, count_id: str) -> Timed | None:

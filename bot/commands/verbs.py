@@ -34,6 +34,7 @@ from bot.errors import CommandError
 from bot.ingest.pipeline import Pipeline
 from bot.store import Database
 from bot.subscription import Platform
+from bot.web.links import PageLink, no_link
 
 
 class Verb(StrEnum):
@@ -152,6 +153,8 @@ class Services:
     on_queued: Callable[[set[Platform]], None]
     charts: ChartCache
     verbs: Verbs
+    page_link: PageLink = no_link
+    """A public count's page, linked from ``status`` (``bot.web.links``)."""
     count_changed: Callable[[str], Awaitable[None]] = _unchanged
     """Called once a count was made, changed, archived or deleted in chat (the app's sources
     and scheduler follow it at once)."""

@@ -31,6 +31,7 @@ from bot.store.audit import AuditEntry
 from bot.store.outbox import DeliveryAction, NewDelivery
 from bot.store.push_receipts import Receipt
 from bot.subscription import CALL_EVENTS, LEAD_EVENTS, ChannelRef, Hear, Platform, Subscription
+from bot.web.links import PageLink, link_note, no_link
 
 STATUS_OF_STATE = {
     TallyState.COUNTING: CountStatus.COUNTING,
@@ -125,9 +126,16 @@ class Pipeline:
         on_queued: Callable[[set[Platform]], None] = lambda platforms: None,
         metrics: Hooks = NO_HOOKS,
         instance: str | None = None,
+        on_accepted: Callable[[Tally], None] = lambda tally: None,
+        page_link: PageLink = no_link,
     ) -> None:
-        """``instance``: the id of this instance, named in every admin notice it queues."""
+        """``instance``: the id of this instance, named in every admin notice it queues.
+        ``on_accepted``: told of every accepted tally (as stored, with its seq) once it is
+        committed; it must return at once (the public pages' broadcaster, ``bot.web``).
+        ``page_link``: a public count's page, linked from its final message."""
         self.db = db
+        self.on_accepted = on_accepted
+        self.page_link = page_link
         self.metrics = metrics
         self.instance = instance
         self.clock = clock
@@ -153,10 +161,12 @@ class Pipeline:
         its figures are the ones shown (a repeat of a request whose answer was lost: "no
         change"); nothing is stored and nobody alerted, and the refusal is audited.
         """
+        final = tally.state is TallyState.FINAL
+        link = await self.page_link(tally.count_id) if final else None  # before the transaction
         async with self._lock(tally.count_id):
             try:
                 async with self.db.begin() as conn:
-                    result = await self._ingest(conn, tally, receipt)
+                    result = await self._ingest(conn, tally, receipt, link)
                     if actor is not None:
                         await audit_rows.record(conn, self._audit_entry(actor, action, result))
             except Replayed as exc:
@@ -168,12 +178,17 @@ class Pipeline:
                 self.on_queued(set(result.queued))
             if isinstance(result.detection, Accepted):
                 self.metrics.tally_accepted(tally.count_id)
+                self.on_accepted(result.tally)
             elif isinstance(result.detection, Rejected):
                 self.metrics.tally_rejected(tally.count_id, result.detection.reason.value)
             return result
 
     async def _ingest(
-        self, conn: AsyncConnection, tally: Tally, receipt: Receipt | None = None
+        self,
+        conn: AsyncConnection,
+        tally: Tally,
+        receipt: Receipt | None = None,
+        link: str | None = None,
     ) -> Ingested:
         count = await count_rows.get(conn, tally.count_id)
         if count is None:
@@ -208,6 +223,8 @@ class Pipeline:
         await self._update_count(conn, count, stored)
         accepted = replace(detection, tally=stored)
         message = fmt.for_update(count, accepted, previous.seq if previous else None)
+        if link is not None and message.final:
+            message = replace(message, notes=(*message.notes, link_note(link)))
         subs = await sub_rows.for_count(conn, count.id)
         items = [
             NewDelivery(

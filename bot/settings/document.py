@@ -1,9 +1,9 @@
 """The whole configuration file as one model: the core's tables and one table per platform.
 
 :func:`document_model` makes the model for a set of plug-ins: ``[store]``, ``[defaults]``,
-``[admins]``, ``[server]`` and ``[[counts]]`` (the core's), then each platform's ``[name]``
-table, whose model is its plug-in's (``bot.platform.Plugin.settings``): no platform is named
-here. :func:`read` checks a parsed document against it in one pass and keeps what was good.
+``[admins]``, ``[server]``, ``[web]`` and ``[[counts]]`` (the core's), then each platform's
+``[name]`` table, whose model is its plug-in's (``bot.platform.Plugin.settings``): no platform is
+named here. :func:`read` checks a parsed document against it in one pass and keeps what was good.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from bot.settings.values import (
     describe,
     problems,
 )
+from bot.settings.web import WebConfig
 from bot.store.engine import url_problem
 from bot.subscription import ChannelRef, Platform
 
@@ -137,6 +138,7 @@ class Document(Table):
     defaults: Defaults = Defaults()
     admins: Admins = Admins()
     server: ServerConfig | None = None
+    web: WebConfig | None = None
     chat_sources: ChatSources = ChatSources()
     cluster: Cluster = Cluster()
     counts: Annotated[tuple[CountTable, ...], AfterValidator(unique)] = ()

@@ -24,6 +24,8 @@ async def test_demo_replays_bessemer(tmp_path: Path) -> None:
     console = ConsoleAdapter(out=out, rich=False, save_dir=tmp_path / "charts", zone=UTC)
     await play(cfg, console, clock=clock, sleep=advance)
     text = out.getvalue()
+    assert "Watch it in a browser too: http://127.0.0.1:" in text
+    assert "/c/bessemer-2021\n" in text
     # The times the count happened (the recorded ones), not the clock's (12:00 on 8 April).
     assert "· as of 8 Apr 2021 19:00 UTC · update #1" in text
     assert "· as of 8 Apr 2021 23:10 UTC · update #6" in text  # the overnight pause

@@ -21,6 +21,9 @@ async def read_args(request: web.Request) -> tuple[JsonDict, str | None]:
     auth = request.headers.get("Authorization", "")
     if auth.startswith("Bearer "):
         token = auth[len("Bearer ") :].strip()
+    elif auth.startswith("Basic "):  # client credentials (oauth.v2.access)
+        client_id, _, client_secret = base64.b64decode(auth[6:]).decode().partition(":")
+        args.update(client_id=client_id, client_secret=client_secret)
     if not request.can_read_body:
         return args, token
     if request.content_type == "application/json":

@@ -13,6 +13,7 @@ from bot.testing.notify import ChangeNotifier
 
 from .http_mode import HttpMode
 from .interactions import Interactions
+from .oauth import Installs
 from .records import (
     ACK_DEADLINE_S,
     RecordedCall,
@@ -31,7 +32,7 @@ DEFAULT_ACK_WAIT_S = ACK_DEADLINE_S + 1.0
 MAX_UPLOAD_BYTES = 64 * 1024 * 1024
 
 
-class FakeSlack(HttpMode, Modals):
+class FakeSlack(HttpMode, Installs, Modals):
     """A strict local Slack on 127.0.0.1 (port 0) for the real slack_sdk / slack_bolt clients.
 
     Use as `async with FakeSlack() as fake:`; point `AsyncWebClient(base_url=fake.api_url)` at
@@ -113,6 +114,7 @@ class FakeSlack(HttpMode, Modals):
             "/commands/{team}/{hook}/{secret}", self._interactions.handle_response_url
         )
         app.router.add_get("/socket", self._socket.handle)
+        self._web.oauth.add_routes(app)
         runner = web.AppRunner(app, access_log=None, shutdown_timeout=2.0)
         await runner.setup()
         site = web.TCPSite(runner, "127.0.0.1", 0)
@@ -170,12 +172,6 @@ class FakeSlack(HttpMode, Modals):
     @property
     def bot_user_id(self) -> str:
         return self._workspace.bot_user_id
-
-    def add_workspace(self, domain: str, name: str | None = None) -> str:
-        """Install the app in another workspace of the organisation (an Enterprise Grid
-        org-wide install: one bot token for all); returns its team id. Commands run in its
-        channels carry its team_id and the enterprise_id."""
-        return self._workspace.add_team(domain, name or domain)
 
     def add_channel(
         self,
@@ -324,9 +320,9 @@ class FakeSlack(HttpMode, Modals):
         )
 
     def event_payload(
-        self, event: dict[str, Any], *, event_id: str | None = None
+        self, event: dict[str, Any], *, event_id: str | None = None, team_id: str | None = None
     ) -> dict[str, Any]:
-        return self._interactions.event_callback(event, event_id=event_id)
+        return self._interactions.event_callback(event, event_id=event_id, team_id=team_id)
 
     async def send_slash_command(
         self,
@@ -353,9 +349,11 @@ class FakeSlack(HttpMode, Modals):
         retry_reason: str = "",
         event_id: str | None = None,
         ack_wait: float = DEFAULT_ACK_WAIT_S,
+        team_id: str | None = None,
     ) -> SocketDelivery:
-        """Send an `events_api` envelope; reuse event_id with retry_attempt > 0 for a retry."""
-        payload = self.event_payload(event, event_id=event_id)
+        """Send an `events_api` envelope (from the first workspace or ``team_id``); reuse
+        event_id with retry_attempt > 0 for a retry."""
+        payload = self.event_payload(event, event_id=event_id, team_id=team_id)
         extra = {"retry_attempt": retry_attempt, "retry_reason": retry_reason}
         return await self._deliver("events_api", payload, False, extra, None, ack_wait)
 

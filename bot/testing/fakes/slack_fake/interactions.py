@@ -76,7 +76,7 @@ class Interactions:
         # The workspace the command was run in: the channel's. With an org-wide install, Slack
         # adds the organisation (enterprise_id) and says so (is_enterprise_install).
         team = channel.team_id
-        org = self._ws.org_install
+        org = self._ws.org_install and team not in self._ws.standalone
         url = f"{self._base_url()}commands/{team}/{hook_id}/{secret}"
         self._urls[url] = _ResponseUrl(url, channel.id, self._clock())
         trigger_id = f"{hook_id[1:]}.{team}.{secret[:16]}"
@@ -98,19 +98,23 @@ class Interactions:
             "trigger_id": trigger_id,
         }
 
-    def event_callback(self, event: dict[str, Any], *, event_id: str | None) -> dict[str, Any]:
-        """An Events API `event_callback` body around `event` (ts / event_ts filled in)."""
+    def event_callback(
+        self, event: dict[str, Any], *, event_id: str | None, team_id: str | None = None
+    ) -> dict[str, Any]:
+        """An Events API `event_callback` body around `event` (ts / event_ts filled in), from
+        the first workspace or ``team_id``."""
+        team = self._ws.known_team(team_id)
         event = dict(event)
         if "type" not in event:
             raise ValueError("an event needs a type")
         event.setdefault("ts", self._ws.next_ts())
         event.setdefault("event_ts", event["ts"])
         if event["type"] in ("app_mention", "message"):
-            event.setdefault("team", self._ws.team_id)
+            event.setdefault("team", team)
         return {
             "token": self._verification_token,
-            "team_id": self._ws.team_id,
-            "context_team_id": self._ws.team_id,
+            "team_id": team,
+            "context_team_id": team,
             "context_enterprise_id": None,
             "api_app_id": self._ws.app_id,
             "event": event,
@@ -120,14 +124,14 @@ class Interactions:
             "authorizations": [
                 {
                     "enterprise_id": None,
-                    "team_id": self._ws.team_id,
+                    "team_id": team,
                     "user_id": self._ws.bot_user_id,
                     "is_bot": True,
                     "is_enterprise_install": False,
                 }
             ],
             "is_ext_shared_channel": False,
-            "event_context": f"4-{self._ws.app_id}-{self._ws.team_id}",
+            "event_context": f"4-{self._ws.app_id}-{team}",
         }
 
     # ---------------------------------------------------------- response_url

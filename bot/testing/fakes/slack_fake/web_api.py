@@ -21,6 +21,7 @@ from .limits import (
     validate_metadata,
     validate_text,
 )
+from .oauth import FakeOAuth
 from .records import (
     MessageRevision,
     RecordedCall,
@@ -85,6 +86,7 @@ class WebApi:
         on_change: Callable[[], None],
     ) -> None:
         self.ws = workspace
+        self.oauth = FakeOAuth(workspace=workspace, clock=clock, on_change=on_change)
         self.bot_token = bot_token
         self.app_token = app_token
         self.clock = clock
@@ -111,6 +113,7 @@ class WebApi:
         self.views = Views(workspace, clock)
         self._handlers: dict[str, tuple[str, Handler]] = {
             "auth.test": ("bot", self._auth_test),
+            "oauth.v2.access": ("client", self.oauth.access),
             "apps.connections.open": ("app", self._apps_connections_open),
             "chat.postMessage": ("bot", self._chat_post_message),
             "chat.update": ("bot", self._chat_update),
@@ -187,9 +190,10 @@ class WebApi:
         if rule is not None and not rule.commit:
             return self._failure(rule)
         try:
-            self._check_token(token, kind)
+            team = self._check_token(token, kind, args)
             self._check_rate(method, args)
-            result = handler(args)
+            scoped = self.oauth.scoped(team, method, args) if team else None
+            result = handler(args) if scoped is None else scoped
         except RateLimitedError as exc:
             self.count_429 += 1
             headers = {"Retry-After": retry_after_header(exc.retry_after, self.retry_after)}
@@ -219,10 +223,14 @@ class WebApi:
             headers["Retry-After"] = retry_after_header(1.0, self.retry_after)
         return rule.status, {"ok": False, "error": rule.error}, headers
 
-    def _check_token(self, token: str | None, kind: str) -> None:
+    def _check_token(self, token: str | None, kind: str, args: JsonDict) -> str | None:
+        """The token's type checked; the workspace of a token issued through OAuth, if it is one."""
+        if kind == "client":  # client credentials (oauth.v2.access checks them)
+            return None
         if not token:
             raise SlackError("not_authed")
-        if token == self.bot_token:
+        team = self.oauth.team_of(token)
+        if team is not None or token == self.bot_token:
             actual = "bot"
         elif token == self.app_token:
             actual = "app"
@@ -230,6 +238,7 @@ class WebApi:
             raise SlackError("invalid_auth")
         if actual != kind:
             raise SlackError("not_allowed_token_type")
+        return team
 
     def _check_rate(self, method: str, args: JsonDict) -> None:
         if method == "chat.postMessage":

@@ -95,6 +95,8 @@ class Workspace:
         self.enterprise_id = "E0FAKE0001"
         self.teams: dict[str, tuple[str, str]] = {self.team_id: (self.team_domain, self.team_name)}
         """team id -> (domain, name): the workspaces the app is installed in."""
+        self.standalone: set[str] = set()
+        """Workspaces on their own (outside the organisation), each installing through OAuth."""
         self.channels: dict[str, Channel] = {}
         self.users: dict[str, User] = {
             self.bot_user_id: User(self.bot_user_id, self.bot_name, self.team_id, is_bot=True)
@@ -114,11 +116,13 @@ class Workspace:
     @property
     def org_install(self) -> bool:
         """Installed in several workspaces of one Enterprise Grid organisation (one token)."""
-        return len(self.teams) > 1
+        return len(self.teams) - len(self.standalone) > 1
 
-    def add_team(self, domain: str, name: str) -> str:
+    def add_team(self, domain: str, name: str, *, standalone: bool = False) -> str:
         team_id = f"T0FAKE{len(self.teams) + 1:04d}"
         self.teams[team_id] = (domain, name)
+        if standalone:
+            self.standalone.add(team_id)
         return team_id
 
     def known_team(self, team_id: str | None) -> str:
