@@ -15,6 +15,7 @@ from bot.domain.model import Choice
 from bot.store import counts as count_rows
 from bot.testing.fakes.slack_fake import FakeSlack
 from bot.testing.fakes.slack_fake.views import OpenedView
+from tests.adapters import test_slack_oauth as oauth
 from tests.adapters.test_slack import Bot, VirtualTime, config, running
 from tests.adapters.test_slack import fake as fake
 from tests.adapters.test_slack import vt as vt
@@ -119,3 +120,30 @@ async def test_the_fake_opens_a_modal_only_with_a_fresh_trigger_and_for_its_user
         with pytest.raises(SlackApiError) as again:
             await bot.adapter.client.views_open(trigger_id=used, view=opened.view)
     assert again.value.response["error"] == "invalid_trigger_id"
+
+
+async def test_with_oauth_the_form_opens_and_answers_with_the_workspaces_own_token(
+    tmp_path: Path, fake: FakeSlack, vt: VirtualTime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    alpha, beta = fake.add_team("alpha"), fake.add_team("beta")
+    news_b = fake.add_channel("news-beta", team_id=beta)
+    bo = fake.add_user("bo", team_id=beta, is_admin=True)
+    cfg = oauth.config(tmp_path, fake)
+    async with oauth.running(fake, cfg, vt, monkeypatch) as bot:
+        for team in (alpha, beta):
+            assert (await bot.install(team))[0] == 200
+        tokens = {team: token for token, team in fake.installed_tokens.items()}
+        delivery = await fake.send_slash_command(
+            command="/count", text="create", user_id=bo, channel_id=news_b
+        )
+        assert delivery.acked
+        await fake.wait_for(lambda: bool(fake.views.opened))
+        await fake.send_view_submission(fake.views.opened[-1], FILLED)
+        await fake.wait_for(lambda: bool(fake.ephemerals))
+        async with bot.app.db.connect() as conn:
+            count = await count_rows.get(conn, "local-7")
+    assert fake.ephemerals[-1].text.startswith("Created local-7")
+    assert count is not None
+    assert count.owner == f"slack:{beta}"
+    used = fake.calls_to("views.open") + fake.calls_to("chat.postEphemeral")
+    assert [c.token for c in used] == [tokens[beta]] * 2
