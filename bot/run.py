@@ -23,7 +23,7 @@ from typing import ParamSpec, TypeVar
 from bot.app import AdapterFactory, App
 from bot.clock import SystemClock
 from bot.config import Config, load
-from bot.errors import ConfigError
+from bot.errors import ConfigError, StoreError
 from bot.plugins import adapter_factories
 from bot.subscription import Platform
 
@@ -124,12 +124,13 @@ async def serve(cfg: Config, factories: dict[Platform, AdapterFactory]) -> None:
     loop = asyncio.get_running_loop()
     up: list[App] = []
     reloads: set[asyncio.Task[None]] = set()
+    one_at_a_time = asyncio.Lock()  # two quick SIGHUPs reconcile one after the other
 
     def hangup() -> None:
         if not up:
             log.warning("SIGHUP while starting: nothing reloaded")
             return
-        task = loop.create_task(reload(up[0], cfg.path), name="reload")
+        task = loop.create_task(reload(up[0], cfg.path, one_at_a_time), name="reload")
         reloads.add(task)
         task.add_done_callback(reloads.discard)
 
@@ -142,16 +143,21 @@ async def serve(cfg: Config, factories: dict[Platform, AdapterFactory]) -> None:
         loop.remove_signal_handler(signal.SIGHUP)
 
 
-async def reload(app: App, path: Path) -> None:
+async def reload(app: App, path: Path, lock: asyncio.Lock) -> None:
     """SIGHUP: read the configuration file again and bring its counts into the store
-    (``App.reload``); a file that does not load changes nothing, and the log says why."""
-    try:
-        cfg = load(path)
-    except ConfigError as exc:
-        log.error("SIGHUP: the configuration file was not reloaded: %s", exc)
-        return
-    log.info("SIGHUP: reloading the counts of %s", path)
-    await app.reload(cfg)
+    (``App.reload``); a file that does not load, or a store that fails meanwhile, changes
+    nothing, and the log says why (this runs as a task of its own: nothing else would)."""
+    async with lock:
+        try:
+            cfg = load(path)
+        except ConfigError as exc:
+            log.error("SIGHUP: the configuration file was not reloaded: %s", exc)
+            return
+        log.info("SIGHUP: reloading the counts of %s", path)
+        try:
+            await app.reload(cfg)
+        except StoreError as exc:
+            log.error("SIGHUP: the counts were not reloaded: %s", exc)
 
 
 async def _serve_app(app: App) -> None:

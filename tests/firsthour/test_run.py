@@ -167,6 +167,13 @@ def test_sighup_brings_the_files_counts_into_the_store_and_a_broken_file_changes
     )
     status, body = get_json(f"{url}/readyz")
     assert status == 200, body  # still serving
+    bot.proc.send_signal(signal.SIGHUP)  # the same file again: nothing to change
+    again = bot.read_until(
+        "counts from the configuration file: added none; changed ", 20, starts=True
+    )
+    assert str(again["msg"]).startswith(
+        "counts from the configuration file: added none; changed none; left alone"
+    )
     took = bot.stop(signal.SIGTERM)
     assert took < STOP_WITHIN, bot.log()
     assert "Traceback" not in bot.log()

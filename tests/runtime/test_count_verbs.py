@@ -256,6 +256,26 @@ async def test_deliveries_lists_only_the_counts_one_administers(
     assert "local-7" not in operator.text
 
 
+async def test_a_count_deleted_while_its_message_is_on_its_way_records_the_send(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    """An admin deletes the count at the worst moment: a delivery of it is SENDING. Its answer
+    still finds the delivery to record (no store error, no resend), the finished ones go."""
+    async with app_for(config(tmp_path), clock) as app:
+        assert (await ask(app, MAKE)).ok
+        async with app.db.begin() as conn:
+            done, flying = await outbox.enqueue(conn, [dead_letter("local-7")] * 2)
+            await outbox.mark_dead(conn, done, error="channel gone")
+            assert await outbox.mark_sending(conn, [flying], at=clock.now()) == 1
+        assert (await ask(app, "delete local-7 confirm")).ok
+        async with app.db.begin() as conn:
+            await outbox.mark_sent(conn, flying, platform_message_id="m1", at=clock.now())
+            sent, gone = await outbox.get(conn, flying), await outbox.get(conn, done)
+    assert gone is None
+    assert sent is not None
+    assert sent.status is outbox.DeliveryStatus.SENT
+
+
 def dead_letter(count_id: str) -> NewDelivery:
     return NewDelivery(
         subscription_id=None,
