@@ -202,12 +202,14 @@ class Context:
         channel_admin: bool = True,
         supports: frozenset[Extra] = frozenset(),
         mentions: Mentions | None = None,
+        form: bool = False,
     ) -> Request:
         """The request for a command typed by ``user_id`` in ``channel``, with the admin
         policy's verdict on them (an admin nowhere unless the policy says so). ``roles``: their
         roles' ids and names, for the policy; ``role_ids``: the ids alone, which per-count
         grants may name (a name is anyone's to give a role); the subscription options the
-        platform ``supports`` and who may be pinged (``mentions``)."""
+        platform ``supports`` and who may be pinged (``mentions``); ``form``: the text asks for
+        the verb's form (``Request.form``)."""
         verdict = self.admins.verdict(Asker(user_id, channel.workspace, platform_admin, roles))
         return Request(
             channel,
@@ -223,6 +225,7 @@ class Context:
             channel_admin=channel_admin,
             supports=supports,
             mentions=mentions,
+            form=form,
         )
 
 

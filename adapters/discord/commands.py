@@ -65,14 +65,14 @@ class SlashCommands:
 
     async def run(self, interaction: Ix, spec: VerbSpec, values: Values) -> None:
         """Carry out one ``/count`` subcommand and answer it (never raises); a verb with a form,
-        given no options, opens its form instead."""
-        if spec.form is not None and all(v is None for v in values.values()):
-            await self._open_form(interaction, spec)
-            return
+        given no options (but the count of a form about one), opens its form instead."""
         try:
             text = spec.line(values)
         except CommandError as exc:
             await answer_error(interaction, f"Error: {exc}")
+            return
+        if spec.opens_form(text.split()[1:]):
+            await self._open_form(interaction, spec, text)
             return
         await self.run_line(interaction, spec, text)
 
@@ -85,13 +85,26 @@ class SlashCommands:
 
         await self.inflight.run(f"/count {spec.name}", self._run(interaction, spec, text), failed)
 
-    async def _open_form(self, interaction: Ix, spec: VerbSpec) -> None:
-        assert spec.form is not None
+    async def _open_form(self, interaction: Ix, spec: VerbSpec, text: str) -> None:
+        """Ask the core for the form ``text`` names and show it as the interaction's answer (a
+        modal cannot follow a deferral); its refusal, privately, instead."""
 
-        async def submit(submitted: Ix, text: str) -> None:
-            await self.run_line(submitted, spec, text)
+        async def failed(reply: Reply) -> None:
+            await answer_error(interaction, reply.text)
 
-        modal = FormModal(spec.name, spec.form, interaction.user.id, submit)
+        work = self._show_form(interaction, spec, text)
+        await self.inflight.run(f"/count {spec.name} (form)", work, failed)
+
+    async def _show_form(self, interaction: Ix, spec: VerbSpec, text: str) -> None:
+        reply = await self.context.handle(self.request_for(interaction, text, form=True))
+        if reply.form is None:
+            await answer_error(interaction, reply.text)
+            return
+
+        async def submit(submitted: Ix, line: str) -> None:
+            await self.run_line(submitted, spec, line)
+
+        modal = FormModal(reply.form, interaction.user.id, submit)
         try:
             await interaction.response.send_modal(modal)
         except FAILURES as exc:
@@ -125,7 +138,7 @@ class SlashCommands:
         except FAILURES as exc:
             log.warning("could not answer /count %s: %s", spec.name, exc)
 
-    def request_for(self, interaction: Ix, text: str) -> Request:
+    def request_for(self, interaction: Ix, text: str, *, form: bool = False) -> Request:
         user = interaction.user
         roles: frozenset[str] = frozenset()
         role_ids: frozenset[str] = frozenset()
@@ -148,6 +161,7 @@ class SlashCommands:
             channel_admin=perms.manage_channels or perms.administrator,
             supports=SUPPORTS,
             mentions=DiscordMentions(interaction.guild, perms, interaction.app_permissions),
+            form=form,
         )
 
     async def _answer_now(self, interaction: Ix, reply: Reply) -> None:

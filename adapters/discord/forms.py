@@ -1,5 +1,6 @@
-"""A verb's form (``VerbSpec.form``) as a Discord modal: a text input for each field; what is
-submitted becomes the verb's command line (``Form.line``), carried out like the typed command.
+"""A verb's form (``VerbSpec.form``) as a Discord modal: a text input for each field, filled in
+with what the core opened it with (``Opening.shown``: an edited count's current values); what is
+submitted becomes the verb's command line (``Opening.line``), carried out like the typed command.
 
 The modal's custom id names the verb and the member (``tallybot:create:<user id>``): one form
 open per member and verb is kept by discord.py until it is submitted, and opening it again
@@ -11,7 +12,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from adapters.discord.lib import discord
-from bot.commands.forms import Form
+from bot.commands.forms import Opening
 
 Ix = discord.Interaction[Any]
 Submit = Callable[[Ix, str], Awaitable[None]]
@@ -21,9 +22,11 @@ Submit = Callable[[Ix, str], Awaitable[None]]
 class FormModal(discord.ui.Modal):
     """One verb's form, opened for one member."""
 
-    def __init__(self, verb: str, form: Form, user_id: int, submit: Submit) -> None:
-        super().__init__(title=form.title, custom_id=f"tallybot:{verb}:{user_id}", timeout=None)
-        self.form = form
+    def __init__(self, opening: Opening, user_id: int, submit: Submit) -> None:
+        form = opening.form
+        custom_id = f"tallybot:{opening.verb}:{user_id}"
+        super().__init__(title=form.title, custom_id=custom_id, timeout=None)
+        self.opening = opening
         self.submit = submit
         self.inputs: dict[str, discord.ui.TextInput[FormModal]] = {}
         for field in form.fields:
@@ -31,6 +34,7 @@ class FormModal(discord.ui.Modal):
                 label=field.label,
                 custom_id=field.key,
                 placeholder=field.placeholder or None,
+                default=opening.shown.get(field.key) or None,
                 required=field.required,
                 max_length=field.most,
             )
@@ -39,4 +43,4 @@ class FormModal(discord.ui.Modal):
 
     async def on_submit(self, interaction: Ix, /) -> None:
         values = {key: text_input.value for key, text_input in self.inputs.items()}
-        await self.submit(interaction, self.form.line(values))
+        await self.submit(interaction, self.opening.line(values))

@@ -71,7 +71,8 @@ def subcommand(spec: VerbSpec, runner: SlashCommands) -> app_commands.Command[An
     """``/count <verb>`` built from the verb's spec: its options typed, described, with their
     choices, and the count autocompleted; carried out by ``runner``."""
     options = spec.options()
-    if spec.form is not None:  # given none of them, the form opens (``SlashCommands.run``)
+    if spec.form is not None and not spec.form.for_count:
+        # given none of them, the form opens (``SlashCommands.run``)
         options = tuple(dataclasses.replace(o, required=False) for o in options)
 
     async def callback(interaction: Ix, **values: str | int | None) -> None:

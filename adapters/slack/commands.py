@@ -26,11 +26,10 @@ from slack_sdk.web.async_client import AsyncWebClient
 from adapters.slack.admins import SlackAdmins
 from adapters.slack.blocks import file_comment, reply_payload
 from adapters.slack.delivery import SLACK_LIMITS, SlackSender, translate
-from adapters.slack.forms import CALLBACK_PREFIX, modal_view, submitted
+from adapters.slack.forms import CALLBACK_PREFIX, Submitted, modal_view, submitted
 from adapters.slack.mentions import SlackMentions
 from adapters.slack.payloads import AppMention, EventCallback, SlashCommand, as_json
 from adapters.slack.settings import SlackSettings
-from bot.commands.forms import Form
 from bot.commands.inflight import InFlight
 from bot.commands.request import Reply, Request
 from bot.domain.message import Attachment
@@ -104,15 +103,18 @@ class SlackCommands(SlackSender):
         self, ack: AsyncAck, command: SlashCommand, respond: AsyncRespond
     ) -> None:
         await ack()
-        words = str(command.get("text") or "").lower().split()
-        if len(words) == 1 and words[0] in self.context.verbs:
-            spec = self.context.verbs[words[0]]
-            if spec.form is not None:  # the verb alone: its form opens
-                await self._open_form(command, respond, spec.name, spec.form)
-                return
 
         async def failed(reply: Reply) -> None:
             await respond(text=reply.text, response_type="ephemeral")
+
+        text = str(command.get("text") or "")
+        words = text.split()
+        verb = words[0].lower() if words else ""
+        if verb in self.context.verbs and self.context.verbs[verb].opens_form(words[1:]):
+            # the verb alone (with the count, for a form about one): its form opens
+            opening = self._open_form(command, respond, verb, text)
+            await self.inflight.run(f"slack /count {verb} (form)", opening, failed)
+            return
 
         what = f"slack /count {str(command.get('text') or '')[:200]!r}"
         await self.inflight.run(what, self._command(command, respond), failed)
@@ -144,9 +146,24 @@ class SlackCommands(SlackSender):
             log.warning("slack /count reply refused: %s %s", answer.status_code, answer.body)
 
     async def _open_form(
-        self, command: SlashCommand, respond: AsyncRespond, verb: str, form: Form
+        self, command: SlashCommand, respond: AsyncRespond, verb: str, text: str
     ) -> None:
-        view = modal_view(verb, form, str(command.get("channel_id") or ""))
+        """Ask the core for the form ``text`` names and open it with the command's trigger_id;
+        its refusal, privately, instead."""
+        channel = str(command.get("channel_id") or "")
+        request = await self._request(
+            team=command.get("team_id"),
+            channel=channel,
+            user=str(command.get("user_id") or ""),
+            name=str(command.get("user_name") or command.get("user_id") or ""),
+            text=text,
+            form=True,
+        )
+        reply = await self.context.handle(request)
+        if reply.form is None:
+            await respond(text=reply.text, response_type="ephemeral")
+            return
+        view = modal_view(reply.form, channel)
         try:
             client = await self.client_of(str(command.get("team_id") or ""))
             await client.views_open(trigger_id=str(command.get("trigger_id")), view=view)
@@ -171,25 +188,21 @@ class SlackCommands(SlackSender):
                 await ack(response_action="errors", errors=errors)
 
         what = f"slack form /count {verb}"
-        await self.inflight.run(what, self._submitted(ack, acked, body, view, form), failed)
+        got = submitted(verb, form, view)
+        await self.inflight.run(what, self._submitted(ack, acked, body, got), failed)
 
     async def _submitted(
-        self,
-        ack: AsyncAck,
-        acked: list[bool],
-        body: dict[str, Any],
-        view: dict[str, Any],
-        form: Form,
+        self, ack: AsyncAck, acked: list[bool], body: dict[str, Any], got: Submitted
     ) -> None:
         user = body.get("user") or {}
-        channel = str(view.get("private_metadata") or "")
+        channel, form = got.channel, got.opening.form
         team = str((body.get("team") or {}).get("id") or user.get("team_id") or "")
         request = await self._request(
             team=team,
             channel=channel,
             user=str(user.get("id") or ""),
             name=str(user.get("username") or user.get("id") or ""),
-            text=form.line(submitted(form, view)),
+            text=got.line,
         )
         reply = await self.context.handle(request)
         acked.append(True)
@@ -310,11 +323,11 @@ class SlackCommands(SlackSender):
         return not seen
 
     async def _request(
-        self, *, team: object, channel: str, user: str, name: str, text: str
+        self, *, team: object, channel: str, user: str, name: str, text: str, form: bool = False
     ) -> Request:
         workspace = str(team or self.team_id or "")
         admin = False
-        if self.admins.asks_platform(user) and self.context.verbs.needs_admin(text):
+        if self.admins.asks_platform(user) and self.context.verbs.needs_admin(text, form=form):
             admin = await self.is_workspace_admin(user, workspace)
         return self.context.request(
             ChannelRef(PLATFORM, workspace, channel),
@@ -324,6 +337,7 @@ class SlackCommands(SlackSender):
             platform_admin=admin,
             supports=SUPPORTS,
             mentions=SlackMentions(),
+            form=form,
         )
 
     async def is_workspace_admin(self, user_id: str, workspace: str) -> bool:

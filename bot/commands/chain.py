@@ -16,7 +16,9 @@ On the call:
   refused (:class:`NotAuthorized`);
 - :func:`reply`: who sees the answer: the table says which verbs may answer the channel, and a
   channel gets a public reply at most so often (else it is private);
-- the verb's handler, registered in the table, runs last.
+- the verb's handler, registered in the table, runs last; or, for a request that asks for the
+  verb's form (``Request.form``), :func:`opening`: the form, filled in with the count's current
+  values (so a form about a count opens only for someone who may see and administer it).
 """
 
 from __future__ import annotations
@@ -28,11 +30,13 @@ from dataclasses import replace
 from typing import TypeVar
 
 from bot.commands import authority
+from bot.commands.forms import Opening
 from bot.commands.request import FAILED, Reply, Request
 from bot.commands.throttle import Throttle
 from bot.commands.verbs import Call, Services, Verb
 from bot.errors import CommandError, NotAuthorized, NotTheirs
 from bot.store import audit as audit_rows
+from bot.store import counts as count_rows
 from bot.store.audit import AuditEntry
 
 log = logging.getLogger(__name__)
@@ -95,15 +99,31 @@ def dispatch(services: Services, steps: Sequence[Middleware[Call]]) -> Next[Requ
     verbs = services.verbs
 
     async def handler(call: Call) -> Reply:
+        if call.request.form:
+            return await opening(call)
         return await verbs.handler(call.spec.name)(call)
 
     run = chain(steps, handler)
 
     async def step(request: Request) -> Reply:
-        command = verbs.parse(request.text)
+        command = verbs.parse(request.text, form=request.form)
         return await run(Call(request, verbs[command.verb], command, services))
 
     return step
+
+
+async def opening(call: Call) -> Reply:
+    """The verb's form, for the count the request names (one the person may see) with its
+    current values, or empty."""
+    form, name = call.spec.form, call.command.count
+    assert form is not None  # the form's command parses only for a verb with a form
+    if not form.for_count or name is None:
+        return Reply("", form=Opening.of(call.spec.name, form, None, None))
+    db = call.services.db
+    count = await authority.find_count(db, name, call.request)
+    async with db.connect() as conn:
+        source = await count_rows.source_json(conn, count.id)
+    return Reply("", form=Opening.of(call.spec.name, form, count, source))
 
 
 # ------------------------------------------------------------------ on the call

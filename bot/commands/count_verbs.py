@@ -13,6 +13,7 @@ from __future__ import annotations
 from bot.commands.args import Choice, ChoiceArg, Command, CountArg, SettingsArg, TextArg
 from bot.commands.authority import find_count
 from bot.commands.count_line import KEYS, count_from, settings_words, source_from, stored
+from bot.commands.edit_form import EDIT_FORM
 from bot.commands.forms import CREATE_FORM
 from bot.commands.request import Reply
 from bot.commands.verbs import Call, Verb, Verbs, VerbSpec
@@ -140,6 +141,7 @@ async def create(call: Call) -> Reply:
         (CountArg(), SETTINGS, TITLE),
         admin="edit a count",
         audits_itself=True,
+        form=EDIT_FORM,
     )
 )
 async def edit(call: Call) -> Reply:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
+from bot.commands.forms import Opening
 from bot.commands.throttle import Pass
 from bot.domain.message import Attachment, Message, Timed
 from bot.subscription import ChannelRef, Extra
@@ -60,6 +61,10 @@ class Request:
     """The subscription options the platform has (``thread``, ``pin``, ``mention``)."""
     mentions: Mentions | None = None
     """Who may be pinged, when the platform supports ``mention``."""
+    form: bool = False
+    """The text asks for the verb's form (``VerbSpec.opens_form``), on a platform that shows
+    forms: checked as the command is, and answered with the form (``Reply.form``), not carried
+    out."""
 
     @property
     def tenant(self) -> str:
@@ -84,6 +89,8 @@ class Reply:
     timed: Timed | None = None
     """The text with its times as values (``history``), for surfaces that show each reader a
     time in their own zone; ``text`` says the same with the times in UTC."""
+    form: Opening | None = None
+    """The form to show, when the request asked for it (``Request.form``) and may have it."""
 
     @property
     def body(self) -> Timed:

@@ -92,7 +92,8 @@ class VerbSpec:
     instant: bool = False
     """Answered without the store: a platform that must acknowledge first may answer at once."""
     form: Form | None = None
-    """Its form, for a platform that has forms: given without options, the verb opens it."""
+    """Its form, for a platform that has forms: given without options (but the count, for a
+    form about a count: ``Form.for_count``), the verb opens it."""
 
     def __post_init__(self) -> None:
         if not NAME.match(self.name):
@@ -131,6 +132,22 @@ class VerbSpec:
                 f"{self.name} takes only the count; {usage}" if only_count else usage
             )
         return command
+
+    def opens_form(self, words: list[str]) -> bool:
+        """Whether ``words`` (what follows the verb) ask for its form: nothing, or only the
+        count for a form about a count."""
+        if self.form is None:
+            return False
+        return len(words) == (1 if self.form.for_count else 0)
+
+    def form_command(self, words: list[str]) -> Command:
+        """The command that asks for its form (``words`` as :meth:`opens_form` takes them)."""
+        if not self.opens_form(words):
+            raise CommandError(self.usage_line())
+        if not words:
+            return Command(self.name)
+        count = next(a for a in self.args if isinstance(a, CountArg))
+        return count.take(Command(self.name), words, self.usage_line())[0]
 
     def line(self, values: Mapping[str, Value]) -> str:
         """The text-grammar line typed options describe: ``/count update count:b figures:"yes
@@ -224,9 +241,9 @@ class Verbs:
     def handler(self, name: str) -> Handler:
         return self._entries[name].handler
 
-    def parse(self, text: str) -> Command:
+    def parse(self, text: str, *, form: bool = False) -> Command:
         """Parse one command line (without the platform's ``/count`` prefix); an empty line
-        asks for help."""
+        asks for help. ``form``: the line asks for the verb's form (``VerbSpec.form_command``)."""
         words = text.strip().split()
         if not words:
             return Command(Verb.HELP)
@@ -235,13 +252,16 @@ class Verbs:
         if entry is None:
             known = ", ".join(self._entries)
             raise CommandError(f"unknown command {head!r}; try one of: {known}")
+        if form:
+            return entry.spec.form_command(words[1:])
         return entry.spec.parse(words[1:])
 
-    def needs_admin(self, text: str) -> bool:
-        """Whether ``text`` is an admin command (worth asking the platform who is an admin);
-        unreadable text is not (the core answers it with the error)."""
+    def needs_admin(self, text: str, *, form: bool = False) -> bool:
+        """Whether ``text`` is an admin command, or asks for an admin verb's form (``form``):
+        worth asking the platform who is an admin; unreadable text is not (the core answers it
+        with the error)."""
         try:
-            return self[self.parse(text).verb].admin is not None
+            return self[self.parse(text, form=form).verb].admin is not None
         except (CommandError, ValueError):
             return False
 

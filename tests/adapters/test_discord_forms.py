@@ -1,7 +1,7 @@
 """``/count create`` with no options opens a form (a Discord modal); its submit is the same
 command line as the typed command, carried out by the core (FakeDiscord, the real discord.py
 client): the count is made and seen, a bad field gets the typed command's error privately and
-makes nothing, a member without authority is refused."""
+makes nothing, a member without authority is refused before the form opens."""
 
 from __future__ import annotations
 
@@ -103,14 +103,17 @@ async def test_a_bad_field_gets_the_typed_commands_error_privately(
     assert count is None
 
 
-async def test_a_member_without_authority_is_refused(tmp_path: Path, world: World) -> None:
+async def test_a_member_without_authority_is_refused_before_the_form_opens(
+    tmp_path: Path, world: World
+) -> None:
     async with running_bot(world, config(tmp_path, world)) as bot:
-        refused = await submit(bot, await open_form(bot, ALICE), FILLED)
+        refused = await slash(bot, ALICE, "create")
         async with bot.app.db.connect() as conn:
-            count = await count_rows.get(conn, "local-7")
+            audit = await audit_rows.recent(conn)
+    assert refused.modal is None
     assert answer(refused).content.startswith("Error: only admins can create a count")
     assert answer(refused).ephemeral
-    assert count is None
+    assert [(a.action, a.allowed, a.new) for a in audit[:1]] == [("create", False, "create")]
 
 
 async def test_the_fake_takes_a_submit_only_of_the_modal_shown_to_that_member(

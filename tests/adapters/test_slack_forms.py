@@ -2,7 +2,7 @@
 command's trigger_id); the ``view_submission`` is the same command line as the typed command,
 carried out by the core (FakeSlack, the real slack_bolt client over Socket Mode): the count is
 made and seen, an error comes back on its field (``response_action: errors``) and makes nothing,
-a member without authority is refused."""
+a member without authority is refused before the form opens."""
 
 from __future__ import annotations
 
@@ -88,20 +88,16 @@ async def test_a_bad_field_gets_the_typed_commands_error_on_that_field(
     assert count is None
 
 
-async def test_a_member_without_authority_is_refused(
+async def test_a_member_without_authority_is_refused_before_the_form_opens(
     tmp_path: Path, fake: FakeSlack, vt: VirtualTime
 ) -> None:
     home = fake.add_channel("general")
     bo = fake.add_user("bo")
     async with running(fake, config(tmp_path, fake), vt) as bot:
-        opened = await open_form(bot, bo, home)
-        refused = await fake.send_view_submission(opened, FILLED)
-        async with bot.app.db.connect() as conn:
-            count = await count_rows.get(conn, "local-7")
-    assert refused.ack_payload is not None
-    (error,) = refused.ack_payload["errors"].values()
-    assert error.startswith("Error: only admins")
-    assert count is None
+        refused = await bot.slash("create", user=bo, channel=home)
+    assert fake.views.opened == []
+    assert refused.body["text"].startswith("Error: only admins")
+    assert refused.body["response_type"] == "ephemeral"
 
 
 async def test_the_fake_opens_a_modal_only_with_a_fresh_trigger_and_for_its_user(

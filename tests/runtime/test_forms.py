@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from bot.commands.builtin import VERBS
-from bot.commands.forms import CREATE_FORM, create_line
+from bot.commands.forms import CREATE_FORM, Opening, create_line
 
 
 def test_the_values_make_the_typed_line_and_it_parses() -> None:
@@ -14,7 +14,7 @@ def test_the_values_make_the_typed_line_and_it_parses() -> None:
         "rules": "rule=majority  tie=no",
         "figures": "",
     }
-    line = create_line(values)
+    line = create_line(Opening("create", CREATE_FORM), values)
     assert line == (
         'create local-7 title="Local 7 strike vote" choices="yes:Strike,no:No strike" '
         "rule=majority tie=no"

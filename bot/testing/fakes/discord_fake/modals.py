@@ -3,7 +3,9 @@ interaction (type 5) a member sends by filling one in.
 
 Limits, as Discord documents them: title at most 45 characters, custom_id at most 100, 1 to 5
 top-level components (action rows, or labels), each holding one text input; a text input's
-label at most 45, placeholder 100, value and min/max length 4000."""
+label at most 45, placeholder 100, value and min/max length 4000, and its value (what it is
+filled in with) within its own min/max length. A submit carries each field as the member left
+it: the value given for it, else what it was filled in with."""
 
 from __future__ import annotations
 
@@ -72,6 +74,9 @@ def validate_modal(data: Any) -> FormErrors:
             most = item.get(key)
             if most is not None and not (isinstance(most, int) and 0 <= most <= MAX_VALUE):
                 errors.add([*ipath, key], "NUMBER_TYPE_MAX", f"Must be at most {MAX_VALUE}.")
+        value, most = item.get("value"), item.get("max_length")
+        if isinstance(value, str) and isinstance(most, int) and len(value) > most:
+            errors.too_long([*ipath, "value"], most)
     return errors
 
 
@@ -81,12 +86,18 @@ def _checked_values(inputs: list[JSON], values: dict[str, str]) -> None:
     if unknown:
         raise ValueError(f"the modal has no text input {sorted(unknown)}")
     for custom_id, item in known.items():
-        value = values.get(custom_id, "")
+        value = _left(item, values)
         if item.get("required", True) and not value:
             raise ValueError(f"text input {custom_id!r} is required: Discord would not submit")
         most = min(int(item.get("max_length") or MAX_VALUE), MAX_VALUE)
         if len(value) > most or len(value) < int(item.get("min_length") or 0):
             raise ValueError(f"text input {custom_id!r}: Discord allows no such length")
+
+
+def _left(item: JSON, values: dict[str, str]) -> str:
+    """A field as the member left it: as given, else as it was filled in."""
+    custom_id = item["custom_id"]
+    return values[custom_id] if custom_id in values else str(item.get("value") or "")
 
 
 def submit_payload(shown: FakeInteraction, custom_id: str, values: dict[str, str]) -> JSON:
@@ -105,7 +116,7 @@ def submit_payload(shown: FakeInteraction, custom_id: str, values: dict[str, str
                 {
                     "type": TEXT_INPUT,
                     "custom_id": i["custom_id"],
-                    "value": values.get(i["custom_id"], ""),
+                    "value": _left(i, values),
                 }
             ],
         }

@@ -4,7 +4,8 @@ sends by filling one in.
 Limits as Slack documents them: a trigger_id is good for 3 s and once; a modal's title at most
 24 characters (plain_text), submit/close 24, callback_id 255, private_metadata 3000, at most 100
 blocks; an input block's label 2000, block_id 255, a plain_text_input's action_id 255,
-placeholder 150, max_length 3000."""
+placeholder 150, max_length 3000, an initial_value a string within its max_length. A submit
+carries each input as the user left it: the value given for it, else its initial_value."""
 
 from __future__ import annotations
 
@@ -82,6 +83,10 @@ def _check(view: Any) -> JsonDict:
         placeholder = element.get("placeholder") or {"text": ""}
         if _too_long(placeholder.get("text"), 150) or element.get("max_length", 0) > 3000:
             raise SlackError("invalid_arguments")
+        if "initial_value" in element and _too_long(
+            element["initial_value"], element.get("max_length", 3000)
+        ):
+            raise SlackError("invalid_arguments")
     return view
 
 
@@ -133,7 +138,8 @@ class Views:
             raise ValueError(f"the modal has no input {sorted(set(values) - set(blocks))}")
         state: dict[str, dict[str, Any]] = {}
         for block_id, block in blocks.items():
-            value = values.get(block_id) or None
+            initial = block["element"].get("initial_value")
+            value = values.get(block_id, initial) or None
             if value is None and not block.get("optional", False):
                 raise ValueError(f"input {block_id!r} is required: Slack would not submit")
             action = block["element"]["action_id"]
