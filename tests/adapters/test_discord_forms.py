@@ -149,6 +149,15 @@ def test_the_fake_enforces_discords_modal_limits() -> None:
                 {"type": 1, "components": [{**row["components"][0], "value": "v" * 4001}]}
             ],
         },
+        {  # filled in with more than the input takes
+            **good,
+            "components": [
+                {
+                    "type": 1,
+                    "components": [{**row["components"][0], "value": "v" * 11, "max_length": 10}],
+                }
+            ],
+        },
     ):
         body = validate_modal(bad).body()
         assert body is not None, bad
