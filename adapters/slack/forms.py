@@ -76,11 +76,13 @@ class Submitted:
 
 def submitted(verb: str, form: Form, view: dict[str, Any]) -> Submitted:
     """The form as opened and its values in a view_submission's ``view`` (an empty field: "")."""
+    raw = str(view.get("private_metadata") or "")
     try:
-        meta = json.loads(str(view.get("private_metadata") or "{}"))
+        meta = json.loads(raw or "{}")
     except ValueError:
-        meta = {}
-    meta = meta if isinstance(meta, dict) else {}
+        meta = None
+    if not isinstance(meta, dict):  # a create form opened before the metadata was JSON
+        meta = {"channel": raw}
     count = meta.get("count")
     shown: dict[str, str] = {}
     for block in view.get("blocks") or []:

@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 from slack_sdk.errors import SlackApiError
 
+from adapters.slack.forms import submitted
+from bot.commands.forms import CREATE_FORM
 from bot.domain.model import Choice, Count, CountStatus, DecisionRule, RuleKind
 from bot.store import audit as audit_rows
 from bot.store import counts as count_rows
@@ -207,3 +209,15 @@ async def test_the_fake_refuses_an_initial_value_longer_than_its_input_and_submi
     state = payload["view"]["state"]["values"]
     assert state["title"]["title"]["value"] == "Local 7 strike vote"  # left as filled in
     assert state["rules"]["rules"]["value"] is None  # emptied
+
+
+def test_a_create_form_opened_before_the_metadata_was_json_still_answers_its_channel() -> None:
+    view = {
+        "private_metadata": "C0LD",
+        "blocks": [],
+        "state": {"values": {"count": {"count": {"value": "local-9"}}}},
+    }
+    got = submitted("create", CREATE_FORM, view)
+    assert got.channel == "C0LD"
+    assert got.opening.count is None
+    assert got.line == "create local-9"
