@@ -103,6 +103,8 @@ class VerbSpec:
         kinds = [type(a) for a in self.args]
         if len(set(kinds)) != len(kinds):
             raise ValueError(f"verb {self.name}: at most one argument of each kind")
+        if self.form is not None and self.form.for_count and CountArg not in kinds:
+            raise ValueError(f"verb {self.name}: a form about a count needs the count argument")
 
     @property
     def usage(self) -> str:
