@@ -32,6 +32,8 @@ class FakeDiscord(Protocol):
 
     token: str
     clock: Callable[[], float]
+    identify_clock: Callable[[], float]
+    max_concurrency: int
     privileged_intents: int
     app_id: int
     bot_user_id: int
@@ -48,6 +50,9 @@ class FakeDiscord(Protocol):
 
 HEARTBEAT_INTERVAL_MS = 41250
 MAX_HISTORY = 10_000
+IDENTIFY_WINDOW_S = 5.0
+"""Discord lets ``max_concurrency`` sessions start per 5 s: one in each bucket
+(``shard % max_concurrency``); an IDENTIFY beyond that is answered Invalid Session (op 9)."""
 
 
 @dataclass
@@ -114,6 +119,10 @@ class GatewayHub:
         self.connections: set[Connection] = set()
         self.ready_event = asyncio.Event()
         self.identify_count = 0
+        self.identify_refused = 0
+        """IDENTIFYs answered Invalid Session: more than ``max_concurrency`` per 5 s."""
+        self.identified_at: dict[int, float] = {}
+        """When the last session of each identify bucket started (``identify_clock``)."""
         self.resume_count = 0
         self.sent: list[JSON] = []
         self.received: list[JSON] = []
@@ -216,6 +225,15 @@ class GatewayHub:
         if not valid_shard:
             await self._close(conn, 4010, "Invalid shard.")
             return
+        bucket = shard[0] % max(1, fake.max_concurrency)
+        now = fake.identify_clock()
+        last = self.identified_at.get(bucket)
+        if last is not None and now - last < IDENTIFY_WINDOW_S:
+            self.identify_refused += 1
+            conn.send({"op": 9, "d": False, "s": None, "t": None})
+            fake.notify()
+            return
+        self.identified_at[bucket] = now
         session = Session(
             uuid.uuid4().hex, intents, (shard[0], shard[1]), d.get("large_threshold", 50)
         )

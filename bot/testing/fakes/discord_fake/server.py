@@ -71,6 +71,8 @@ class FakeDiscord(WorldSetup):
         attachment_size_limit: int = 10 * 1024 * 1024,
         privileged_intents: int = 0,
         recommended_shards: int = 1,
+        max_concurrency: int = 1,
+        identify_clock: Callable[[], float] | None = None,
         nonce_window_s: float = 300.0,
         interaction_deadline_s: float = 3.0,
         bot_name: str = "tallybot",
@@ -85,6 +87,8 @@ class FakeDiscord(WorldSetup):
         self.attachment_size_limit = attachment_size_limit
         self.privileged_intents = privileged_intents
         self.recommended_shards = recommended_shards
+        self.max_concurrency = max_concurrency
+        self.identify_clock: Callable[[], float] = identify_clock or time.monotonic
         self.nonce_window_s = nonce_window_s
         self.interaction_deadline_s = interaction_deadline_s
         self.limits = RateLimits(global_limit_per_s, global_window_s)
