@@ -3,12 +3,12 @@
     DiscordAdapter(settings, context)   # as every adapter, through its plug-in
 
 Entering logs in over REST (the client delivery and the command sync use), asks Discord for the
-gateway's facts (``GET /gateway/bot``: the recommended shard count, ``max_concurrency``), syncs
-the ``/count`` command to the configured guilds (instant) or globally (Discord takes up to an
-hour to show new global commands), starts the gateway sessions of the shards this instance runs
-(``adapters.discord.shards``; which ones: ``bot.cluster.shards``) and waits until they are ready
-(a clear ``DiscordStartError`` when one is not, within ``ready_timeout``); a round every third of
-``[cluster] shard_lease_seconds`` then keeps the shards divided. Leaving waits briefly for
+gateway's facts (``GET /gateway/bot``: the recommended shard count, ``max_concurrency``), starts
+the gateway sessions of the shards this instance runs (``adapters.discord.shards``; which ones:
+``bot.cluster.shards``), waits until they are ready (a clear ``DiscordStartError`` when one is
+not, within ``ready_timeout``) and syncs the ``/count`` command to the configured guilds
+(instant) or globally (Discord takes up to an hour to show new global commands); a round every
+third of ``[cluster] shard_lease_seconds`` then keeps the shards divided. Leaving waits briefly for
 commands being answered, stops the shards, hands their leases on and closes the client.
 ``api_base`` and ``gateway_url`` are applied to discord.py's ``Route.BASE`` and
 ``DiscordWebSocket.DEFAULT_GATEWAY`` (process-wide class attributes: one Discord adapter per
@@ -128,8 +128,8 @@ class DiscordAdapter(DiscordSender):
         try:
             await self._login(client)
             count, concurrency = await self._gateway_facts(client)
-            await self._sync_commands(client)
             await self._start_shards(count, concurrency)
+            await self._sync_commands(client)
         except BaseException:
             await self._shutdown()
             raise

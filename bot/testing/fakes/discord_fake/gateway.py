@@ -50,9 +50,7 @@ class FakeDiscord(Protocol):
 
 HEARTBEAT_INTERVAL_MS = 41250
 MAX_HISTORY = 10_000
-IDENTIFY_WINDOW_S = 5.0
-"""Discord lets ``max_concurrency`` sessions start per 5 s: one in each bucket
-(``shard % max_concurrency``); an IDENTIFY beyond that is answered Invalid Session (op 9)."""
+IDENTIFY_WINDOW_S = 5.0  # per bucket (shard % max_concurrency); beyond: op 9, Invalid Session
 
 
 @dataclass
@@ -119,10 +117,8 @@ class GatewayHub:
         self.connections: set[Connection] = set()
         self.ready_event = asyncio.Event()
         self.identify_count = 0
-        self.identify_refused = 0
-        """IDENTIFYs answered Invalid Session: more than ``max_concurrency`` per 5 s."""
-        self.identified_at: dict[int, float] = {}
-        """When the last session of each identify bucket started (``identify_clock``)."""
+        self.identify_refused = 0  # IDENTIFYs over max_concurrency per 5 s (op 9)
+        self.identified_at: dict[int, float] = {}  # each bucket's last session start
         self.resume_count = 0
         self.sent: list[JSON] = []
         self.received: list[JSON] = []
@@ -381,11 +377,15 @@ class GatewayHub:
             if session.covers(guild.id) and session.intents & INTENT_GUILDS:
                 self._push(session, "GUILD_CREATE", self._guild_create(guild, session))
 
-    def has_live_session(self, guild_id: int) -> bool:
-        return any(
+    def live_sessions(self, guild_id: int) -> int:
+        """How many connected sessions get the guild's events (one, when sharded right)."""
+        return sum(
             s.conn is not None and not s.conn.closing and s.covers(guild_id)
             for s in self.sessions.values()
         )
+
+    def has_live_session(self, guild_id: int) -> bool:
+        return self.live_sessions(guild_id) > 0
 
     async def flush(self) -> None:
         """Wait until every queued frame was written to its socket."""
