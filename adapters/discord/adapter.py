@@ -41,7 +41,8 @@ from adapters.discord.shards import GatewayShards
 from adapters.discord.tree import CountGroup, TallybotClient, intents
 from bot.clock import SystemClock
 from bot.cluster.identity import Instance
-from bot.cluster.shards import SessionStarts, ShardLeases
+from bot.cluster.shards import IDENTIFY_WINDOW, SessionStarts, ShardLeases
+from bot.delivery.pacing import Window
 from bot.errors import ConfigError, TallybotError
 from bot.platform import Context, Health
 
@@ -67,9 +68,12 @@ class DiscordAdapter(DiscordSender):
         *,
         client_options: Mapping[str, Any] | None = None,
         ready_timeout: float = 60.0,
+        identify_window: Window = IDENTIFY_WINDOW,
     ) -> None:
         """``client_options`` go to ``discord.Client`` as they are (tests pass e.g. a short
-        ``guild_ready_timeout``); ``ready_timeout`` bounds the wait for the gateway's READY."""
+        ``guild_ready_timeout``); ``ready_timeout`` bounds the wait for the gateway's READY;
+        ``identify_window``: one session start per bucket in it (Discord's 5 s; tests shorten
+        it, with a fake whose limit they shorten alike)."""
         super().__init__(DISCORD_LIMITS.with_windows(settings.limits))
         self.config = settings
         self.context = context
@@ -79,6 +83,7 @@ class DiscordAdapter(DiscordSender):
         self._client_options = dict(client_options or {})
         self._options: dict[str, Any] = {}
         self.ready_timeout = ready_timeout
+        self.identify_window = identify_window
         self._client: TallybotClient | None = None
         self.shards: GatewayShards | None = None
         """The gateway sessions of the shards this instance runs (while open)."""
@@ -173,7 +178,9 @@ class DiscordAdapter(DiscordSender):
         """Take this instance's shards, start them and wait until they are ready; then keep
         them divided, a round at a time."""
         store, instance = self.context.store, self.context.instance or Instance()
-        self.starts = SessionStarts("discord", concurrency, SystemClock(), store)
+        self.starts = SessionStarts(
+            "discord", concurrency, SystemClock(), store, window=self.identify_window
+        )
         self.leases = ShardLeases(
             store,
             self.context.clock,
@@ -188,10 +195,11 @@ class DiscordAdapter(DiscordSender):
         await self.leases.step(shards.start, shards.stop)
         for shard in sorted(shards.clients):
             await self._wait_ready(shards.clients[shard], shards.tasks[shard])
-            self.admins.warn_about(
-                (str(g.id), [str(r.id) for r in g.roles] + [r.name for r in g.roles])
-                for g in shards.clients[shard].guilds
-            )
+        self.admins.warn_about(
+            (str(g.id), [str(r.id) for r in g.roles] + [r.name for r in g.roles])
+            for client in shards.clients.values()
+            for g in client.guilds
+        )
         self._keeper = asyncio.create_task(
             self.leases.run(shards.start, shards.stop), name="discord-shard-leases"
         )
