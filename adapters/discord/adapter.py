@@ -196,9 +196,12 @@ class DiscordAdapter(DiscordSender):
         for shard in sorted(shards.clients):
             await self._wait_ready(shards.clients[shard], shards.tasks[shard])
         self.admins.warn_about(
-            (str(g.id), [str(r.id) for r in g.roles] + [r.name for r in g.roles])
-            for client in shards.clients.values()
-            for g in client.guilds
+            (
+                (str(g.id), [str(r.id) for r in g.roles] + [r.name for r in g.roles])
+                for client in shards.clients.values()
+                for g in client.guilds
+            ),
+            covers=lambda guild: guild.isdigit() and shards.client_of(int(guild)) is not None,
         )
         self._keeper = asyncio.create_task(
             self.leases.run(shards.start, shards.stop), name="discord-shard-leases"
@@ -212,6 +215,9 @@ class DiscordAdapter(DiscordSender):
         client = self._client
         if client is None or client.is_closed() or self.shards is None:
             return Health.down("the Discord client is closed")
+        keeper = self._keeper
+        if keeper is not None and keeper.done() and not keeper.cancelled():
+            return Health.down(f"the Discord shards are no longer kept: {keeper.exception()!r}")
         return self.shards.health()
 
     def _point_at(self, config: DiscordSettings) -> None:
