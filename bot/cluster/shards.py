@@ -4,10 +4,10 @@ A platform whose gateway is sharded (Discord) runs each shard's session in one i
 time. On PostgreSQL the instances divide the shards through leases (``shard:N``, table
 ``leases``): each round (a third of ``lease_seconds``) an instance renews its own presence
 (``shards:ID``) and the leases of its shards, counts the instances present, and holds its share:
-``ceil(free shards / instances)``. Over its share, it hands the last ones on; under it, it takes
-free ones (never renewed: their holder died, or handed them on). A dead instance's shards are
-free ``lease_seconds`` after its last round, and taken over at the next round of a survivor:
-within ``lease_seconds`` plus a third of it.
+``ceil(free shards / instances)``. Over its share, it stops the last ones' sessions, then hands
+their leases on; under it, it takes free ones (never renewed: their holder died, or handed them
+on). A dead instance's shards are free ``lease_seconds`` after its last round, and taken over at
+the next round of a survivor: within ``lease_seconds`` plus a third of it.
 
 An instance that cannot renew a shard's lease (taken, or the store did not answer within a
 round) stops the shard's session before its last renewal runs out, so two sessions of one shard
@@ -73,6 +73,8 @@ class ShardLeases:
         """How often a round runs."""
         self.shared = db is not None and db.dialect_name != "sqlite"
         self.held: set[int] = set()
+        self._handing_on: set[int] = set()
+        """Shards over this instance's share: their leases go once their sessions stopped."""
         self._sure_until: datetime | None = None
 
     @property
@@ -85,6 +87,7 @@ class ShardLeases:
         for shard in sorted(lost):
             log.info("shard %d: another instance runs it now", shard, extra={"shard": shard})
             await stop(shard)
+        await self._hand_on()  # stopped first: handed on, the next holder starts it at once
         for shard in sorted(gained):
             log.info("shard %d: this instance runs it now", shard, extra={"shard": shard})
             await start(shard)
@@ -142,9 +145,8 @@ class ShardLeases:
         else:
             others = {}
             share = len(self.fixed)
-        for shard in sorted(held, reverse=True)[: max(0, len(held) - share)]:
-            await leases.release(conn, shard_lease(shard), me)
-            held.discard(shard)
+        self._handing_on = set(sorted(held, reverse=True)[: max(0, len(held) - share)])
+        held -= self._handing_on
         for shard in self.wanted:
             if len(held) >= share:
                 break
@@ -153,6 +155,17 @@ class ShardLeases:
             if await leases.take(conn, shard_lease(shard), me, now=now, until=until):
                 held.add(shard)
         return held
+
+    async def _hand_on(self) -> None:
+        handing, self._handing_on = self._handing_on, set()
+        if not handing or self.db is None:
+            return
+        try:
+            async with self.db.begin() as conn:
+                for shard in sorted(handing):
+                    await leases.release(conn, shard_lease(shard), self.instance.id)
+        except StoreError as exc:  # they run out by themselves
+            log.warning("cannot hand shards on: %s", exc)
 
     def _now_held(self, held: set[int]) -> tuple[set[int], set[int]]:
         gained, lost = held - self.held, self.held - held

@@ -181,3 +181,4 @@ async def test_two_instances_divide_the_shards_and_one_takes_over_the_others(
     finally:
         await _pg_execute(PG_URL, f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
     assert fake.gateway.identify_refused == 0
+    assert fake.gateway.overlaps == 0

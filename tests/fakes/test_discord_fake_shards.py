@@ -88,7 +88,7 @@ async def test_identify_beyond_max_concurrency_is_an_invalid_session(
     assert fake.gateway.identify_count == 4
 
 
-async def test_an_interaction_reaches_only_its_shard(fake: FakeDiscord) -> None:
+async def test_an_interaction_reaches_only_its_shard(fake: FakeDiscord, ticks: Ticks) -> None:
     on_one = fake.add_guild("one", shard=(1, 4))
     channel = fake.add_channel(on_one, "results")
     fake.add_member(on_one, ALICE, "alice")
@@ -106,6 +106,14 @@ async def test_an_interaction_reaches_only_its_shard(fake: FakeDiscord) -> None:
             )
             event = await one.receive_json()
             assert (event["t"], event["d"]["guild_id"]) == ("INTERACTION_CREATE", str(on_one))
+            assert fake.gateway.overlaps == 0
+            ticks.now += 5
+            async with session.ws_connect(url) as again:  # shard 1 twice: recorded
+                await again.receive_json()
+                d = {"token": TOKEN, "intents": 1, "shard": [1, 4], "properties": {}}
+                await again.send_json({"op": 2, "d": d})
+                assert (await again.receive_json())["t"] == "READY"
+            assert fake.gateway.overlaps == 1
     assert [p["t"] for p in fake.gateway.sent if p.get("t") == "INTERACTION_CREATE"] == [
         "INTERACTION_CREATE"
     ]

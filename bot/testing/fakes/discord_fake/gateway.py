@@ -32,7 +32,7 @@ class FakeDiscord(Protocol):
 
     token: str
     clock: Callable[[], float]
-    identify_clock: Callable[[], float]
+    identify_clock: Callable[[], float] | None
     max_concurrency: int
     privileged_intents: int
     app_id: int
@@ -119,6 +119,7 @@ class GatewayHub:
         self.identify_count = 0
         self.identify_refused = 0  # IDENTIFYs over max_concurrency per 5 s (op 9)
         self.identified_at: dict[int, float] = {}  # each bucket's last session start
+        self.overlaps = 0  # sessions started while another of the same shard was connected
         self.resume_count = 0
         self.sent: list[JSON] = []
         self.received: list[JSON] = []
@@ -221,10 +222,10 @@ class GatewayHub:
         if not valid_shard:
             await self._close(conn, 4010, "Invalid shard.")
             return
-        bucket = shard[0] % max(1, fake.max_concurrency)
-        now = fake.identify_clock()
+        bucket, clock = shard[0] % max(1, fake.max_concurrency), fake.identify_clock
+        now = clock() if clock is not None else 0.0
         last = self.identified_at.get(bucket)
-        if last is not None and now - last < IDENTIFY_WINDOW_S:
+        if clock is not None and last is not None and now - last < IDENTIFY_WINDOW_S:
             self.identify_refused += 1
             conn.send({"op": 9, "d": False, "s": None, "t": None})
             fake.notify()
@@ -233,6 +234,8 @@ class GatewayHub:
         session = Session(
             uuid.uuid4().hex, intents, (shard[0], shard[1]), d.get("large_threshold", 50)
         )
+        live = [s for s in self.sessions.values() if s.conn is not None and not s.conn.closing]
+        self.overlaps += any(s.shard == session.shard for s in live)
         self.sessions[session.session_id] = session
         session.conn, conn.session = conn, session
         self.identify_count += 1
@@ -383,9 +386,6 @@ class GatewayHub:
             s.conn is not None and not s.conn.closing and s.covers(guild_id)
             for s in self.sessions.values()
         )
-
-    def has_live_session(self, guild_id: int) -> bool:
-        return self.live_sessions(guild_id) > 0
 
     async def flush(self) -> None:
         """Wait until every queued frame was written to its socket."""
