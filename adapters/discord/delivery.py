@@ -71,9 +71,10 @@ DISCORD_LIMITS = Limits(
         READ_ROUTE: (Bucket("reads per channel", Window(5, 5.0), per_channel=True),),
     },
     every=(Bucket("global", Window(50, 1.0)),),
-    # GET /users/@me, GET /oauth2/applications/@me and the command sync (one PUT per guild;
-    # more guilds than this only cost a 429 that discord.py waits out).
-    startup_requests=4,
+    # GET /users/@me and GET /oauth2/applications/@me (the REST client's login, and again for
+    # each shard's client), GET /gateway/bot and the command sync (one PUT per guild; more
+    # shards or guilds than this only cost a 429 that discord.py waits out).
+    startup_requests=7,
 )
 """What the dispatcher paces Discord requests by; ``[discord.limits]`` in the configuration
 can change a bucket's window by name (Discord raises the global limit for large bots)."""

@@ -1031,7 +1031,7 @@ def test_limits_and_nonces() -> None:
     assert windows("PUT /applications/{application_id}/commands") == [
         ("global", Window(50, 1.0), False)
     ]
-    assert DISCORD_LIMITS.startup_requests == 4
+    assert DISCORD_LIMITS.startup_requests == 7
     assert NONCE_TRUST_S == 60.0
     assert MAX_RATELIMIT_TIMEOUT == 30.0
     assert nonce_for("tb12345") == "tb12345"
