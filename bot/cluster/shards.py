@@ -109,6 +109,8 @@ class ShardLeases:
             async with asyncio.timeout(self.every), self.db.begin() as conn:
                 held = await self._divide(conn, now, until)
         except (StoreError, TimeoutError) as exc:
+            self._handing_on = set()  # nothing was handed on: those still run here
+            now = self.clock.now()  # a round that timed out took a round's time
             if self._sure_until is not None and now < self._sure_until - timedelta(
                 seconds=self.every
             ):
