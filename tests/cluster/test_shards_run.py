@@ -94,15 +94,18 @@ async def ready(http: aiohttp.ClientSession, instance: Instance) -> bool:
 async def settled(
     http: aiohttp.ClientSession, fleet: Fleet, d: FakeDiscord, guilds: list[int]
 ) -> dict[int, str]:
-    """Poll (0.1 s) until every shard is held by one live instance whose sessions are ready and
-    each guild's events reach exactly one session."""
+    """Poll (0.1 s) until every shard is held by one live instance whose sessions are ready,
+    the instances share them (as many holders as instances, up to the shards), and each guild's
+    events reach exactly one session."""
     while True:
         found = await holders(http, fleet)
         up = [await ready(http, i) for i in fleet.instances if i.alive()]
         once = all(len(names) == 1 for names in found.values())
+        spread = len({names[0] for names in found.values()}) == min(len(up), SHARDS)
         if (
             len(found) == SHARDS
             and once
+            and spread
             and all(up)
             and all(d.gateway.live_sessions(g) == 1 for g in guilds)
         ):
