@@ -137,10 +137,11 @@ class ShardLeases:
                 for name, (_, expires) in (await leases.holders(conn, MEMBER)).items()
                 if expires >= now
             }
+            mine = {shard_lease(s) for s in self.wanted}  # not another shard count's leftovers
             others = {
                 name: holder
                 for name, (holder, expires) in (await leases.holders(conn, SHARD)).items()
-                if expires >= now and holder != me
+                if expires >= now and holder != me and name in mine
             }
             fixed_elsewhere = sum(1 for holder in others.values() if holder not in members)
             share = math.ceil(max(0, self.count - fixed_elsewhere) / max(1, len(members)))
