@@ -134,6 +134,7 @@ class App(Closing):
             page_link=self.page_link,
             count_changed=self.live.changed,
             egress=config.chat_sources,
+            instance=self.instance,
         )
         self.adapters: dict[Platform, Adapter] = {}
         self.seeded = Seeded()

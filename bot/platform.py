@@ -59,6 +59,7 @@ from typing import Any, Generic, TypeVar
 
 from bot.adapter import Adapter, Earlier, Health
 from bot.clock import Clock
+from bot.cluster.identity import Instance
 from bot.commands.builtin import VERBS
 from bot.commands.request import Mentions, Reply, Request
 from bot.commands.throttle import Throttle
@@ -176,6 +177,12 @@ class Context:
     verbs: Verbs = VERBS
     """The verbs ``handle`` carries out (``bot.commands.verbs``): an adapter builds its commands,
     help and menus from them, and asks them which answers may be public."""
+
+    instance: Instance | None = None
+    """This instance among those of its store (``bot.cluster``): where a sharded platform
+    records the shards it runs (``bot.cluster.shards``); None in tests."""
+    shard_lease_seconds: float = 30.0
+    """``[cluster] shard_lease_seconds``: how long a shard's lease lasts unless renewed."""
 
     def sent_ledger(self, platform: Platform) -> SentLedger | None:
         """Where ``platform``'s adapter keeps what it knows of its own messages across restarts

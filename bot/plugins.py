@@ -96,6 +96,8 @@ def context(
         zone=cfg.timezone,
         ops_server=cfg.server is not None,
         verbs=commands.verbs,
+        instance=commands.instance,
+        shard_lease_seconds=cfg.cluster.shard_lease_seconds,
     )
 
 

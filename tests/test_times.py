@@ -77,7 +77,9 @@ def test_the_console_shows_times_in_the_configured_zone(tmp_path: Path) -> None:
         {"defaults": {"timezone": "America/Chicago"}, "console": {"enabled": True}},
         tmp_path / "tallybot.toml",
     )
-    commands: Any = SimpleNamespace(handle=None, clock=None, throttle=None, db=None, verbs=VERBS)
+    commands: Any = SimpleNamespace(
+        handle=None, clock=None, throttle=None, db=None, verbs=VERBS, instance=None
+    )
     console = adapter_factories(cfg)[Platform("console")](commands)
     assert isinstance(console, ConsoleAdapter)
     out = io.StringIO()

@@ -2,14 +2,18 @@
 
     DiscordAdapter(settings, context)   # as every adapter, through its plug-in
 
-Entering logs in over REST, connects the gateway in a background task, waits until discord.py
-is ready (a clear ``DiscordStartError`` when it is not, within ``ready_timeout``) and syncs the
-``/count`` command to the configured guilds (instant) or globally (Discord takes up to an hour
-to show new global commands). Leaving waits briefly for commands being answered, then closes the
-client and the gateway task. ``api_base`` and ``gateway_url`` are applied to discord.py's
-``Route.BASE`` and ``DiscordWebSocket.DEFAULT_GATEWAY`` (process-wide class attributes: one
-Discord adapter per process) and restored on leaving. ``health()`` says whether the gateway is
-connected now (it is not while discord.py reconnects).
+Entering logs in over REST (the client delivery and the command sync use), asks Discord for the
+gateway's facts (``GET /gateway/bot``: the recommended shard count, ``max_concurrency``), starts
+the gateway sessions of the shards this instance runs (``adapters.discord.shards``; which ones:
+``bot.cluster.shards``), waits until they are ready (a clear ``DiscordStartError`` when one is
+not, within ``ready_timeout``) and syncs the ``/count`` command to the configured guilds
+(instant) or globally (Discord takes up to an hour to show new global commands); a round every
+third of ``[cluster] shard_lease_seconds`` then keeps the shards divided. Leaving waits briefly for
+commands being answered, stops the shards, hands their leases on and closes the client.
+``api_base`` and ``gateway_url`` are applied to discord.py's ``Route.BASE`` and
+``DiscordWebSocket.DEFAULT_GATEWAY`` (process-wide class attributes: one Discord adapter per
+process) and restored on leaving. ``health()`` says whether the gateway is
+connected now (it is not while discord.py reconnects), shard by shard.
 
 Delivery (called by the dispatcher, which owns pacing and retries) is the adapter's base,
 ``adapters.discord.delivery.DiscordSender``. Commands: ``adapters.discord.tree`` (the command
@@ -33,7 +37,12 @@ from adapters.discord.delivery import DISCORD_LIMITS, FAILURES, DiscordSender
 from adapters.discord.lib import discord
 from adapters.discord.mentions import NO_MENTIONS
 from adapters.discord.settings import TOKEN, DiscordSettings
+from adapters.discord.shards import GatewayShards
 from adapters.discord.tree import CountGroup, TallybotClient, intents
+from bot.clock import SystemClock
+from bot.cluster.identity import Instance
+from bot.cluster.shards import IDENTIFY_WINDOW, SessionStarts, ShardLeases
+from bot.delivery.pacing import Window
 from bot.errors import ConfigError, TallybotError
 from bot.platform import Context, Health
 
@@ -43,9 +52,6 @@ log = logging.getLogger(__name__)
 MAX_RATELIMIT_TIMEOUT = 30.0
 """discord.py sleeps through a 429 up to this long, and raises ``RateLimited`` beyond it (30 s
 is the smallest it accepts); the dispatcher then reschedules the delivery."""
-GATEWAY_GRACE_S = 1.0
-"""How long leaving waits for the gateway task to end after the client closed (it is cancelled
-after that, e.g. while it sleeps before a reconnect)."""
 
 
 class DiscordStartError(TallybotError):
@@ -62,9 +68,12 @@ class DiscordAdapter(DiscordSender):
         *,
         client_options: Mapping[str, Any] | None = None,
         ready_timeout: float = 60.0,
+        identify_window: Window = IDENTIFY_WINDOW,
     ) -> None:
         """``client_options`` go to ``discord.Client`` as they are (tests pass e.g. a short
-        ``guild_ready_timeout``); ``ready_timeout`` bounds the wait for the gateway's READY."""
+        ``guild_ready_timeout``); ``ready_timeout`` bounds the wait for the gateway's READY;
+        ``identify_window``: one session start per bucket in it (Discord's 5 s; tests shorten
+        it, with a fake whose limit they shorten alike)."""
         super().__init__(DISCORD_LIMITS.with_windows(settings.limits))
         self.config = settings
         self.context = context
@@ -72,9 +81,16 @@ class DiscordAdapter(DiscordSender):
         self.admins = DiscordAdmins(settings)
         self._token = context.secret(TOKEN)
         self._client_options = dict(client_options or {})
+        self._options: dict[str, Any] = {}
         self.ready_timeout = ready_timeout
+        self.identify_window = identify_window
         self._client: TallybotClient | None = None
-        self._gateway_task: asyncio.Task[None] | None = None
+        self.shards: GatewayShards | None = None
+        """The gateway sessions of the shards this instance runs (while open)."""
+        self.leases: ShardLeases | None = None
+        """Which shards those are (while open)."""
+        self.starts: SessionStarts | None = None
+        self._keeper: asyncio.Task[None] | None = None
         self._saved_endpoints: tuple[str, yarl.URL] | None = None
         self._applied_endpoints: tuple[str, yarl.URL] | None = None
 
@@ -83,60 +99,126 @@ class DiscordAdapter(DiscordSender):
 
     @property
     def client(self) -> TallybotClient:
-        """The discord.py client (while the adapter is open)."""
+        """The discord.py client that talks REST: delivery, the command sync (while open)."""
         if self._client is None:
             raise RuntimeError("the Discord adapter is not open")
         return self._client
+
+    def gateway_client(self, guild_id: int) -> TallybotClient:
+        """The client of the shard that carries ``guild_id``'s events, when it runs here."""
+        found = self.shards.client_of(guild_id) if self.shards is not None else None
+        if found is None:
+            raise RuntimeError(f"the shard of guild {guild_id} does not run in this instance")
+        return found
+
+    def cached_channel(self, channel_id: int) -> object | None:
+        for client in self.shards.clients.values() if self.shards is not None else ():
+            found = client.get_channel(channel_id)
+            if found is not None:
+                return found
+        return None
 
     # ------------------------------------------------------------------ lifecycle
 
     async def aopen(self) -> None:
         self._point_at(self.config)
-        options: dict[str, Any] = {
+        self._options = {
             "intents": intents(),
             "max_ratelimit_timeout": MAX_RATELIMIT_TIMEOUT,
             "allowed_mentions": NO_MENTIONS,
             "chunk_guilds_at_startup": False,
             **self._client_options,
         }
-        client = self._client = TallybotClient(self.commands, self.remember_channel_name, **options)
-        guild_ids = list(self.config.guilds) or None
-        client.tree.add_command(CountGroup(self.commands, guild_ids))
+        client = self._client = self._new_client()
         try:
             await self._login(client)
-            self._gateway_task = asyncio.create_task(
-                client.connect(reconnect=True), name="discord-gateway"
-            )
-            await self._wait_ready(client, self._gateway_task)
-            self.admins.warn_about(
-                (str(g.id), [str(r.id) for r in g.roles] + [r.name for r in g.roles])
-                for g in client.guilds
-            )
+            count, concurrency = await self._gateway_facts(client)
+            await self._start_shards(count, concurrency)
             await self._sync_commands(client)
         except BaseException:
             await self._shutdown()
             raise
         log.info(
-            "Discord: logged in as %s in %d servers; /count synced to %s",
+            "Discord: logged in as %s; shards %s of %d run here; /count synced to %s",
             client.user,
-            len(client.guilds),
+            ", ".join(map(str, sorted(self.shards.clients))) if self.shards else "none",
+            count,
             ", ".join(map(str, self.config.guilds)) or "all servers (global)",
+        )
+
+    def _new_client(self, shard: int | None = None, count: int | None = None) -> TallybotClient:
+        sharding: dict[str, Any] = {}
+        identify = None
+        if shard is not None:
+            sharding = {"shard_id": shard, "shard_count": count}
+            identify = self.starts.turn if self.starts is not None else None
+        client = TallybotClient(
+            self.commands, self.remember_channel_name, identify, **self._options, **sharding
+        )
+        client.tree.add_command(CountGroup(self.commands, list(self.config.guilds) or None))
+        return client
+
+    async def _gateway_facts(self, client: TallybotClient) -> tuple[int, int]:
+        """The shard count (configured, or Discord's recommendation) and ``max_concurrency``."""
+        try:
+            shards, _, limits = await client.http.get_bot_gateway()
+        except FAILURES as exc:
+            raise DiscordStartError(
+                f"cannot ask Discord at {self.config.api_base} for the gateway: {exc}"
+            ) from exc
+        count = self.config.shard_count or int(shards)
+        if self.config.shard_ids and max(self.config.shard_ids) >= count:
+            raise ConfigError(
+                f"[discord] shard_ids {list(self.config.shard_ids)}: the bot has {count} shards "
+                f"(numbered 0 to {count - 1})"
+            )
+        return count, int(limits.get("max_concurrency", 1))
+
+    async def _start_shards(self, count: int, concurrency: int) -> None:
+        """Take this instance's shards, start them and wait until they are ready; then keep
+        them divided, a round at a time."""
+        store, instance = self.context.store, self.context.instance or Instance()
+        self.starts = SessionStarts(
+            "discord", concurrency, SystemClock(), store, window=self.identify_window
+        )
+        self.leases = ShardLeases(
+            store,
+            self.context.clock,
+            instance,
+            count=count,
+            fixed=self.config.shard_ids,
+            lease_seconds=self.context.shard_lease_seconds,
+        )
+        shards = self.shards = GatewayShards(
+            lambda n: self._new_client(n, count), self._token.reveal(), count
+        )
+        await self.leases.step(shards.start, shards.stop)
+        for shard in sorted(shards.clients):
+            await self._wait_ready(shards.clients[shard], shards.tasks[shard])
+        self.admins.warn_about(
+            (
+                (str(g.id), [str(r.id) for r in g.roles] + [r.name for r in g.roles])
+                for client in shards.clients.values()
+                for g in client.guilds
+            ),
+            covers=lambda guild: guild.isdigit() and shards.client_of(int(guild)) is not None,
+        )
+        self._keeper = asyncio.create_task(
+            self.leases.run(shards.start, shards.stop), name="discord-shard-leases"
         )
 
     async def aclose(self) -> None:
         await self._shutdown()
 
     async def health(self) -> Health:
-        """Connected while the gateway's websocket is open and discord.py is ready."""
+        """Up while the client is open and every shard run here is connected and ready."""
         client = self._client
-        if client is None or client.is_closed():
+        if client is None or client.is_closed() or self.shards is None:
             return Health.down("the Discord client is closed")
-        ws = client.ws
-        if ws is None or not ws.open:
-            return Health.down("the Discord gateway is disconnected (reconnecting)")
-        if not client.is_ready():
-            return Health.down("the Discord gateway is connected but not ready")
-        return Health()
+        keeper = self._keeper
+        if keeper is not None and keeper.done() and not keeper.cancelled():
+            return Health.down(f"the Discord shards are no longer kept: {keeper.exception()!r}")
+        return self.shards.health()
 
     def _point_at(self, config: DiscordSettings) -> None:
         """Send discord.py's REST and gateway traffic where the configuration says."""
@@ -219,18 +301,16 @@ class DiscordAdapter(DiscordSender):
 
     async def _shutdown(self) -> None:
         await self.commands.finish()
+        keeper, self._keeper = self._keeper, None
+        if keeper is not None:
+            keeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await keeper
+        if self.shards is not None:
+            await self.shards.stop_all()  # the sessions end before their leases are handed on
+        if self.leases is not None:
+            await self.leases.release_all()
         client, self._client = self._client, None
         if client is not None:
             await client.close()
-        gateway, self._gateway_task = self._gateway_task, None
-        if gateway is not None:
-            done, _ = await asyncio.wait({gateway}, timeout=GATEWAY_GRACE_S)
-            if not done:
-                gateway.cancel()
-            try:
-                await gateway
-            except asyncio.CancelledError:
-                pass
-            except Exception as exc:  # it failed before (and was reported then) or on closing
-                log.debug("the Discord gateway task ended with %r", exc)
         self._restore_endpoints()

@@ -12,7 +12,7 @@ would otherwise command the operator's counts.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from adapters.discord.settings import DiscordSettings
 from bot.platform import AdminPolicy, Asker, Verdict
@@ -43,20 +43,27 @@ class DiscordAdmins(AdminPolicy):
             )
         return Verdict(home=home)
 
-    def warn_about(self, guilds: Iterable[tuple[str, Iterable[str]]]) -> None:
+    def warn_about(
+        self,
+        guilds: Iterable[tuple[str, Iterable[str]]],
+        covers: Callable[[str], bool] = lambda guild: True,
+    ) -> None:
         """Warn about settings that make nobody an admin, given the servers the bot is in (id,
-        role ids and names): no server listed under ``admin_guilds`` (only ``admin_users``
-        are admins then), a listed server the bot is not in, a configured role that no listed
-        server has (a typo?)."""
+        role ids and names) among those this instance sees (``covers``: those of the shards it
+        runs): no server listed under ``admin_guilds`` (only ``admin_users`` are admins then),
+        a listed server the bot is not in, a configured role that no listed server has (a
+        typo?)."""
         if not self.guilds:
             log.warning(
                 "discord.admin_guilds lists no server: Manage Server and admin roles make "
                 "nobody an admin, only discord.admin_users are"
             )
         listed = {guild: set(roles) for guild, roles in guilds if guild in self.guilds}
-        for missing in sorted(self.guilds - set(listed)):
+        for missing in sorted(g for g in self.guilds - set(listed) if covers(g)):
             log.warning("discord.admin_guilds: the bot is not in server %s", missing)
         known = set().union(*listed.values()) if listed else set()
+        if not all(covers(g) for g in self.guilds):
+            return  # another instance sees the other servers' roles
         for role in sorted(self.roles - known):
             log.warning(
                 "discord.admin_roles: no server in discord.admin_guilds has a role %r", role

@@ -71,9 +71,10 @@ DISCORD_LIMITS = Limits(
         READ_ROUTE: (Bucket("reads per channel", Window(5, 5.0), per_channel=True),),
     },
     every=(Bucket("global", Window(50, 1.0)),),
-    # GET /users/@me, GET /oauth2/applications/@me and the command sync (one PUT per guild;
-    # more guilds than this only cost a 429 that discord.py waits out).
-    startup_requests=4,
+    # GET /users/@me and GET /oauth2/applications/@me (the REST client's login, and again for
+    # each shard's client), GET /gateway/bot and the command sync (one PUT per guild; more
+    # shards or guilds than this only cost a 429 that discord.py waits out).
+    startup_requests=7,
 )
 """What the dispatcher paces Discord requests by; ``[discord.limits]`` in the configuration
 can change a bucket's window by name (Discord raises the global limit for large bots)."""
@@ -260,7 +261,7 @@ class DiscordSender(DiscordPlaces):
         target = self._target(channel)
         client = self._live()
         me = client.user.id if client.user is not None else None
-        self._check_history_readable(client, channel, target.id)
+        self._check_history_readable(channel, target.id)
         after = discord.utils.time_snowflake(since - timedelta(seconds=CLOCK_SKEW_S))
         found: dict[str, Earlier] = {}
         while True:
@@ -280,12 +281,10 @@ class DiscordSender(DiscordPlaces):
                 return found
             after = max(int(m["id"]) for m in page)
 
-    def _check_history_readable(
-        self, client: discord.Client, channel: ChannelRef, channel_id: int
-    ) -> None:
+    def _check_history_readable(self, channel: ChannelRef, channel_id: int) -> None:
         """Without Read Message History Discord answers an empty list, which would read as
         "not posted" and double the post: refuse instead (when the cache knows)."""
-        known = client.get_channel(channel_id)
+        known = self.cached_channel(channel_id)
         if not isinstance(known, discord.abc.GuildChannel) or known.guild.me is None:
             return
         if not known.permissions_for(known.guild.me).read_message_history:
@@ -348,6 +347,11 @@ class DiscordSender(DiscordPlaces):
             return TransientDeliveryError(f"{where}: cannot reach Discord: {exc!r}")
         return TransientDeliveryError(f"{where}: {exc!r}")
 
+    def cached_channel(self, channel_id: int) -> object | None:
+        """The channel as discord.py's cache knows it (from the gateway), if it does."""
+        client = self.open_client()
+        return client.get_channel(channel_id) if client is not None else None
+
     def remember_channel_name(self, channel_id: int, name: str) -> None:
         self._names[channel_id] = name
 
@@ -357,8 +361,7 @@ class DiscordSender(DiscordPlaces):
             channel_id = int(channel.channel)
         except ValueError:
             return str(channel)
-        client = self.open_client()
-        found = client.get_channel(channel_id) if client is not None else None
+        found = self.cached_channel(channel_id)
         name = getattr(found, "name", None) or self._names.get(channel_id)
         if not name:
             return f"channel {channel_id}"

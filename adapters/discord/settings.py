@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import AfterValidator, Field, PlainValidator
+from pydantic import AfterValidator, Field, PlainValidator, model_validator
 
 from bot.platform import PlatformTable
 from bot.settings.values import LISTS, HttpUrl, Ids, Limits, Loc, Text, bad, describe, problems
@@ -36,6 +36,33 @@ def _guilds(value: object) -> tuple[int, ...]:
     return tuple(int(g) for g in value)
 
 
+MAX_SHARDS = 65_536
+
+
+def _shard_count(value: object) -> int | None:
+    if value == "auto":
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_SHARDS:
+        raise bad(
+            f'expected a whole number of shards from 1 to {MAX_SHARDS} or "auto", got '
+            f"{describe(value)}"
+        )
+    return value
+
+
+def _shard_ids(value: object) -> tuple[int, ...] | None:
+    if not isinstance(value, LISTS) or not value:
+        raise bad(f"expected a list of shard numbers (0, 1, ...), got {describe(value)}")
+    found: list[tuple[Loc, str]] = []
+    for i, s in enumerate(value):
+        if isinstance(s, bool) or not isinstance(s, int) or not 0 <= s < MAX_SHARDS:
+            found.append(((i,), f"{describe(s)} is not a shard number (0, 1, ...)"))
+    problems("shard_ids", found)
+    if len(set(value)) != len(value):
+        raise bad("a shard is listed twice")
+    return tuple(sorted(value))
+
+
 def _guild_ids(value: frozenset[str]) -> frozenset[str]:
     for guild in sorted(value):
         if not guild.isascii() or not guild.isdigit():
@@ -57,3 +84,15 @@ class DiscordSettings(PlatformTable):
     """Role names or ids that make an admin, in the ``admin_guilds`` only."""
     admin_guilds: Annotated[Ids, AfterValidator(_guild_ids)] = frozenset()
     """Server ids where Manage Server, Administrator and ``admin_roles`` make an admin."""
+    shard_count: Annotated[int | None, PlainValidator(_shard_count)] = 1
+    """How many gateway shards the bot has (``"auto"``: as many as Discord recommends, None
+    here); the instances of a PostgreSQL store divide them (``adapters.discord.shards``)."""
+    shard_ids: Annotated[tuple[int, ...] | None, PlainValidator(_shard_ids)] = None
+    """The shards this instance runs, fixed (default: its share, through leases)."""
+
+    @model_validator(mode="after")
+    def _shards_exist(self) -> DiscordSettings:
+        count = self.shard_count
+        if count is not None and self.shard_ids and max(self.shard_ids) >= count:
+            raise bad(f"shard_ids: the bot has {count} shards, numbered 0 to {count - 1}")
+        return self

@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, Optional
 
 from adapters.discord.commands import SlashCommands, answer_error
@@ -18,19 +18,33 @@ from bot.commands.verbs import VerbSpec
 log = logging.getLogger(__name__)
 
 
+Identify = Callable[[int], Awaitable[None]]
+"""Waits until a shard may start its session (``bot.cluster.shards.SessionStarts.turn``)."""
+
+
 class TallybotClient(discord.Client):
-    """discord.py's client with the ``/count`` command tree."""
+    """discord.py's client with the ``/count`` command tree; with ``identify``, a shard's session
+    starts (IDENTIFY) when ``identify(shard)`` says it may, instead of discord.py's own 5 s
+    pause (``before_identify_hook``, discord.py's hook for exactly this)."""
 
     def __init__(
         self,
         runner: SlashCommands,
         channel_deleted: Callable[[int, str], None],
+        identify: Identify | None = None,
         **options: Any,
     ) -> None:
         super().__init__(**options)
         self.runner = runner
         self._channel_deleted = channel_deleted
+        self._identify = identify
         self.tree: app_commands.CommandTree[TallybotClient] = _Tree(self)
+
+    async def before_identify_hook(self, shard_id: int | None, *, initial: bool = False) -> None:
+        if self._identify is None:
+            await super().before_identify_hook(shard_id, initial=initial)
+        else:
+            await self._identify(shard_id or 0)
 
     async def on_guild_channel_delete(self, channel: discord.abc.GuildChannel) -> None:
         # Remembered so that the notice about a deleted channel can still name it.

@@ -48,7 +48,9 @@ class Instance:
     id: str = field(default_factory=new_instance_id)
     counts: set[str] = field(default_factory=set)
     """The counts whose poll lease it holds."""
+    shards: set[int] = field(default_factory=set)
+    """The gateway shards whose sessions it runs (``bot.cluster.shards``)."""
 
     def holds(self) -> dict[str, object]:
         """What the ops endpoints show: the id and what it holds."""
-        return {"id": self.id, "counts": sorted(self.counts)}
+        return {"id": self.id, "counts": sorted(self.counts), "shards": sorted(self.shards)}

@@ -15,6 +15,7 @@ from dataclasses import replace
 
 from bot.chart import ChartCache
 from bot.clock import Clock
+from bot.cluster.identity import Instance
 from bot.commands import chain, reports
 from bot.commands.builtin import VERBS
 from bot.commands.request import Reply, Request
@@ -42,8 +43,12 @@ class Commands:
         page_link: PageLink = no_link,
         count_changed: Callable[[str], Awaitable[None]] | None = None,
         egress: EgressPolicy | None = None,
+        instance: Instance | None = None,
     ) -> None:
+        """``instance``: the instance these commands run in, handed to the adapters
+        (``bot.platform.Context.instance``)."""
         self.db = db
+        self.instance = instance
         self.pipeline = pipeline
         self.clock = clock
         self.verbs = verbs

@@ -748,7 +748,7 @@ async def test_without_attach_files_the_final_goes_without_its_chart(
     fake = world.fake
     async with running(world, config(tmp_path, world)) as bot:
         await bot.slash(ALICE, "subscribe", opts(count="bessemer-2021"), channel=world.results)
-        client = bot.adapter.client
+        client = bot.adapter.gateway_client(world.guild)
         updated = asyncio.create_task(client.wait_for("guild_channel_update", timeout=5))
         fake.revoke_attach_files(world.results)
         await updated
@@ -830,7 +830,7 @@ async def test_a_gone_channel_or_lost_permission_disables_it_and_tells_admins(
     async with running(world, config(tmp_path, world)) as bot:
         for channel in (world.results, world.union, world.news):
             await bot.slash(ALICE, "subscribe", opts(count="bessemer-2021"), channel=channel)
-        client = bot.adapter.client
+        client = bot.adapter.gateway_client(world.guild)
         deleted = asyncio.create_task(client.wait_for("guild_channel_delete", timeout=5))
         fake.delete_channel(world.union)
         await deleted
@@ -1031,7 +1031,7 @@ def test_limits_and_nonces() -> None:
     assert windows("PUT /applications/{application_id}/commands") == [
         ("global", Window(50, 1.0), False)
     ]
-    assert DISCORD_LIMITS.startup_requests == 4
+    assert DISCORD_LIMITS.startup_requests == 7
     assert NONCE_TRUST_S == 60.0
     assert MAX_RATELIMIT_TIMEOUT == 30.0
     assert nonce_for("tb12345") == "tb12345"
@@ -1128,7 +1128,9 @@ def test_registry_builds_the_discord_adapter_from_the_environment(
     secret_file = tmp_path / "token"
     secret_file.write_text("token-from-a-file\n")
     monkeypatch.setenv("DISCORD_TOKEN_FILE", str(secret_file))
-    commands: Any = SimpleNamespace(handle=None, clock=None, throttle=None, db=None, verbs=VERBS)
+    commands: Any = SimpleNamespace(
+        handle=None, clock=None, throttle=None, db=None, verbs=VERBS, instance=None
+    )
     adapter = adapter_factories(cfg)[Platform("discord")](commands)
     assert isinstance(adapter, DiscordAdapter)
     assert adapter._token.reveal() == "token-from-a-file"

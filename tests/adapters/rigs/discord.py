@@ -95,7 +95,9 @@ class DiscordRig(Rig):
 
     async def remove(self, channel: ChannelRef) -> None:
         deleted = asyncio.create_task(
-            self.adapter.client.wait_for("guild_channel_delete", timeout=5)
+            self.adapter.gateway_client(self.world.guild).wait_for(
+                "guild_channel_delete", timeout=5
+            )
         )
         self.fake.delete_channel(int(channel.channel))
         await deleted

@@ -32,6 +32,8 @@ class FakeDiscord(Protocol):
 
     token: str
     clock: Callable[[], float]
+    identify_clock: Callable[[], float] | None
+    max_concurrency: int
     privileged_intents: int
     app_id: int
     bot_user_id: int
@@ -48,6 +50,7 @@ class FakeDiscord(Protocol):
 
 HEARTBEAT_INTERVAL_MS = 41250
 MAX_HISTORY = 10_000
+IDENTIFY_WINDOW_S = 5.0  # per bucket (shard % max_concurrency); beyond: op 9, Invalid Session
 
 
 @dataclass
@@ -114,6 +117,9 @@ class GatewayHub:
         self.connections: set[Connection] = set()
         self.ready_event = asyncio.Event()
         self.identify_count = 0
+        self.identify_refused = 0  # IDENTIFYs over max_concurrency per 5 s (op 9)
+        self.identified_at: dict[int, float] = {}  # each bucket's last session start
+        self.overlaps = 0  # sessions started while another of the same shard was connected
         self.resume_count = 0
         self.sent: list[JSON] = []
         self.received: list[JSON] = []
@@ -216,9 +222,20 @@ class GatewayHub:
         if not valid_shard:
             await self._close(conn, 4010, "Invalid shard.")
             return
+        bucket, clock = shard[0] % max(1, fake.max_concurrency), fake.identify_clock
+        now = clock() if clock is not None else 0.0
+        last = self.identified_at.get(bucket)
+        if clock is not None and last is not None and now - last < IDENTIFY_WINDOW_S:
+            self.identify_refused += 1
+            conn.send({"op": 9, "d": False, "s": None, "t": None})
+            fake.notify()
+            return
+        self.identified_at[bucket] = now
         session = Session(
             uuid.uuid4().hex, intents, (shard[0], shard[1]), d.get("large_threshold", 50)
         )
+        live = [s for s in self.sessions.values() if s.conn is not None and not s.conn.closing]
+        self.overlaps += any(s.shard == session.shard for s in live)
         self.sessions[session.session_id] = session
         session.conn, conn.session = conn, session
         self.identify_count += 1
@@ -363,8 +380,9 @@ class GatewayHub:
             if session.covers(guild.id) and session.intents & INTENT_GUILDS:
                 self._push(session, "GUILD_CREATE", self._guild_create(guild, session))
 
-    def has_live_session(self, guild_id: int) -> bool:
-        return any(
+    def live_sessions(self, guild_id: int) -> int:
+        """How many connected sessions get the guild's events (one, when sharded right)."""
+        return sum(
             s.conn is not None and not s.conn.closing and s.covers(guild_id)
             for s in self.sessions.values()
         )

@@ -118,7 +118,7 @@ def _check_where(fake: FakeDiscord, guild_id: int, channel_id: int, user_id: int
         raise ValueError(f"channel {channel_id} is not a live channel of guild {guild_id}")
     if user_id not in guild.members:
         raise ValueError(f"user {user_id} is not a member of guild {guild_id}: add_member first")
-    if not fake.gateway.has_live_session(guild_id):
+    if not fake.gateway.live_sessions(guild_id):
         raise RuntimeError("no connected gateway session receives this guild's events")
 
 

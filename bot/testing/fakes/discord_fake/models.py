@@ -91,6 +91,14 @@ class Snowflakes:
         self._last = value
         return value
 
+    def on_shard(self, shard: int, count: int) -> int:
+        """The next id of a guild whose events go to ``shard`` of ``count`` (Discord's rule,
+        ``(id >> 22) % count``): the next id, a few milliseconds later if need be."""
+        ms = self.next() >> 22
+        ms += (shard - ms) % count
+        self._last = max(self._last, (ms << 22) | (1 << 17))
+        return self._last
+
 
 def iso(epoch_s: float) -> str:
     return datetime.fromtimestamp(epoch_s, UTC).isoformat(timespec="microseconds")

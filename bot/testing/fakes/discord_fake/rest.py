@@ -156,7 +156,7 @@ async def get_gateway_bot(fake: FakeDiscord, ctx: Ctx) -> Reply:
         "total": 1000,
         "remaining": 1000 - fake.gateway.identify_count,
         "reset_after": 86_400_000,
-        "max_concurrency": 1,
+        "max_concurrency": fake.max_concurrency,
     }
     body = {
         "url": fake.gateway_url,

@@ -50,7 +50,11 @@ class FakeDiscord(WorldSetup):
     ``Via``, nonce dedup (``enforce_nonce``), permissions (403/50001, 50013), unknown
     objects (404 with Discord's codes), the 3 s first-response deadline (10062), a single
     acknowledgement (40060), the 15 min token, privileged intents (close 4014) and the
-    gateway's protocol errors (4001-4014). Unknown routes answer 404 ``{"code": 0}``.
+    gateway's protocol errors (4001-4014). Unknown routes answer 404 ``{"code": 0}``. Given an
+    ``identify_clock`` (``time.monotonic``, or a faster one for a shortened window), also the
+    identify limit: one session start per 5 s in each bucket ``shard % max_concurrency``,
+    beyond which IDENTIFY is answered Invalid Session (op 9); without one, none (a test that
+    restarts the bot at once would otherwise wait 5 s on the real clock).
 
     ``clock`` (e.g. :class:`FakeClock`) drives buckets, deadlines and timestamps; discord.py
     itself sleeps on the real clock for ``retry_after``, so keep windows small in tests.
@@ -71,6 +75,8 @@ class FakeDiscord(WorldSetup):
         attachment_size_limit: int = 10 * 1024 * 1024,
         privileged_intents: int = 0,
         recommended_shards: int = 1,
+        max_concurrency: int = 1,
+        identify_clock: Callable[[], float] | None = None,
         nonce_window_s: float = 300.0,
         interaction_deadline_s: float = 3.0,
         bot_name: str = "tallybot",
@@ -85,6 +91,8 @@ class FakeDiscord(WorldSetup):
         self.attachment_size_limit = attachment_size_limit
         self.privileged_intents = privileged_intents
         self.recommended_shards = recommended_shards
+        self.max_concurrency = max_concurrency
+        self.identify_clock = identify_clock
         self.nonce_window_s = nonce_window_s
         self.interaction_deadline_s = interaction_deadline_s
         self.limits = RateLimits(global_limit_per_s, global_window_s)

@@ -38,6 +38,7 @@ class FakeDiscord(Protocol):
     attachment_size_limit: int
     privileged_intents: int
     recommended_shards: int
+    max_concurrency: int
     nonce_window_s: float
     interaction_deadline_s: float
     users: dict[int, User]

@@ -35,8 +35,15 @@ class WorldSetup:
         self.users[uid] = User(uid, name, bot=bot)
         return uid
 
-    def add_guild(self: FakeDiscord, name: str, *, owner_id: int | None = None) -> int:
-        gid = self.snowflakes.next()
+    def add_guild(
+        self: FakeDiscord,
+        name: str,
+        *,
+        owner_id: int | None = None,
+        shard: tuple[int, int] | None = None,
+    ) -> int:
+        """A guild the bot is in; ``shard=(N, COUNT)``: one whose events go to shard N."""
+        gid = self.snowflakes.next() if shard is None else self.snowflakes.on_shard(*shard)
         joined = iso(self.wall_time())
         guild = Guild(gid, name, owner_id if owner_id is not None else self.owner_user_id, joined)
         guild.roles[gid] = Role(gid, gid, "@everyone", DEFAULT_EVERYONE_PERMISSIONS, 0)

@@ -1,0 +1,256 @@
+"""Which gateway shards this instance runs, and when a shard may start its session.
+
+A platform whose gateway is sharded (Discord) runs each shard's session in one instance at a
+time. On PostgreSQL the instances divide the shards through leases (``shard:N``, table
+``leases``): each round (a third of ``lease_seconds``) an instance renews its own presence
+(``shards:ID``) and the leases of its shards, counts the instances present, and holds its share:
+``ceil(free shards / instances)``. Over its share, it stops the last ones' sessions, then hands
+their leases on; under it, it takes free ones (never renewed: their holder died, or handed them
+on). A dead instance's shards are free ``lease_seconds`` after its last round, and taken over at
+the next round of a survivor: within ``lease_seconds`` plus a third of it.
+
+An instance that cannot renew a shard's lease (taken, or the store did not answer within a
+round) stops the shard's session before its last renewal runs out, so two sessions of one shard
+never overlap for longer than a round, clocks agreeing within a round.
+
+``shard_ids`` fixes the shards of an instance: it holds their leases when they are free, and
+takes no part in the division. On SQLite (one instance) there is no lease: it runs them all.
+
+:class:`SessionStarts`: a platform lets so many sessions start per window (Discord:
+``max_concurrency`` per 5 s, in buckets ``shard % max_concurrency``); across instances each
+bucket is a budget shared in the store (``bot.delivery.shared``), in one instance a limiter.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+from collections.abc import Awaitable, Callable
+from datetime import datetime, timedelta
+
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from bot.clock import Clock
+from bot.cluster.identity import Instance
+from bot.delivery.pacing import Window
+from bot.delivery.ratelimit import RateLimiter, Sleep
+from bot.delivery.shared import SharedBudget
+from bot.errors import StoreError
+from bot.store import Database, buckets, leases
+
+log = logging.getLogger(__name__)
+
+SHARD = "shard:"
+MEMBER = "shards:"
+Change = Callable[[int], Awaitable[None]]
+
+
+def shard_lease(shard: int) -> str:
+    return f"{SHARD}{shard}"
+
+
+class ShardLeases:
+    """This instance's shards among ``count`` (see the module docstring)."""
+
+    def __init__(
+        self,
+        db: Database | None,
+        clock: Clock,
+        instance: Instance,
+        *,
+        count: int,
+        fixed: tuple[int, ...] | None = None,
+        lease_seconds: float = 30.0,
+    ) -> None:
+        self.db = db
+        self.clock = clock
+        self.instance = instance
+        self.count = count
+        self.fixed = fixed
+        self.lease = timedelta(seconds=lease_seconds)
+        self.every = lease_seconds / 3
+        """How often a round runs."""
+        self.shared = db is not None and db.dialect_name != "sqlite"
+        self.held: set[int] = set()
+        self._handing_on: set[int] = set()
+        """Shards over this instance's share: their leases go once their sessions stopped."""
+        self._sure_until: datetime | None = None
+
+    @property
+    def wanted(self) -> tuple[int, ...]:
+        return self.fixed if self.fixed is not None else tuple(range(self.count))
+
+    async def step(self, start: Change, stop: Change) -> None:
+        """One round: ``stop`` the shards lost (first), then ``start`` those gained."""
+        gained, lost = await self.round()
+        for shard in sorted(lost):
+            log.info("shard %d: another instance runs it now", shard, extra={"shard": shard})
+            await stop(shard)
+        await self._hand_on()  # stopped first: handed on, the next holder starts it at once
+        for shard in sorted(gained):
+            log.info("shard %d: this instance runs it now", shard, extra={"shard": shard})
+            await start(shard)
+
+    async def run(self, start: Change, stop: Change, sleep: Sleep = asyncio.sleep) -> None:
+        """Rounds until cancelled (the first one is the caller's: :meth:`step`)."""
+        while True:
+            await sleep(self.every)
+            await self.step(start, stop)
+
+    async def round(self) -> tuple[set[int], set[int]]:
+        """Renew, hand on and take leases: the shards gained and lost since the last round."""
+        if not self.shared:
+            return self._now_held(set(self.wanted))
+        now = self.clock.now()
+        until = now + self.lease
+        assert self.db is not None
+        try:
+            async with asyncio.timeout(self.every), self.db.begin() as conn:
+                held = await self._divide(conn, now, until)
+        except (StoreError, TimeoutError) as exc:
+            self._handing_on = set()  # nothing was handed on: those still run here
+            now = self.clock.now()  # a round that timed out took a round's time
+            if self._sure_until is not None and now < self._sure_until - timedelta(
+                seconds=self.every
+            ):
+                log.warning("cannot renew the shard leases (kept for now): %s", exc)
+                return set(), set()
+            log.warning("cannot renew the shard leases: stopping the shards: %r", exc)
+            self._sure_until = None
+            return self._now_held(set())
+        self._sure_until = until
+        return self._now_held(held)
+
+    async def _divide(self, conn: AsyncConnection, now: datetime, until: datetime) -> set[int]:
+        me = self.instance.id
+        if self.fixed is None:
+            await leases.take(conn, f"{MEMBER}{me}", me, now=now, until=until)
+        held = {
+            s
+            for s in self.held
+            if await leases.take(conn, shard_lease(s), me, now=now, until=until)
+        }
+        if self.fixed is None:
+            members = {
+                name.removeprefix(MEMBER)
+                for name, (_, expires) in (await leases.holders(conn, MEMBER)).items()
+                if expires >= now
+            }
+            mine = {shard_lease(s) for s in self.wanted}  # not another shard count's leftovers
+            others = {
+                name: holder
+                for name, (holder, expires) in (await leases.holders(conn, SHARD)).items()
+                if expires >= now and holder != me and name in mine
+            }
+            fixed_elsewhere = sum(1 for holder in others.values() if holder not in members)
+            share = math.ceil(max(0, self.count - fixed_elsewhere) / max(1, len(members)))
+        else:
+            others = {}
+            share = len(self.fixed)
+        self._handing_on = set(sorted(held, reverse=True)[: max(0, len(held) - share)])
+        held -= self._handing_on
+        for shard in self.wanted:
+            if len(held) >= share:
+                break
+            if shard in held or shard_lease(shard) in others:
+                continue
+            if await leases.take(conn, shard_lease(shard), me, now=now, until=until):
+                held.add(shard)
+        return held
+
+    async def _hand_on(self) -> None:
+        handing, self._handing_on = self._handing_on, set()
+        if not handing or self.db is None:
+            return
+        try:
+            async with self.db.begin() as conn:
+                for shard in sorted(handing):
+                    await leases.release(conn, shard_lease(shard), self.instance.id)
+        except StoreError as exc:  # they run out by themselves
+            log.warning("cannot hand shards on: %s", exc)
+
+    def _now_held(self, held: set[int]) -> tuple[set[int], set[int]]:
+        gained, lost = held - self.held, self.held - held
+        self.held = held
+        self.instance.shards = set(held)
+        return gained, lost
+
+    async def release_all(self) -> None:
+        """Hand every shard on at once (a clean stop), and this instance's presence."""
+        held, self.held = self.held, set()
+        self.instance.shards = set()
+        if not self.shared or self.db is None:
+            return
+        me = self.instance.id
+        try:
+            async with self.db.begin() as conn:
+                for shard in sorted(held):
+                    await leases.release(conn, shard_lease(shard), me)
+                await leases.release(conn, f"{MEMBER}{me}", me)
+        except StoreError as exc:
+            log.warning("cannot hand the shards on: %s", exc)
+
+
+IDENTIFY_WINDOW = Window(1, 5.0)
+"""One session start per bucket every 5 seconds (Discord: ``max_concurrency`` buckets)."""
+
+
+class SessionStarts:
+    """When a shard may start (identify) its session: one start per ``window`` in each of
+    ``buckets`` buckets (``shard % buckets``), shared by every instance of a PostgreSQL store
+    (the budget ``NAME:identify:BUCKET``)."""
+
+    def __init__(
+        self,
+        name: str,
+        buckets_: int,
+        clock: Clock,
+        db: Database | None,
+        *,
+        sleep: Sleep = asyncio.sleep,
+        window: Window = IDENTIFY_WINDOW,
+    ) -> None:
+        self.buckets = max(1, buckets_)
+        self.clock = clock
+        self.sleep = sleep
+        self.db = db
+        self.started = 0
+        shared = db is not None and db.dialect_name != "sqlite"
+        self._shared = [
+            SharedBudget(f"{name}:identify:{b}", window, clock, sleep, self._reserve, self._hold)
+            for b in range(self.buckets)
+        ]
+        self.window = window
+        self._local = [
+            RateLimiter(window.limit, window.seconds, clock, margin=0.1) for _ in self._shared
+        ]
+        self.shared = shared
+
+    async def turn(self, shard: int) -> None:
+        """Wait until ``shard`` may start its session."""
+        bucket = shard % self.buckets
+        if self.shared:
+            try:
+                await self._shared[bucket].turn()
+            except StoreError as exc:  # this instance's own limiter, with one start's margin
+                log.warning("cannot reserve a session start (%s): waiting a window", exc)
+                await self.sleep(self.window.seconds)
+                await self._local_turn(bucket)
+        else:
+            await self._local_turn(bucket)
+        self.started += 1
+
+    async def _local_turn(self, bucket: int) -> None:
+        async with self._local[bucket].slot(self.sleep):
+            pass
+
+    async def _reserve(self, name: str, turns: int, every: float) -> float:
+        assert self.db is not None
+        async with self.db.begin() as conn:
+            return await buckets.reserve(conn, name, turns=turns, every=every)
+
+    async def _hold(self, name: str, seconds: float) -> None:
+        assert self.db is not None
+        async with self.db.begin() as conn:
+            await buckets.hold(conn, name, seconds)

@@ -1,0 +1,184 @@
+"""Discord shards in the adapter, with the real discord.py against the fake: one gateway session
+per shard this instance runs, each identifying as ``[N, COUNT]``; on SQLite one instance runs
+them all; on PostgreSQL two instances (here two apps in one process) divide them, every slash
+command reaches one of them, and a shard handed on is run by the other. Rounds are stepped by
+hand (the leases last an hour), so no test waits on the real clock."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from adapters.discord.adapter import DiscordAdapter
+from bot import plugins
+from bot.app import App
+from bot.config import Config
+from bot.config import parse as parse_config
+from bot.delivery.pacing import Window
+from bot.secrets import Secret
+from bot.subscription import Platform
+from bot.testing.fakes.discord_fake import FakeDiscord, FakeInteraction
+from tests.adapters.test_discord import ALICE, TOKEN, VirtualTime, count_table
+from tests.conftest import PG_URL, _pg_execute, _require_postgres
+
+SHARDS = 2
+
+
+IDENTIFY = Window(1, 0.2)
+"""Discord's identify window, shortened alike for the bot and for the fake (which counts it on
+a clock of its own, here 25 times as fast as the real one)."""
+
+
+@pytest.fixture
+async def fake() -> AsyncIterator[FakeDiscord]:
+    start = time.monotonic()
+    async with FakeDiscord(
+        token=TOKEN,
+        max_concurrency=SHARDS,
+        recommended_shards=SHARDS,
+        identify_clock=lambda: (time.monotonic() - start) * 5.0 / IDENTIFY.seconds,
+    ) as f:
+        yield f
+
+
+def setup(fake: FakeDiscord) -> list[tuple[int, int]]:
+    """A guild on each shard, with a channel and a member: ``(guild, channel)`` each."""
+    found = []
+    for shard in range(SHARDS):
+        guild = fake.add_guild(f"shard {shard}", shard=(shard, SHARDS))
+        fake.add_member(guild, ALICE, "alice")
+        found.append((guild, fake.add_channel(guild, "results")))
+    return found
+
+
+def config(tmp_path: Path, fake: FakeDiscord, guilds: list[int], store: str, **more: Any) -> Config:
+    return parse_config(
+        {
+            "store": {"url": store},
+            "cluster": {"shard_lease_seconds": 3600},
+            "discord": {
+                "api_base": fake.base_url,
+                "gateway_url": fake.gateway_url,
+                "guilds": guilds,
+                "shard_count": "auto",
+                **more,
+            },
+            "counts": [count_table()],
+        },
+        tmp_path / "tallybot.toml",
+    )
+
+
+@asynccontextmanager
+async def running(
+    fake: FakeDiscord, cfg: Config, vt: VirtualTime, schema: str | None = None
+) -> AsyncIterator[tuple[App, DiscordAdapter]]:
+    made: list[DiscordAdapter] = []
+
+    def factory(commands: Any) -> DiscordAdapter:
+        secrets = {"DISCORD_TOKEN": Secret("DISCORD_TOKEN", TOKEN)}
+        made.append(
+            DiscordAdapter(
+                cfg.settings("discord"),
+                plugins.context(cfg, Platform("discord"), commands, secrets),
+                client_options={"guild_ready_timeout": 0.05},
+                ready_timeout=10,
+                identify_window=IDENTIFY,
+            )
+        )
+        return made[-1]
+
+    app = App(cfg, {Platform("discord"): factory}, clock=vt.bot, sleep=vt.sleep, poll=False,
+              schema=schema)  # fmt: skip
+    async with app:
+        yield app, made[0]
+
+
+async def ask(fake: FakeDiscord, guild: int, channel: int) -> FakeInteraction:
+    assert fake.gateway.live_sessions(guild) == 1  # one session gets it: one answer
+    ix = await fake.inject_slash_command(guild, channel, ALICE, "count", [], subcommand="list")
+    response = await ix.wait_response()
+    assert response.status < 300
+    return ix
+
+
+async def test_one_instance_on_sqlite_runs_every_shard(fake: FakeDiscord, tmp_path: Path) -> None:
+    places = setup(fake)
+    store = f"sqlite+aiosqlite:///{tmp_path / 'tallybot.sqlite3'}"
+    cfg = config(tmp_path, fake, [g for g, _ in places], store)
+    async with running(fake, cfg, VirtualTime()) as (app, adapter):
+        assert app.instance.shards == {0, 1}
+        assert (await adapter.health()).connected
+        for guild, channel in places:
+            ix = await ask(fake, guild, channel)
+            assert adapter.gateway_client(guild).shard_id == (guild >> 22) % SHARDS
+            assert len(ix.callbacks) == 1
+    shards = sorted(p["d"]["shard"] for p in fake.gateway.received if p["op"] == 2)
+    assert shards == [[0, SHARDS], [1, SHARDS]]
+    assert fake.gateway.identify_refused == 0
+
+
+async def test_fixed_shard_ids_run_only_those(fake: FakeDiscord, tmp_path: Path) -> None:
+    places = setup(fake)
+    store = f"sqlite+aiosqlite:///{tmp_path / 'tallybot.sqlite3'}"
+    cfg = config(tmp_path, fake, [g for g, _ in places], store, shard_ids=[1])
+    async with running(fake, cfg, VirtualTime()) as (app, adapter):
+        assert app.instance.shards == {1}
+        assert fake.gateway.live_sessions(places[0][0]) == 0
+        await ask(fake, *places[1])
+        with pytest.raises(RuntimeError, match="does not run in this instance"):
+            adapter.gateway_client(places[0][0])
+
+
+@pytest.mark.postgres
+async def test_two_instances_divide_the_shards_and_one_takes_over_the_others(
+    fake: FakeDiscord, tmp_path: Path
+) -> None:
+    await _require_postgres()
+    schema = f"test_{uuid.uuid4().hex[:16]}"
+    places = setup(fake)
+    cfg = config(tmp_path, fake, [g for g, _ in places], PG_URL)
+    vt = VirtualTime()
+    try:
+        async with AsyncExitStack() as stack:
+            app_a, a = await stack.enter_async_context(running(fake, cfg, vt, schema))
+            app_b, b = await stack.enter_async_context(running(fake, cfg, vt, schema))
+            assert app_a.instance.shards == {0, 1}  # alone when it started
+            assert app_b.instance.shards == set()
+            for adapter in (a, b):  # a round each: two instances now, a shard each
+                assert adapter.leases is not None
+                assert adapter.shards is not None
+                await adapter.leases.step(adapter.shards.start, adapter.shards.stop)
+            await b.leases.step(b.shards.start, b.shards.stop)  # type: ignore[union-attr]
+            assert app_a.instance.shards == {0}
+            assert app_b.instance.shards == {1}
+            await fake.wait_for(lambda: all(fake.gateway.live_sessions(g) for g, _ in places))
+            async with asyncio.timeout(5):
+                await b.gateway_client(places[1][0]).wait_until_ready()
+            for guild, channel in places:
+                assert len((await ask(fake, guild, channel)).callbacks) == 1
+
+            # a stops its shards and hands them on (as leaving does); b's next round takes them
+            assert a.shards is not None
+            assert a.leases is not None
+            await a.shards.stop_all()
+            await a.leases.release_all()
+            await b.leases.step(b.shards.start, b.shards.stop)  # type: ignore[union-attr]
+            assert app_b.instance.shards == {0, 1}
+            await fake.wait_for(lambda: fake.gateway.live_sessions(places[0][0]) == 1)
+            async with asyncio.timeout(5):
+                await b.gateway_client(places[0][0]).wait_until_ready()
+            for guild, channel in places:
+                assert len((await ask(fake, guild, channel)).callbacks) == 1
+            assert (await b.health()).connected
+    finally:
+        await _pg_execute(PG_URL, f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+    assert fake.gateway.identify_refused == 0
+    assert fake.gateway.overlaps == 0

@@ -1,0 +1,175 @@
+"""Shard leases: the instances of a PostgreSQL store divide a gateway's shards among themselves,
+each runs its share, a dead instance's shards are taken over once their leases expire, a lease
+lost means its session stops first; SQLite runs them all. Session starts keep to one per bucket
+per window across instances."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from bot.clock import SystemClock
+from bot.cluster import Instance
+from bot.cluster.shards import Change, SessionStarts, ShardLeases
+from bot.delivery.pacing import Window
+from bot.store import Database
+from bot.testing.clock import FakeClock
+from tests.cluster.test_claims import two
+from tests.conftest import PG_URL, _pg_execute
+
+__all__ = ["two"]
+T0 = datetime(2021, 4, 8, 18, 0, tzinfo=UTC)
+LEASE_S = 9.0  # a round every 3 s
+
+
+class Sessions:
+    """The sessions each instance runs, as its ``start``/``stop`` see them; never two at once
+    for one shard."""
+
+    def __init__(self) -> None:
+        self.running: dict[int, str] = {}
+        self.log: list[tuple[str, str, int]] = []
+
+    def of(self, name: str) -> tuple[Change, Change]:
+        async def start(shard: int) -> None:
+            assert shard not in self.running, f"shard {shard} runs twice"
+            self.running[shard] = name
+            self.log.append(("start", name, shard))
+
+        async def stop(shard: int) -> None:
+            assert self.running.pop(shard) == name
+            self.log.append(("stop", name, shard))
+
+        return start, stop
+
+    def held_by(self, name: str) -> set[int]:
+        return {s for s, n in self.running.items() if n == name}
+
+
+async def rounds(sessions: Sessions, *keepers: tuple[str, ShardLeases]) -> None:
+    for name, keeper in keepers:
+        start, stop = sessions.of(name)
+        await keeper.step(start, stop)
+
+
+async def test_instances_divide_the_shards_and_take_over_a_dead_ones(
+    two: tuple[Database, Database],
+) -> None:
+    a, b = two
+    clock = FakeClock(T0)
+    one, other = Instance("one"), Instance("other")
+    ka = ShardLeases(a, clock, one, count=4, lease_seconds=LEASE_S)
+    kb = ShardLeases(b, clock, other, count=4, lease_seconds=LEASE_S)
+    sessions = Sessions()
+
+    await rounds(sessions, ("one", ka))  # alone: all four
+    assert sessions.held_by("one") == {0, 1, 2, 3} == one.shards
+    await rounds(sessions, ("other", kb))  # present now, nothing free yet
+    assert sessions.held_by("other") == set()
+    clock.advance(3)
+    await rounds(sessions, ("one", ka), ("other", kb))  # two instances: two shards each
+    assert sessions.held_by("one") == {0, 1}
+    assert sessions.held_by("other") == {2, 3}
+    assert other.shards == {2, 3}
+    for _ in range(3):  # stable
+        clock.advance(3)
+        await rounds(sessions, ("one", ka), ("other", kb))
+    assert sessions.held_by("one") == {0, 1}
+    assert sessions.held_by("other") == {2, 3}
+
+    # "one" dies (no more rounds): its leases and its presence run out LEASE_S after its last
+    # round; "other" takes its shards at its first round after that.
+    died = clock.now()
+    taken_at = None
+    for _ in range(6):
+        clock.advance(3)
+        sessions.running = {s: n for s, n in sessions.running.items() if n != "one"}
+        await rounds(sessions, ("other", kb))
+        if sessions.held_by("other") == {0, 1, 2, 3}:
+            taken_at = clock.now()
+            break
+    assert taken_at is not None
+    assert (taken_at - died).total_seconds() <= LEASE_S + LEASE_S / 3
+
+
+async def test_a_lease_taken_meanwhile_stops_its_session(
+    two: tuple[Database, Database],
+) -> None:
+    a, b = two
+    clock = FakeClock(T0)
+    ka = ShardLeases(a, clock, Instance("one"), count=2, lease_seconds=LEASE_S)
+    kb = ShardLeases(b, clock, Instance("other"), count=2, lease_seconds=LEASE_S)
+    assert await ka.round() == ({0, 1}, set())
+    clock.advance(LEASE_S + 1)  # "one" stalled past its leases; "other" takes them
+    assert await kb.round() == ({0, 1}, set())
+    assert await ka.round() == (set(), {0, 1})  # awake: lost, so its sessions stop
+    assert ka.held == set()
+    assert ka.instance.shards == set()
+
+
+async def test_a_store_that_does_not_answer_stops_the_sessions_before_the_leases_run_out(
+    two: tuple[Database, Database],
+) -> None:
+    a, _ = two
+    clock = FakeClock(T0)
+    keeper = ShardLeases(a, clock, Instance("one"), count=2, lease_seconds=LEASE_S)
+    assert await keeper.round() == ({0, 1}, set())
+    assert a.schema is not None
+    await _pg_execute(PG_URL, f'DROP SCHEMA "{a.schema}" CASCADE')  # every statement fails now
+    clock.advance(3)
+    assert await keeper.round() == (set(), set())  # 6 s of the lease left: kept
+    clock.advance(3)
+    assert await keeper.round() == (set(), {0, 1})  # one round left: stopped in time
+    assert keeper.held == set()
+
+
+async def test_fixed_shards_are_held_and_left_out_of_the_division(
+    two: tuple[Database, Database],
+) -> None:
+    a, b = two
+    clock = FakeClock(T0)
+    fixed = ShardLeases(a, clock, Instance("fixed"), count=4, fixed=(0,), lease_seconds=LEASE_S)
+    auto = ShardLeases(b, clock, Instance("auto"), count=4, lease_seconds=LEASE_S)
+    sessions = Sessions()
+    await rounds(sessions, ("fixed", fixed), ("auto", auto))
+    assert sessions.held_by("fixed") == {0}
+    assert sessions.held_by("auto") == {1, 2, 3}
+    clock.advance(3)
+    await rounds(sessions, ("fixed", fixed), ("auto", auto))
+    assert sessions.held_by("fixed") == {0}
+    assert sessions.held_by("auto") == {1, 2, 3}
+    await fixed.release_all()  # a clean stop hands shard 0 on at once
+    sessions.running.pop(0)
+    await rounds(sessions, ("auto", auto))
+    assert sessions.held_by("auto") == {0, 1, 2, 3}
+
+
+async def test_sqlite_runs_every_shard_without_leases(db: Database) -> None:
+    instance = Instance("solo")
+    keeper = ShardLeases(db, FakeClock(T0), instance, count=3, lease_seconds=LEASE_S)
+    if keeper.shared:  # the PostgreSQL run of this test: the division above covers it
+        assert await keeper.round() == ({0, 1, 2}, set())
+        return
+    assert await keeper.round() == ({0, 1, 2}, set())
+    assert await keeper.round() == (set(), set())
+    assert instance.shards == {0, 1, 2}
+
+
+async def test_session_starts_are_one_per_bucket_per_window_across_instances(
+    two: tuple[Database, Database],
+) -> None:
+    a, b = two
+    slept: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        slept.append(seconds)
+
+    window = Window(1, 0.5)  # the store's schedule, compressed: 0.5 s / 0.9 between starts
+    one = SessionStarts("test", 2, SystemClock(), a, sleep=sleep, window=window)
+    other = SessionStarts("test", 2, SystemClock(), b, sleep=sleep, window=window)
+    await one.turn(0)  # bucket 0: at once
+    await other.turn(1)  # bucket 1: at once
+    assert slept == []
+    await other.turn(2)  # bucket 0 again, from the other instance: waits its turn
+    assert len(slept) == 1
+    assert 0.4 < slept[0] <= 0.5 / 0.9 + 0.01
+    assert (one.started, other.started) == (1, 2)
