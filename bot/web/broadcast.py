@@ -10,9 +10,8 @@ sent) is dropped, its connection aborted; so is one whose buffer has not moved f
 future, never a task woken per event. A dropped viewer reconnects and catches up from the store
 (``Last-Event-ID``).
 
-One instance learns of its own tallies only. With several instances sharing a store, each would
-also ``LISTEN`` for a ``NOTIFY`` carrying ``count_id`` and ``seq`` and call :meth:`accepted`
-with them (the scale-out issue).
+With several instances sharing a PostgreSQL store, each also hears of the others' tallies
+(:mod:`bot.web.feed`) and calls :meth:`accepted` with them; a seq already posted is skipped.
 """
 
 from __future__ import annotations
