@@ -23,18 +23,19 @@ import contextlib
 import gc
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+import tracemalloc
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
-
-import aiohttp
+from urllib.parse import urlsplit
 
 from bot.adapter import Earlier
 from bot.app import App
@@ -69,6 +70,8 @@ class Row:
     viewer_p99_ms: float
     viewer_max_ms: float
     missed: int
+    worded_p50_ms: float
+    """Tally accepted to its event read from the store and encoded."""
     written_p50_ms: float
     """Tally accepted to the bot having written it to every viewer's connection."""
     written_max_ms: float
@@ -118,59 +121,128 @@ class TimedAdapter(RecordingAdapter):
         )
 
 
-# -- the viewers (a process of their own) -----------------------------------------------------
+# -- the viewers (processes of their own) -----------------------------------------------------
+
+
+class Stream(asyncio.Protocol):
+    """One viewer, as cheap as a viewer can be: a socket, the request, and a scan of what
+    arrives for complete events (``id: SEQ`` ... blank line), each timed when its last byte
+    arrives. No HTTP client library: the viewers' CPU is not what is measured."""
+
+    def __init__(self, request: bytes, crowd: Crowd) -> None:
+        self.request = request
+        self.crowd = crowd
+        self.rest = b""
+        self.opened = False
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        transport.write(self.request)
+
+    def data_received(self, data: bytes) -> None:
+        at = time.monotonic()
+        data = self.rest + data
+        end = data.rfind(b"\n\n")
+        if end < 0:
+            self.rest = data
+            return
+        self.rest = data[end + 2 :]
+        if not self.opened and b"retry: " in data:
+            self.opened = True
+            self.crowd.opened()
+        start = data.find(b"id: ")
+        while 0 <= start < end:
+            stop = data.index(b"\n", start)
+            self.crowd.received(int(data[start + 4 : stop]), at)
+            start = data.find(b"id: ", stop)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.crowd.closed += 1
+
+
+class Crowd:
+    """The viewers of one process: when each had each seq."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self.ready = 0
+        self.closed = 0
+        self.all_ready = asyncio.Event()
+        self.got: dict[int, list[float]] = {}
+
+    def opened(self) -> None:
+        self.ready += 1
+        if self.ready == self.n:
+            self.all_ready.set()
+
+    def received(self, seq: int, at: float) -> None:
+        times = self.got.setdefault(seq, [])
+        times.append(at)
+        if len(times) == self.n:
+            print(f"got {seq}", flush=True)
 
 
 async def viewers(url: str, n: int, last: int, tallies: int) -> None:
     """Hold ``n`` streams open; print ``ready``, then ``got SEQ`` once every stream has SEQ,
-    then one JSON line: each seq's receipt times."""
-    got: dict[int, list[float]] = {}
-    ready = 0
-    all_ready = asyncio.Event()
-    connector = aiohttp.TCPConnector(limit=0, force_close=True)
-    timeout = aiohttp.ClientTimeout(total=None, sock_connect=30)
-    async with aiohttp.ClientSession(connector=connector, timeout=timeout) as http:
+    then (on stdin closing) one JSON line: each seq's receipt times."""
+    raise_fd_limit()
+    u = urlsplit(url)
+    host, port = u.hostname or "127.0.0.1", u.port or 80
+    request = (
+        f"GET {u.path}?last={last} HTTP/1.1\r\nHost: {host}:{port}\r\n"
+        "Accept: text/event-stream\r\n\r\n"
+    ).encode()
+    crowd = Crowd(n)
+    loop = asyncio.get_running_loop()
+    transports = []
+    for start in range(0, n, 250):  # connect in waves, not in one burst
+        made = await asyncio.gather(
+            *(
+                loop.create_connection(lambda: Stream(request, crowd), host, port)
+                for _ in range(min(250, n - start))
+            ),
+            return_exceptions=True,
+        )
+        for m in made:
+            if isinstance(m, BaseException):
+                print(f"refused {m!r}", file=sys.stderr, flush=True)
+            else:
+                transports.append(m[0])
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(crowd.all_ready.wait(), 120)
+    print(f"ready {crowd.ready}", flush=True)
+    await loop.run_in_executor(None, sys.stdin.read)  # until the bot is done with us
+    print(json.dumps({str(k): v for k, v in crowd.got.items()}), flush=True)
+    for transport in transports:
+        transport.abort()
 
-        async def one() -> None:
-            nonlocal ready
-            async with http.get(f"{url}?last={last}") as resp:
-                if resp.status != 200:
-                    print(f"refused {resp.status}", file=sys.stderr, flush=True)
-                    return
-                await resp.content.readuntil(b"\n\n")  # retry: the stream is open
-                ready += 1
-                if ready == n:
-                    all_ready.set()
-                seen = 0
-                while seen < tallies:
-                    block = await resp.content.readuntil(b"\n\n")
-                    if not block.startswith(b"id: "):
-                        continue  # a ping
-                    at = time.monotonic()
-                    seq = int(block[4 : block.index(b"\n")])
-                    times = got.setdefault(seq, [])
-                    times.append(at)
-                    seen += 1
-                    if len(times) == n:
-                        print(f"got {seq}", flush=True)
 
-        tasks = []
-        for start in range(0, n, 250):  # connect in waves, not in one burst
-            tasks += [asyncio.create_task(one()) for _ in range(min(250, n - start))]
-            await asyncio.sleep(0.05)
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(all_ready.wait(), 120)
-        print(f"ready {ready}", flush=True)
-        await asyncio.wait(tasks, timeout=WAIT * (tallies + 1))
-        print(json.dumps({str(k): v for k, v in got.items()}), flush=True)
-        for task in tasks:
-            task.cancel()
+def raise_fd_limit() -> None:
+    """Open files up to the hard limit (each viewer is a socket)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < hard:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
 
 
 # -- the bot (a process of its own per scenario) ------------------------------------------------
 
 
-async def scenario(n: int, tallies: int, clients: int) -> Row:
+def show_allocations(snapshot: tracemalloc.Snapshot, n: int) -> None:
+    """Where the memory the viewers hold was allocated: bytes per viewer, by line (stderr)."""
+    for stat in snapshot.statistics("traceback")[:25]:
+        frames = " <- ".join(
+            f"{Path(f.filename).parent.name}/{Path(f.filename).name}:{f.lineno}"
+            for f in stat.traceback
+        )
+        print(
+            f"{stat.size / n:8.0f} B/viewer {stat.count / n:6.2f} blocks  {frames}", file=sys.stderr
+        )
+    total = sum(s.size for s in snapshot.statistics("filename"))
+    print(f"{total / n:8.0f} B/viewer traced in all", file=sys.stderr)
+
+
+async def scenario(n: int, tallies: int, clients: int, trace: int = 0) -> Row:
+    raise_fd_limit()
     with tempfile.TemporaryDirectory() as tmp:
         raw: dict[str, Any] = {
             "store": {"url": f"sqlite+aiosqlite:///{Path(tmp) / 'bench.sqlite3'}"},
@@ -191,6 +263,8 @@ async def scenario(n: int, tallies: int, clients: int) -> Row:
             assert app.web is not None
             gc.collect()
             before = rss_mb()
+            if trace:
+                tracemalloc.start(trace)
             url = f"{app.web.url}/c/{COUNT_ID}/events"
             per = [n // clients + (1 if i < n % clients else 0) for i in range(clients)]
             procs = []
@@ -198,7 +272,12 @@ async def scenario(n: int, tallies: int, clients: int) -> Row:
                 argv = ["-m", "bench.web_sse", "--serve-viewers", url, str(k), str(seq)]
                 procs.append(
                     await asyncio.create_subprocess_exec(
-                        sys.executable, *argv, str(tallies), stdout=subprocess.PIPE, limit=2**26
+                        sys.executable,
+                        *argv,
+                        str(tallies),
+                        stdin=subprocess.PIPE,
+                        stdout=subprocess.PIPE,
+                        limit=2**26,
                     )
                 )
             connected = 0
@@ -217,8 +296,20 @@ async def scenario(n: int, tallies: int, clients: int) -> Row:
                     written[seq] = time.monotonic()
 
             broadcaster.post = timed_post  # type: ignore[method-assign]
+            worded: dict[int, float] = {}
+            event_for = broadcaster.event_for
+
+            async def timed_event(count_id: str, seq: int) -> bytes | None:
+                data = await event_for(count_id, seq)
+                worded[seq] = time.monotonic()
+                return data
+
+            broadcaster.event_for = timed_event
             gc.collect()
             after = rss_mb()
+            if trace:
+                show_allocations(tracemalloc.take_snapshot(), n)
+                tracemalloc.stop()
             accepted: dict[int, float] = {}
             viewed: list[float] = []
             for _ in range(tallies):
@@ -230,6 +321,9 @@ async def scenario(n: int, tallies: int, clients: int) -> Row:
                             await line_starting(proc, f"got {seq}")
             latencies: list[float] = []
             received = 0
+            for proc in procs:
+                assert proc.stdin is not None
+                proc.stdin.close()
             for proc in procs:
                 times = json.loads(await line_starting(proc, "{"))
                 await proc.wait()
@@ -244,6 +338,7 @@ async def scenario(n: int, tallies: int, clients: int) -> Row:
                 pct(latencies, 0.99) * 1000,
                 max(latencies, default=float("nan")) * 1000,
                 connected * tallies - received,
+                pct([worded[s] - at for s, at in accepted.items() if s in worded], 0.5) * 1000,
                 pct([written[s] - at for s, at in accepted.items() if s in written], 0.5) * 1000,
                 max(written[s] - at for s, at in accepted.items() if s in written) * 1000,
                 (after - before) / (n / 1000),
@@ -290,6 +385,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--viewers", default="1000,5000,10000")
     parser.add_argument("--tallies", type=int, default=5)
     parser.add_argument("--clients", type=int, default=2)
+    parser.add_argument(
+        "--trace", type=int, default=0, help="frames: where the viewers' memory goes (stderr)"
+    )
     parser.add_argument("--scenario", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--serve-viewers", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -298,18 +396,21 @@ def main(argv: Sequence[str] | None = None) -> None:
         asyncio.run(viewers(url, int(n), int(last), int(tallies)))
         return
     if args.scenario:
-        row = asyncio.run(scenario(args.scenario, args.tallies, args.clients))
+        row = asyncio.run(scenario(args.scenario, args.tallies, args.clients, args.trace))
         print(json.dumps(asdict(row)))
         return
     print(
         f"{'viewers':>8} {'conn':>6} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8} {'missed':>6} "
-        f"{'written p50/max':>16} "
+        f"{'worded':>7} {'written p50/max':>16} "
         f"{'MB/1000':>8} {'chat p50/max alone':>19} {'chat p50/max viewed':>20} {'dropped':>7}"
     )
     for n in (int(v) for v in args.viewers.split(",")):
         cmd = [sys.executable, "-m", "bench.web_sse", "--scenario", str(n)]
         cmd += ["--tallies", str(args.tallies), "--clients", str(args.clients)]
+        cmd += ["--trace", str(args.trace)]
         out = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        if args.trace:
+            print(out.stderr, end="")
         if out.returncode != 0:
             print(f"{n:>8} failed: {out.stderr.strip().splitlines()[-1:]}")
             continue
@@ -317,7 +418,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         print(
             f"{r.viewers:>8} {r.connected:>6} {r.viewer_p50_ms:>8.1f} {r.viewer_p99_ms:>8.1f} "
             f"{r.viewer_max_ms:>8.1f} {r.missed:>6} "
-            f"{r.written_p50_ms:>7.1f}/{r.written_max_ms:<8.1f} {r.rss_added_mb_per_1000:>8.2f} "
+            f"{r.worded_p50_ms:>7.1f} {r.written_p50_ms:>7.1f}/{r.written_max_ms:<8.1f} "
+            f"{r.rss_added_mb_per_1000:>8.2f} "
             f"{r.chat_p50_ms_alone:>9.1f}/{r.chat_max_ms_alone:<9.1f} "
             f"{r.chat_p50_ms_viewed:>10.1f}/{r.chat_max_ms_viewed:<9.1f} {r.dropped:>7}"
         )

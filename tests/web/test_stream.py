@@ -20,7 +20,7 @@ from bot.errors import RequestError
 from bot.subscription import ChannelRef, Platform
 from bot.testing.adapter import RecordingAdapter
 from bot.testing.clock import FakeClock
-from bot.web.broadcast import MAX_BUFFERED, Broadcaster, Limits, chunk
+from bot.web.broadcast import LAST_CHUNK, MAX_BUFFERED, Broadcaster, Limits, chunk
 from bot.web.events import Counts
 from tests.web.conftest import PRIVATE, PUBLIC, Site, make_app, web_config
 
@@ -129,6 +129,7 @@ class Wire:
         self.written: list[bytes] = []
         self.unread = 0
         self.aborted = False
+        self.closed = False
 
     def write(self, data: bytes) -> None:
         self.written.append(data)
@@ -137,7 +138,10 @@ class Wire:
         return self.unread
 
     def is_closing(self) -> bool:
-        return self.aborted
+        return self.aborted or self.closed
+
+    def close(self) -> None:
+        self.closed = True
 
     def abort(self) -> None:
         self.aborted = True
@@ -194,11 +198,13 @@ async def test_limits_and_the_sweep() -> None:
     wires[0].unread = 50  # it reads: it moves
     assert b.sweep(now=11.5) == 1  # the other has not moved for 10.5 s: dropped
     assert [w.aborted for w in wires] == [False, True, False, False, False]
-    assert viewers[1].ended.done()
+    assert viewers[1].closed
+    assert wires[1].written == []  # aborted: no end of the body
     wires[0].unread = 0  # it has read everything
     assert b.sweep(now=103.5) == 4  # past their lifetime: ended in good order
     assert not any(w.aborted for w in (wires[0], wires[2], wires[3], wires[4]))
-    assert all(v.ended.done() for v in viewers)
+    assert all(v.closed for v in viewers)
+    assert all(w.closed and w.written == [LAST_CHUNK] for w in (wires[0], wires[2], wires[3]))
     assert (b.viewers, b.per_ip("10.0.0.1"), b.dropped) == (0, 0, 1)
 
 
