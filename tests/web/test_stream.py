@@ -242,3 +242,26 @@ async def test_a_crowd_reconnecting_at_once_costs_one_read(site: Site) -> None:
     missed = await asyncio.gather(*(counts.missed(PUBLIC, 0) for _ in range(50)))
     assert all([seq for seq, _ in m] == [1] for m in missed)
     assert lookup.asked == 1  # remembered meanwhile
+
+
+async def test_an_open_stream_holds_no_task_once_caught_up(site: Site) -> None:
+    """After the catch-up the connection is the viewer's own (no request, no handler task):
+    thousands of open streams cost the server no task each; events and leaving still work."""
+    await site.tally(yes=84, no=201)
+    web = site.app.web
+    assert web is not None
+    before = asyncio.all_tasks()
+    async with opened(site) as one, opened(site) as two, opened(site) as three:
+        for resp in (one, two, three):
+            assert (await read_event(resp))["id"] == "1"
+        started = asyncio.all_tasks() - before
+        if started:  # the handlers finish as they hand over (most have already)
+            await asyncio.wait(started, timeout=5)
+        assert all(task.done() for task in started)
+        assert web.broadcaster.viewers == 3
+        await site.tally(yes=463, no=1100)
+        for resp in (one, two, three):
+            assert (await read_event(resp))["id"] == "2"
+    async with asyncio.timeout(5):  # the server sees them leave
+        await web.broadcaster.until(lambda: web.broadcaster.viewers == 0)
+    assert web.broadcaster.dropped == 0
