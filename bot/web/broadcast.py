@@ -182,6 +182,12 @@ class Broadcaster:
                 until = loop.time() + SLICE_SECONDS
         self._drop(slow)
 
+    def unsure(self) -> None:
+        """Tallies may have been missed (no notices for a while): forget the last seq of every
+        count nobody watches, so that its next viewer catches up from the store."""
+        for count_id in [c for c in self.latest if c not in self.channels]:
+            del self.latest[count_id]
+
     async def ping(self) -> None:
         """A comment to every stream, so that proxies and browsers keep idle ones open."""
         for count_id in list(self.channels):

@@ -7,7 +7,8 @@ passes each to :meth:`Broadcaster.accepted <bot.web.broadcast.Broadcaster.accept
 instance's own tallies arrive twice, by the in-process hook and by the notice: the broadcaster
 posts a seq once). When the connection is lost it connects again, backing off, and once
 listening again reads the latest seq of every count being watched, so that a tally accepted
-while it was away is still posted. A SQLite store is one instance: no feed is needed.
+while it was away is still posted (and forgets what it knew of the others, so that their next
+viewers catch up from the store). A SQLite store is one instance: no feed is needed.
 """
 
 from __future__ import annotations
@@ -81,6 +82,7 @@ class Feed:
 
     async def _catch_up(self) -> None:
         """Post what was accepted while not listening, for every count being watched."""
+        self.broadcaster.unsure()
         for count_id in list(self.broadcaster.channels):
             latest = await self.latest(count_id)
             known = self.broadcaster.latest.get(count_id, 0)

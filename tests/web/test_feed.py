@@ -19,7 +19,7 @@ from bot.app import App
 from bot.store import Database, notices
 from bot.testing.clock import FakeClock
 from tests.conftest import PG_URL, _pg_execute, _require_postgres
-from tests.web.conftest import PUBLIC, ingest, make_app, web_config
+from tests.web.conftest import HOSTILE, PUBLIC, ingest, make_app, web_config
 from tests.web.test_stream import read_event
 
 pytestmark = pytest.mark.postgres
@@ -96,7 +96,9 @@ async def test_a_viewer_of_one_instance_sees_the_tallies_of_another(
             for resp in (on_a, on_b):
                 assert (await read_event(resp))["id"] == "3"
 
-            # B's listening connection is cut off; a tally is accepted by A while B is away.
+            await ingest(a, clock, HOSTILE, a=1, b=2)  # B hears of it; nobody watches it there
+
+            # B's listening connection is cut off; tallies are accepted by A while B is away.
             feed = b.web.feed
             assert feed.listening is not None
             assert feed.connected == 1
@@ -115,10 +117,13 @@ async def test_a_viewer_of_one_instance_sees_the_tallies_of_another(
                 await away.wait()
             assert feed.listening is None
             await ingest(a, clock, yes=600, no=1300)
+            await ingest(a, clock, HOSTILE, a=3, b=4)
             assert (await read_event(on_a))["id"] == "4"
             back.set()  # B listens again and catches up
             assert (await read_event(on_b))["id"] == "4"
             assert feed.connected == 2
+            async with http.get(f"{b.web.url}/c/{HOSTILE}/events?last=1") as late:
+                assert (await read_event(late))["id"] == "2"  # from the store, not missed
             await ingest(a, clock, yes=700, no=1400)
             for resp in (on_a, on_b):
                 assert (await read_event(resp))["id"] == "5"
