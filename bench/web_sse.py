@@ -5,14 +5,16 @@ accepted, and how long until the last viewer has it; chat deliveries timed meanw
 
 Each scenario runs in its own process: the bot (a SQLite store, the public pages on 127.0.0.1,
 20 chat channels subscribed to every update on a recording adapter that notes when each post
-is made) and, in ``--clients`` processes of their own, the viewers (aiohttp clients, each
-holding its stream open). For each tally: the time from the tally accepted (its pipeline call
-returned) to each viewer receiving its event (p50, p99, max over every viewer and tally), and
-to each chat post (p50, max), first with no viewers, then with all of them connected. "written"
-is the bot's part: from accepted to the event written into every viewer's connection (the rest
-is the kernel and the clients, on the same two cores). RSS is the bot's process (the clients'
-are their own): before the viewers connect and once they all have, as MB added per 1,000
-viewers. Times are CLOCK_MONOTONIC, the same in every process.
+is made) and, in ``--clients`` processes of their own, the viewers (``bench/sse_viewers.py``:
+bare asyncio protocols, so that the viewers' CPU is not what is measured). For each tally: the
+time from the tally accepted (its pipeline call returned) to each viewer receiving its event
+(p50, p99, max over every viewer and tally), and to each chat post (p50, max), first with no
+viewers, then with all of them connected. "worded" is from accepted to the event read from the
+store and encoded; "written" is the bot's part: from accepted to the event written into every
+viewer's connection (the rest is the kernel and the viewers, on the same two cores). RSS is the
+bot's process alone: before the viewers connect and once they all have, as MB added per 1,000
+viewers. ``--trace N``: where the viewers' memory went (tracemalloc, N frames, on stderr).
+Times are CLOCK_MONOTONIC, the same in every process.
 """
 
 from __future__ import annotations
@@ -23,7 +25,6 @@ import contextlib
 import gc
 import json
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -35,8 +36,8 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
+from bench.sse_viewers import raise_fd_limit
 from bot.adapter import Earlier
 from bot.app import App
 from bot.commands.request import Request
@@ -121,109 +122,6 @@ class TimedAdapter(RecordingAdapter):
         )
 
 
-# -- the viewers (processes of their own) -----------------------------------------------------
-
-
-class Stream(asyncio.Protocol):
-    """One viewer, as cheap as a viewer can be: a socket, the request, and a scan of what
-    arrives for complete events (``id: SEQ`` ... blank line), each timed when its last byte
-    arrives. No HTTP client library: the viewers' CPU is not what is measured."""
-
-    def __init__(self, request: bytes, crowd: Crowd) -> None:
-        self.request = request
-        self.crowd = crowd
-        self.rest = b""
-        self.opened = False
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        transport.write(self.request)
-
-    def data_received(self, data: bytes) -> None:
-        at = time.monotonic()
-        data = self.rest + data
-        end = data.rfind(b"\n\n")
-        if end < 0:
-            self.rest = data
-            return
-        self.rest = data[end + 2 :]
-        if not self.opened and b"retry: " in data:
-            self.opened = True
-            self.crowd.opened()
-        start = data.find(b"id: ")
-        while 0 <= start < end:
-            stop = data.index(b"\n", start)
-            self.crowd.received(int(data[start + 4 : stop]), at)
-            start = data.find(b"id: ", stop)
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self.crowd.closed += 1
-
-
-class Crowd:
-    """The viewers of one process: when each had each seq."""
-
-    def __init__(self, n: int) -> None:
-        self.n = n
-        self.ready = 0
-        self.closed = 0
-        self.all_ready = asyncio.Event()
-        self.got: dict[int, list[float]] = {}
-
-    def opened(self) -> None:
-        self.ready += 1
-        if self.ready == self.n:
-            self.all_ready.set()
-
-    def received(self, seq: int, at: float) -> None:
-        times = self.got.setdefault(seq, [])
-        times.append(at)
-        if len(times) == self.n:
-            print(f"got {seq}", flush=True)
-
-
-async def viewers(url: str, n: int, last: int, tallies: int) -> None:
-    """Hold ``n`` streams open; print ``ready``, then ``got SEQ`` once every stream has SEQ,
-    then (on stdin closing) one JSON line: each seq's receipt times."""
-    raise_fd_limit()
-    u = urlsplit(url)
-    host, port = u.hostname or "127.0.0.1", u.port or 80
-    request = (
-        f"GET {u.path}?last={last} HTTP/1.1\r\nHost: {host}:{port}\r\n"
-        "Accept: text/event-stream\r\n\r\n"
-    ).encode()
-    crowd = Crowd(n)
-    loop = asyncio.get_running_loop()
-    transports = []
-    for start in range(0, n, 250):  # connect in waves, not in one burst
-        made = await asyncio.gather(
-            *(
-                loop.create_connection(lambda: Stream(request, crowd), host, port)
-                for _ in range(min(250, n - start))
-            ),
-            return_exceptions=True,
-        )
-        for m in made:
-            if isinstance(m, BaseException):
-                print(f"refused {m!r}", file=sys.stderr, flush=True)
-            else:
-                transports.append(m[0])
-    with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(crowd.all_ready.wait(), 120)
-    print(f"ready {crowd.ready}", flush=True)
-    await loop.run_in_executor(None, sys.stdin.read)  # until the bot is done with us
-    print(json.dumps({str(k): v for k, v in crowd.got.items()}), flush=True)
-    for transport in transports:
-        transport.abort()
-
-
-def raise_fd_limit() -> None:
-    """Open files up to the hard limit (each viewer is a socket)."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if soft < hard:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
-
-
 # -- the bot (a process of its own per scenario) ------------------------------------------------
 
 
@@ -269,7 +167,7 @@ async def scenario(n: int, tallies: int, clients: int, trace: int = 0) -> Row:
             per = [n // clients + (1 if i < n % clients else 0) for i in range(clients)]
             procs = []
             for k in per:
-                argv = ["-m", "bench.web_sse", "--serve-viewers", url, str(k), str(seq)]
+                argv = ["-m", "bench.sse_viewers", url, str(k), str(seq)]
                 procs.append(
                     await asyncio.create_subprocess_exec(
                         sys.executable,
@@ -389,12 +287,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         "--trace", type=int, default=0, help="frames: where the viewers' memory goes (stderr)"
     )
     parser.add_argument("--scenario", type=int, help=argparse.SUPPRESS)
-    parser.add_argument("--serve-viewers", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    if args.serve_viewers:
-        url, n, last, tallies = args.serve_viewers
-        asyncio.run(viewers(url, int(n), int(last), int(tallies)))
-        return
     if args.scenario:
         row = asyncio.run(scenario(args.scenario, args.tallies, args.clients, args.trace))
         print(json.dumps(asdict(row)))
