@@ -16,8 +16,6 @@ import sys
 import time
 from urllib.parse import urlsplit
 
-# -- the viewers (processes of their own) -----------------------------------------------------
-
 
 class Stream(asyncio.Protocol):
     """One viewer, as cheap as a viewer can be: a socket, the request, and a scan of what
@@ -45,11 +43,11 @@ class Stream(asyncio.Protocol):
         if not self.opened and b"retry: " in data:
             self.opened = True
             self.crowd.opened()
-        start = data.find(b"id: ")
+        start = data.find(b"\nid: ")  # a field at the start of a line (each event is a chunk)
         while 0 <= start < end:
-            stop = data.index(b"\n", start)
-            self.crowd.received(int(data[start + 4 : stop]), at)
-            start = data.find(b"id: ", stop)
+            stop = data.index(b"\n", start + 1)
+            self.crowd.received(int(data[start + 5 : stop]), at)
+            start = data.find(b"\nid: ", stop)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.crowd.closed += 1
