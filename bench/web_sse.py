@@ -5,14 +5,16 @@ accepted, and how long until the last viewer has it; chat deliveries timed meanw
 
 Each scenario runs in its own process: the bot (a SQLite store, the public pages on 127.0.0.1,
 20 chat channels subscribed to every update on a recording adapter that notes when each post
-is made) and, in ``--clients`` processes of their own, the viewers (aiohttp clients, each
-holding its stream open). For each tally: the time from the tally accepted (its pipeline call
-returned) to each viewer receiving its event (p50, p99, max over every viewer and tally), and
-to each chat post (p50, max), first with no viewers, then with all of them connected. "written"
-is the bot's part: from accepted to the event written into every viewer's connection (the rest
-is the kernel and the clients, on the same two cores). RSS is the bot's process (the clients'
-are their own): before the viewers connect and once they all have, as MB added per 1,000
-viewers. Times are CLOCK_MONOTONIC, the same in every process.
+is made) and, in ``--clients`` processes of their own, the viewers (``bench/sse_viewers.py``:
+bare asyncio protocols, so that the viewers' CPU is not what is measured). For each tally: the
+time from the tally accepted (its pipeline call returned) to each viewer receiving its event
+(p50, p99, max over every viewer and tally), and to each chat post (p50, max), first with no
+viewers, then with all of them connected. "worded" is from accepted to the event read from the
+store and encoded; "written" is the bot's part: from accepted to the event written into every
+viewer's connection (the rest is the kernel and the viewers, on the same two cores). RSS is the
+bot's process alone: before the viewers connect and once they all have, as MB added per 1,000
+viewers. ``--trace N``: where the viewers' memory went (tracemalloc, N frames, on stderr).
+Times are CLOCK_MONOTONIC, the same in every process.
 """
 
 from __future__ import annotations
@@ -28,14 +30,14 @@ import subprocess
 import sys
 import tempfile
 import time
+import tracemalloc
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import aiohttp
-
+from bench.sse_viewers import raise_fd_limit
 from bot.adapter import Earlier
 from bot.app import App
 from bot.commands.request import Request
@@ -69,6 +71,8 @@ class Row:
     viewer_p99_ms: float
     viewer_max_ms: float
     missed: int
+    worded_p50_ms: float
+    """Tally accepted to its event read from the store and encoded."""
     written_p50_ms: float
     """Tally accepted to the bot having written it to every viewer's connection."""
     written_max_ms: float
@@ -118,59 +122,25 @@ class TimedAdapter(RecordingAdapter):
         )
 
 
-# -- the viewers (a process of their own) -----------------------------------------------------
-
-
-async def viewers(url: str, n: int, last: int, tallies: int) -> None:
-    """Hold ``n`` streams open; print ``ready``, then ``got SEQ`` once every stream has SEQ,
-    then one JSON line: each seq's receipt times."""
-    got: dict[int, list[float]] = {}
-    ready = 0
-    all_ready = asyncio.Event()
-    connector = aiohttp.TCPConnector(limit=0, force_close=True)
-    timeout = aiohttp.ClientTimeout(total=None, sock_connect=30)
-    async with aiohttp.ClientSession(connector=connector, timeout=timeout) as http:
-
-        async def one() -> None:
-            nonlocal ready
-            async with http.get(f"{url}?last={last}") as resp:
-                if resp.status != 200:
-                    print(f"refused {resp.status}", file=sys.stderr, flush=True)
-                    return
-                await resp.content.readuntil(b"\n\n")  # retry: the stream is open
-                ready += 1
-                if ready == n:
-                    all_ready.set()
-                seen = 0
-                while seen < tallies:
-                    block = await resp.content.readuntil(b"\n\n")
-                    if not block.startswith(b"id: "):
-                        continue  # a ping
-                    at = time.monotonic()
-                    seq = int(block[4 : block.index(b"\n")])
-                    times = got.setdefault(seq, [])
-                    times.append(at)
-                    seen += 1
-                    if len(times) == n:
-                        print(f"got {seq}", flush=True)
-
-        tasks = []
-        for start in range(0, n, 250):  # connect in waves, not in one burst
-            tasks += [asyncio.create_task(one()) for _ in range(min(250, n - start))]
-            await asyncio.sleep(0.05)
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(all_ready.wait(), 120)
-        print(f"ready {ready}", flush=True)
-        await asyncio.wait(tasks, timeout=WAIT * (tallies + 1))
-        print(json.dumps({str(k): v for k, v in got.items()}), flush=True)
-        for task in tasks:
-            task.cancel()
-
-
 # -- the bot (a process of its own per scenario) ------------------------------------------------
 
 
-async def scenario(n: int, tallies: int, clients: int) -> Row:
+def show_allocations(snapshot: tracemalloc.Snapshot, n: int) -> None:
+    """Where the memory the viewers hold was allocated: bytes per viewer, by line (stderr)."""
+    for stat in snapshot.statistics("traceback")[:25]:
+        frames = " <- ".join(
+            f"{Path(f.filename).parent.name}/{Path(f.filename).name}:{f.lineno}"
+            for f in stat.traceback
+        )
+        print(
+            f"{stat.size / n:8.0f} B/viewer {stat.count / n:6.2f} blocks  {frames}", file=sys.stderr
+        )
+    total = sum(s.size for s in snapshot.statistics("filename"))
+    print(f"{total / n:8.0f} B/viewer traced in all", file=sys.stderr)
+
+
+async def scenario(n: int, tallies: int, clients: int, trace: int = 0) -> Row:
+    raise_fd_limit()
     with tempfile.TemporaryDirectory() as tmp:
         raw: dict[str, Any] = {
             "store": {"url": f"sqlite+aiosqlite:///{Path(tmp) / 'bench.sqlite3'}"},
@@ -191,14 +161,21 @@ async def scenario(n: int, tallies: int, clients: int) -> Row:
             assert app.web is not None
             gc.collect()
             before = rss_mb()
+            if trace:
+                tracemalloc.start(trace)
             url = f"{app.web.url}/c/{COUNT_ID}/events"
             per = [n // clients + (1 if i < n % clients else 0) for i in range(clients)]
             procs = []
             for k in per:
-                argv = ["-m", "bench.web_sse", "--serve-viewers", url, str(k), str(seq)]
+                argv = ["-m", "bench.sse_viewers", url, str(k), str(seq)]
                 procs.append(
                     await asyncio.create_subprocess_exec(
-                        sys.executable, *argv, str(tallies), stdout=subprocess.PIPE, limit=2**26
+                        sys.executable,
+                        *argv,
+                        str(tallies),
+                        stdin=subprocess.PIPE,
+                        stdout=subprocess.PIPE,
+                        limit=2**26,
                     )
                 )
             connected = 0
@@ -217,8 +194,20 @@ async def scenario(n: int, tallies: int, clients: int) -> Row:
                     written[seq] = time.monotonic()
 
             broadcaster.post = timed_post  # type: ignore[method-assign]
+            worded: dict[int, float] = {}
+            event_for = broadcaster.event_for
+
+            async def timed_event(count_id: str, seq: int) -> bytes | None:
+                data = await event_for(count_id, seq)
+                worded[seq] = time.monotonic()
+                return data
+
+            broadcaster.event_for = timed_event
             gc.collect()
             after = rss_mb()
+            if trace:
+                show_allocations(tracemalloc.take_snapshot(), n)
+                tracemalloc.stop()
             accepted: dict[int, float] = {}
             viewed: list[float] = []
             for _ in range(tallies):
@@ -230,6 +219,9 @@ async def scenario(n: int, tallies: int, clients: int) -> Row:
                             await line_starting(proc, f"got {seq}")
             latencies: list[float] = []
             received = 0
+            for proc in procs:
+                assert proc.stdin is not None
+                proc.stdin.close()
             for proc in procs:
                 times = json.loads(await line_starting(proc, "{"))
                 await proc.wait()
@@ -244,6 +236,7 @@ async def scenario(n: int, tallies: int, clients: int) -> Row:
                 pct(latencies, 0.99) * 1000,
                 max(latencies, default=float("nan")) * 1000,
                 connected * tallies - received,
+                pct([worded[s] - at for s, at in accepted.items() if s in worded], 0.5) * 1000,
                 pct([written[s] - at for s, at in accepted.items() if s in written], 0.5) * 1000,
                 max(written[s] - at for s, at in accepted.items() if s in written) * 1000,
                 (after - before) / (n / 1000),
@@ -290,26 +283,27 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--viewers", default="1000,5000,10000")
     parser.add_argument("--tallies", type=int, default=5)
     parser.add_argument("--clients", type=int, default=2)
+    parser.add_argument(
+        "--trace", type=int, default=0, help="frames: where the viewers' memory goes (stderr)"
+    )
     parser.add_argument("--scenario", type=int, help=argparse.SUPPRESS)
-    parser.add_argument("--serve-viewers", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    if args.serve_viewers:
-        url, n, last, tallies = args.serve_viewers
-        asyncio.run(viewers(url, int(n), int(last), int(tallies)))
-        return
     if args.scenario:
-        row = asyncio.run(scenario(args.scenario, args.tallies, args.clients))
+        row = asyncio.run(scenario(args.scenario, args.tallies, args.clients, args.trace))
         print(json.dumps(asdict(row)))
         return
     print(
         f"{'viewers':>8} {'conn':>6} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8} {'missed':>6} "
-        f"{'written p50/max':>16} "
+        f"{'worded':>7} {'written p50/max':>16} "
         f"{'MB/1000':>8} {'chat p50/max alone':>19} {'chat p50/max viewed':>20} {'dropped':>7}"
     )
     for n in (int(v) for v in args.viewers.split(",")):
         cmd = [sys.executable, "-m", "bench.web_sse", "--scenario", str(n)]
         cmd += ["--tallies", str(args.tallies), "--clients", str(args.clients)]
+        cmd += ["--trace", str(args.trace)]
         out = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        if args.trace:
+            print(out.stderr, end="")
         if out.returncode != 0:
             print(f"{n:>8} failed: {out.stderr.strip().splitlines()[-1:]}")
             continue
@@ -317,7 +311,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         print(
             f"{r.viewers:>8} {r.connected:>6} {r.viewer_p50_ms:>8.1f} {r.viewer_p99_ms:>8.1f} "
             f"{r.viewer_max_ms:>8.1f} {r.missed:>6} "
-            f"{r.written_p50_ms:>7.1f}/{r.written_max_ms:<8.1f} {r.rss_added_mb_per_1000:>8.2f} "
+            f"{r.worded_p50_ms:>7.1f} {r.written_p50_ms:>7.1f}/{r.written_max_ms:<8.1f} "
+            f"{r.rss_added_mb_per_1000:>8.2f} "
             f"{r.chat_p50_ms_alone:>9.1f}/{r.chat_max_ms_alone:<9.1f} "
             f"{r.chat_p50_ms_viewed:>10.1f}/{r.chat_max_ms_viewed:<9.1f} {r.dropped:>7}"
         )

@@ -21,7 +21,7 @@ from bot.domain.message import Message, Notice
 from bot.domain.model import Count, CountStatus, Tally, TallyState
 from bot.errors import CommandError, Replayed
 from bot.ops.hooks import NO_HOOKS, Hooks
-from bot.store import Database, outbox
+from bot.store import Database, notices, outbox
 from bot.store import audit as audit_rows
 from bot.store import counts as count_rows
 from bot.store import push_receipts as receipts
@@ -131,7 +131,8 @@ class Pipeline:
     ) -> None:
         """``instance``: the id of this instance, named in every admin notice it queues.
         ``on_accepted``: told of every accepted tally (as stored, with its seq) once it is
-        committed; it must return at once (the public pages' broadcaster, ``bot.web``).
+        committed; it must return at once (the public pages' broadcaster, ``bot.web``). On
+        PostgreSQL every instance also hears of it (:mod:`bot.store.notices`).
         ``page_link``: a public count's page, linked from its final message."""
         self.db = db
         self.on_accepted = on_accepted
@@ -220,6 +221,7 @@ class Pipeline:
             alerted = await self._alert(conn, notice, previous.seq if previous else 0)
             return Ingested(detection, tally, previous, queued=alerted)
         stored = await tally_rows.append(conn, tally)
+        await notices.announce(conn, self.db.schema, stored.count_id, stored.seq)  # at commit
         await self._update_count(conn, count, stored)
         accepted = replace(detection, tally=stored)
         message = fmt.for_update(count, accepted, previous.seq if previous else None)

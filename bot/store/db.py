@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
+import contextlib
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
+from dataclasses import dataclass
+from typing import Any
 
+import asyncpg
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
@@ -16,6 +20,24 @@ from bot.store.engine import READ_ONLY, backend_of, enable_wal, is_memory, make_
 
 TURN_TIMEOUT_S = 30.0
 """How long a SQLite transaction waits for its turn before :class:`StoreError`."""
+PING_TIMEOUT_S = 10.0
+"""How long a listening connection may take to answer :meth:`Listening.ping`."""
+
+
+@dataclass(eq=False)
+class Listening:
+    """A connection of its own that LISTENs (:meth:`Database.listening`)."""
+
+    lost: asyncio.Future[None]
+    """Resolved when the connection ends (the server closed it, the network dropped)."""
+    pid: int
+    """The server process of the connection (``pg_stat_activity.pid``)."""
+    _driver: Any
+
+    async def ping(self) -> None:
+        """A round trip, so that a connection dead without a word is found out (StoreError)."""
+        with _driver_errors("listening"):
+            await self._driver.fetchval("SELECT 1", timeout=PING_TIMEOUT_S)
 
 
 class Database(Closing):
@@ -94,6 +116,43 @@ class Database(Closing):
         return self._engine, self._reader
 
     @asynccontextmanager
+    async def listening(
+        self, channel: str, heard: Callable[[str], None]
+    ) -> AsyncIterator[Listening]:
+        """PostgreSQL: a connection held for the block, listening on ``channel``;
+        ``heard(payload)`` is called with every notice as it arrives. StoreError if it cannot
+        connect or listen; once it is listening, a lost connection resolves ``lost``."""
+        if self._dialect != "postgresql":
+            raise RuntimeError("only a PostgreSQL store can listen")
+        conn = self._open()[0].connect()
+        with _translated("listening", connecting=True):
+            await conn.start()
+            driver: Any = (await conn.get_raw_connection()).driver_connection
+        lost = asyncio.get_running_loop().create_future()
+
+        def ended(_connection: object) -> None:
+            if not lost.done():
+                lost.set_result(None)
+
+        def notified(_connection: object, _pid: int, _channel: str, payload: str) -> None:
+            heard(payload)
+
+        try:
+            driver.add_termination_listener(ended)
+            with _driver_errors("listening"):
+                await driver.add_listener(channel, notified)
+            yield Listening(lost, int(driver.get_server_pid()), driver)
+        finally:
+            driver.remove_termination_listener(ended)
+            if driver.is_closed():
+                await conn.invalidate()
+            else:  # back to the pool unlistened (the pool's reset does not UNLISTEN)
+                with contextlib.suppress(asyncpg.PostgresError, asyncpg.InterfaceError, OSError):
+                    await driver.remove_listener(channel, notified)
+            with contextlib.suppress(sa_exc.DBAPIError, OSError):
+                await conn.close()
+
+    @asynccontextmanager
     async def _session(
         self, engine: AsyncEngine, what: str, *, commit: bool
     ) -> AsyncIterator[AsyncConnection]:
@@ -142,6 +201,15 @@ def _reader_options(dialect: str) -> dict[str, object]:
     if dialect == "postgresql":  # a read-only transaction never fails to serialize
         options["isolation_level"] = "REPEATABLE READ"
     return options
+
+
+@contextmanager
+def _driver_errors(what: str) -> Iterator[None]:
+    """asyncpg's own errors (raised by its connection used directly) as :class:`StoreError`."""
+    try:
+        yield
+    except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError, TimeoutError) as exc:
+        raise StoreError(f"{what} failed: {exc}") from exc
 
 
 @contextmanager

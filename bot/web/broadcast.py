@@ -6,13 +6,13 @@ of every viewer of the count, in slices that let the rest of the bot (chat deliv
 all) run in between. A write never waits: it goes into the connection's own buffer, and a
 viewer whose buffer holds more than :data:`MAX_BUFFERED` bytes (it does not read what it is
 sent) is dropped, its connection aborted; so is one whose buffer has not moved for
-``write_timeout`` seconds (:meth:`Broadcaster.sweep`). A viewer costs its connection and one
-future, never a task woken per event. A dropped viewer reconnects and catches up from the store
-(``Last-Event-ID``).
+``write_timeout`` seconds (:meth:`Broadcaster.sweep`). Once caught up, a viewer is its
+connection's protocol (:class:`Viewer`, handed over by :mod:`bot.web.stream`): it costs the
+connection and one small object, no task, no request, no HTTP parser. A dropped viewer
+reconnects and catches up from the store (``Last-Event-ID``).
 
-One instance learns of its own tallies only. With several instances sharing a store, each would
-also ``LISTEN`` for a ``NOTIFY`` carrying ``count_id`` and ``seq`` and call :meth:`accepted`
-with them (the scale-out issue).
+With several instances sharing a PostgreSQL store, each also hears of the others' tallies
+(:mod:`bot.web.feed`) and calls :meth:`accepted` with them; a seq already posted is skipped.
 """
 
 from __future__ import annotations
@@ -36,6 +36,8 @@ deliveries above all, whose every store round trip waits for it) gets a turn."""
 CHECK_EVERY = 64
 """Viewers written to between looks at the clock."""
 PING = b": ping\n\n"
+LAST_CHUNK = b"0\r\n\r\n"
+"""The end of a chunked body: the stream ends in good order (the page reconnects)."""
 
 
 def chunk(data: bytes) -> bytes:
@@ -59,19 +61,22 @@ class Connection(Protocol):
     def write(self, data: bytes) -> None: ...
     def get_write_buffer_size(self) -> int: ...
     def is_closing(self) -> bool: ...
+    def close(self) -> None: ...
     def abort(self) -> None: ...
 
 
 @dataclass(eq=False, slots=True)
-class Viewer:
+class Viewer(asyncio.Protocol):
+    """One open stream; once caught up, also the protocol of its connection: what the viewer
+    sends is dropped (it has nothing more to say), and its leaving is noticed at once."""
+
+    broadcaster: Broadcaster
     count_id: str
     ip: str
     since: float
     connection: Connection
     chunked: bool
     """HTTP/1.1: each event goes as one chunk; HTTP/1.0: as it is, to the end of the body."""
-    ended: asyncio.Future[None]
-    """Resolved when the stream is to end (its handler then returns)."""
     sent: int = 0
     """The last seq written (or caught up on)."""
     ready: bool = False
@@ -97,6 +102,15 @@ class Viewer:
         held, self.held = self.held, []
         for seq, data in held:
             self.send(seq, data, chunk(data))
+
+    def data_received(self, data: bytes) -> None:
+        pass
+
+    def eof_received(self) -> bool:
+        return False  # the viewer is done: the connection closes
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.broadcaster.leave(self)
 
 
 EventFor = Callable[[str, int], Awaitable[bytes | None]]
@@ -168,6 +182,12 @@ class Broadcaster:
                 until = loop.time() + SLICE_SECONDS
         self._drop(slow)
 
+    def unsure(self) -> None:
+        """Tallies may have been missed (no notices for a while): forget the last seq of every
+        count nobody watches, so that its next viewer catches up from the store."""
+        for count_id in [c for c in self.latest if c not in self.channels]:
+            del self.latest[count_id]
+
     async def ping(self) -> None:
         """A comment to every stream, so that proxies and browsers keep idle ones open."""
         for count_id in list(self.channels):
@@ -192,8 +212,7 @@ class Broadcaster:
             )
         if self.viewers >= self.limits.total:
             raise RequestError("too many live streams open; try again shortly", status=503)
-        ended = asyncio.get_running_loop().create_future()
-        viewer = Viewer(count_id, ip, now, connection, chunked, ended)
+        viewer = Viewer(self, count_id, ip, now, connection, chunked)
         self.channels.setdefault(count_id, set()).add(viewer)
         self._per_ip[ip] += 1
         self.viewers += 1
@@ -201,12 +220,20 @@ class Broadcaster:
         return viewer
 
     def leave(self, viewer: Viewer) -> None:
-        """The viewer's stream ends (its handler returns, in good order)."""
+        """The viewer's stream ends in good order (the end of the body, then the connection
+        closes), or it has left."""
+        if self._forget(viewer):
+            connection = viewer.connection
+            if not connection.is_closing():
+                if viewer.chunked:
+                    connection.write(LAST_CHUNK)
+                connection.close()
+
+    def _forget(self, viewer: Viewer) -> bool:
+        """The viewer is gone from the channels (False: it was already)."""
         if viewer.closed:
-            return
+            return False
         viewer.closed = True
-        if not viewer.ended.done():
-            viewer.ended.set_result(None)
         self.viewers -= 1
         self._per_ip[viewer.ip] -= 1
         if self._per_ip[viewer.ip] <= 0:
@@ -217,6 +244,7 @@ class Broadcaster:
             if not viewers:
                 del self.channels[viewer.count_id]
         self._moved()
+        return True
 
     def sweep(self, now: float) -> int:
         """Drop the viewers whose unread bytes have not moved for ``write_timeout`` (their
@@ -262,8 +290,8 @@ class Broadcaster:
 
     def _drop(self, viewers: list[Viewer]) -> None:
         for viewer in viewers:
-            self.dropped += 1
-            self.leave(viewer)
+            if self._forget(viewer):
+                self.dropped += 1
             viewer.connection.abort()
 
     def _moved(self) -> None:

@@ -115,6 +115,12 @@ class Counts:
         rows: list[Tally] = await self._shared((count_id, through), read)
         return rows
 
+    async def latest(self, count_id: str) -> int:
+        """The seq of the count's latest accepted tally (0: none yet), read now."""
+        async with self.db.connect() as conn:
+            last = await tally_rows.last(conn, count_id)
+        return 0 if last is None else last.seq
+
     def view(self, count: Count, history: Sequence[Tally]) -> View:
         return view(
             count,

@@ -30,6 +30,7 @@ from bot.lifecycle import Closing
 from bot.settings.web import WebConfig
 from bot.web.broadcast import Broadcaster, Limits
 from bot.web.events import Counts, chart_path
+from bot.web.feed import Feed
 from bot.web.pages import (
     COMMON_HEADERS,
     NOT_FOUND,
@@ -112,6 +113,10 @@ class WebServer(Closing):
                 web.get("/static/{name}", self._static),
             ]
         )
+        self.feed: Feed | None = None
+        """On PostgreSQL, the tallies other instances accept (started with the server)."""
+        if counts.db.dialect_name == "postgresql":
+            self.feed = Feed(counts.db, self.broadcaster, counts.latest)
         self._runner: web.AppRunner | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self.port: int | None = None
@@ -159,6 +164,8 @@ class WebServer(Closing):
             asyncio.create_task(self.broadcaster.run(), name="web-broadcast"),
             asyncio.create_task(self._tick(), name="web-tick"),
         ]
+        if self.feed is not None:
+            self._tasks.append(asyncio.create_task(self.feed.run(), name="web-feed"))
         log.info("public pages listening", extra={"url": self.url})
 
     async def aclose(self) -> None:

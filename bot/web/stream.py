@@ -3,20 +3,24 @@
 The viewer joins its count's channel first, then is sent what it missed since the seq it names
 (``Last-Event-ID``, which a browser sends by itself when it reconnects, or ``?last=SEQ`` from
 the page), read from the store, then every new event as the broadcaster writes it; an event it
-already had is not sent twice. The handler then only waits for the stream to end: the viewer
-leaves, is dropped for not reading (:mod:`bot.web.broadcast`), or its lifetime is up; the page
-then reconnects and catches up.
+already had is not sent twice.
+
+Then the handler hands the connection over and returns: the viewer becomes the connection's
+protocol (:class:`~bot.web.broadcast.Viewer`) and aiohttp lets go of it, so that a stream held
+open for half an hour costs no request, no task and no HTTP parser (``bench/web_sse.py``
+measured about 2 KB of heap a viewer, against 12 KB when the handler waited). The stream
+ends when the viewer leaves, is dropped for not reading (:mod:`bot.web.broadcast`) or its
+lifetime is up; the page then reconnects and catches up.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 
 from aiohttp import HttpVersion11, web
 
 from bot.errors import RequestError, StoreError
-from bot.web.broadcast import Broadcaster, chunk
+from bot.web.broadcast import Broadcaster, Viewer, chunk
 from bot.web.events import Counts
 
 RETRY_MS = 1000
@@ -62,6 +66,7 @@ async def stream(
     ip = address(request, forwarded_for=forwarded_for)
     viewer = broadcaster.join(count_id, ip, now=loop.time(), connection=transport, chunked=chunked)
     response = web.StreamResponse(headers=HEADERS)
+    handed = False
     try:
         await response.prepare(request)
         # Through aiohttp once, so that the headers go first; then straight to the connection.
@@ -75,13 +80,25 @@ async def stream(
                 last = seq
             broadcaster.latest[count_id] = max(last, broadcaster.latest.get(count_id, 0))
         viewer.sent = last
-        viewer.catch_up()
-        await viewer.ended
+        if not viewer.closed and not transport.is_closing():
+            hand_over(request, transport, viewer)
+            handed = True
+            viewer.catch_up()
     except (ConnectionError, RequestError, StoreError):
         pass  # the viewer left, or cannot be served any longer; it reconnects if it wants
     finally:
-        broadcaster.leave(viewer)
-    if not transport.is_closing():
-        with contextlib.suppress(ConnectionError):
-            await response.write_eof()
+        if not handed:
+            broadcaster.leave(viewer)
     return response
+
+
+def hand_over(request: web.Request, transport: asyncio.Transport, viewer: Viewer) -> None:
+    """Make ``viewer`` the protocol of the connection, and have aiohttp let go of it: with no
+    transport left it neither writes the end of the body nor closes the connection, and told
+    that its connection is gone it forgets the connection and ends this request."""
+    handler = request.protocol
+    transport.set_protocol(viewer)
+    handler.transport = None
+    handler.connection_lost(None)
+    if not transport.is_reading():
+        transport.resume_reading()

@@ -29,10 +29,14 @@ HOSTILE_LABEL = '<script>alert("x")</script><img src=x onerror=alert(1)>'
 HOSTILE_TITLE = "</title><b>bold</b> & <i>co</i> \"quoted\" 'single'"
 
 
-def web_config(tmp: Path, *, port: int = 0, web: dict[str, Any] | None = None) -> Config:
+def web_config(
+    tmp: Path, *, port: int = 0, web: dict[str, Any] | None = None, store_url: str | None = None
+) -> Config:
     return parse(
         {
-            "store": {"url": f"sqlite+aiosqlite:///{tmp / 'var' / 'tallybot.sqlite3'}"},
+            "store": {
+                "url": store_url or f"sqlite+aiosqlite:///{tmp / 'var' / 'tallybot.sqlite3'}"
+            },
             "web": {"host": "127.0.0.1", "port": port, **(web or {})},
             "counts": [
                 {
@@ -76,7 +80,7 @@ async def no_sleep(seconds: float) -> None:
     return None
 
 
-def make_app(config: Config, clock: FakeClock) -> App:
+def make_app(config: Config, clock: FakeClock, *, schema: str | None = None) -> App:
     adapter = RecordingAdapter()
     return App(
         config,
@@ -84,6 +88,7 @@ def make_app(config: Config, clock: FakeClock) -> App:
         clock=clock,
         sleep=no_sleep,
         poll=False,
+        schema=schema,
     )
 
 

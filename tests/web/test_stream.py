@@ -20,7 +20,7 @@ from bot.errors import RequestError
 from bot.subscription import ChannelRef, Platform
 from bot.testing.adapter import RecordingAdapter
 from bot.testing.clock import FakeClock
-from bot.web.broadcast import MAX_BUFFERED, Broadcaster, Limits, chunk
+from bot.web.broadcast import LAST_CHUNK, MAX_BUFFERED, Broadcaster, Limits, chunk
 from bot.web.events import Counts
 from tests.web.conftest import PRIVATE, PUBLIC, Site, make_app, web_config
 
@@ -129,6 +129,7 @@ class Wire:
         self.written: list[bytes] = []
         self.unread = 0
         self.aborted = False
+        self.closed = False
 
     def write(self, data: bytes) -> None:
         self.written.append(data)
@@ -137,7 +138,10 @@ class Wire:
         return self.unread
 
     def is_closing(self) -> bool:
-        return self.aborted
+        return self.aborted or self.closed
+
+    def close(self) -> None:
+        self.closed = True
 
     def abort(self) -> None:
         self.aborted = True
@@ -194,11 +198,13 @@ async def test_limits_and_the_sweep() -> None:
     wires[0].unread = 50  # it reads: it moves
     assert b.sweep(now=11.5) == 1  # the other has not moved for 10.5 s: dropped
     assert [w.aborted for w in wires] == [False, True, False, False, False]
-    assert viewers[1].ended.done()
+    assert viewers[1].closed
+    assert wires[1].written == []  # aborted: no end of the body
     wires[0].unread = 0  # it has read everything
     assert b.sweep(now=103.5) == 4  # past their lifetime: ended in good order
     assert not any(w.aborted for w in (wires[0], wires[2], wires[3], wires[4]))
-    assert all(v.ended.done() for v in viewers)
+    assert all(v.closed for v in viewers)
+    assert all(w.closed and w.written == [LAST_CHUNK] for w in (wires[0], wires[2], wires[3]))
     assert (b.viewers, b.per_ip("10.0.0.1"), b.dropped) == (0, 0, 1)
 
 
@@ -236,3 +242,26 @@ async def test_a_crowd_reconnecting_at_once_costs_one_read(site: Site) -> None:
     missed = await asyncio.gather(*(counts.missed(PUBLIC, 0) for _ in range(50)))
     assert all([seq for seq, _ in m] == [1] for m in missed)
     assert lookup.asked == 1  # remembered meanwhile
+
+
+async def test_an_open_stream_holds_no_task_once_caught_up(site: Site) -> None:
+    """After the catch-up the connection is the viewer's own (no request, no handler task):
+    thousands of open streams cost the server no task each; events and leaving still work."""
+    await site.tally(yes=84, no=201)
+    web = site.app.web
+    assert web is not None
+    before = asyncio.all_tasks()
+    async with opened(site) as one, opened(site) as two, opened(site) as three:
+        for resp in (one, two, three):
+            assert (await read_event(resp))["id"] == "1"
+        started = asyncio.all_tasks() - before
+        if started:  # the handlers finish as they hand over (most have already)
+            await asyncio.wait(started, timeout=5)
+        assert all(task.done() for task in started)
+        assert web.broadcaster.viewers == 3
+        await site.tally(yes=463, no=1100)
+        for resp in (one, two, three):
+            assert (await read_event(resp))["id"] == "2"
+    async with asyncio.timeout(5):  # the server sees them leave
+        await web.broadcaster.until(lambda: web.broadcaster.viewers == 0)
+    assert web.broadcaster.dropped == 0

@@ -1,0 +1,52 @@
+"""Tallies announced between instances sharing a PostgreSQL store (``NOTIFY``/``LISTEN``).
+
+The transaction that accepts a tally also runs ``pg_notify`` (:func:`announce`): PostgreSQL
+delivers the notice when, and only if, that transaction commits, once, to every connection
+listening on the channel (:meth:`bot.store.Database.listening`). The channel is
+:data:`CHANNEL`, or one of its own per store schema (so stores side by side in one database
+hear only their own tallies); the payload is ``{"count": id, "seq": n}``. SQLite stores are one
+instance only: :func:`announce` does nothing there.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+CHANNEL = "tallybot_tally"
+
+
+def channel(schema: str | None) -> str:
+    """The channel of the store in ``schema`` (names of any length fit PostgreSQL's 63 bytes)."""
+    if schema is None:
+        return CHANNEL
+    return f"{CHANNEL}_{hashlib.blake2s(schema.encode(), digest_size=8).hexdigest()}"
+
+
+async def announce(conn: AsyncConnection, schema: str | None, count_id: str, seq: int) -> None:
+    """Announce tally ``seq`` of ``count_id`` to every listening instance when ``conn``'s
+    transaction commits (PostgreSQL; nothing on SQLite)."""
+    if conn.dialect.name != "postgresql":
+        return
+    payload = json.dumps({"count": count_id, "seq": seq})
+    await conn.execute(
+        text("SELECT pg_notify(:channel, :payload)"),
+        {"channel": channel(schema), "payload": payload},
+    )
+
+
+def heard(payload: str) -> tuple[str, int] | None:
+    """The count id and seq a notice announces; None if it is not one of :func:`announce`'s."""
+    try:
+        found = json.loads(payload)
+    except ValueError:
+        return None
+    if not isinstance(found, dict):
+        return None
+    count_id, seq = found.get("count"), found.get("seq")
+    if not isinstance(count_id, str) or not isinstance(seq, int) or isinstance(seq, bool):
+        return None
+    return count_id, seq
