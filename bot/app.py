@@ -106,7 +106,7 @@ class App(Closing):
         )
         self.charts = ChartCache()
         """Charts drawn for the ``chart`` command and for final messages, shared by both."""
-        self.poll_leases = PollLeases(self.db, self.clock, self.instance)
+        self.poll_leases = PollLeases(self.db, self.clock, self.instance, sleep=sleep)
         """Which counts this instance polls (on PostgreSQL, those whose lease it holds)."""
         self.live = LiveCounts(
             self.db,

@@ -1,12 +1,14 @@
 """Leases: what one instance at a time holds (a count's polling, a shard), until it expires.
 
 A lease is taken by its holder or by anyone once it has expired, and renewed by its holder;
-one not renewed (its holder died) is free once ``expires_at`` has passed. One statement each
-(``INSERT ... ON CONFLICT DO UPDATE ... WHERE``), atomic on PostgreSQL and SQLite alike.
+one not renewed (its holder died) is free once ``expires_at`` has passed. One statement for any
+number of leases (``INSERT ... ON CONFLICT DO UPDATE ... WHERE``), atomic on PostgreSQL and
+SQLite alike.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -23,28 +25,45 @@ async def take(
 ) -> bool:
     """Take or renew the lease ``name`` for ``holder`` until ``until``: True when ``holder``
     has it now (it was free, expired at ``now``, or already its own)."""
-    values = {"name": name, "holder": holder, "expires_at": until}
+    return name in await take_many(conn, {name: until}, holder, now=now)
+
+
+async def take_many(
+    conn: AsyncConnection, until: Mapping[str, datetime], holder: str, *, now: datetime
+) -> set[str]:
+    """Take or renew each lease named in ``until`` for ``holder``, each until its time, in one
+    statement: the names ``holder`` has now. The rows are locked in name order, so that two
+    instances' statements over the same leases never deadlock."""
+    if not until:
+        return set()
+    values = [{"name": n, "holder": holder, "expires_at": until[n]} for n in sorted(until)]
     free = or_(leases.c.holder == holder, leases.c.expires_at < now)
-    renewed = {"holder": holder, "expires_at": until}
     if conn.dialect.name == "postgresql":
-        pg = postgresql.insert(leases).values(**values)
+        pg = postgresql.insert(leases).values(values)
+        renewed = {"holder": pg.excluded.holder, "expires_at": pg.excluded.expires_at}
         stmt: ReturningInsert[Any] = pg.on_conflict_do_update(
             index_elements=[leases.c.name], set_=renewed, where=free
-        ).returning(leases.c.holder)
+        ).returning(leases.c.name)
     else:
-        lite = sqlite.insert(leases).values(**values)
+        lite = sqlite.insert(leases).values(values)
+        renewed = {"holder": lite.excluded.holder, "expires_at": lite.excluded.expires_at}
         stmt = lite.on_conflict_do_update(
             index_elements=[leases.c.name], set_=renewed, where=free
-        ).returning(leases.c.holder)
-    return (await conn.execute(stmt)).first() is not None
+        ).returning(leases.c.name)
+    return {row.name for row in await conn.execute(stmt)}
 
 
 async def release(conn: AsyncConnection, name: str, holder: str) -> bool:
     """Give the lease up, if ``holder`` has it (a clean stop hands it on at once)."""
+    return await release_many(conn, [name], holder) == 1
+
+
+async def release_many(conn: AsyncConnection, names: Iterable[str], holder: str) -> int:
+    """Give up those of the leases ``names`` that ``holder`` has; how many it had."""
     result = await conn.execute(
-        delete(leases).where(leases.c.name == name, leases.c.holder == holder)
+        delete(leases).where(leases.c.name.in_(sorted(names)), leases.c.holder == holder)
     )
-    return result.rowcount == 1
+    return result.rowcount
 
 
 async def holders(conn: AsyncConnection, prefix: str = "") -> dict[str, tuple[str, datetime]]:

@@ -4,6 +4,7 @@ once."""
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime, timedelta
 
 from bot.cluster import Instance
@@ -21,6 +22,10 @@ __all__ = ["two"]
 T0 = datetime(2021, 4, 8, 18, 0, tzinfo=UTC)
 
 
+async def no_wait(seconds: float) -> None:
+    await asyncio.sleep(0)
+
+
 async def test_a_lease_is_its_holders_until_it_expires(db: Database) -> None:
     until = T0 + timedelta(seconds=20)
     async with db.begin() as conn:
@@ -34,6 +39,28 @@ async def test_a_lease_is_its_holders_until_it_expires(db: Database) -> None:
         assert await leases.release(conn, "poll:a", "two")
         assert not await leases.release(conn, "poll:a", "two")
         assert await leases.holders(conn, "poll:") == {"poll:b": ("two", until)}
+
+
+async def test_many_leases_are_taken_and_renewed_in_one_statement(db: Database) -> None:
+    until = T0 + timedelta(seconds=20)
+    later = T0 + timedelta(seconds=30)
+    async with db.begin() as conn:
+        assert await leases.take_many(conn, {"poll:a": until}, "one", now=T0) == {"poll:a"}
+        wanted = {"poll:a": later, "poll:b": later, "poll:c": until}
+        assert await leases.take_many(conn, wanted, "two", now=T0) == {"poll:b", "poll:c"}
+        assert await leases.take_many(conn, wanted, "one", now=T0) == {"poll:a"}
+        assert await leases.take_many(conn, {}, "one", now=T0) == set()
+        assert await leases.holders(conn, "poll:") == {
+            "poll:a": ("one", later),
+            "poll:b": ("two", later),
+            "poll:c": ("two", until),
+        }
+        # "two" stopped renewing "poll:c": once it has expired, "one" takes it with its own.
+        after = until + timedelta(seconds=1)
+        again = {"poll:a": later, "poll:c": later}
+        assert await leases.take_many(conn, again, "one", now=after) == {"poll:a", "poll:c"}
+        assert await leases.release_many(conn, ["poll:a", "poll:b", "poll:c"], "one") == 2
+        assert await leases.holders(conn, "poll:") == {"poll:b": ("two", later)}
 
 
 async def test_a_dead_holders_count_is_taken_over_and_no_tally_is_stored_twice(
@@ -55,8 +82,11 @@ async def test_a_dead_holders_count_is_taken_over_and_no_tally_is_stored_twice(
 
         return poll
 
-    guard_one = PollLeases(a, clock, one).guard("bessemer-2021", 15, poller("one", a))
-    guard_other = PollLeases(b, clock, other).guard("bessemer-2021", 15, poller("other", b))
+    # Batches at once (no wait to renew with others): "one" renews at each poll, as it polls.
+    leases_one = PollLeases(a, clock, one, sleep=no_wait)
+    leases_other = PollLeases(b, clock, other, sleep=no_wait)
+    guard_one = leases_one.guard("bessemer-2021", 15, poller("one", a))
+    guard_other = leases_other.guard("bessemer-2021", 15, poller("other", b))
     for _ in range(3):  # every 15 s both instances' turns come; one polls
         await guard_one()
         await guard_other()
@@ -74,3 +104,72 @@ async def test_a_dead_holders_count_is_taken_over_and_no_tally_is_stored_twice(
     assert isinstance(result.detection, NoChange)
     async with b.connect() as conn:
         assert [t.seq for t in await tally_rows.history(conn, "bessemer-2021")] == [1]
+    await leases_one.release_all()
+    await leases_other.release_all()
+
+
+class Gate:
+    """A sleep that ends when the test opens the gate (the leases' wait to renew together)."""
+
+    def __init__(self) -> None:
+        self.open = asyncio.Event()
+        self.waiting = 0
+
+    async def sleep(self, seconds: float) -> None:
+        self.waiting += 1
+        await self.open.wait()
+
+
+async def test_the_first_turn_takes_every_counts_lease_and_polls_renew_them_in_a_batch(
+    two: tuple[Database, Database],
+) -> None:
+    """No store write per poll: a count's first turn takes the leases of all the instance's
+    counts in one statement; the polls of held counts go ahead at once and their leases are
+    renewed together once the wait to renew is over. Another instance's turns poll nothing."""
+    a, b = two
+    clock = FakeClock(T0)
+    ids = [f"count-{i:03d}" for i in range(200)]
+    gate = Gate()
+    one, other = Instance("one"), Instance("other")
+    leases_one = PollLeases(a, clock, one, sleep=gate.sleep)
+    leases_other = PollLeases(b, clock, other, sleep=no_wait)
+    polled: list[str] = []
+
+    def poll(name: str) -> Poll:
+        async def polls() -> object:
+            polled.append(name)
+            return None
+
+        return polls
+
+    guards = [leases_one.guard(c, 2, poll(f"one {c}")) for c in ids]
+    others = [leases_other.guard(c, 2, poll(f"other {c}")) for c in ids]
+    await guards[0]()  # the first turn: one statement for all 200
+    assert one.counts == set(ids)
+    async with a.connect() as conn:
+        first = await leases.holders(conn, "poll:")
+    assert {h for h, _ in first.values()} == {"one"}
+    assert {u for _, u in first.values()} == {T0 + timedelta(seconds=7)}
+    for guard in others:
+        await guard()
+    assert polled == [f"one {ids[0]}"]
+    assert other.counts == set()
+    clock.advance(2)
+    for guard in guards:  # every count's turn: each polls at once, no lease written yet
+        await guard()
+    assert polled[1:] == [f"one {c}" for c in ids]
+    async with a.connect() as conn:
+        assert await leases.holders(conn, "poll:") == first
+    gate.open.set()  # the wait to renew is over: one batch renews them all
+    async with asyncio.timeout(5):
+        while True:
+            async with a.connect() as conn:
+                renewed = await leases.holders(conn, "poll:")
+            if renewed != first:
+                break
+            await asyncio.sleep(0)  # the batch runs in the background
+    assert renewed == {f"poll:{c}": ("one", T0 + timedelta(seconds=9)) for c in ids}
+    await leases_one.release_all()
+    async with a.connect() as conn:
+        assert await leases.holders(conn, "poll:") == {}
+    await leases_other.release_all()
