@@ -33,6 +33,7 @@ import json
 import logging
 import os
 import random
+import shutil
 import tempfile
 import time
 from collections import Counter
@@ -49,6 +50,7 @@ from tests.conftest import PG_URL
 from tests.delivery.crash_run import fresh_postgres, toml_value
 
 SKIPPED = "maximum number of running instances reached"
+MISSED = "was missed by"
 TICK = os.sysconf("SC_CLK_TCK")
 
 
@@ -100,6 +102,24 @@ class Feeds:
                             if link.startswith("socket:[") and int(link[8:-1]) in inodes:
                                 self.owners[inodes[int(link[8:-1])]] = i.name
             await asyncio.sleep(0.5)
+
+
+async def lag(probes: dict[str, list[tuple[float, float]]], instances: list[Instance]) -> None:
+    """Until cancelled, twice a second: how late this process's loop wakes up (``bench``) and
+    how long each instance takes to answer ``/healthz`` (its loop's lag, roughly)."""
+    loop = asyncio.get_running_loop()
+    async with aiohttp.ClientSession() as http:
+        while True:
+            asked = loop.time()
+            await asyncio.sleep(0.5)
+            probes.setdefault("bench", []).append((asked, loop.time() - asked - 0.5))
+            for i in instances:
+                if i.url:
+                    t = loop.time()
+                    with contextlib.suppress(aiohttp.ClientError, TimeoutError):
+                        async with asyncio.timeout(30):
+                            await i.healthz(http)
+                    probes.setdefault(i.name, []).append((t, loop.time() - t))
 
 
 def client_ports(server_port: int) -> dict[int, int]:
@@ -184,6 +204,8 @@ async def run(args: argparse.Namespace, n: int) -> list[str]:
             config.write_text("\n".join(lines + counts_toml(args.counts, interval, base)) + "\n")
             churn = asyncio.create_task(feeds.churn(args.changes))
             watch = asyncio.create_task(feeds.watch(fleet.instances, int(base.rsplit(":", 1)[1])))
+            probes: dict[str, list[tuple[float, float]]] = {}
+            lagging = asyncio.create_task(lag(probes, fleet.instances))
             began = time.monotonic()
             try:
                 await start(fleet, config, Path(tmp), n, limit=300)
@@ -206,12 +228,29 @@ async def run(args: argparse.Namespace, n: int) -> list[str]:
             finally:
                 churn.cancel()
                 watch.cancel()
+                lagging.cancel()
                 await stop_all(fleet)
             warned = sum(i.log.read_text().count(SKIPPED) for i in fleet.instances)
+            missed = sum(i.log.read_text().count(MISSED) for i in fleet.instances)
+            if args.logs is not None:
+                for i in fleet.instances:
+                    shutil.copy(i.log, Path(args.logs) / f"{n}-{i.name}.log")
         out += figures(args, feeds, fleet.instances, began, first, (w0, w1), (cpu0, cpu1), rss)
-        warnings = f"APScheduler 'maximum number ...' warnings: {warned}"
+        warnings = f"APScheduler 'maximum number ...' warnings: {warned}, 'was missed by': {missed}"
         out.insert(-len(fleet.instances) - 4, warnings)
+        if args.dump is not None:
+            times = [[(t - first, name) for t, name in feeds.named(f)] for f in feeds.polls]
+            Path(args.dump).write_text(
+                json.dumps({"window": [w0 - first, w1 - first], "polls": times})
+            )
         out.append(f"ready after {ready:.1f} s")
+        for name, seen in probes.items():
+            start_lag = max((x for t, x in seen if t < w0), default=0.0)
+            steady_lag = max((x for t, x in seen if w0 <= t < w1), default=0.0)
+            what = "loop late" if name == "bench" else "/healthz took"
+            out.append(
+                f"  {name}: {what} at most {start_lag:.2f} s at start, {steady_lag:.2f} s steady"
+            )
         for name, holds in held.items():
             assert isinstance(holds, dict)
             out.append(f"  {name} holds {len(holds['counts'])} counts (/healthz)")
@@ -289,6 +328,8 @@ async def main() -> None:
     parser.add_argument("--window", type=float, default=30.0, help="seconds of steady state")
     parser.add_argument("--slack", type=float, default=1.0)
     parser.add_argument("--postgres", default=PG_URL)
+    parser.add_argument("--dump", default=None, help="a file for every poll's time (JSON)")
+    parser.add_argument("--logs", default=None, help="a folder to keep the instances' logs in")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
     for n in args.instances:

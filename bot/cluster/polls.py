@@ -4,8 +4,10 @@ Every instance schedules every count; when a count's turn comes, the instance po
 it holds the count's lease. The leases are taken and renewed in batches, one statement for many
 counts, never a store write per poll:
 
-* a count whose lease this instance holds is polled at once, and its lease is renewed in the
-  next batch, at most :data:`RENEW_EVERY_S` later;
+* a count whose lease this instance holds is polled at once. Every :data:`RENEW_EVERY_S` a
+  batch renews the leases of the counts held whose turn came within their lease's length (so a
+  turn that comes late, on a busy instance, does not lose the lease; a count no longer polled
+  here is no longer renewed);
 * a count whose lease it does not hold (not yet, or another instance's) waits for the next
   batch, which tries to take it, and is polled if that succeeds. The first such turn after a
   while (the instance's first polls, a count new to it) has the batch made at once, with every
@@ -71,7 +73,9 @@ class PollLeases:
         self._untried: set[str] = set()
         """Counts guarded whose lease no batch has tried yet."""
         self._due: set[str] = set()
-        """Counts whose lease the next batch takes or renews."""
+        """Counts whose lease the next batch takes (or renews)."""
+        self._turned: dict[str, float] = {}
+        """When each count's turn last came (the clock's monotonic seconds)."""
         self._hurry = asyncio.Event()
         self._next: asyncio.Future[None] | None = None
         """Done when the next batch is."""
@@ -100,10 +104,11 @@ class PollLeases:
     async def hold(self, count_id: str) -> bool:
         """The count's turn: whether this instance holds its lease (renewed in the next batch),
         or, if it did not, whether the next batch took it."""
-        held = self.holds(count_id)
-        done = self._want(count_id, soon=not held and count_id in self._untried)
-        if held:
+        self._turned[count_id] = self.clock.monotonic()
+        if self.holds(count_id):
+            self._start()
             return True
+        done = self._want(count_id, soon=count_id in self._untried)
         await asyncio.shield(done)
         return self.holds(count_id)
 
@@ -111,18 +116,31 @@ class PollLeases:
         self._due.add(count_id)
         if self._next is None:
             self._next = asyncio.get_running_loop().create_future()
-        if self._batches is None or self._batches.done():
-            self._batches = asyncio.create_task(self._run(), name="poll leases")
+        self._start()
         if soon:
             self._hurry.set()
         return self._next
 
+    def _start(self) -> None:
+        if self._batches is None or self._batches.done():
+            self._batches = asyncio.create_task(self._run(), name="poll leases")
+
+    def _renewable(self) -> set[str]:
+        """The counts held whose turn came within their lease's length."""
+        now = self.clock.monotonic()
+        return {
+            c
+            for c in self.until
+            if now - self._turned.get(c, now) <= self._intervals[c] + LEASE_SLACK_S
+        }
+
     async def _run(self) -> None:
-        """Batches, while any count is due: at once when hurried, else after ``renew_every``."""
-        while self._due:
+        """Batches, while any lease is due or renewable: at once when hurried, else after
+        ``renew_every``."""
+        while self._due or self._renewable():
             await self._pause()
             self._hurry.clear()
-            due, self._due = self._due, set()
+            due, self._due = self._due | self._renewable(), set()
             if due & self._untried:
                 due |= self._untried
             self._untried -= due
@@ -154,7 +172,7 @@ class PollLeases:
             lease_name(c): now + timedelta(seconds=self._intervals[c] + LEASE_SLACK_S) for c in due
         }
         try:
-            async with self.db.begin() as conn:
+            async with self.db.begin_urgent() as conn:
                 taken = await leases.take_many(conn, until, self.instance.id, now=now)
         except StoreError as exc:
             log.warning("cannot renew the poll leases: %s", exc)

@@ -82,14 +82,18 @@ async def test_a_dead_holders_count_is_taken_over_and_no_tally_is_stored_twice(
 
         return poll
 
-    # Batches at once (no wait to renew with others): "one" renews at each poll, as it polls.
-    leases_one = PollLeases(a, clock, one, sleep=no_wait)
+    # Batches at once (no wait to renew with others), until "one" dies.
+    alive = Gate()
+    alive.open.set()
+    leases_one = PollLeases(a, clock, one, sleep=alive.sleep)
     leases_other = PollLeases(b, clock, other, sleep=no_wait)
     guard_one = leases_one.guard("bessemer-2021", 15, poller("one", a))
     guard_other = leases_other.guard("bessemer-2021", 15, poller("other", b))
-    for _ in range(3):  # every 15 s both instances' turns come; one polls
+    for turn in range(3):  # every 15 s both instances' turns come; one polls
         await guard_one()
         await guard_other()
+        if turn == 2:
+            alive.open.clear()  # "one" dies after its last poll: nothing renews its lease
         clock.advance(15)
     assert polls == ["one"] * 3
     assert (one.counts, other.counts) == ({"bessemer-2021"}, set())
@@ -173,3 +177,41 @@ async def test_the_first_turn_takes_every_counts_lease_and_polls_renew_them_in_a
     async with a.connect() as conn:
         assert await leases.holders(conn, "poll:") == {}
     await leases_other.release_all()
+
+
+async def test_leases_are_taken_while_every_pooled_connection_is_busy(
+    two: tuple[Database, Database],
+) -> None:
+    """The leases have connections of their own: a burst of other work holding every pooled
+    connection (the first tallies of many counts at start) does not hold up the leases."""
+    a, _ = two
+    busy = asyncio.Event()
+    release = asyncio.Event()
+    held = 0
+
+    async def hold() -> None:
+        nonlocal held
+        async with a.begin():
+            held += 1
+            if held == 15:  # SQLAlchemy's pool: 5, and 10 more when busy
+                busy.set()
+            await release.wait()
+
+    holders = [asyncio.create_task(hold()) for _ in range(15)]
+    async with asyncio.timeout(10):
+        await busy.wait()
+    instance = Instance("one")
+    polls = PollLeases(a, FakeClock(T0), instance, sleep=no_wait)
+    polled: list[str] = []
+
+    async def poll() -> object:
+        polled.append("bessemer-2021")
+        return None
+
+    async with asyncio.timeout(5):  # a pooled connection would be free after 30 s at best
+        await polls.guard("bessemer-2021", 2, poll)()
+    assert polled == ["bessemer-2021"]
+    assert instance.counts == {"bessemer-2021"}
+    release.set()
+    await asyncio.gather(*holders)
+    await polls.release_all()
