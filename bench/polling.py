@@ -240,9 +240,7 @@ async def run(args: argparse.Namespace, n: int) -> list[str]:
         out.insert(-len(fleet.instances) - 4, warnings)
         if args.dump is not None:
             times = [[(t - first, name) for t, name in feeds.named(f)] for f in feeds.polls]
-            Path(args.dump).write_text(
-                json.dumps({"window": [w0 - first, w1 - first], "polls": times})
-            )
+            dump(args.dump, {"window": [w0 - first, w1 - first], "polls": times})
         out.append(f"ready after {ready:.1f} s")
         for name, seen in probes.items():
             start_lag = max((x for t, x in seen if t < w0), default=0.0)
@@ -259,6 +257,10 @@ async def run(args: argparse.Namespace, n: int) -> list[str]:
         out.append(f"counts held by two instances at once (/healthz): {shared}")
         out.append(f"counts whose latest stored tally is not the feed's: {stale}")
     return out
+
+
+def dump(path: str, data: object) -> None:
+    Path(path).write_text(json.dumps(data))
 
 
 def figures(
