@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, or_, select
+from sqlalchemy import bindparam, delete, or_, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql.dml import ReturningInsert
@@ -33,24 +33,32 @@ async def take_many(
 ) -> set[str]:
     """Take or renew each lease named in ``until`` for ``holder``, each until its time, in one
     statement: the names ``holder`` has now. The rows are locked in name order, so that two
-    instances' statements over the same leases never deadlock."""
+    instances' statements over the same leases never deadlock. The statement is built once and
+    sent with every row's values (compiling a thousand rows' worth each time costs more than
+    the rest of an instance's polling)."""
     if not until:
         return set()
-    values = [{"name": n, "holder": holder, "expires_at": until[n]} for n in sorted(until)]
-    free = or_(leases.c.holder == holder, leases.c.expires_at < now)
-    if conn.dialect.name == "postgresql":
-        pg = postgresql.insert(leases).values(values)
-        renewed = {"holder": pg.excluded.holder, "expires_at": pg.excluded.expires_at}
-        stmt: ReturningInsert[Any] = pg.on_conflict_do_update(
-            index_elements=[leases.c.name], set_=renewed, where=free
-        ).returning(leases.c.name)
-    else:
-        lite = sqlite.insert(leases).values(values)
-        renewed = {"holder": lite.excluded.holder, "expires_at": lite.excluded.expires_at}
-        stmt = lite.on_conflict_do_update(
-            index_elements=[leases.c.name], set_=renewed, where=free
-        ).returning(leases.c.name)
-    return {row.name for row in await conn.execute(stmt)}
+    rows = [
+        {"name": n, "holder": holder, "expires_at": until[n], "now": now} for n in sorted(until)
+    ]
+    stmt = _TAKE_PG if conn.dialect.name == "postgresql" else _TAKE_SQLITE
+    return {row.name for row in await conn.execute(stmt, rows)}
+
+
+def _take_statement(insert: Any) -> ReturningInsert[Any]:
+    """``INSERT ... ON CONFLICT DO UPDATE ... WHERE`` the lease is the holder's or has expired,
+    ``RETURNING`` the names taken (``insert``: the dialect's)."""
+    stmt = insert(leases)
+    renewed = {"holder": stmt.excluded.holder, "expires_at": stmt.excluded.expires_at}
+    free = or_(leases.c.holder == stmt.excluded.holder, leases.c.expires_at < bindparam("now"))
+    taken: ReturningInsert[Any] = stmt.on_conflict_do_update(
+        index_elements=[leases.c.name], set_=renewed, where=free
+    ).returning(leases.c.name)
+    return taken
+
+
+_TAKE_PG = _take_statement(postgresql.insert)
+_TAKE_SQLITE = _take_statement(sqlite.insert)
 
 
 async def release(conn: AsyncConnection, name: str, holder: str) -> bool:
