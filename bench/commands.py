@@ -13,7 +13,8 @@ own. The same is done for ``--idle`` seconds before the final, for comparison.
 Printed, with the load average: for the commands sent before and during the fan-out, from the
 interaction sent to its first callback (the acknowledgement or the answer) received by the
 fake: p50, p99 and max, how many were acknowledged and how many not at all (within 10 s), and
-how many callbacks Discord refused; the fan-out's seconds, channels reached and 429s.
+how many callbacks Discord refused; and to the answer shown (the callback's message, or the
+deferred reply edited in); the fan-out's seconds, channels reached and 429s.
 """
 
 from __future__ import annotations
@@ -98,17 +99,32 @@ async def answered(d: FakeDiscord, sent: list[FakeInteraction], within: float) -
         await d.wait_for(lambda: all(ix.callbacks for ix in sent), timeout=within)
 
 
-def summary(what: str, sent: list[FakeInteraction]) -> str:
-    took = sorted((ix.callbacks[0].time - ix.injected_at) * 1000 for ix in sent if ix.callbacks)
+def answer_ms(d: FakeDiscord, ix: FakeInteraction) -> float | None:
+    """From the interaction sent to its answer shown: the message of a type 4 callback, or the
+    deferral's @original edited with the answer."""
+    original = ix.original
+    if original is None:
+        return None
+    shown = original.edited_at if original.edited_at is not None else original.created_at
+    return (shown - (d.wall_time() - (d.clock() - ix.injected_at))) * 1000
+
+
+def percentiles(took: list[float]) -> str:
+    if not took:
+        return "- | - | -"
+    took = sorted(took)
+    p99 = took[min(len(took) - 1, int(len(took) * 0.99))]
+    return f"{took[len(took) // 2]:.0f} | {p99:.0f} | {took[-1]:.0f}"
+
+
+def summary(d: FakeDiscord, what: str, sent: list[FakeInteraction]) -> str:
+    acks = [(ix.callbacks[0].time - ix.injected_at) * 1000 for ix in sent if ix.callbacks]
+    answers = [a for a in (answer_ms(d, ix) for ix in sent) if a is not None]
     acked = sum(1 for ix in sent if ix.response is not None)
     refused = sum(1 for ix in sent for c in ix.callbacks if c.status >= 300)
-    if not took:
-        return f"| {what} | {len(sent)} | 0 | {len(sent)} | - | - | - | {refused} |"
-    p50 = took[len(took) // 2]
-    p99 = took[min(len(took) - 1, int(len(took) * 0.99))]
     return (
-        f"| {what} | {len(sent)} | {acked} | {len(sent) - len(took)} | {p50:.0f} | "
-        f"{p99:.0f} | {took[-1]:.0f} | {refused} |"
+        f"| {what} | {len(sent)} | {acked} | {len(sent) - len(acks)} | {percentiles(acks)} | "
+        f"{refused} | {len(answers)} | {percentiles(answers)} |"
     )
 
 
@@ -157,10 +173,11 @@ async def run(args: argparse.Namespace) -> list[str]:
         out += [
             f"fan-out: {fleet.on_d():,} of {args.channels:,} channels in {took:.1f} s "
             f"(ideal {ideal:.1f} s, {took / ideal:.2f}x), 429s {d.count_429}, peak RSS {peak} MB",
-            "| commands | sent | acknowledged | no callback | p50 ms | p99 ms | max ms | refused |",
-            "|---|---|---|---|---|---|---|---|",
-            summary("before the final", before),
-            summary("during the fan-out", sent),
+            "| commands | sent | acknowledged | no callback | ack p50 ms | p99 | max | refused "
+            "| answered | answer p50 ms | p99 | max |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|",
+            summary(d, "before the final", before),
+            summary(d, "during the fan-out", sent),
         ]
     return out
 
