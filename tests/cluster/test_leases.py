@@ -6,15 +6,20 @@ from __future__ import annotations
 
 import asyncio
 from datetime import UTC, datetime, timedelta
+from functools import partial
 
 from bot.cluster import Instance
 from bot.cluster.polls import Poll, PollLeases
 from bot.domain.detect import NoChange
+from bot.domain.model import Tally
 from bot.ingest.pipeline import Ingested, Pipeline
+from bot.ingest.poller import Poller, PollResult
+from bot.ingest.sources.health import SourceHealth
 from bot.store import Database, leases
 from bot.store import counts as count_rows
 from bot.store import tallies as tally_rows
 from bot.testing.clock import FakeClock
+from bot.testing.sources import FakeSource
 from tests.cluster.test_claims import two
 from tests.helpers import bessemer, tally
 
@@ -215,3 +220,49 @@ async def test_leases_are_taken_while_every_pooled_connection_is_busy(
     release.set()
     await asyncio.gather(*holders)
     await polls.release_all()
+
+
+async def test_a_reading_made_as_the_lease_lapsed_is_dropped_not_rejected(
+    two: tuple[Database, Database],
+) -> None:
+    """A busy instance whose lease lapsed while its poll was under way drops what it read: the
+    new holder's newer tally is already stored, and the older one would be rejected as going
+    down, with a false alarm to the admins."""
+    a, b = two
+    clock = FakeClock(T0)
+    async with a.begin() as conn:
+        await count_rows.upsert(conn, bessemer())
+    one, other = Instance("one"), Instance("other")
+    leases_one = PollLeases(a, clock, one, sleep=no_wait)
+    leases_other = PollLeases(b, clock, other, sleep=no_wait)
+    source_one, source_other = FakeSource(), FakeSource()
+
+    class Slow(FakeSource):
+        async def fetch(self) -> Tally | None:
+            # "one" stalls past its lease; "other" takes the count over and stores 85.
+            clock.advance(30)
+            source_other.set(tally(85, 201))
+            await guard_other()
+            return await source_one.fetch()
+
+    def poller(db: Database, source: FakeSource, leases_of: PollLeases) -> Poller:
+        health = SourceHealth(clock)
+        holds = partial(leases_of.holds, "bessemer-2021")
+        return Poller("bessemer-2021", source, Pipeline(db, clock), health, holds=holds)
+
+    slow = Slow()
+    poll_one = poller(a, slow, leases_one)
+    guard_one = leases_one.guard("bessemer-2021", 15, poll_one.poll)
+    guard_other = leases_other.guard(
+        "bessemer-2021", 15, poller(b, source_other, leases_other).poll
+    )
+    source_one.set(tally(84, 201))
+    async with slow, source_one, source_other:
+        assert await guard_one() is PollResult.LEASE_LOST
+    async with b.connect() as conn:
+        stored = await tally_rows.history(conn, "bessemer-2021")
+        assert [(t.seq, t.votes["yes"]) for t in stored] == [(1, 85)]
+        assert await tally_rows.rejected(conn, "bessemer-2021") == []
+    assert other.counts == {"bessemer-2021"}
+    await leases_one.release_all()
+    await leases_other.release_all()
