@@ -5,9 +5,9 @@ it holds the count's lease. The leases are taken and renewed in batches, one sta
 counts, never a store write per poll:
 
 * a count whose lease this instance holds is polled at once. Every :data:`RENEW_EVERY_S` a
-  batch renews the leases of the counts held whose turn came within their lease's length (so a
-  turn that comes late, on a busy instance, does not lose the lease; a count no longer polled
-  here is no longer renewed);
+  batch renews the leases past half their length of the counts held whose turn came within
+  their lease's length (so a turn that comes late, on a busy instance, does not lose the lease;
+  a count no longer polled here is no longer renewed);
 * a count whose lease it does not hold (not yet, or another instance's) waits for the next
   batch, which tries to take it, and is polled if that succeeds. The first such turn after a
   while (the instance's first polls, a count new to it) has the batch made at once, with every
@@ -129,21 +129,27 @@ class PollLeases:
             self._batches = asyncio.create_task(self._run(), name="poll leases")
 
     def _renewable(self) -> set[str]:
-        """The counts held whose turn came within their lease's length."""
-        now = self.clock.monotonic()
-        return {
-            c
-            for c in self.until
-            if now - self._turned.get(c, now) <= self._intervals[c] + LEASE_SLACK_S
-        }
+        """The counts held whose turn came within their lease's length and whose lease is past
+        half its length (renewed every few seconds, not at every batch)."""
+        mono, now = self.clock.monotonic(), self.clock.now()
+        out = set()
+        for c, until in self.until.items():
+            length = self._intervals[c] + LEASE_SLACK_S
+            if mono - self._turned.get(c, mono) > length:
+                continue
+            if until - now < timedelta(seconds=length / 2):
+                out.add(c)
+        return out
 
     async def _run(self) -> None:
-        """Batches, while any lease is due or renewable: at once when hurried, else after
-        ``renew_every``."""
-        while self._due or self._renewable():
+        """Batches, while any lease is due or held: at once when hurried, else every
+        ``renew_every`` (none when nothing is due or renewable)."""
+        while self._due or self.until:
             await self._pause()
             self._hurry.clear()
             due, self._due = self._due | self._renewable(), set()
+            if not due:
+                continue
             if due & self._untried:
                 due |= self._untried
             self._untried -= due

@@ -97,8 +97,8 @@ async def test_a_dead_holders_count_is_taken_over_and_no_tally_is_stored_twice(
     for turn in range(3):  # every 15 s both instances' turns come; one polls
         await guard_one()
         await guard_other()
-        if turn == 2:
-            alive.open.clear()  # "one" dies after its last poll: nothing renews its lease
+        if turn == 2:  # "one" dies after its last poll: nothing renews its lease
+            await alive.stop()
         clock.advance(15)
     assert polls == ["one"] * 3
     assert (one.counts, other.counts) == ({"bessemer-2021"}, set())
@@ -122,11 +122,22 @@ class Gate:
 
     def __init__(self) -> None:
         self.open = asyncio.Event()
+        self.parked = asyncio.Event()
         self.waiting = 0
 
     async def sleep(self, seconds: float) -> None:
         self.waiting += 1
+        if not self.open.is_set():
+            self.parked.set()
         await self.open.wait()
+
+    async def stop(self) -> None:
+        """Close the gate and wait until the leases' batches are parked at it (the batch
+        under way, a store round trip, ends first)."""
+        self.open.clear()
+        self.parked.clear()
+        async with asyncio.timeout(5):
+            await self.parked.wait()
 
 
 async def test_the_first_turn_takes_every_counts_lease_and_polls_renew_them_in_a_batch(
@@ -166,7 +177,10 @@ async def test_the_first_turn_takes_every_counts_lease_and_polls_renew_them_in_a
     clock.advance(2)
     for guard in guards:  # every count's turn: each polls at once, no lease written yet
         await guard()
-    assert polled[1:] == [f"one {c}" for c in ids]
+    clock.advance(2)  # past half the lease's 7 s: due for renewal
+    for guard in guards:
+        await guard()
+    assert polled[1:] == [f"one {c}" for c in ids] * 2
     async with a.connect() as conn:
         assert await leases.holders(conn, "poll:") == first
     gate.open.set()  # the wait to renew is over: one batch renews them all
@@ -177,7 +191,7 @@ async def test_the_first_turn_takes_every_counts_lease_and_polls_renew_them_in_a
             if renewed != first:
                 break
             await asyncio.sleep(0)  # the batch runs in the background
-    assert renewed == {f"poll:{c}": ("one", T0 + timedelta(seconds=9)) for c in ids}
+    assert renewed == {f"poll:{c}": ("one", T0 + timedelta(seconds=11)) for c in ids}
     await leases_one.release_all()
     async with a.connect() as conn:
         assert await leases.holders(conn, "poll:") == {}
