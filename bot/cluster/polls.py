@@ -60,6 +60,8 @@ class PollLeases:
         renew_every: float = RENEW_EVERY_S,
         sleep: Sleep = asyncio.sleep,
     ) -> None:
+        """``sleep``: the wait between batches (``renew_every``); one that returns at once (a
+        test's) makes them back to back while anything is held."""
         self.db = db
         self.clock = clock
         self.instance = instance
