@@ -16,6 +16,7 @@ import contextlib
 import logging
 from collections.abc import Callable, Mapping
 from contextlib import AsyncExitStack
+from functools import partial
 
 from bot.adapter import Adapter
 from bot.chart import ChartCache
@@ -106,7 +107,7 @@ class App(Closing):
         )
         self.charts = ChartCache()
         """Charts drawn for the ``chart`` command and for final messages, shared by both."""
-        self.poll_leases = PollLeases(self.db, self.clock, self.instance)
+        self.poll_leases = PollLeases(self.db, self.clock, self.instance, sleep=sleep)
         """Which counts this instance polls (on PostgreSQL, those whose lease it holds)."""
         self.live = LiveCounts(
             self.db,
@@ -122,6 +123,7 @@ class App(Closing):
             configured={cc.count.id: cc.interval for cc in config.counts},
             poll=poll,
             guard=self.poll_leases.guard,
+            holds=self.poll_leases.holds,
         )
         """Counts made and changed in chat: their sources and jobs follow the store at once."""
         self.commands = Commands(
@@ -249,7 +251,13 @@ class App(Closing):
             )
             self.health[count.id] = health
             poller = Poller(
-                count.id, source, self.pipeline, health, sleep=self.sleep, metrics=self.metrics
+                count.id,
+                source,
+                self.pipeline,
+                health,
+                sleep=self.sleep,
+                metrics=self.metrics,
+                holds=partial(self.poll_leases.holds, count.id),
             )
             self.pollers[count.id] = poller
             running = count.status is not CountStatus.FINAL and not count.archived

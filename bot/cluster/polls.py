@@ -1,27 +1,43 @@
 """Each count polled by one instance at a time: the holder of its lease (``poll:COUNT``).
 
-Every instance schedules every count; when a count's turn comes, an instance first takes or
-renews the count's lease and polls only if it holds it. The lease lasts the count's interval
-plus :data:`LEASE_SLACK_S`, so a holder that stops renewing (it died) loses it that long after
-its last poll, and the next instance whose turn comes takes it: polling resumes within two
-intervals plus 10 s. Tallies are stored once whichever instance reads them (each is compared
-with the last one stored, and ``(count, seq)`` is unique). On SQLite there is one instance and
-no lease.
+Every instance schedules every count; when a count's turn comes, the instance polls it only if
+it holds the count's lease. The leases are taken and renewed in batches, one statement for many
+counts, never a store write per poll:
+
+* a count whose lease this instance holds is polled at once. Every :data:`RENEW_EVERY_S` a
+  batch renews the leases past half their length of the counts held whose turn came within
+  their lease's length (so a turn that comes late, on a busy instance, does not lose the lease;
+  a count no longer polled here is no longer renewed);
+* a count whose lease it does not hold (not yet, or another instance's) waits for the next
+  batch, which tries to take it, and is polled if that succeeds. The first such turn after a
+  while (the instance's first polls, a count new to it) has the batch made at once, with every
+  count not yet tried in it: at start the instance tries for all its counts in one statement.
+
+A lease lasts the count's interval plus :data:`LEASE_SLACK_S` from its last renewal, so a
+holder that stops renewing (it died) loses it that long after its last poll, and the next
+instance whose turn comes takes it: polling resumes within two intervals plus 10 s. An
+instance polls only while its lease runs by its own clock, so one that stalled past it stops.
+Tallies are stored once whichever instance reads them (each is compared with the last one
+stored, and ``(count, seq)`` is unique). On SQLite there is one instance and no lease.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from bot.clock import Clock
 from bot.cluster.identity import Instance
+from bot.delivery.ratelimit import Sleep
 from bot.errors import StoreError
 from bot.store import Database, leases
 
 LEASE_SLACK_S = 5.0
 """How long past its count's interval a poll lease lasts (for a slow poll, a busy store)."""
+RENEW_EVERY_S = 1.0
+"""How long the leases of the counts polled wait to be renewed together, at most."""
 
 log = logging.getLogger(__name__)
 
@@ -35,54 +51,171 @@ def lease_name(count_id: str) -> str:
 class PollLeases:
     """Guards each count's poll with its lease (see the module docstring)."""
 
-    def __init__(self, db: Database, clock: Clock, instance: Instance) -> None:
+    def __init__(
+        self,
+        db: Database,
+        clock: Clock,
+        instance: Instance,
+        *,
+        renew_every: float = RENEW_EVERY_S,
+        sleep: Sleep = asyncio.sleep,
+    ) -> None:
+        """``sleep``: the wait between batches (``renew_every``); one that returns at once (a
+        test's) makes them back to back while anything is held."""
         self.db = db
         self.clock = clock
         self.instance = instance
         self.shared = db.dialect_name != "sqlite"
+        self.renew_every = renew_every
+        self.sleep = sleep
+        self.until: dict[str, datetime] = {}
+        """The counts whose lease this instance holds, and until when (as last renewed)."""
+        self._intervals: dict[str, float] = {}
+        """Every count guarded, and its interval."""
+        self._untried: set[str] = set()
+        """Counts guarded whose lease no batch has tried yet."""
+        self._due: set[str] = set()
+        """Counts whose lease the next batch takes (or renews)."""
+        self._turned: dict[str, float] = {}
+        """When each count's turn last came (the clock's monotonic seconds)."""
+        self._hurry = asyncio.Event()
+        self._next: asyncio.Future[None] | None = None
+        """Done when the next batch is."""
+        self._batches: asyncio.Task[None] | None = None
 
     def guard(self, count_id: str, interval: float, poll: Poll) -> Poll:
         """``poll``, run only while this instance holds the count's lease."""
         if not self.shared:
             self.instance.counts.add(count_id)
             return poll
+        self._intervals[count_id] = interval
+        self._untried.add(count_id)
 
         async def leased() -> object:
-            if not await self.hold(count_id, interval):
+            if not await self.hold(count_id):
                 return None
             return await poll()
 
         return leased
 
-    async def hold(self, count_id: str, interval: float) -> bool:
-        """Take or renew the count's lease; whether this instance holds it (a store that does
-        not answer: not held, this turn)."""
-        now = self.clock.now()
-        until = now + timedelta(seconds=interval + LEASE_SLACK_S)
+    def holds(self, count_id: str) -> bool:
+        """Whether this instance holds the count's lease now, by its own clock (on SQLite, the
+        one instance always does)."""
+        if not self.shared:
+            return True
+        until = self.until.get(count_id)
+        return until is not None and self.clock.now() < until
+
+    async def hold(self, count_id: str) -> bool:
+        """The count's turn: whether this instance holds its lease (renewed in the next batch),
+        or, if it did not, whether the next batch took it."""
+        self._turned[count_id] = self.clock.monotonic()
+        if self.holds(count_id):
+            self._start()
+            return True
+        done = self._want(count_id, soon=count_id in self._untried)
+        await asyncio.shield(done)
+        return self.holds(count_id)
+
+    def _want(self, count_id: str, *, soon: bool) -> asyncio.Future[None]:
+        self._due.add(count_id)
+        if self._next is None:
+            self._next = asyncio.get_running_loop().create_future()
+        self._start()
+        if soon:
+            self._hurry.set()
+        return self._next
+
+    def _start(self) -> None:
+        if self._batches is None or self._batches.done():
+            self._batches = asyncio.create_task(self._run(), name="poll leases")
+
+    def _renewable(self) -> set[str]:
+        """The counts held whose turn came within their lease's length and whose lease is past
+        half its length (renewed every few seconds, not at every batch)."""
+        mono, now = self.clock.monotonic(), self.clock.now()
+        out = set()
+        for c, until in self.until.items():
+            length = self._intervals[c] + LEASE_SLACK_S
+            if mono - self._turned.get(c, mono) > length:
+                continue
+            if until - now < timedelta(seconds=length / 2):
+                out.add(c)
+        return out
+
+    async def _run(self) -> None:
+        """Batches, while any lease is due or held: at once when hurried, else every
+        ``renew_every`` (none when nothing is due or renewable)."""
+        while self._due or self.until:
+            await self._pause()
+            self._hurry.clear()
+            due, self._due = self._due | self._renewable(), set()
+            if not due:
+                continue
+            if due & self._untried:
+                due |= self._untried
+            self._untried -= due
+            done, self._next = self._next, None
+            try:
+                await self._take(due)
+            finally:
+                if done is not None:
+                    done.set_result(None)
+
+    async def _pause(self) -> None:
+        """Until hurried, or ``renew_every`` has passed."""
+        if self._hurry.is_set():
+            return
+        hurried = asyncio.create_task(self._hurry.wait())
+        slept = asyncio.ensure_future(self.sleep(self.renew_every))
         try:
-            async with self.db.begin() as conn:
-                held = await leases.take(
-                    conn, lease_name(count_id), self.instance.id, now=now, until=until
-                )
+            await asyncio.wait({hurried, slept}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            hurried.cancel()
+            slept.cancel()
+            await asyncio.gather(hurried, slept, return_exceptions=True)
+
+    async def _take(self, due: set[str]) -> None:
+        """Take or renew the leases of ``due`` in one statement (a store that does not answer:
+        none taken or renewed this time)."""
+        now = self.clock.now()
+        until = {
+            lease_name(c): now + timedelta(seconds=self._intervals[c] + LEASE_SLACK_S) for c in due
+        }
+        try:
+            async with self.db.begin_urgent() as conn:
+                taken = await leases.take_many(conn, until, self.instance.id, now=now)
         except StoreError as exc:
-            log.warning("cannot renew the poll lease: %s", exc, extra={"count": count_id})
-            held = False
-        if held and count_id not in self.instance.counts:
-            log.info("polling this count now", extra={"count": count_id})
-            self.instance.counts.add(count_id)
-        elif not held and count_id in self.instance.counts:
-            log.info("another instance polls this count now", extra={"count": count_id})
-            self.instance.counts.discard(count_id)
-        return held
+            log.warning("cannot renew the poll leases: %s", exc)
+            return
+        for count_id in sorted(due):
+            if lease_name(count_id) in taken:
+                self.until[count_id] = until[lease_name(count_id)]
+                if count_id not in self.instance.counts:
+                    log.info("polling this count now", extra={"count": count_id})
+                    self.instance.counts.add(count_id)
+            elif count_id in self.instance.counts:
+                log.info("another instance polls this count now", extra={"count": count_id})
+                self.instance.counts.discard(count_id)
+                self.until.pop(count_id, None)
+            else:
+                self.until.pop(count_id, None)
 
     async def release_all(self) -> None:
-        """Hand every lease this instance holds on at once (a clean stop)."""
+        """Stop taking leases and hand every one this instance holds on at once (a clean
+        stop)."""
         if not self.shared:
             return
+        if self._batches is not None:
+            self._batches.cancel()
+            await asyncio.gather(self._batches, return_exceptions=True)
+        if self._next is not None:
+            self._next.set_result(None)
+        held = [lease_name(c) for c in self.instance.counts]
         try:
             async with self.db.begin() as conn:
-                for count_id in sorted(self.instance.counts):
-                    await leases.release(conn, lease_name(count_id), self.instance.id)
+                await leases.release_many(conn, held, self.instance.id)
         except StoreError as exc:
             log.warning("cannot hand the poll leases on: %s", exc)
         self.instance.counts.clear()
+        self.until.clear()

@@ -17,6 +17,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping, MutableMapping
 from dataclasses import dataclass, fields, replace
+from functools import partial
 from pathlib import Path
 
 from pydantic import TypeAdapter, ValidationError
@@ -131,6 +132,10 @@ Poll = Callable[[], Awaitable[object]]
 Guard = Callable[[str, float, Poll], Poll]
 
 
+def everywhere(count_id: str) -> bool:
+    return True
+
+
 def unguarded(count_id: str, interval: float, poll: Poll) -> Poll:
     """Every poll runs (one instance)."""
     return poll
@@ -155,9 +160,11 @@ class LiveCounts:
         configured: Mapping[str, float],
         poll: bool,
         guard: Guard = unguarded,
+        holds: Callable[[str], bool] = everywhere,
     ) -> None:
         """``guard``: wraps each count's poll so that it runs only where it should (the poll
-        leases of ``bot.cluster.polls``, with several instances)."""
+        leases of ``bot.cluster.polls``, with several instances); ``holds``: whether it still
+        does, once a poll's reading is in."""
         self.db = db
         self.scheduler = scheduler
         self.pipeline = pipeline
@@ -173,6 +180,7 @@ class LiveCounts:
         never closed here)."""
         self.poll = poll
         self.guard = guard
+        self.holds = holds
         self._mine: dict[str, tuple[str, Source]] = {}
         self._lock = asyncio.Lock()
 
@@ -237,7 +245,13 @@ class LiveCounts:
         )
         self.health[count.id] = health
         poller = Poller(
-            count.id, source, self.pipeline, health, sleep=self.sleep, metrics=self.metrics
+            count.id,
+            source,
+            self.pipeline,
+            health,
+            sleep=self.sleep,
+            metrics=self.metrics,
+            holds=partial(self.holds, count.id),
         )
         self.pollers[count.id] = poller
         if self.poll and source.polled:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+from collections.abc import Callable
 from enum import StrEnum
 
 from bot.delivery.ratelimit import Sleep
@@ -35,6 +36,14 @@ class PollResult(StrEnum):
     ACCEPTED = "accepted"
     REJECTED = "rejected"
     FAILED = "failed"
+    LEASE_LOST = "lease_lost"
+    """Read while this instance held the count's poll lease, which it no longer held once the
+    reading was in: dropped, as another instance polls the count now (on a busy instance, an
+    older reading stored after the new holder's newer one would be rejected as going down)."""
+
+
+def _always() -> bool:
+    return True
 
 
 class Poller:
@@ -49,7 +58,10 @@ class Poller:
         attempts: int = 3,
         rng: random.Random | None = None,
         metrics: Hooks = NO_HOOKS,
+        holds: Callable[[], bool] = _always,
     ) -> None:
+        """``holds``: whether this instance still polls the count (its poll lease), asked
+        before a reading goes into the pipeline."""
         self.count_id = count_id
         self.source = source
         self.pipeline = pipeline
@@ -58,6 +70,7 @@ class Poller:
         self.attempts = attempts
         self.rng = rng
         self.metrics = metrics
+        self.holds = holds
 
     async def poll(self) -> PollResult:
         result = await self._poll()
@@ -88,6 +101,9 @@ class Poller:
             return PollResult.FAILED
         changed = False
         result = PollResult.NOT_MODIFIED
+        if tally is not None and not self.holds():
+            log.info("poll lease lost during the poll: reading dropped", extra=self._context())
+            return PollResult.LEASE_LOST
         if tally is not None:
             ingested = await self.pipeline.ingest(tally)
             changed = ingested.accepted

@@ -4,9 +4,10 @@ Each job runs at its count's own interval. A poll runs as a task of its own, so 
 at once and APScheduler never skips a run because the last one is still going ("maximum number
 of running instances reached"): a turn that comes while the count's poll is still under way (a
 slow feed, a busy store) makes it poll again as soon as that one ends, so at most one poll of a
-count runs at a time and none is lost. ``poll_now`` moves a job's next run to the present, which
-is how tests (and a push of "check now") trigger a poll without waiting. ``stop`` ends polling
-and waits for the polls under way to be cancelled.
+count runs at a time and none is lost. A turn that comes late (a busy instance) is taken however
+late, never dropped ("Run time of job ... was missed"). ``poll_now`` moves a job's next run to
+the present, which is how tests (and a push of "check now") trigger a poll without waiting.
+``stop`` ends polling and waits for the polls under way to be cancelled.
 """
 
 from __future__ import annotations
@@ -75,7 +76,7 @@ class Scheduler:
             name=f"poll {count_id}",
             max_instances=1,
             coalesce=True,
-            misfire_grace_time=max(1, int(interval)),
+            misfire_grace_time=None,  # a turn that comes late is taken, never dropped
             replace_existing=True,
             next_run_time=datetime.now(UTC) + timedelta(seconds=first_in),
         )

@@ -7,7 +7,8 @@ depth, time since each count changed, stale sources) just before a scrape.
 
 ==========================================  ======================================================
 ``tallybot_polls_total{count,result}``      polls by result: accepted, rejected, no_change,
-                                            not_modified (a 304 or an unchanged body), failed
+                                            not_modified (a 304 or an unchanged body), failed,
+                                            lease_lost (read as another instance took it over)
 ``tallybot_fetch_errors_total{count,kind}`` failed fetch attempts (retries included), transient
                                             or permanent
 ``tallybot_tallies_accepted_total{count}``  tallies the pipeline accepted (polled, pushed, typed)

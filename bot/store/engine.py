@@ -64,7 +64,9 @@ def is_memory(url: str | URL) -> bool:
     return u.get_backend_name() == "sqlite" and u.database in (None, "", ":memory:")
 
 
-def make_engine(url: str | URL, *, schema: str | None = None) -> AsyncEngine:
+def make_engine(
+    url: str | URL, *, schema: str | None = None, pool_size: int | None = None
+) -> AsyncEngine:
     """An engine for ``url``, set up as the store needs it.
 
     SQLite file: the parent directory is created; foreign keys and a busy timeout are enabled
@@ -74,7 +76,8 @@ def make_engine(url: str | URL, *, schema: str | None = None) -> AsyncEngine:
     with "database is locked".
     SQLite ``:memory:``: one shared connection (``StaticPool``), so every connection sees the same
     database. PostgreSQL: with ``schema``, every connection's ``search_path`` is that schema only,
-    so all tables live there (see :func:`ensure_schema`).
+    so all tables live there (see :func:`ensure_schema`); ``pool_size``: at most that many
+    connections (default: SQLAlchemy's pool, 5 and 10 more when busy).
     """
     u = make_url(url)
     backend = backend_of(u)
@@ -82,7 +85,7 @@ def make_engine(url: str | URL, *, schema: str | None = None) -> AsyncEngine:
         raise ConfigError("a store schema is only supported on PostgreSQL")
     if backend == "sqlite":
         return _sqlite_engine(u)
-    return _postgres_engine(u, schema)
+    return _postgres_engine(u, schema, pool_size)
 
 
 def _sqlite_engine(url: URL) -> AsyncEngine:
@@ -149,11 +152,12 @@ def _set_wal(conn: Connection) -> str:
     return str(row[0]).lower() if row else ""
 
 
-def _postgres_engine(url: URL, schema: str | None) -> AsyncEngine:
+def _postgres_engine(url: URL, schema: str | None, pool_size: int | None) -> AsyncEngine:
     connect_args: dict[str, Any] = {"timeout": CONNECT_TIMEOUT_S}
     if schema is not None:
         connect_args["server_settings"] = {"search_path": quote_identifier(schema)}
-    return create_async_engine(url, pool_pre_ping=True, connect_args=connect_args)
+    sized: dict[str, Any] = {} if pool_size is None else {"pool_size": pool_size, "max_overflow": 0}
+    return create_async_engine(url, pool_pre_ping=True, connect_args=connect_args, **sized)
 
 
 async def ensure_schema(engine: AsyncEngine, schema: str) -> None:

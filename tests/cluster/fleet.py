@@ -93,11 +93,10 @@ async def serve_feed() -> AsyncIterator[tuple[Feed, str]]:
         await runner.cleanup()
 
 
-def write_config(
-    path: Path, store_url: str, guild: int, d: FakeDiscord, s: FakeSlack, scale: int, feed: str
-) -> None:
+def config_lines(store_url: str, guild: int, d: FakeDiscord, s: FakeSlack, scale: int) -> list[str]:
+    """The configuration's store, cluster, ops server and both platforms (no counts)."""
     upload = 100 * scale
-    lines = [
+    return [
         f"[store]\nurl = {toml_value(store_url)}",
         "[cluster]\nclaim_seconds = 3",
         "[server]\nport = 0",
@@ -110,6 +109,14 @@ def write_config(
         f'"conversations.history" = [{50 * scale}, 60.0]',
         f'"files.getUploadURLExternal" = [{upload}, 60.0]',
         f'"files.completeUploadExternal" = [{upload}, 60.0]',
+    ]
+
+
+def write_config(
+    path: Path, store_url: str, guild: int, d: FakeDiscord, s: FakeSlack, scale: int, feed: str
+) -> None:
+    lines = [
+        *config_lines(store_url, guild, d, s, scale),
         "[[counts]]",
         'id = "bessemer-2021"\ntitle = "Amazon BHM1 union election, Bessemer AL"',
         'tie_holder = "no"\nreceived = 3215',
