@@ -71,6 +71,7 @@ class DiscordAdapter(DiscordSender):
         self.commands = SlashCommands(context)
         self.admins = DiscordAdmins(settings)
         self._token = context.secret(TOKEN)
+        self.budget_key = self._token.fingerprint()
         self._client_options = dict(client_options or {})
         self.ready_timeout = ready_timeout
         self._client: TallybotClient | None = None
@@ -97,6 +98,7 @@ class DiscordAdapter(DiscordSender):
             "max_ratelimit_timeout": MAX_RATELIMIT_TIMEOUT,
             "allowed_mentions": NO_MENTIONS,
             "chunk_guilds_at_startup": False,
+            "http_trace": self.global_429s.trace(),
             **self._client_options,
         }
         client = self._client = TallybotClient(self.commands, self.remember_channel_name, **options)

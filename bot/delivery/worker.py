@@ -17,6 +17,8 @@ The worker loop is supervised: if it ever ends (the store failed while recording
 the failure is logged, the platform counts as down for ``/readyz`` (``problems``) with the
 reason, and the loop starts again after a backoff, first putting back what it left claimed.
 One info line per fan-out (the deliveries of one update on one platform) says how it went.
+On a shared store a platform's deliveries are claimed and sent only by the instance holding its
+rate budget's lease (``bot.delivery.shared``), in claims made while the previous ones are sent.
 """
 
 from __future__ import annotations
@@ -34,27 +36,28 @@ from bot.adapter import Adapter
 from bot.chart import ChartCache
 from bot.clock import Clock
 from bot.cluster.identity import new_instance_id
+from bot.delivery.coalesce import coalesce
 from bot.delivery.courier import ChannelCheck, Courier, Stats, where
 from bot.delivery.final_charts import CHART_TIMEOUT_S, FinalCharts
 from bot.delivery.pacing import Pacer
 from bot.delivery.ratelimit import Sleep
-from bot.delivery.shared import SharedBudget
+from bot.delivery.shared import PlatformBudget
 from bot.errors import StoreError
+from bot.memory import give_back
 from bot.ops.hooks import NO_HOOKS, Hooks
 from bot.retry import backoff
-from bot.store import Database, buckets, outbox
+from bot.store import Database, outbox
 from bot.store.outbox import Delivery, DeliveryAction
 from bot.subscription import ChannelRef, Platform
 
 BATCH = 5000
-POSTS = (DeliveryAction.POST, DeliveryAction.REPLY)
-"""New messages (in the channel, or in a subscription's thread): the latest routine one wins."""
-SHARED_BATCH = 50
-"""On a store shared by several instances (PostgreSQL), the most one drain claims, so that the
-instances share a fan-out rather than the first taking it all."""
+FIRST_BATCH = 50
+"""On a store shared by several instances (PostgreSQL), the first claim of a drain: small, so
+that the first requests go out at once; each next claim, made while the previous ones are being
+sent, takes four times as many (up to ``BATCH``)."""
 RESCAN_S = 1.0
-"""On a shared store, how often an idle worker looks for work queued by other instances and for
-claims that expired."""
+"""On a shared store, how often an idle worker looks for work queued by other instances, for
+claims that expired, and for the sending lease of its platform."""
 RESTART_CAP_S = 60.0
 """The longest wait before a stopped worker loop starts again."""
 
@@ -63,35 +66,6 @@ summary = logging.getLogger("bot.delivery.worker.fanout")
 """One line per finished fan-out (the per-delivery lines are debug)."""
 
 __all__ = ["CHART_TIMEOUT_S", "Dispatcher", "Stats", "coalesce"]
-
-
-def coalesce(due: Sequence[Delivery]) -> tuple[list[Delivery], list[Delivery]]:
-    """Split due deliveries into those to send and those a newer one makes pointless.
-
-    A routine post is dropped when a newer post (routine or significant) for the same
-    subscription is also due: the newer one shows the latest state. A live-scoreboard edit is
-    dropped when a newer edit of the same scoreboard is due. Significant posts and admin
-    notices are never dropped, and a final tally is always significant.
-    """
-    newest_post: dict[int, int] = {}
-    newest_edit: dict[int, int] = {}
-    for d in due:
-        if d.subscription_id is None:
-            continue
-        if d.action in POSTS:
-            newest_post[d.subscription_id] = max(newest_post.get(d.subscription_id, 0), d.id)
-        elif d.action is DeliveryAction.EDIT_LIVE:
-            newest_edit[d.subscription_id] = max(newest_edit.get(d.subscription_id, 0), d.id)
-    send: list[Delivery] = []
-    drop: list[Delivery] = []
-    for d in due:
-        sub = d.subscription_id
-        stale = sub is not None and (
-            (d.action in POSTS and not d.significant and newest_post[sub] != d.id)
-            or (d.action is DeliveryAction.EDIT_LIVE and newest_edit[sub] != d.id)
-        )
-        (drop if stale else send).append(d)
-    return send, drop
 
 
 @dataclass
@@ -136,10 +110,20 @@ class Dispatcher:
         self.rng = rng or random.Random()
         self.stats = Stats()
         self.charts = FinalCharts(db, charts, timeout=chart_timeout)
+        self.budgets = {
+            p: PlatformBudget(db, p, a, self.claimant, clock, sleep, seconds=claim_seconds)
+            for p, a in self.adapters.items()
+            if self.shared
+        }
+        """Per platform, its whole rate budget, leased to one instance at a time
+        (``bot.delivery.shared``): only while this instance holds it does it claim and send
+        that platform's deliveries."""
         self.pacers = {
-            p: Pacer(a.limits, clock, sleep, self._shared(p, a) if self.shared else {})
+            p: Pacer(a.limits, clock, sleep, self.budgets[p].buckets if self.shared else {})
             for p, a in self.adapters.items()
         }
+        for p, a in self.adapters.items():
+            a.watch_limits(self.pacers[p].said)
         self._couriers = {
             p: Courier(
                 db,
@@ -166,25 +150,6 @@ class Dispatcher:
         self._recovered: set[Platform] = set()
         self._running = False
 
-    def _shared(self, platform: Platform, adapter: Adapter) -> dict[str, SharedBudget]:
-        """The platform-wide buckets of ``adapter``, each a budget shared by every instance
-        (``bot.delivery.shared``), named ``platform:bucket`` in the store."""
-        return {
-            b.name: SharedBudget(
-                f"{platform}:{b.name}", b.window, self.clock, self.sleep, self._reserve, self._hold
-            )
-            for b in adapter.limits.named().values()
-            if not b.per_channel
-        }
-
-    async def _reserve(self, name: str, turns: int, every: float) -> float:
-        async with self.db.begin() as conn:
-            return await buckets.reserve(conn, name, turns=turns, every=every)
-
-    async def _hold(self, name: str, seconds: float) -> None:
-        async with self.db.begin() as conn:
-            await buckets.hold(conn, name, seconds)
-
     def wake(self, platforms: set[Platform]) -> None:
         for p in platforms:
             if p in self._wake:
@@ -195,6 +160,12 @@ class Dispatcher:
         if not self._running:
             return dict.fromkeys(self.adapters, "the dispatcher is not running")
         return dict(self._down)
+
+    async def hand_back(self) -> None:
+        """Hand every sending lease back (a clean stop), free for another instance a window
+        after this one's last request."""
+        for budget in self.budgets.values():
+            await budget.hand_back()
 
     async def recover(self, platform: Platform | None = None) -> int:
         """After a (re)start: deliveries left SENDING go back to the queue (those that may have
@@ -236,6 +207,8 @@ class Dispatcher:
         a failure is logged and tried again at the next turn."""
         while True:
             await asyncio.sleep(self.claim_seconds / 3)
+            for budget in self.budgets.values():
+                await budget.lease.renew()
             try:
                 async with self.db.begin() as conn:
                     await outbox.renew(conn, self.claimant, until=self._claim_until())
@@ -268,12 +241,24 @@ class Dispatcher:
 
     async def _run_platform(self, platform: Platform) -> None:
         wake = self._wake[platform]
+        busy = False
         while True:
             wake.clear()
+            if self.shared and not await self.budgets[platform].leased():
+                # Another instance sends this platform's deliveries: stand by.
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(wake.wait(), timeout=RESCAN_S)
+                continue
             handled = await self.drain(platform)
+            busy = busy or handled > 0
             if self.shared and handled:
-                continue  # it claims a batch at a time: the next one at once
+                continue  # more may have come meanwhile
             wait = await self._next_due_in(platform)
+            if self.shared:  # nothing to send now: another instance may take the budget
+                await self.budgets[platform].hand_back()
+            if busy:  # a fan-out ended: the memory it used goes back to the system
+                give_back()
+                busy = False
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(wake.wait(), timeout=wait)
 
@@ -302,8 +287,34 @@ class Dispatcher:
                 expired = await outbox.release_expired(conn, platform, now=now)
             if expired:
                 log.info("took over %d deliveries whose claim expired", expired)
+        courier = self._couriers[platform]
+        handled = 0
+        limit = FIRST_BATCH if self.shared else BATCH
+        # A TaskGroup, not gather: on cancellation (shutdown) it waits for every channel's task
+        # to finish, so none is left running against a store that is being closed.
+        async with asyncio.TaskGroup() as group:
+            while True:
+                due, send = await self._claim(platform, limit)
+                handled += len(due)
+                by_channel: dict[ChannelRef, list[Delivery]] = defaultdict(list)
+                for d in send:
+                    self._fanout(d)  # it starts now, if it has not before
+                    by_channel[d.channel].append(d)
+                for channel, items in by_channel.items():
+                    check = courier.check_for(channel, items)
+                    group.create_task(self._send_channel(courier, items, check))
+                if not self.shared or not due:
+                    break
+                # The next claim while these are sent: no gap between the two.
+                limit = min(BATCH, limit * 4)
+                await asyncio.sleep(0)
+        return handled
+
+    async def _claim(self, platform: Platform, limit: int) -> tuple[list[Delivery], list[Delivery]]:
+        """Claim up to ``limit`` due deliveries (with those queued behind them): all of them,
+        and those to send (the others were cancelled or superseded here)."""
+        now = self.clock.now()
         async with self.db.begin() as conn:
-            limit = SHARED_BATCH if self.shared else BATCH
             due = await outbox.claimable(conn, platform, now=now, limit=limit)
             orphans = await outbox.cancel_orphans(conn, [d.id for d in due])
             send, drop = coalesce([d for d in due if d.id not in orphans])
@@ -321,18 +332,7 @@ class Dispatcher:
         self.stats.superseded += len(drop)
         for d in drop:
             self._outcome(d, "superseded")
-        by_channel: dict[ChannelRef, list[Delivery]] = defaultdict(list)
-        for d in send:
-            self._fanout(d)  # it starts now, if it has not before
-            by_channel[d.channel].append(d)
-        courier = self._couriers[platform]
-        # A TaskGroup, not gather: on cancellation (shutdown) it waits for every channel's task
-        # to finish, so none is left running against a store that is being closed.
-        async with asyncio.TaskGroup() as group:
-            for channel, items in by_channel.items():
-                check = courier.check_for(channel, items)
-                group.create_task(self._send_channel(courier, items, check))
-        return len(due)
+        return due, send
 
     async def _send_channel(
         self, courier: Courier, items: list[Delivery], check: ChannelCheck
