@@ -200,14 +200,17 @@ class Pacer:
 
     def said(self, name: str, retry_after: float) -> None:
         """The platform answered a 429 for the whole platform-wide bucket ``name``: it allows
-        no more than the requests counted in the last window, so its limit is lowered to that
+        no more than the requests that ended since its window began (it said to wait out the
+        rest of it, ``retry_after``), so the bucket's limit is lowered to that
         (never raised), and it takes no request, here or in any instance, for ``retry_after``."""
         bucket = self.limits.named().get(name)
         if bucket is None or bucket.per_channel:
             return
         limiter = self._limiter(bucket, None)
         before = limiter.limit
-        limiter.lower(limiter.counted())
+        # Discord's window began this long before now (it said to wait out the rest of it).
+        began = self.clock.monotonic() + retry_after - bucket.window.seconds
+        limiter.lower(limiter.counted(since=began))
         if limiter.limit < before:
             log.warning(
                 "the platform allows fewer requests than %s: pacing it for %d per %g s",

@@ -79,10 +79,9 @@ class RateLimiter:
         """The platform allows fewer requests per window than ``limit`` said: ``limit`` now."""
         self.limit = max(1, min(self.limit, limit))
 
-    def counted(self) -> int:
-        """Requests that finished within the last window (the platform has counted them)."""
-        now = self.clock.monotonic()
-        return sum(1 for s in self._slots if s.finished and s.at > now - self.window)
+    def counted(self, since: float) -> int:
+        """Requests that finished at or after ``since`` (the platform has counted them)."""
+        return sum(1 for s in self._slots if s.finished and s.at >= since)
 
     def idle(self) -> bool:
         """Nothing in flight, nothing within the last window, no hold: forgetting this limiter
