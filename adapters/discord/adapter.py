@@ -98,6 +98,9 @@ class DiscordAdapter(DiscordSender):
             "max_ratelimit_timeout": MAX_RATELIMIT_TIMEOUT,
             "allowed_mentions": NO_MENTIONS,
             "chunk_guilds_at_startup": False,
+            # discord.py keeps the last 1,000 messages it saw, the bot's own posts included, for
+            # events the bot does not handle: a fan-out would fill it with its own posts.
+            "max_messages": None,
             "http_trace": self.global_429s.trace(),
             **self._client_options,
         }

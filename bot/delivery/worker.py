@@ -290,11 +290,11 @@ class Dispatcher:
         courier = self._couriers[platform]
         handled = 0
         limit = FIRST_BATCH if self.shared else BATCH
+        due, send = await self._claim(platform, limit)  # a store that fails says so, unwrapped
         # A TaskGroup, not gather: on cancellation (shutdown) it waits for every channel's task
         # to finish, so none is left running against a store that is being closed.
         async with asyncio.TaskGroup() as group:
             while True:
-                due, send = await self._claim(platform, limit)
                 handled += len(due)
                 by_channel: dict[ChannelRef, list[Delivery]] = defaultdict(list)
                 for d in send:
@@ -307,7 +307,7 @@ class Dispatcher:
                     break
                 # The next claim while these are sent: no gap between the two.
                 limit = min(BATCH, limit * 4)
-                await asyncio.sleep(0)
+                due, send = await self._claim(platform, limit)
         return handled
 
     async def _claim(self, platform: Platform, limit: int) -> tuple[list[Delivery], list[Delivery]]:
