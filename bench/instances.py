@@ -97,6 +97,7 @@ async def run(
                     now=time.time(),
                 )  # fmt: skip
                 assert answer.exit_code == 0, answer
+                accepted = time.monotonic() - began
                 await until(lambda: fleet.on_d() == channels, 3600)
                 await until(lambda: fleet.on_s() == slack, 3600)
                 await until_drained(fleet, 300)
@@ -123,6 +124,9 @@ async def run(
                 f"before {before[i.name] // 1024} MB | drained {after[i.name] // 1024} MB "
                 f"({after[i.name] / max(1, before[i.name]):.2f}x) |"
             )
+        lines.append(
+            f"|   the push answered (the tally stored, its messages queued) in {accepted:.2f} s |"
+        )
         lines.append(f"|   {load_before} at the start, {load_after} at the end |")
         lines += logged
     return lines

@@ -109,7 +109,7 @@ LimitSaid = Callable[[str, float], None]
 """What an adapter calls when the platform answered a 429 for a whole platform-wide bucket
 (Discord's global limit), which its client library may have waited out by itself: the bucket's
 name and the seconds the platform said to wait (``Pacer.said``)."""
-ROOM = 8
+ROOM = 4
 """Requests at most between their channel's slots and the platform-wide ones (``Pacer.slot``)."""
 SWEEP_EVERY = 256
 """Per-channel limiters made between two sweeps of the idle ones (they are forgotten)."""

@@ -50,7 +50,7 @@ class RateLimiter:
         self.window = window * (1 + margin)
         self.even = even
         self.clock = clock
-        self._last = float("-inf")
+        self._due = float("-inf")
         self._slots: list[Slot] = []
         self._held_until = float("-inf")
         self._turn = asyncio.Lock()  # first come, first served
@@ -64,7 +64,7 @@ class RateLimiter:
         now = self.clock.monotonic()
         held = max(0.0, self._held_until - now)
         if self.even:
-            held = max(held, self._last + self.window / self.limit - now)
+            held = max(held, self._due - now)
         self._slots = [s for s in self._slots if not (s.finished and s.at + self.window <= now)]
         if len(self._slots) < self.limit:
             return held
@@ -109,7 +109,10 @@ class RateLimiter:
                 await sleep(wait)
             slot = Slot(self.clock.monotonic())
             self._slots.append(slot)
-            self._last = slot.at
+            if self.even:  # spaced from the previous one's due time, not from when its
+                # process got round to it: a late turn does not push every later turn back
+                spacing = self.window / self.limit
+                self._due = max(self._due, slot.at - spacing) + spacing
             return slot
 
     @asynccontextmanager
