@@ -139,7 +139,7 @@ def complaints(fleet: Fleet) -> list[str]:
         for line in i.log.read_text().splitlines():
             with contextlib.suppress(ValueError):
                 record = json.loads(line)
-                if record.get("level") in ("warning", "error"):
+                if record.get("level") in ("warning", "error") or "memory" in record["msg"]:
                     seen[f"{i.name} {record['level']}: {str(record.get('msg'))[:120]}"] += 1
     return [f"|   {n} x {msg} |" for msg, n in seen.most_common(8)]
 

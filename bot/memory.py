@@ -12,7 +12,9 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import gc
+import os
 from collections.abc import Callable
+from pathlib import Path
 
 _trim: Callable[[int], int] | None = None
 _libc = ctypes.util.find_library("c")
@@ -23,8 +25,20 @@ if _libc is not None:
         _trim = None
 
 
-def give_back() -> None:
-    """Collect garbage cycles and return the allocator's free pages to the system."""
+def resident_mb() -> float | None:
+    """This process's resident memory (Linux's ``/proc/self/statm``), None elsewhere."""
+    try:
+        pages = int(Path("/proc/self/statm").read_text().split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+    return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def give_back() -> tuple[float | None, float | None]:
+    """Collect garbage cycles and return the allocator's free pages to the system; the
+    resident memory before and after (MB)."""
+    before = resident_mb()
     gc.collect()
     if _trim is not None:
         _trim(0)
+    return before, resident_mb()

@@ -119,7 +119,8 @@ class Pace(Protocol):
     """How an adapter paces one request: ``async with pace(route, delivers=...):`` around it.
 
     ``delivers``: the request carries the delivery out (it posts or edits its message). Once
-    its turn is granted, right before it goes out, the dispatcher durably notes the attempt
+    its channel's turn is granted, just before it waits for the platform-wide one (among at
+    most ``ROOM`` requests), the dispatcher durably notes the attempt
     (so that a crash afterwards leaves the delivery "in doubt", to be confirmed from the channel
     before it is sent again), or raises :class:`~bot.errors.DeliveryCancelled` instead when the
     delivery must no longer go out (its subscription was removed meanwhile). Errors are to be
@@ -246,9 +247,9 @@ class Pacer:
             yield
 
     async def turn(self, route: Route) -> None:
-        """Wait for this instance's turn in each shared bucket ``route`` draws from: last, right
-        before the request goes out (inside :meth:`slot`), so that nothing between the turn and
-        the request (a store write) bunches requests of several instances together."""
+        """Check, last, right before the request goes out (inside :meth:`slot`), that this
+        instance still holds each shared bucket ``route`` draws from, and wait out a hold that
+        another instance's 429 put on it."""
         for bucket in self.limits.buckets(route):
             turns = None if bucket.per_channel else self.shared.get(bucket.name)
             if turns is not None:

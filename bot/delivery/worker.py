@@ -17,9 +17,8 @@ The worker loop is supervised: if it ever ends (the store failed while recording
 the failure is logged, the platform counts as down for ``/readyz`` (``problems``) with the
 reason, and the loop starts again after a backoff, first putting back what it left claimed.
 One info line per fan-out (the deliveries of one update on one platform) says how it went.
-On a shared store a platform's deliveries are claimed and sent only by the instance holding its
-rate budget's lease (``bot.delivery.shared``), in claims made while the previous ones are sent.
-"""
+On a shared store only the holder of a platform's rate budget lease (``bot.delivery.shared``)
+claims and sends its deliveries, claiming more while the previous ones are sent."""
 
 from __future__ import annotations
 
@@ -53,13 +52,15 @@ from bot.subscription import ChannelRef, Platform
 BATCH = 5000
 FIRST_BATCH = 50
 """On a store shared by several instances (PostgreSQL), the first claim of a drain: small, so
-that the first requests go out at once; each next claim, made while the previous ones are being
-sent, takes four times as many (up to ``BATCH``)."""
+that the first requests go out at once. The next claims, made while the previous ones are being
+sent, keep at most ``AHEAD`` channels' deliveries in hand, claiming more when ``REFILL`` are
+left (the memory of a fan-out does not grow with its size)."""
+AHEAD = 250
+REFILL = 100
 RESCAN_S = 1.0
-"""On a shared store, how often an idle worker looks for work queued by other instances, for
-claims that expired, and for the sending lease of its platform."""
-RESTART_CAP_S = 60.0
-"""The longest wait before a stopped worker loop starts again."""
+"""On a shared store, how often an idle worker looks for work queued by other instances (and for
+claims that expired)."""
+RESTART_CAP_S = 60.0  # the longest wait before a stopped worker loop starts again
 
 log = logging.getLogger(__name__)
 summary = logging.getLogger("bot.delivery.worker.fanout")
@@ -115,9 +116,8 @@ class Dispatcher:
             for p, a in self.adapters.items()
             if self.shared
         }
-        """Per platform, its whole rate budget, leased to one instance at a time
-        (``bot.delivery.shared``): only while this instance holds it does it claim and send
-        that platform's deliveries."""
+        """Per platform, its rate budget, leased to one instance at a time: only its holder
+        claims and sends the platform's deliveries (``bot.delivery.shared``)."""
         self.pacers = {
             p: Pacer(a.limits, clock, sleep, self.budgets[p].buckets if self.shared else {})
             for p, a in self.adapters.items()
@@ -162,8 +162,7 @@ class Dispatcher:
         return dict(self._down)
 
     async def hand_back(self) -> None:
-        """Hand every sending lease back (a clean stop), free for another instance a window
-        after this one's last request."""
+        """Hand every sending lease back (a clean stop)."""
         for budget in self.budgets.values():
             await budget.hand_back()
 
@@ -244,8 +243,8 @@ class Dispatcher:
         busy = False
         while True:
             wake.clear()
-            if self.shared and not await self.budgets[platform].leased():
-                # Another instance sends this platform's deliveries: stand by.
+            if self.shared and not await self._may_send(platform):
+                # Nothing to send, or another instance sends this platform's: stand by.
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(wake.wait(), timeout=RESCAN_S)
                 continue
@@ -257,10 +256,22 @@ class Dispatcher:
             if self.shared:  # nothing to send now: another instance may take the budget
                 await self.budgets[platform].hand_back()
             if busy:  # a fan-out ended: the memory it used goes back to the system
-                give_back()
+                before, after = give_back()
+                log.info("deliveries done: resident memory %s -> %s MB", before, after)
                 busy = False
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(wake.wait(), timeout=wait)
+
+    async def _may_send(self, platform: Platform) -> bool:
+        """Whether this instance holds the platform's sending lease, or took it now because
+        deliveries are open; an idle one leaves it to whoever has something to send."""
+        budget = self.budgets[platform]
+        if budget.lease.held:
+            return True
+        async with self.db.connect() as conn:
+            if not await outbox.depth(conn, platform):
+                return False
+        return await budget.leased()
 
     async def _next_due_in(self, platform: Platform) -> float | None:
         async with self.db.connect() as conn:
@@ -291,8 +302,15 @@ class Dispatcher:
         handled = 0
         limit = FIRST_BATCH if self.shared else BATCH
         due, send = await self._claim(platform, limit)  # a store that fails says so, unwrapped
-        # A TaskGroup, not gather: on cancellation (shutdown) it waits for every channel's task
-        # to finish, so none is left running against a store that is being closed.
+        # A TaskGroup: on cancellation (shutdown) it waits for every channel's task to finish.
+        in_hand: set[asyncio.Task[None]] = set()
+        room = asyncio.Event()
+
+        def finished(task: asyncio.Task[None]) -> None:
+            in_hand.discard(task)
+            if len(in_hand) <= REFILL:
+                room.set()
+
         async with asyncio.TaskGroup() as group:
             while True:
                 handled += len(due)
@@ -302,12 +320,15 @@ class Dispatcher:
                     by_channel[d.channel].append(d)
                 for channel, items in by_channel.items():
                     check = courier.check_for(channel, items)
-                    group.create_task(self._send_channel(courier, items, check))
-                if not self.shared or not due:
+                    task = group.create_task(self._send_channel(courier, items, check))
+                    in_hand.add(task)
+                    task.add_done_callback(finished)
+                if not self.shared or not due or not self.budgets[platform].lease.held:
                     break
-                # The next claim while these are sent: no gap between the two.
-                limit = min(BATCH, limit * 4)
-                due, send = await self._claim(platform, limit)
+                room.clear()  # the next claim while these are sent, once few are left
+                if len(in_hand) > REFILL:
+                    await room.wait()
+                due, send = await self._claim(platform, AHEAD - len(in_hand))
         return handled
 
     async def _claim(self, platform: Platform, limit: int) -> tuple[list[Delivery], list[Delivery]]:
