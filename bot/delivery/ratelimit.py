@@ -110,9 +110,11 @@ class RateLimiter:
             slot = Slot(self.clock.monotonic())
             self._slots.append(slot)
             if self.even:  # spaced from the previous one's due time, not from when its
-                # process got round to it: a late turn does not push every later turn back
+                # process got round to it: a turn late by up to half a spacing does not push
+                # every later turn back
                 spacing = self.window / self.limit
-                self._due = max(self._due, slot.at - spacing) + spacing
+                due = slot.at if self._due == float("-inf") else self._due
+                self._due = max(due, slot.at - spacing / 2) + spacing
             return slot
 
     @asynccontextmanager
