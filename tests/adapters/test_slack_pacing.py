@@ -139,8 +139,8 @@ async def test_a_fan_out_cut_off_leaves_in_doubt_only_what_was_on_its_way(
     async with running(fake, cfg, stalled) as bot:
         channels = await subscribe(bot.app.db, fake, stalled, 40)
         message = await bot.ingest(84, 201)  # the dispatcher's own loop sends it
-        # chat.postMessage takes 5 a second, evenly spaced: 1 goes out, the other 39 wait for
-        # their turn (which never comes: this clock's sleeps never end)...
+        # chat.postMessage takes 5 a second, evenly spaced: 1 goes out (or 2), the others wait
+        # for their turn (which never comes: this clock's sleeps never end)...
         await fake.wait_for(lambda: len(fake.calls_to("chat.postMessage")) == 1, timeout=30)
         async with bot.app.db.connect() as conn:  # ...each of them claimed by then
             claimed = await conn.scalar(
@@ -153,8 +153,7 @@ async def test_a_fan_out_cut_off_leaves_in_doubt_only_what_was_on_its_way(
     in_doubt = {d.channel.channel for d in left if d.sending_at is not None}
     in_doubt -= {d.channel.channel for d in left if d.status is DeliveryStatus.SENT}
     assert claimed == 40
-    assert 1 <= len(in_doubt) <= 1 + ROOM
-    assert len(fake.calls_to("chat.postMessage")) == 1
+    assert 1 <= len(in_doubt) <= len(fake.calls_to("chat.postMessage")) + ROOM
     reads_before = len(fake.calls_to("conversations.history"))
     async with running(fake, cfg, vt) as bot:
         await bot.settle()
