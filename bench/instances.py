@@ -86,7 +86,7 @@ async def run(
                 before = {i.name: i.rss_now() for i in fleet.instances}
                 load_before = load()
                 news: dict[str, object] = (
-                    {"votes": {"yes": 738, "no": 1798}, "challenged": 505, "state": "final"}
+                    {"votes": {"yes": 1300, "no": 1915}, "state": "final"}
                     if final
                     else {"votes": {"yes": 84, "no": 201}}
                 )
