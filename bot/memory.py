@@ -12,10 +12,12 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import gc
+import logging
 import os
 from collections.abc import Callable
 from pathlib import Path
 
+log = logging.getLogger(__name__)
 _trim: Callable[[int], int] | None = None
 _libc = ctypes.util.find_library("c")
 if _libc is not None:
@@ -41,4 +43,7 @@ def give_back() -> tuple[float | None, float | None]:
     gc.collect()
     if _trim is not None:
         _trim(0)
-    return before, resident_mb()
+    after = resident_mb()
+    if before is not None and after is not None:
+        log.info("memory given back after the deliveries: resident %.0f -> %.0f MB", before, after)
+    return before, after

@@ -256,8 +256,7 @@ class Dispatcher:
             if self.shared:  # nothing to send now: another instance may take the budget
                 await self.budgets[platform].hand_back()
             if busy:  # a fan-out ended: the memory it used goes back to the system
-                before, after = give_back()
-                log.info("deliveries done: resident memory %s -> %s MB", before, after)
+                give_back()
                 busy = False
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(wake.wait(), timeout=wait)
