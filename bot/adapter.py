@@ -32,7 +32,7 @@ from datetime import datetime
 
 from aiohttp import web
 
-from bot.delivery.pacing import UNLIMITED, Limits, Pace, unpaced
+from bot.delivery.pacing import UNLIMITED, Limits, LimitSaid, Pace, unpaced
 from bot.domain.message import Attachment, Outgoing
 from bot.errors import NotAllowedHere
 from bot.lifecycle import Closing
@@ -72,6 +72,16 @@ class Adapter(Closing, abc.ABC):
     """Seconds after a post during which the platform itself drops a second post with the same
     key (Discord's nonce); 0 when it has no such thing. A post that may have gone out longer
     ago than this is confirmed from the channel (``find_posted``) before it is sent again."""
+
+    budget_key: str = ""
+    """A non-secret fingerprint of the credentials the platform counts this bot's requests by
+    (``Secret.fingerprint`` of its token): instances of the same bot share a rate budget,
+    two bots on one store do not (``bot.delivery.shared``)."""
+
+    def watch_limits(self, said: LimitSaid) -> None:
+        """Tell ``said`` of every 429 the platform answers for a whole platform-wide bucket,
+        including those the client library waits out by itself; the default: nothing to tell
+        (such 429s reach the dispatcher as ``RateLimited``)."""
 
     async def aopen(self) -> None:
         """Connect (log in, open the gateway or socket); the default has nothing to open."""

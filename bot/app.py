@@ -198,6 +198,8 @@ class App(Closing):
             self._dispatch_task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._dispatch_task
+        if self._dispatcher is not None:  # the sending leases, to another instance
+            await self._dispatcher.hand_back()
         await self._stack.aclose()
 
     async def _sync_counts(self) -> None:

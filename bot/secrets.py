@@ -6,6 +6,7 @@ from ``repr`` and ``str``.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -32,6 +33,11 @@ class Secret:
 
     def reveal(self) -> str:
         return self._value
+
+    def fingerprint(self) -> str:
+        """A non-secret name for the value (the first 16 hex digits of its SHA-256): what
+        tells two bots' rows apart in a shared store, never the value itself."""
+        return hashlib.sha256(self._value.encode()).hexdigest()[:16]
 
     def __repr__(self) -> str:
         return f"Secret({self.name}=***)"

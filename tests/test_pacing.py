@@ -4,6 +4,7 @@ waiting for all of them, a 429 holding a platform-wide route, and the configurat
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import pytest
@@ -39,12 +40,14 @@ async def test_the_pacer_waits_for_every_bucket_of_a_request() -> None:
     for channel in ("c1", "c2", "c1"):  # posts: 2 a second overall, 1 per channel
         async with pacer.slot(Route("post", channel)):
             pass
-    assert sum(sleep.slept) == pytest.approx(1.005)  # the third waited for both windows
+    assert sum(sleep.slept) == pytest.approx(1.002)  # the third waited for both windows
     async with pacer.slot(Route("read")):
         pass
     async with pacer.slot(Route("read")):
         pass
-    assert sum(sleep.slept) == pytest.approx(1.005 + 60.3)
+    # the first read half a global spacing after the late third post (even spacing), the
+    # second a whole window of reads after the first
+    assert sum(sleep.slept) == pytest.approx(1.002 + 1.002 / 6 + 60.12)
 
 
 async def test_a_429_holds_a_platform_wide_route_but_not_a_channels() -> None:
@@ -67,7 +70,7 @@ async def test_startup_requests_count_against_every_request() -> None:
     limits = Limits(every=(Bucket("global", Window(3, 1.0)),), startup_requests=3)
     async with Pacer(limits, clock, sleep).slot(Route("anything")):
         pass
-    assert sleep.slept == pytest.approx([1.005])  # the start-up used the first window
+    assert sleep.slept == pytest.approx([1.002])  # the start-up used the first window
 
 
 def test_the_configuration_changes_buckets_by_name(tmp_path: Path) -> None:
@@ -99,3 +102,53 @@ def test_a_bad_limits_entry_is_a_clear_error(tmp_path: Path, value: object) -> N
         ConfigError, match=r"slack\.limits\.\"chat\.update\": expected \[requests, seconds\]"
     ):
         parse({"slack": {"limits": {"chat.update": value}}}, tmp_path / "t.toml")
+
+
+async def test_a_platform_wide_bucket_spaces_its_requests_evenly_a_channels_does_not() -> None:
+    clock = FakeClock()
+    sleep = Sleeper(clock)
+    limits = Limits(
+        routes={"post": (Bucket("per channel", Window(5, 5.0), True),)},
+        every=(Bucket("global", Window(4, 1.0)),),
+    )
+    pacer = Pacer(limits, clock, sleep)
+    starts = []
+    for channel in ("c1", "c1", "c2", "c2"):
+        async with pacer.slot(Route("post", channel)):
+            starts.append(clock.monotonic())
+    # a quarter of a window apart (the global bucket), not four at once
+    gaps = [b - a for a, b in itertools.pairwise(starts)]
+    assert gaps == pytest.approx([1.002 / 4] * 3)
+
+
+async def test_the_limiters_of_channels_gone_quiet_are_forgotten() -> None:
+    clock = FakeClock()
+    sleep = Sleeper(clock)
+    limits = Limits(
+        routes={"post": (Bucket("per channel", Window(5, 5.0), True),)},
+        every=(Bucket("global", Window(1000, 1.0)),),
+    )
+    pacer = Pacer(limits, clock, sleep)
+    for i in range(5000):  # a fan-out to 5,000 channels, one message each
+        async with pacer.slot(Route("post", f"c{i}")):
+            pass
+        clock.advance(0.01)
+    assert pacer.limiters() < 800  # those of the last window's channels, not one per channel
+
+
+async def test_a_global_429_lowers_the_limit_to_what_the_platform_let_through() -> None:
+    clock = FakeClock()
+    sleep = Sleeper(clock)
+    pacer = Pacer(Limits(every=(Bucket("global", Window(50, 1.0)),)), clock, sleep)
+    for _ in range(30):  # 30 went through within the platform's window, then a 429
+        async with pacer.slot(Route("post")):
+            pass
+    assert pacer.limit_of("global") == 50
+    pacer.said("global", 0.4)  # its window began 0.6 s ago: what ended since counts
+    assert pacer.limit_of("global") == 30
+    began = clock.monotonic()
+    async with pacer.slot(Route("post")):
+        assert clock.monotonic() - began >= 0.4  # held for what it said
+    pacer.said("global", 0.9)  # a later one never raises it again
+    assert pacer.limit_of("global") <= 30
+    assert pacer.limit_of("no such bucket") == 0

@@ -80,6 +80,7 @@ class DiscordAdapter(DiscordSender):
         self.commands = SlashCommands(context)
         self.admins = DiscordAdmins(settings)
         self._token = context.secret(TOKEN)
+        self.budget_key = self._token.fingerprint()
         self._client_options = dict(client_options or {})
         self._options: dict[str, Any] = {}
         self.ready_timeout = ready_timeout
@@ -127,6 +128,10 @@ class DiscordAdapter(DiscordSender):
             "max_ratelimit_timeout": MAX_RATELIMIT_TIMEOUT,
             "allowed_mentions": NO_MENTIONS,
             "chunk_guilds_at_startup": False,
+            # discord.py keeps the last 1,000 messages it saw, the bot's own posts included, for
+            # events the bot does not handle: a fan-out would fill it with its own posts.
+            "max_messages": None,
+            "http_trace": self.global_429s.trace(),
             **self._client_options,
         }
         client = self._client = self._new_client()

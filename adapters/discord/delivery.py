@@ -46,9 +46,10 @@ from adapters.discord.embeds import clip, message_embed, notice_content
 from adapters.discord.lib import discord
 from adapters.discord.mentions import NO_MENTIONS, role_ping
 from adapters.discord.places import POST_ROUTE, DiscordPlaces
+from adapters.discord.ratelimits import GlobalWatch
 from adapters.discord.text import plain
 from bot.adapter import Earlier
-from bot.delivery.pacing import Bucket, Limits, Pace, Route, Window, unpaced
+from bot.delivery.pacing import Bucket, Limits, LimitSaid, Pace, Route, Window, unpaced
 from bot.domain.message import Attachment, Notice, Outgoing
 from bot.errors import (
     DeliveryError,
@@ -64,13 +65,15 @@ log = logging.getLogger("adapters.discord")
 
 EDIT_ROUTE = "PATCH /channels/{channel_id}/messages/{message_id}"
 READ_ROUTE = "GET /channels/{channel_id}/messages"
+GLOBAL = "global"
+"""The bucket every request draws from, Discord's global limit per bot."""
 DISCORD_LIMITS = Limits(
     routes={
         POST_ROUTE: (Bucket("messages per channel", Window(5, 5.0), per_channel=True),),
         EDIT_ROUTE: (Bucket("edits per channel", Window(5, 5.0), per_channel=True),),
         READ_ROUTE: (Bucket("reads per channel", Window(5, 5.0), per_channel=True),),
     },
-    every=(Bucket("global", Window(50, 1.0)),),
+    every=(Bucket(GLOBAL, Window(50, 1.0)),),
     # GET /users/@me and GET /oauth2/applications/@me (the REST client's login, and again for
     # each shard's client), GET /gateway/bot and the command sync (one PUT per guild; more
     # shards or guilds than this only cost a 429 that discord.py waits out).
@@ -157,6 +160,11 @@ class DiscordSender(DiscordPlaces):
         self.limits = limits
         self._names: LRUCache[int, str] = LRUCache(NAMES_KEPT)
         self._threads = set()
+        self.global_429s = GlobalWatch(GLOBAL)
+        """Tells the dispatcher of global 429s (``http_trace`` of discord.py's client)."""
+
+    def watch_limits(self, said: LimitSaid) -> None:
+        self.global_429s.said = said
 
     async def post(
         self,

@@ -118,6 +118,8 @@ class SlackAdapter(SlackCommands):
         """HTTP mode: serve the endpoint on our own port; False when the ops server mounts
         ``http_routes()`` instead."""
         self._app_token = app_token
+        known = bot_token or app_token
+        self.budget_key = known.fingerprint() if known is not None else ""
         self._socket: AsyncSocketModeHandler | None = None
         self._runner: web.AppRunner | None = None
         self._revocations: AsyncTokenRevocationListeners | None = None

@@ -33,9 +33,9 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot.clock import Clock
 from bot.cluster.identity import Instance
+from bot.cluster.turns import SharedTurns
 from bot.delivery.pacing import Window
 from bot.delivery.ratelimit import RateLimiter, Sleep
-from bot.delivery.shared import SharedBudget
 from bot.errors import StoreError
 from bot.store import Database, buckets, leases
 
@@ -218,7 +218,7 @@ class SessionStarts:
         self.started = 0
         shared = db is not None and db.dialect_name != "sqlite"
         self._shared = [
-            SharedBudget(f"{name}:identify:{b}", window, clock, sleep, self._reserve, self._hold)
+            SharedTurns(f"{name}:identify:{b}", window, clock, sleep, self._reserve, self._hold)
             for b in range(self.buckets)
         ]
         self.window = window

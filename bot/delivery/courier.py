@@ -105,15 +105,17 @@ class DeliveryPace:
 
     @asynccontextmanager
     async def __call__(self, route: Route, *, delivers: bool = False) -> AsyncIterator[None]:
-        async with self.pacer.slot(route):
-            if delivers and self.note is not None and not await self.note():
-                raise DeliveryCancelled("its subscription was removed or disabled")
-            await self.pacer.turn(route)  # other instances' share of the budget: last
+        async with self.pacer.slot(route, self._noted if delivers else None):
+            await self.pacer.turn(route)  # the instance still holds the budget: last
             try:
                 yield
             except RateLimited as exc:
                 self.pacer.hold(route, exc.retry_after if exc.retry_after is not None else 1.0)
                 raise
+
+    async def _noted(self) -> None:
+        if self.note is not None and not await self.note():
+            raise DeliveryCancelled("its subscription was removed or disabled")
 
 
 class ChannelCheck:

@@ -18,7 +18,8 @@ platform-wide route's buckets for the ``retry_after`` it gave (:meth:`Pacer.hold
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Mapping
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -26,6 +27,8 @@ from typing import Protocol
 from bot.clock import Clock
 from bot.delivery.ratelimit import RateLimiter, Sleep
 from bot.errors import ConfigError
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,12 +105,22 @@ class Limits:
 UNLIMITED = Limits()
 """No limits at all (the console, tests)."""
 
+LimitSaid = Callable[[str, float], None]
+"""What an adapter calls when the platform answered a 429 for a whole platform-wide bucket
+(Discord's global limit), which its client library may have waited out by itself: the bucket's
+name and the seconds the platform said to wait (``Pacer.said``)."""
+ROOM = 4
+"""Requests at most between their channel's slots and the platform-wide ones (``Pacer.slot``)."""
+SWEEP_EVERY = 256
+"""Per-channel limiters made between two sweeps of the idle ones (they are forgotten)."""
+
 
 class Pace(Protocol):
     """How an adapter paces one request: ``async with pace(route, delivers=...):`` around it.
 
     ``delivers``: the request carries the delivery out (it posts or edits its message). Once
-    its turn is granted, right before it goes out, the dispatcher durably notes the attempt
+    its channel's turn is granted, just before it waits for the platform-wide one (among at
+    most ``ROOM`` requests), the dispatcher durably notes the attempt
     (so that a crash afterwards leaves the delivery "in doubt", to be confirmed from the channel
     before it is sent again), or raises :class:`~bot.errors.DeliveryCancelled` instead when the
     delivery must no longer go out (its subscription was removed meanwhile). Errors are to be
@@ -130,7 +143,7 @@ class Turns(Protocol):
     """A platform-wide bucket shared with other instances (``bot.delivery.shared``)."""
 
     async def turn(self) -> None:
-        """Wait for this instance's next turn."""
+        """Wait until this instance may send under the bucket (raise when it may not)."""
 
     async def hold(self, seconds: float) -> None:
         """Take no turn, in any instance, for ``seconds``."""
@@ -150,6 +163,8 @@ class Pacer:
         self.shared = dict(shared)
         self._holds: set[asyncio.Task[None]] = set()
         self._limiters: dict[tuple[str, str | None], RateLimiter] = {}
+        self._made = 0
+        self._room = asyncio.Semaphore(ROOM)
         for bucket in limits.every:
             self._limiter(bucket, None).note(limits.startup_requests)
 
@@ -157,24 +172,84 @@ class Pacer:
         key = (bucket.name, channel if bucket.per_channel else None)
         limiter = self._limiters.get(key)
         if limiter is None:
+            if key[1] is not None:
+                self._made += 1
+                if self._made % SWEEP_EVERY == 0:
+                    self._sweep()
             w = bucket.window
-            limiter = self._limiters[key] = RateLimiter(w.limit, w.seconds, self.clock)
+            limiter = self._limiters[key] = RateLimiter(
+                w.limit, w.seconds, self.clock, even=not bucket.per_channel
+            )
         return limiter
 
+    def _sweep(self) -> None:
+        """Forget the per-channel limiters with nothing to remember (a fan-out to thousands of
+        channels would otherwise keep one per channel for ever)."""
+        for key in [k for k, v in self._limiters.items() if k[1] is not None and v.idle()]:
+            del self._limiters[key]
+
+    def limiters(self) -> int:
+        """How many limiters are kept (the platform-wide ones and the busy channels')."""
+        return len(self._limiters)
+
+    def limit_of(self, name: str) -> int:
+        """The limit the platform-wide bucket ``name`` is paced for now (0: no such bucket)."""
+        bucket = self.limits.named().get(name)
+        if bucket is None or bucket.per_channel:
+            return 0
+        return self._limiter(bucket, None).limit
+
+    def said(self, name: str, retry_after: float) -> None:
+        """The platform answered a 429 for the whole platform-wide bucket ``name``: it allows
+        no more than the requests that ended since its window began (it said to wait out the
+        rest of it, ``retry_after``), so the bucket's limit is lowered to that
+        (never raised), and it takes no request, here or in any instance, for ``retry_after``."""
+        bucket = self.limits.named().get(name)
+        if bucket is None or bucket.per_channel:
+            return
+        limiter = self._limiter(bucket, None)
+        before = limiter.limit
+        # Discord's window began this long before now (it said to wait out the rest of it).
+        began = self.clock.monotonic() + retry_after - bucket.window.seconds
+        limiter.lower(limiter.counted(since=began))
+        if limiter.limit < before:
+            log.warning(
+                "the platform allows fewer requests than %s: pacing it for %d per %g s",
+                bucket.window, limiter.limit, bucket.window.seconds,
+            )  # fmt: skip
+        self._hold(bucket, retry_after)
+
     @asynccontextmanager
-    async def slot(self, route: Route) -> AsyncIterator[None]:
+    async def slot(
+        self, route: Route, ready: Callable[[], Awaitable[None]] | None = None
+    ) -> AsyncIterator[None]:
         """Wait for a slot in each of the route's buckets, run the request in the block, and
-        count every slot from the request's end."""
+        count every slot from the request's end.
+
+        ``ready`` (noting the attempt in the store) is awaited once the channel's slots are
+        granted and before the platform-wide ones are waited for, by at most ``ROOM`` requests
+        at a time: so that its time does not count inside the platform-wide slots (a slot is
+        taken again a window after its request *ended*: what the slot holds slows the rate),
+        and a crash leaves at most that many deliveries noted but not sent."""
+        buckets = self.limits.buckets(route)
         async with AsyncExitStack() as taken:
-            for bucket in self.limits.buckets(route):
-                limiter = self._limiter(bucket, route.channel)
-                await taken.enter_async_context(limiter.slot(self.sleep))
+            for bucket in buckets:
+                if bucket.per_channel:
+                    limiter = self._limiter(bucket, route.channel)
+                    await taken.enter_async_context(limiter.slot(self.sleep))
+            async with self._room:
+                if ready is not None:
+                    await ready()
+                for bucket in buckets:
+                    if not bucket.per_channel:
+                        limiter = self._limiter(bucket, None)
+                        await taken.enter_async_context(limiter.slot(self.sleep))
             yield
 
     async def turn(self, route: Route) -> None:
-        """Wait for this instance's turn in each shared bucket ``route`` draws from: last, right
-        before the request goes out (inside :meth:`slot`), so that nothing between the turn and
-        the request (a store write) bunches requests of several instances together."""
+        """Check, last, right before the request goes out (inside :meth:`slot`), that this
+        instance still holds each shared bucket ``route`` draws from, and wait out a hold that
+        another instance's 429 put on it."""
         for bucket in self.limits.buckets(route):
             turns = None if bucket.per_channel else self.shared.get(bucket.name)
             if turns is not None:
@@ -188,9 +263,12 @@ class Pacer:
         if any(b.per_channel for b in buckets):
             return
         for bucket in buckets:
-            self._limiter(bucket, None).hold(seconds)
-            turns = self.shared.get(bucket.name)
-            if turns is not None:  # every instance waits too
-                task = asyncio.create_task(turns.hold(seconds))
-                self._holds.add(task)
-                task.add_done_callback(self._holds.discard)
+            self._hold(bucket, seconds)
+
+    def _hold(self, bucket: Bucket, seconds: float) -> None:
+        self._limiter(bucket, None).hold(seconds)
+        turns = self.shared.get(bucket.name)
+        if turns is not None:  # every instance waits too
+            task = asyncio.create_task(turns.hold(seconds))
+            self._holds.add(task)
+            task.add_done_callback(self._holds.discard)

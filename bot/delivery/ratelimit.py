@@ -3,7 +3,7 @@
 Platforms count requests in windows ("50 per second", "5 per 5 seconds per channel"), by when
 the requests *arrive*. A token bucket of the same rate lets nearly twice that through one window
 after an idle spell, so the limiter here books one slot per request and lets a request go only
-when the ``limit``-th most recent one is a whole ``window`` (plus 0.5%, for clocks that run at
+when the ``limit``-th most recent one is a whole ``window`` (plus 0.2%, for clocks that run at
 slightly different rates) in the past.
 
 A request's arrival lies somewhere between its start and its response, and that delay varies,
@@ -38,12 +38,19 @@ class Slot:
 
 
 class RateLimiter:
-    def __init__(self, limit: int, window: float, clock: Clock, *, margin: float = 0.005) -> None:
+    def __init__(
+        self, limit: int, window: float, clock: Clock, *, margin: float = 0.002, even: bool = False
+    ) -> None:
+        """``even``: requests start at least ``window / limit`` apart, not in bursts (a burst
+        queues at the platform, so its last requests answer late and their slots come back
+        late: evenly spaced, each answers at once and the limit is used nearly whole)."""
         if limit < 1 or window <= 0:
             raise ValueError("a rate limit needs at least one request per positive window")
         self.limit = limit
         self.window = window * (1 + margin)
+        self.even = even
         self.clock = clock
+        self._due = float("-inf")
         self._slots: list[Slot] = []
         self._held_until = float("-inf")
         self._turn = asyncio.Lock()  # first come, first served
@@ -56,6 +63,8 @@ class RateLimiter:
         """
         now = self.clock.monotonic()
         held = max(0.0, self._held_until - now)
+        if self.even:
+            held = max(held, self._due - now)
         self._slots = [s for s in self._slots if not (s.finished and s.at + self.window <= now)]
         if len(self._slots) < self.limit:
             return held
@@ -65,6 +74,19 @@ class RateLimiter:
     def hold(self, seconds: float) -> None:
         """Let no request start for ``seconds`` from now (the platform said to wait)."""
         self._held_until = max(self._held_until, self.clock.monotonic() + max(0.0, seconds))
+
+    def lower(self, limit: int) -> None:
+        """The platform allows fewer requests per window than ``limit`` said: ``limit`` now."""
+        self.limit = max(1, min(self.limit, limit))
+
+    def counted(self, since: float) -> int:
+        """Requests that finished at or after ``since`` (the platform has counted them)."""
+        return sum(1 for s in self._slots if s.finished and s.at >= since)
+
+    def idle(self) -> bool:
+        """Nothing in flight, nothing within the last window, no hold: forgetting this limiter
+        loses nothing."""
+        return self.delay() == 0 and not self._slots
 
     def note(self, requests: int) -> None:
         """Count ``requests`` made just now outside the limiter (an adapter's own start-up
@@ -87,6 +109,12 @@ class RateLimiter:
                 await sleep(wait)
             slot = Slot(self.clock.monotonic())
             self._slots.append(slot)
+            if self.even:  # spaced from the previous one's due time, not from when its
+                # process got round to it: a turn late by up to half a spacing does not push
+                # every later turn back
+                spacing = self.window / self.limit
+                due = slot.at if self._due == float("-inf") else self._due
+                self._due = max(due, slot.at - spacing / 2) + spacing
             return slot
 
     @asynccontextmanager

@@ -1,91 +1,212 @@
 """One rate budget per bot across every instance on a PostgreSQL store.
 
 A platform-wide bucket (Discord's 50 requests a second per bot; a Slack method's rate per
-workspace) is the bot's, not the process's. Each instance's :class:`SharedBudget` reserves turns
-from the budget's row in the store (``bot.store.buckets``), a few at a time (about a tenth of a
-second's worth), and starts one request per turn, so all the instances together keep to the
-bucket's rate evenly spaced. A 429 the platform answers for it holds the budget for every
-instance. Per-channel buckets stay each instance's own: a channel is sent to by one instance at
-a time (its deliveries are claimed).
+workspace) is the bot's, not the process's. The platform counts requests when they *arrive*,
+which no instance can see for another's requests: turns spaced by their starts across processes
+get bunched on the way (a busy process, a busy network or server) and draw 429s unless spaced
+with a wide margin. So the whole budget of a platform is leased to one instance at a time
+(:class:`SendingLease`, the lease ``send:PLATFORM:KEY`` in ``leases``, where KEY is a
+fingerprint of the bot's credentials, so two bots on one database do not share it). Only the
+holder claims and sends that platform's deliveries, pacing each request by its own limiter,
+which counts a request's window from its *response* (``bot.delivery.ratelimit``): exact, at the
+full rate. The other instances stand by: one takes the lease over when its holder stops
+renewing it (it died) or hands it back once it has nothing left to send, a window after its
+last request, so that the next holder starts with the window clear.
+
+A 429 the platform answered for a platform-wide bucket holds the bucket's row
+(``bot.store.buckets``) for every instance (:class:`SharedBudget`): the next holder waits it
+out too.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
-from collections import deque
 from collections.abc import Awaitable, Callable
+from datetime import timedelta
 
+from bot.adapter import Adapter
 from bot.clock import Clock
-from bot.delivery.pacing import Window
 from bot.delivery.ratelimit import Sleep
-from bot.errors import StoreError
+from bot.errors import StoreError, TransientDeliveryError
+from bot.store import Database, buckets, leases
+from bot.subscription import Platform
 
 log = logging.getLogger(__name__)
 
-SAFETY = 0.9
-"""The share of a bucket's rate the turns are spaced for. Turns space the *starts* of requests;
-the platform counts their *arrivals*, which network and server queues bunch together, and no
-instance knows when another's requests arrived: at 98% three instances drew a few 429s in
-some runs of tests/cluster/test_instances.py, at 90% none."""
-CHUNK_S = 0.1
-"""About how many seconds of turns one reservation takes."""
+RENEW_MARGIN = 1 / 3
+"""The share of the lease's life left when this instance stops relying on it without a renewal
+(renewals come every third of its life)."""
 
-Reserve = Callable[[str, int, float], Awaitable[float]]
-"""Reserves ``turns`` turns of a budget, one each ``every`` seconds; the delay to the first."""
+
+class SendingLease:
+    """The right to send under one platform's budget (see the module docstring)."""
+
+    def __init__(
+        self,
+        db: Database,
+        platform: Platform,
+        key: str,
+        holder: str,
+        clock: Clock,
+        *,
+        seconds: float,
+    ) -> None:
+        self.db = db
+        self.name = f"send:{platform}:{key}" if key else f"send:{platform}"
+        self.holder = holder
+        self.clock = clock
+        self.seconds = seconds
+        self._valid_until = float("-inf")
+        self._mine = False
+        """This instance took the lease and has not handed it back."""
+
+    @property
+    def held(self) -> bool:
+        """Whether this instance may send under the budget now, as far as it knows."""
+        return self.clock.monotonic() < self._valid_until
+
+    async def take(self) -> bool:
+        """Take or renew the lease; whether this instance holds it (a store that does not
+        answer: not held)."""
+        began = self.clock.monotonic()
+        now = self.clock.now()
+        try:
+            async with self.db.begin() as conn:
+                got = await leases.take(
+                    conn, self.name, self.holder, now=now, until=now + self._life()
+                )
+        except StoreError as exc:
+            log.warning("cannot take or renew the sending lease %s: %s", self.name, exc)
+            got = False
+        was = self._mine
+        self._mine = got
+        self._valid_until = began + self.seconds * (1 - RENEW_MARGIN) if got else float("-inf")
+        if got and not was:
+            log.info("sending under the budget %s now", self.name)
+        return got
+
+    async def renew(self) -> None:
+        """Renew the lease while this instance holds it."""
+        if self._mine:
+            await self.take()
+
+    async def ensure(self) -> None:
+        """Renew the lease now if its renewal is late (a busy process); raise
+        :class:`TransientDeliveryError` when this instance no longer holds it: the request
+        must not go out."""
+        if not self.held and self._mine:
+            await self.take()
+        if not self.held:
+            raise TransientDeliveryError(
+                f"this instance no longer holds the sending lease {self.name}"
+            )
+
+    async def hand_back(self, after: float) -> None:
+        """Nothing left to send: the lease is free for another instance ``after`` seconds
+        from now (a window past this instance's last request)."""
+        if not self._mine:
+            return
+        self._valid_until = float("-inf")
+        self._mine = False
+        now = self.clock.now()
+        try:
+            async with self.db.begin() as conn:
+                await leases.take(
+                    conn, self.name, self.holder, now=now, until=now + timedelta(seconds=after)
+                )
+        except StoreError as exc:  # it expires by itself
+            log.warning("cannot hand the sending lease %s back: %s", self.name, exc)
+
+    def _life(self) -> timedelta:
+        return timedelta(seconds=self.seconds)
+
+
 Hold = Callable[[str, float], Awaitable[None]]
 
 
 class SharedBudget:
-    """The turns of one shared budget this instance may use (see the module docstring)."""
+    """One platform-wide bucket of the budget leased by :class:`SendingLease`: a request's turn
+    is granted while the lease is held and the bucket is not held after a 429 (in the store:
+    ``name`` is the bucket's row)."""
 
     def __init__(
-        self, name: str, window: Window, clock: Clock, sleep: Sleep, reserve: Reserve, hold: Hold
+        self, name: str, lease: SendingLease, clock: Clock, sleep: Sleep, hold: Hold
     ) -> None:
         self.name = name
-        # A window of a few requests has no room for one that arrives late: one fewer.
-        per_window = min(window.limit * SAFETY, max(1.0, window.limit - 1.0))
-        self.every = window.seconds / per_window
-        self.chunk = max(1, int(CHUNK_S / self.every))
+        self.lease = lease
         self.clock = clock
         self.sleep = sleep
-        self._reserve = reserve
         self._hold = hold
-        self._turns: deque[float] = deque()
-        self._lock = asyncio.Lock()
-        self.reservations = 0
-        self.missed = 0
-        """Turns given up because this instance woke up too late for them."""
+        self._held_until = float("-inf")
 
     async def turn(self) -> None:
-        """Wait for this instance's next turn of the budget. A turn woken up late (the process
-        was busy) is given up and another taken: going late would bunch this instance's
-        requests onto the other instances' turns."""
-        while True:
-            at = await self._next()
-            wait = at - self.clock.monotonic()
-            if wait > 0:
-                await self.sleep(wait)
-            if self.clock.monotonic() - at <= self.every:
-                return
-            self.missed += 1
+        """Wait out a hold on the bucket; raise when the lease is no longer held."""
+        wait = self._held_until - self.clock.monotonic()
+        if wait > 0:
+            await self.sleep(wait)
+        await self.lease.ensure()
 
-    async def _next(self) -> float:
-        async with self._lock:
-            now = self.clock.monotonic()
-            while self._turns and self._turns[0] < now - self.every:
-                self._turns.popleft()  # passed unused: it is gone
-            if not self._turns:
-                delay = await self._reserve(self.name, self.chunk, self.every)
-                self.reservations += 1
-                start = self.clock.monotonic() + delay
-                self._turns.extend(start + i * self.every for i in range(self.chunk))
-            return self._turns.popleft()
+    def held_for(self, seconds: float) -> None:
+        """The store says the bucket is held ``seconds`` more (read on taking the lease)."""
+        self._held_until = max(self._held_until, self.clock.monotonic() + seconds)
 
     async def hold(self, seconds: float) -> None:
-        """The platform said to wait ``seconds``: no instance takes a turn until then."""
-        self._turns.clear()
+        """The platform said to wait ``seconds``: no instance sends under it until then."""
+        self.held_for(seconds)
         try:
             await self._hold(self.name, seconds)
         except StoreError as exc:  # this instance's own limiter holds anyway
             log.warning("could not hold the shared budget %s: %s", self.name, exc)
+
+
+class PlatformBudget:
+    """A platform's whole rate budget as one instance sees it: the lease, and a
+    :class:`SharedBudget` for each of the platform's platform-wide buckets, named
+    ``PLATFORM:KEY:BUCKET`` in the store (KEY: ``Adapter.budget_key``)."""
+
+    def __init__(
+        self,
+        db: Database,
+        platform: Platform,
+        adapter: Adapter,
+        holder: str,
+        clock: Clock,
+        sleep: Sleep,
+        *,
+        seconds: float,
+    ) -> None:
+        self.db = db
+        self.lease = SendingLease(db, platform, adapter.budget_key, holder, clock, seconds=seconds)
+        key = f"{adapter.budget_key}:" if adapter.budget_key else ""
+        wide = [b for b in adapter.limits.named().values() if not b.per_channel]
+        self.buckets = {
+            b.name: SharedBudget(f"{platform}:{key}{b.name}", self.lease, clock, sleep, self._hold)
+            for b in wide
+        }
+        self.quiet = max((b.window.seconds for b in wide), default=0.0) * 1.01 + 0.05
+        """How long after its last request an instance's lease stays its own when it hands it
+        back: the longest window of the buckets (the next holder starts with it clear)."""
+
+    async def leased(self) -> bool:
+        """Whether this instance may claim and send the platform's deliveries now: it holds the
+        lease (taking it if it is free; a new holder first reads how long a 429 holds the
+        buckets)."""
+        if self.lease.held:
+            return True
+        if not await self.lease.take():
+            return False
+        try:
+            async with self.db.connect() as conn:
+                for budget in self.buckets.values():
+                    budget.held_for(await buckets.held_for(conn, budget.name))
+        except StoreError as exc:
+            log.warning("cannot read the holds of %s: %s", self.lease.name, exc)
+        return True
+
+    async def hand_back(self) -> None:
+        """Nothing to send now: another instance may take the budget a window from now."""
+        await self.lease.hand_back(self.quiet)
+
+    async def _hold(self, name: str, seconds: float) -> None:
+        async with self.db.begin() as conn:
+            await buckets.hold(conn, name, seconds)

@@ -17,7 +17,8 @@ The worker loop is supervised: if it ever ends (the store failed while recording
 the failure is logged, the platform counts as down for ``/readyz`` (``problems``) with the
 reason, and the loop starts again after a backoff, first putting back what it left claimed.
 One info line per fan-out (the deliveries of one update on one platform) says how it went.
-"""
+On a shared store only the holder of a platform's rate budget lease (``bot.delivery.shared``)
+claims and sends its deliveries, claiming more while the previous ones are sent."""
 
 from __future__ import annotations
 
@@ -34,64 +35,38 @@ from bot.adapter import Adapter
 from bot.chart import ChartCache
 from bot.clock import Clock
 from bot.cluster.identity import new_instance_id
+from bot.delivery.coalesce import coalesce
 from bot.delivery.courier import ChannelCheck, Courier, Stats, where
 from bot.delivery.final_charts import CHART_TIMEOUT_S, FinalCharts
 from bot.delivery.pacing import Pacer
 from bot.delivery.ratelimit import Sleep
-from bot.delivery.shared import SharedBudget
+from bot.delivery.shared import PlatformBudget
 from bot.errors import StoreError
+from bot.memory import give_back
 from bot.ops.hooks import NO_HOOKS, Hooks
 from bot.retry import backoff
-from bot.store import Database, buckets, outbox
+from bot.store import Database, outbox
 from bot.store.outbox import Delivery, DeliveryAction
 from bot.subscription import ChannelRef, Platform
 
 BATCH = 5000
-POSTS = (DeliveryAction.POST, DeliveryAction.REPLY)
-"""New messages (in the channel, or in a subscription's thread): the latest routine one wins."""
-SHARED_BATCH = 50
-"""On a store shared by several instances (PostgreSQL), the most one drain claims, so that the
-instances share a fan-out rather than the first taking it all."""
+FIRST_BATCH = 50
+"""On a store shared by several instances (PostgreSQL), the first claim of a drain: small, so
+that the first requests go out at once. The next claims, made while the previous ones are being
+sent, keep at most ``AHEAD`` channels' deliveries in hand, claiming more when ``REFILL`` are
+left (the memory of a fan-out does not grow with its size)."""
+AHEAD = 250
+REFILL = 100
 RESCAN_S = 1.0
-"""On a shared store, how often an idle worker looks for work queued by other instances and for
-claims that expired."""
-RESTART_CAP_S = 60.0
-"""The longest wait before a stopped worker loop starts again."""
+"""On a shared store, how often an idle worker looks for work queued by other instances (and for
+claims that expired)."""
+RESTART_CAP_S = 60.0  # the longest wait before a stopped worker loop starts again
 
 log = logging.getLogger(__name__)
 summary = logging.getLogger("bot.delivery.worker.fanout")
 """One line per finished fan-out (the per-delivery lines are debug)."""
 
 __all__ = ["CHART_TIMEOUT_S", "Dispatcher", "Stats", "coalesce"]
-
-
-def coalesce(due: Sequence[Delivery]) -> tuple[list[Delivery], list[Delivery]]:
-    """Split due deliveries into those to send and those a newer one makes pointless.
-
-    A routine post is dropped when a newer post (routine or significant) for the same
-    subscription is also due: the newer one shows the latest state. A live-scoreboard edit is
-    dropped when a newer edit of the same scoreboard is due. Significant posts and admin
-    notices are never dropped, and a final tally is always significant.
-    """
-    newest_post: dict[int, int] = {}
-    newest_edit: dict[int, int] = {}
-    for d in due:
-        if d.subscription_id is None:
-            continue
-        if d.action in POSTS:
-            newest_post[d.subscription_id] = max(newest_post.get(d.subscription_id, 0), d.id)
-        elif d.action is DeliveryAction.EDIT_LIVE:
-            newest_edit[d.subscription_id] = max(newest_edit.get(d.subscription_id, 0), d.id)
-    send: list[Delivery] = []
-    drop: list[Delivery] = []
-    for d in due:
-        sub = d.subscription_id
-        stale = sub is not None and (
-            (d.action in POSTS and not d.significant and newest_post[sub] != d.id)
-            or (d.action is DeliveryAction.EDIT_LIVE and newest_edit[sub] != d.id)
-        )
-        (drop if stale else send).append(d)
-    return send, drop
 
 
 @dataclass
@@ -136,10 +111,19 @@ class Dispatcher:
         self.rng = rng or random.Random()
         self.stats = Stats()
         self.charts = FinalCharts(db, charts, timeout=chart_timeout)
+        self.budgets = {
+            p: PlatformBudget(db, p, a, self.claimant, clock, sleep, seconds=claim_seconds)
+            for p, a in self.adapters.items()
+            if self.shared
+        }
+        """Per platform, its rate budget, leased to one instance at a time: only its holder
+        claims and sends the platform's deliveries (``bot.delivery.shared``)."""
         self.pacers = {
-            p: Pacer(a.limits, clock, sleep, self._shared(p, a) if self.shared else {})
+            p: Pacer(a.limits, clock, sleep, self.budgets[p].buckets if self.shared else {})
             for p, a in self.adapters.items()
         }
+        for p, a in self.adapters.items():
+            a.watch_limits(self.pacers[p].said)
         self._couriers = {
             p: Courier(
                 db,
@@ -166,25 +150,6 @@ class Dispatcher:
         self._recovered: set[Platform] = set()
         self._running = False
 
-    def _shared(self, platform: Platform, adapter: Adapter) -> dict[str, SharedBudget]:
-        """The platform-wide buckets of ``adapter``, each a budget shared by every instance
-        (``bot.delivery.shared``), named ``platform:bucket`` in the store."""
-        return {
-            b.name: SharedBudget(
-                f"{platform}:{b.name}", b.window, self.clock, self.sleep, self._reserve, self._hold
-            )
-            for b in adapter.limits.named().values()
-            if not b.per_channel
-        }
-
-    async def _reserve(self, name: str, turns: int, every: float) -> float:
-        async with self.db.begin() as conn:
-            return await buckets.reserve(conn, name, turns=turns, every=every)
-
-    async def _hold(self, name: str, seconds: float) -> None:
-        async with self.db.begin() as conn:
-            await buckets.hold(conn, name, seconds)
-
     def wake(self, platforms: set[Platform]) -> None:
         for p in platforms:
             if p in self._wake:
@@ -195,6 +160,11 @@ class Dispatcher:
         if not self._running:
             return dict.fromkeys(self.adapters, "the dispatcher is not running")
         return dict(self._down)
+
+    async def hand_back(self) -> None:
+        """Hand every sending lease back (a clean stop)."""
+        for budget in self.budgets.values():
+            await budget.hand_back()
 
     async def recover(self, platform: Platform | None = None) -> int:
         """After a (re)start: deliveries left SENDING go back to the queue (those that may have
@@ -236,6 +206,8 @@ class Dispatcher:
         a failure is logged and tried again at the next turn."""
         while True:
             await asyncio.sleep(self.claim_seconds / 3)
+            for budget in self.budgets.values():
+                await budget.lease.renew()
             try:
                 async with self.db.begin() as conn:
                     await outbox.renew(conn, self.claimant, until=self._claim_until())
@@ -268,14 +240,37 @@ class Dispatcher:
 
     async def _run_platform(self, platform: Platform) -> None:
         wake = self._wake[platform]
+        busy = False
         while True:
             wake.clear()
+            if self.shared and not await self._may_send(platform):
+                # Nothing to send, or another instance sends this platform's: stand by.
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(wake.wait(), timeout=RESCAN_S)
+                continue
             handled = await self.drain(platform)
+            busy = busy or handled > 0
             if self.shared and handled:
-                continue  # it claims a batch at a time: the next one at once
+                continue  # more may have come meanwhile
             wait = await self._next_due_in(platform)
+            if self.shared:  # nothing to send now: another instance may take the budget
+                await self.budgets[platform].hand_back()
+            if busy:  # a fan-out ended: the memory it used goes back to the system
+                give_back()
+                busy = False
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(wake.wait(), timeout=wait)
+
+    async def _may_send(self, platform: Platform) -> bool:
+        """Whether this instance holds the platform's sending lease, or took it now because
+        deliveries are open; an idle one leaves it to whoever has something to send."""
+        budget = self.budgets[platform]
+        if budget.lease.held:
+            return True
+        async with self.db.connect() as conn:
+            if not await outbox.depth(conn, platform):
+                return False
+        return await budget.leased()
 
     async def _next_due_in(self, platform: Platform) -> float | None:
         async with self.db.connect() as conn:
@@ -302,8 +297,44 @@ class Dispatcher:
                 expired = await outbox.release_expired(conn, platform, now=now)
             if expired:
                 log.info("took over %d deliveries whose claim expired", expired)
+        courier = self._couriers[platform]
+        handled = 0
+        limit = FIRST_BATCH if self.shared else BATCH
+        due, send = await self._claim(platform, limit)  # a store that fails says so, unwrapped
+        # A TaskGroup: on cancellation (shutdown) it waits for every channel's task to finish.
+        in_hand: set[asyncio.Task[None]] = set()
+        room = asyncio.Event()
+
+        def finished(task: asyncio.Task[None]) -> None:
+            in_hand.discard(task)
+            if len(in_hand) <= REFILL:
+                room.set()
+
+        async with asyncio.TaskGroup() as group:
+            while True:
+                handled += len(due)
+                by_channel: dict[ChannelRef, list[Delivery]] = defaultdict(list)
+                for d in send:
+                    self._fanout(d)  # it starts now, if it has not before
+                    by_channel[d.channel].append(d)
+                for channel, items in by_channel.items():
+                    check = courier.check_for(channel, items)
+                    task = group.create_task(self._send_channel(courier, items, check))
+                    in_hand.add(task)
+                    task.add_done_callback(finished)
+                if not self.shared or not due or not self.budgets[platform].lease.held:
+                    break
+                room.clear()  # the next claim while these are sent, once few are left
+                if len(in_hand) > REFILL:
+                    await room.wait()
+                due, send = await self._claim(platform, AHEAD - len(in_hand))
+        return handled
+
+    async def _claim(self, platform: Platform, limit: int) -> tuple[list[Delivery], list[Delivery]]:
+        """Claim up to ``limit`` due deliveries (with those queued behind them): all of them,
+        and those to send (the others were cancelled or superseded here)."""
+        now = self.clock.now()
         async with self.db.begin() as conn:
-            limit = SHARED_BATCH if self.shared else BATCH
             due = await outbox.claimable(conn, platform, now=now, limit=limit)
             orphans = await outbox.cancel_orphans(conn, [d.id for d in due])
             send, drop = coalesce([d for d in due if d.id not in orphans])
@@ -321,18 +352,7 @@ class Dispatcher:
         self.stats.superseded += len(drop)
         for d in drop:
             self._outcome(d, "superseded")
-        by_channel: dict[ChannelRef, list[Delivery]] = defaultdict(list)
-        for d in send:
-            self._fanout(d)  # it starts now, if it has not before
-            by_channel[d.channel].append(d)
-        courier = self._couriers[platform]
-        # A TaskGroup, not gather: on cancellation (shutdown) it waits for every channel's task
-        # to finish, so none is left running against a store that is being closed.
-        async with asyncio.TaskGroup() as group:
-            for channel, items in by_channel.items():
-                check = courier.check_for(channel, items)
-                group.create_task(self._send_channel(courier, items, check))
-        return len(due)
+        return due, send
 
     async def _send_channel(
         self, courier: Courier, items: list[Delivery], check: ChannelCheck

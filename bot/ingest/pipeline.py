@@ -228,6 +228,10 @@ class Pipeline:
         if link is not None and message.final:
             message = replace(message, notes=(*message.notes, link_note(link)))
         subs = await sub_rows.for_count(conn, count.id)
+        planned = plan(subs, message)
+        # Most subscriptions get the same message: written out once (one string for all).
+        payloads = {id(p.message): p.message for p in planned}
+        texts = {key: shown.to_json() for key, shown in payloads.items()}
         items = [
             NewDelivery(
                 subscription_id=p.subscription.id,
@@ -236,10 +240,10 @@ class Pipeline:
                 tally_seq=stored.seq,
                 action=p.action,
                 significant=p.keep,
-                payload=p.message.to_json(),
+                payload=texts[id(p.message)],
                 created_at=now,
             )
-            for p in plan(subs, message)
+            for p in planned
         ]
         if items:
             await outbox.enqueue(conn, items)

@@ -71,8 +71,9 @@ class Cluster(Table):
     instance_id: Text | None = None
     """This instance's id (``$TALLYBOT_INSTANCE_ID`` wins); default ``HOST-PID-RANDOM``."""
     claim_seconds: Annotated[float, between(2.0, 3600.0, " seconds")] = 30.0
-    """How long a claim on deliveries lasts unless renewed; a dead instance's deliveries are
-    taken over this long after it died (PostgreSQL only)."""
+    """How long a claim on deliveries, and the lease on a platform's rate budget, last unless
+    renewed; a dead instance's deliveries and budget are taken over this long after it died
+    (PostgreSQL only)."""
     shard_lease_seconds: Annotated[float, between(1.5, 3600.0, " seconds")] = 30.0
     """How long a gateway shard's lease lasts unless renewed (every third of it); a dead
     instance's shards are taken over within this plus a third (PostgreSQL only)."""

@@ -1,10 +1,11 @@
 """Rate budgets shared by the instances of one PostgreSQL store (table ``rate_buckets``).
 
-A budget is a schedule: its row holds the first turn not yet handed out (``next_at``, on the
-database's clock). An instance reserves ``n`` turns ``span`` seconds long in one statement; it
-gets the delay until its first turn, and the row moves on by ``n * span``. Turns never pile up
-while nobody sends (a row in the past starts again from now), so the instances together never
-start more than one request per ``span`` whatever their number, and each waits its share.
+A budget's row holds the time before which nobody may send under it (``next_at``, on the
+database's clock): a 429 the platform answered for the bucket holds it there for every instance
+(``hold``), and an instance that takes the budget over waits that long first (``held_for``).
+Which instance sends under a budget is a lease (``bot.delivery.shared``). Starts that the
+instances space among themselves (Discord's session starts) reserve turns from the row
+(``reserve``: the row moves on by the turns taken; ``bot.cluster.turns``).
 """
 
 from __future__ import annotations
@@ -32,6 +33,22 @@ _HOLD = text(
     )
     """
 )
+_HELD_FOR = text(
+    """
+    SELECT extract(epoch FROM next_at - clock_timestamp()) FROM rate_buckets WHERE name = :name
+    """
+)
+
+
+async def hold(conn: AsyncConnection, name: str, seconds: float) -> None:
+    """Let nobody send under ``name`` for ``seconds`` from now (the platform said to wait)."""
+    await conn.execute(_HOLD, {"name": name, "seconds": seconds})
+
+
+async def held_for(conn: AsyncConnection, name: str) -> float:
+    """Seconds from now until anyone may send under ``name`` (0 when it is not held)."""
+    left = await conn.scalar(_HELD_FOR, {"name": name})
+    return max(0.0, float(left or 0.0))
 
 
 async def reserve(conn: AsyncConnection, name: str, *, turns: int, every: float) -> float:
@@ -40,8 +57,3 @@ async def reserve(conn: AsyncConnection, name: str, *, turns: int, every: float)
     span = turns * every
     delay = await conn.scalar(_RESERVE, {"name": name, "span": span})
     return max(0.0, float(delay or 0.0))
-
-
-async def hold(conn: AsyncConnection, name: str, seconds: float) -> None:
-    """Hand out no turn of ``name`` for ``seconds`` from now (the platform said to wait)."""
-    await conn.execute(_HOLD, {"name": name, "seconds": seconds})

@@ -1,13 +1,16 @@
-"""One rate budget shared by the instances of a PostgreSQL store: turns handed out in order,
-one span after another whoever asks, and held for everyone after a 429."""
+"""One rate budget per bot shared by the instances of a PostgreSQL store: the whole budget of a
+platform is leased to one instance at a time, handed on a window after its last request, per
+bot token (two bots on one store do not share it); a 429 holds it for everyone."""
 
 from __future__ import annotations
 
 import pytest
 
-from bot.delivery.pacing import Window
-from bot.delivery.shared import SharedBudget
+from bot.delivery.shared import SendingLease
+from bot.errors import TransientDeliveryError
+from bot.secrets import Secret
 from bot.store import Database, buckets
+from bot.subscription import Platform
 from bot.testing.clock import FakeClock
 from tests.cluster.test_claims import T0, two
 
@@ -15,57 +18,66 @@ __all__ = ["two"]
 pytestmark = pytest.mark.postgres
 SLACK = 0.05
 """Seconds the database's own clock may move on between two statements of a test."""
+DISCORD = Platform("discord")
 
 
-async def test_instances_reserve_consecutive_turns_and_a_hold_holds_them_all(
+async def test_one_instance_at_a_time_holds_a_platforms_budget_and_hands_it_on_a_window_later(
     two: tuple[Database, Database],
 ) -> None:
     a, b = two
-    async with a.begin() as conn:
-        assert await buckets.reserve(conn, "discord:global", turns=5, every=0.02) < SLACK
-    async with b.begin() as conn:  # the other instance's turns start after those 5
-        delay = await buckets.reserve(conn, "discord:global", turns=5, every=0.02)
-        assert 0.1 - SLACK < delay <= 0.1
-        assert await buckets.reserve(conn, "slack:chat.postMessage", turns=1, every=0.2) < SLACK
-    async with a.begin() as conn:
-        await buckets.hold(conn, "discord:global", 3.0)
-    async with b.begin() as conn:
-        assert await buckets.reserve(conn, "discord:global", turns=5, every=0.02) > 3.0 - SLACK
-
-
-async def test_a_budget_paces_an_instance_by_its_reserved_turns() -> None:
-    """The instance's side, on a fake clock: the store's side (above) is the same schedule on
-    the database's clock, which a fake clock cannot move."""
     clock = FakeClock(T0)
-    starts: list[float] = []
-    row = {"next_at": 0.0}
+    key = Secret("DISCORD_TOKEN", "token-of-bot-one").fingerprint()
+    mine = SendingLease(a, DISCORD, key, "i0", clock, seconds=3.0)
+    other = SendingLease(b, DISCORD, key, "i1", clock, seconds=3.0)
+    assert await mine.take()
+    assert not await other.take()  # one at a time
+    with pytest.raises(TransientDeliveryError, match="no longer holds"):
+        await other.ensure()  # nothing goes out under a lease not held
+    clock.advance(1.5)
+    await mine.renew()
+    clock.advance(1.5)
+    assert mine.held
+    assert not await other.take()
+    await mine.hand_back(1.01)  # nothing left to send
+    assert not mine.held
+    assert not await other.take()  # the last requests' window is not over yet
+    clock.advance(1.02)
+    assert await other.take()
+    assert other.held
+    assert not await mine.take()
+    clock.advance(3.01)  # the holder died: it renews no more
+    assert not other.held
+    assert await mine.take()
 
-    async def sleep(seconds: float) -> None:
-        clock.advance(seconds)
 
-    async def reserve(name: str, turns: int, every: float) -> float:
-        now = clock.monotonic()
-        first = max(row["next_at"], now)
-        row["next_at"] = first + turns * every
-        return first - now
+async def test_two_bots_on_one_store_each_have_their_own_budget(
+    two: tuple[Database, Database],
+) -> None:
+    a, b = two
+    clock = FakeClock(T0)
+    one = Secret("DISCORD_TOKEN", "token-of-bot-one")
+    two_ = Secret("DISCORD_TOKEN", "token-of-bot-two")
+    first = SendingLease(a, DISCORD, one.fingerprint(), "i0", clock, seconds=3.0)
+    second = SendingLease(b, DISCORD, two_.fingerprint(), "i1", clock, seconds=3.0)
+    assert await first.take()
+    assert await second.take()
+    assert first.name != second.name
+    for name in (first.name, second.name):
+        assert "token-of-bot" not in name  # a fingerprint, never the token
 
-    async def hold(name: str, seconds: float) -> None:
-        row["next_at"] = max(row["next_at"], clock.monotonic() + seconds)
 
-    one = SharedBudget("discord:global", Window(50, 1.0), clock, sleep, reserve, hold)
-    other = SharedBudget("discord:global", Window(50, 1.0), clock, sleep, reserve, hold)
-    assert one.chunk == 4  # a tenth of a second's worth, spaced for 45 a second
-    for i in range(98):
-        await (one if i % 8 < 4 else other).turn()  # each uses its own reserved turns
-        starts.append(clock.monotonic())
-    assert (one.reservations, other.reservations) == (13, 12)
-    in_a_second = max(sum(1 for t in starts if s <= t < s + 1.0) for s in starts)
-    assert 45 <= in_a_second <= 46  # under the budget by its safety margin, no more
-    await one.hold(3.0)
-    before = clock.monotonic()
-    await other.turn()  # its reserved turns are spent: the next ones come after the hold
-    await other.turn()
-    await other.turn()
-    await other.turn()
-    await other.turn()
-    assert clock.monotonic() - before >= 3.0
+async def test_a_hold_after_a_429_holds_the_budget_for_every_instance(
+    two: tuple[Database, Database],
+) -> None:
+    a, b = two
+    async with b.connect() as conn:
+        assert await buckets.held_for(conn, "discord:key:global") == 0.0
+    async with a.begin() as conn:
+        await buckets.hold(conn, "discord:key:global", 3.0)
+    async with b.connect() as conn:
+        assert 3.0 - SLACK < await buckets.held_for(conn, "discord:key:global") <= 3.0
+        assert await buckets.held_for(conn, "discord:other:global") == 0.0
+    async with a.begin() as conn:
+        await buckets.hold(conn, "discord:key:global", 1.0)  # a shorter hold shortens nothing
+    async with b.connect() as conn:
+        assert await buckets.held_for(conn, "discord:key:global") > 2.0

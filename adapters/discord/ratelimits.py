@@ -1,0 +1,63 @@
+"""Discord's global 429s, seen where discord.py's HTTP session sees them.
+
+discord.py waits a 429 out and retries the request by itself (up to ``max_ratelimit_timeout``),
+so the dispatcher would never hear of a global 429 Discord answered because the bot's real
+global limit is smaller than the one configured. :class:`GlobalWatch` is an ``http_trace`` for
+discord.py's client: every global 429 is told to the dispatcher's pacer (``Pacer.said``), which
+lowers its pace to what Discord let through and holds the budget for every instance.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import aiohttp
+
+from bot.delivery.pacing import LimitSaid
+from bot.retry import retry_after_header
+
+
+class GlobalWatch:
+    """Tells ``said`` (once set) of each global 429 on the session it traces."""
+
+    def __init__(self, bucket: str) -> None:
+        self.bucket = bucket
+        self.said: LimitSaid | None = None
+        self.seen = 0
+        """Global 429s seen so far."""
+
+    def trace(self) -> aiohttp.TraceConfig:
+        trace = aiohttp.TraceConfig()
+        trace.on_request_end.append(self._ended)
+        return trace
+
+    async def _ended(
+        self, session: aiohttp.ClientSession, ctx: object, params: aiohttp.TraceRequestEndParams
+    ) -> None:
+        response = params.response
+        if not is_global_429(response.status, response.headers):
+            return
+        self.seen += 1
+        if self.said is not None:
+            self.said(self.bucket, await retry_after_of(response))
+
+
+def is_global_429(status: int, headers: Mapping[str, str]) -> bool:
+    """A 429 for the bot's global limit (``X-RateLimit-Global``, or the scope ``global``)."""
+    return status == 429 and (
+        headers.get("X-RateLimit-Global", "").lower() == "true"
+        or headers.get("X-RateLimit-Scope", "").lower() == "global"
+    )
+
+
+async def retry_after_of(response: aiohttp.ClientResponse) -> float:
+    """The seconds a 429 says to wait: ``retry_after`` in its JSON body (read once here and
+    kept by aiohttp for discord.py), else the Retry-After header, else 1."""
+    try:
+        body = await response.json(content_type=None)
+    except (aiohttp.ClientError, ValueError):
+        body = None
+    if isinstance(body, dict) and isinstance(body.get("retry_after"), int | float):
+        return float(body["retry_after"])
+    header = retry_after_header(response.headers)
+    return header if header is not None else 1.0
