@@ -20,6 +20,7 @@ from functools import partial
 
 from bot.adapter import Adapter
 from bot.chart import ChartCache
+from bot.charts_process import CHARTS
 from bot.clock import Clock, SystemClock
 from bot.cluster import Instance, instance_id_from
 from bot.cluster.polls import PollLeases
@@ -163,6 +164,8 @@ class App(Closing):
             lock = lock_path(self.config.store_url)
             if lock is not None:  # SQLite: this instance alone
                 await self._stack.enter_async_context(SingleInstance(lock, self.instance.id))
+            CHARTS.hold()  # the process charts are drawn in ends with the app (the last one)
+            self._stack.push_async_callback(CHARTS.release)
             await self._stack.enter_async_context(self.db)
             self._stack.push_async_callback(self.poll_leases.release_all)  # after polling stops
             await self._sync_counts()

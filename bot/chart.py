@@ -1,24 +1,23 @@
 """Charts: a count's history as a picture, for people who would rather look than read.
 
 ``render_chart`` turns the figure of ``bot.domain.chart_figure`` into a PNG of about 35 KB;
-``chart_png`` does that in a worker thread, off the event loop, and keeps recent charts in a
+``chart_png`` has it drawn in a child process (``bot.charts_process``: matplotlib never enters
+the bot's own, so its memory goes back when no chart is asked for) and keeps recent charts in a
 ``ChartCache``; ``bot.domain.format.chart_description`` says in words what a chart shows (its alt
 text), and ``chart_attachment`` puts the two together as the file that goes with a reply or a
-message (the ``chart`` command, and the final message of a count). Matplotlib is
-imported on the first render, in that worker thread, so that importing this module (as
-``bot.commands`` does) stays cheap. Renders run one at a time: matplotlib does not promise
-thread safety.
-"""
+message (the ``chart`` command, and the final message of a count). Matplotlib is imported on the
+first render, in the child. Renders run one at a time: matplotlib does not promise thread safety."""
 
 from __future__ import annotations
 
 import asyncio
 import io
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from cachetools import LRUCache
 
+from bot.charts_process import CHARTS, Draws, Render
 from bot.domain import format as fmt
 from bot.domain.message import Attachment
 from bot.domain.model import Count, Tally
@@ -71,12 +70,18 @@ class ChartCache:
     """
 
     def __init__(
-        self, size: int = 32, render: Callable[[Count, Sequence[Tally]], bytes] | None = None
+        self,
+        size: int = 32,
+        render: Render | None = None,
+        *,
+        process: Draws = CHARTS,
     ) -> None:
-        """``render``: how a chart is drawn (in a worker thread); a PNG by default."""
+        """``render``: how a chart is drawn (a module-level function); ``render_chart``, a PNG,
+        by default. ``process``: where it is drawn."""
         if size < 1:
             raise ValueError(f"a chart cache holds at least one chart, got {size}")
         self.size = size
+        self.process = process
         self._draw = render
         self._charts: LRUCache[ChartKey, tuple[Count, bytes]] = LRUCache(size)
         self._rendering: dict[tuple[ChartKey, Count], asyncio.Task[bytes]] = {}
@@ -108,26 +113,19 @@ class ChartCache:
         return await asyncio.shield(task)  # one asker giving up does not stop it for the others
 
     async def _render(self, count: Count, history: Sequence[Tally]) -> bytes:
-        if self._draw is None:
-            png = await _render_off_loop(count, history)
-        else:
-            png = await asyncio.to_thread(self._draw, count, tuple(history))
+        png = await self.process.draw(self._draw or render_chart, count, history)
         self.put(count, history[-1].seq, png)
         return png
-
-
-async def _render_off_loop(count: Count, history: Sequence[Tally]) -> bytes:
-    return await asyncio.to_thread(render_chart, count, tuple(history))
 
 
 async def chart_png(
     count: Count, history: Sequence[Tally], *, cache: ChartCache | None = None
 ) -> bytes:
-    """The chart of ``history`` as PNG bytes, rendered in a worker thread (or from ``cache``)."""
+    """The chart of ``history`` as PNG bytes, drawn in the chart process (or from ``cache``)."""
     if not history:
         raise ValueError(f"{count.id}: no tallies to chart")
     if cache is None:
-        return await _render_off_loop(count, history)
+        return await CHARTS.draw(render_chart, count, history)
     return await cache.get_or_render(count, history)
 
 

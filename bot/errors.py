@@ -14,6 +14,7 @@
     │   ├── PermanentDeliveryError  the channel is gone or the bot lost its permissions
     │   ├── MessageGone             a message to edit (a live scoreboard) no longer exists
     │   └── DeliveryCancelled       the delivery must not go out (its subscription is gone)
+    ├── ChartError           a chart could not be drawn (its drawing process died)
     ├── RequestError         a request to the ops server is refused (carries the HTTP status)
     ├── Replayed             a signed push came again after its figures were superseded
     └── PushError            ``tallybot push`` got no answer from the server
@@ -117,6 +118,11 @@ class NotAllowedHere(PermanentDeliveryError):
 class DeliveryCancelled(DeliveryError):
     """The delivery was cancelled before its request went out (its subscription was removed or
     disabled meanwhile): it is dropped, never sent."""
+
+
+class ChartError(TallybotError):
+    """A chart could not be drawn: the process that draws charts died (killed, out of memory)
+    before it answered. The next chart starts a new one."""
 
 
 class RequestError(TallybotError):

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.pool import NullPool
 
+from bot.charts_process import CHARTS
 from bot.store import Database
 from bot.store.engine import quote_identifier
 
@@ -23,6 +25,15 @@ PG_UNREACHABLE = (
 )
 _pg_check: dict[str, str | None] = {}
 """``{"error": None}`` once PostgreSQL answered, ``{"error": why}`` if it did not (checked once)."""
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _one_chart_process() -> Iterator[None]:
+    """One process draws the charts of the whole run (as in a bot, where apps closing shut it
+    down): starting one and importing matplotlib takes a second or two."""
+    CHARTS.hold()
+    yield
+    asyncio.run(CHARTS.release())
 
 
 async def _pg_execute(url: str, sql: str) -> None:

@@ -10,8 +10,6 @@ import io
 import itertools
 import os
 import struct
-import threading
-from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -25,6 +23,7 @@ from PIL import Image
 from adapters.console.adapter import ConsoleAdapter
 from bot import chart
 from bot.chart import ChartCache, chart_png, render_chart
+from bot.charts_process import CHARTS
 from bot.cli import demo_config_path
 from bot.commands.request import Reply
 from bot.domain.arithmetic import counted
@@ -34,6 +33,8 @@ from bot.domain.message import Attachment, Notice
 from bot.domain.model import Choice, Count, CountStatus, DecisionRule, RuleKind, Tally, TallyState
 from bot.ingest.sources.timeline import parse_timeline
 from bot.subscription import ChannelRef, Platform
+from tests import charts
+from tests.charts import Counted
 from tests.helpers import bessemer
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -280,68 +281,48 @@ def test_describe_says_what_the_chart_shows() -> None:
     )
 
 
-@pytest.fixture
-def renders(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int]]:
-    """Counts renders: (last seq, thread id) of each, through the real renderer."""
-    done: list[tuple[int, int]] = []
-    real = chart.render_chart
-
-    def counting(count: Count, history: Sequence[Tally]) -> bytes:
-        done.append((history[-1].seq, threading.get_ident()))
-        return real(count, history)
-
-    monkeypatch.setattr(chart, "render_chart", counting)
-    return done
-
-
-async def test_chart_png_renders_off_the_loop_and_caches(renders: list[tuple[int, int]]) -> None:
+async def test_chart_png_renders_in_the_chart_process_and_caches() -> None:
     history = bessemer_history()
-    cache = ChartCache()
+    renders = Counted()
+    cache = ChartCache(process=renders)
     first = await chart_png(bessemer(), history, cache=cache)
     again = await chart_png(bessemer(), history, cache=cache)
     assert again == first
-    assert len(renders) == 1
-    assert renders[0][1] != threading.get_ident()  # a worker thread, not the event loop's
+    assert renders.seqs == [12]
+    assert CHARTS.pid not in (None, os.getpid())  # drawn in a child process
     check_png(first, bessemer())
     await chart_png(bessemer(), history[:-1], cache=cache)  # a new tally: a new chart
-    assert [seq for seq, _ in renders] == [12, 11]
-    await chart_png(bessemer(), history, cache=None)  # no cache: always renders
-    assert len(renders) == 3
+    assert renders.seqs == [12, 11]
+    assert await chart_png(bessemer(), history, cache=None) == first  # no cache: renders again
 
 
 @pytest.fixture
-def fake_renders(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """Replaces the renderer with one that returns ``b"png <seq>"`` at once."""
-    done: list[int] = []
-
-    def fake(count: Count, history: Sequence[Tally]) -> bytes:
-        done.append(history[-1].seq)
-        return f"png {count.title} {history[-1].seq}".encode()
-
-    monkeypatch.setattr(chart, "render_chart", fake)
-    return done
+def fake_renders(monkeypatch: pytest.MonkeyPatch) -> Counted:
+    """Replaces the renderer with one that returns ``b"png <title> <seq>"`` at once."""
+    monkeypatch.setattr(chart, "render_chart", charts.fake)
+    return Counted()
 
 
-async def test_cache_is_a_bounded_lru_keyed_by_count_and_seq(fake_renders: list[int]) -> None:
+async def test_cache_is_a_bounded_lru_keyed_by_count_and_seq(fake_renders: Counted) -> None:
     history = bessemer_history()
-    cache = ChartCache(size=2)
+    cache = ChartCache(size=2, process=fake_renders)
     for n in (10, 11, 10, 12, 10):  # 10 was used after 11, so 11 is the one to go for 12
         await chart_png(bessemer(), history[:n], cache=cache)
-    assert fake_renders == [10, 11, 12]
+    assert fake_renders.seqs == [10, 11, 12]
     assert len(cache) == 2
     await chart_png(bessemer(), history[:11], cache=cache)
-    assert fake_renders == [10, 11, 12, 11]
+    assert fake_renders.seqs == [10, 11, 12, 11]
     renamed = replace(bessemer(), title="Bessemer, renamed")
     assert await chart_png(renamed, history[:11], cache=cache) == b"png Bessemer, renamed 11"
-    assert fake_renders == [10, 11, 12, 11, 11]
+    assert fake_renders.seqs == [10, 11, 12, 11, 11]
 
 
-async def test_concurrent_requests_share_one_render(fake_renders: list[int]) -> None:
+async def test_concurrent_requests_share_one_render(fake_renders: Counted) -> None:
     history = bessemer_history()
-    cache = ChartCache()
+    cache = ChartCache(process=fake_renders)
     pngs = await asyncio.gather(*(chart_png(bessemer(), history, cache=cache) for _ in range(5)))
     assert set(pngs) == {b"png Amazon BHM1 union election, Bessemer AL 12"}
-    assert fake_renders == [12]
+    assert fake_renders.seqs == [12]
 
 
 async def test_chart_of_nothing_is_an_error() -> None:

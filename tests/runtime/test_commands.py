@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import pytest
 
-from bot import chart
 from bot.chart import ChartCache
 from bot.commands.handler import Commands
 from bot.commands.request import Request
 from bot.commands.throttle import Throttle
 from bot.delivery.pacing import Window
-from bot.domain.model import Choice, Count, CountStatus, DecisionRule, RuleKind, Tally
+from bot.domain.model import Choice, Count, CountStatus, DecisionRule, RuleKind
 from bot.ingest.pipeline import Pipeline
 from bot.store import Database
 from bot.store import audit as audit_rows
@@ -21,6 +18,7 @@ from bot.store import subscriptions as sub_rows
 from bot.store import tallies as tally_rows
 from bot.subscription import ChannelRef, Mode, Platform
 from bot.testing.clock import FakeClock
+from tests.charts import Counted
 
 CHAN = ChannelRef(Platform("discord"), "g1", "c1")
 
@@ -163,19 +161,12 @@ async def test_subscribe_list_status_history(sqlite_db: Database, clock: FakeClo
 async def test_chart_replies_with_a_png(
     sqlite_db: Database, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    renders: list[int] = []
-    real = chart.render_chart
-
-    def counting(count: Count, history: Sequence[Tally]) -> bytes:
-        renders.append(history[-1].seq)
-        return real(count, history)
-
-    monkeypatch.setattr(chart, "render_chart", counting)
+    renders = Counted()
     c = Commands(
         sqlite_db,
         Pipeline(sqlite_db, clock),
         clock,
-        charts=ChartCache(),
+        charts=ChartCache(process=renders),
         throttle=roomy(clock),
     )
     empty = await c.handle(user("chart bessemer-2021"))
@@ -197,12 +188,12 @@ async def test_chart_replies_with_a_png(
     )
     again = await c.handle(user("CHART Bessemer-2021"))
     assert again.attachment == reply.attachment
-    assert renders == [2]  # the second came from the cache
+    assert renders.seqs == [2]  # the second came from the cache
     await c.handle(admin("update bessemer-2021 no=1200"))
     newer = await c.handle(user("chart bessemer-2021"))
     assert newer.attachment is not None
     assert newer.attachment.filename == "bessemer-2021-3.png"
-    assert renders == [2, 3]
+    assert renders.seqs == [2, 3]
 
 
 async def test_status_without_a_count_sums_up_every_count(

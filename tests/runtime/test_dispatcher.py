@@ -4,18 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import threading
-from collections.abc import Sequence
 
 import pytest
 
+import tests.charts
 from bot import chart
 from bot.adapter import Earlier
 from bot.chart import ChartCache
 from bot.delivery.pacing import Pace, unpaced
 from bot.delivery.worker import Dispatcher, coalesce
 from bot.domain.message import Attachment, Message, Notice, Outgoing
-from bot.domain.model import Count, Tally, TallyState
+from bot.domain.model import TallyState
 from bot.errors import TransientDeliveryError
 from bot.ingest.pipeline import Pipeline
 from bot.store import Database, outbox
@@ -24,6 +23,7 @@ from bot.store.outbox import DeliveryStatus
 from bot.subscription import ChannelRef, Mode, Platform
 from bot.testing.adapter import RecordingAdapter
 from bot.testing.clock import FakeClock
+from tests.charts import Counted
 from tests.helpers import tally
 
 CHAN = ChannelRef(Platform("console"), "local", "c1")
@@ -269,17 +269,10 @@ FINAL = tally(738, 1798, void=76, challenged=505, received=3117, state=TallyStat
 async def test_the_final_message_carries_the_chart_and_no_other_does(
     sqlite_db: Database, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    renders: list[int] = []
-    real = chart.render_chart
-
-    def counting(count: Count, history: Sequence[Tally]) -> bytes:
-        renders.append(history[-1].seq)
-        return real(count, history)
-
-    monkeypatch.setattr(chart, "render_chart", counting)
+    renders = Counted()
     pipeline, dispatcher, adapter = await setup(
         sqlite_db, clock, {CHAN: Mode.ALL, OTHER: Mode.LIVE, ADMIN: Mode.EVENTS},
-        charts=ChartCache(),
+        charts=ChartCache(process=renders),
     )  # fmt: skip
     post = adapter.post
     failed: list[str] = []
@@ -340,7 +333,7 @@ async def test_the_final_message_carries_the_chart_and_no_other_does(
     assert adapter.checked_keys == failed  # looked for before the retry, and not posted again
     assert charted.count(failed[0]) == 2  # the retry carried the chart again
     assert len(charted) == 3 + 1 + 3  # three channels' finals (one tried twice), corrections
-    assert renders == [3, 4]  # one render per final, whatever the channels and retries
+    assert renders.seqs == [3, 4]  # one render per final, whatever the channels and retries
 
 
 @pytest.mark.parametrize("failure", ["raises", "too-slow", "no-cache"])
@@ -351,16 +344,8 @@ async def test_a_chart_that_cannot_be_drawn_never_holds_the_final_back(
     caplog: pytest.LogCaptureFixture,
     failure: str,
 ) -> None:
-    gate = threading.Event()
-
-    def broken(count: Count, history: Sequence[Tally]) -> bytes:
-        raise RuntimeError("no fonts")
-
-    def stuck(count: Count, history: Sequence[Tally]) -> bytes:
-        gate.wait(10)
-        raise RuntimeError("released")
-
-    monkeypatch.setattr(chart, "render_chart", stuck if failure == "too-slow" else broken)
+    if failure == "raises":
+        monkeypatch.setattr(chart, "render_chart", tests.charts.broken)
     charts = None if failure == "no-cache" else ChartCache()
     pipeline, dispatcher, adapter = await setup(
         sqlite_db, clock, {CHAN: Mode.EVENTS}, charts=charts,
@@ -369,7 +354,6 @@ async def test_a_chart_that_cannot_be_drawn_never_holds_the_final_back(
     with caplog.at_level(logging.WARNING, logger="bot.delivery.worker"):
         await pipeline.ingest(FINAL)
         await dispatcher.drain(Platform("console"))
-    gate.set()
     if charts is not None:  # let the abandoned render finish before the loop closes
         await asyncio.gather(*charts._rendering.values(), return_exceptions=True)
 

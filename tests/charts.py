@@ -1,0 +1,33 @@
+"""Chart renderers and a render counter for tests.
+
+A renderer is sent by name to the process charts are drawn in (``bot.charts_process``), so the
+ones here are module-level functions, put in place of ``bot.chart.render_chart`` with
+``monkeypatch``; ``Counted`` records what is asked of the real drawing process.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from bot.charts_process import CHARTS, Render
+from bot.domain.model import Count, Tally
+
+
+def broken(count: Count, history: Sequence[Tally]) -> bytes:
+    raise RuntimeError("no fonts")
+
+
+def fake(count: Count, history: Sequence[Tally]) -> bytes:
+    """``b"png <title> <seq>"``, at once."""
+    return f"png {count.title} {history[-1].seq}".encode()
+
+
+class Counted:
+    """Draws in the shared chart process and records the last ``seq`` of every chart asked."""
+
+    def __init__(self) -> None:
+        self.seqs: list[int] = []
+
+    async def draw(self, render: Render, count: Count, history: Sequence[Tally]) -> bytes:
+        self.seqs.append(history[-1].seq)
+        return await CHARTS.draw(render, count, history)

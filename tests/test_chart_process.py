@@ -1,0 +1,141 @@
+"""Charts are drawn in a child process (``bot.charts_process``): matplotlib stays out of the
+bot's, a child that dies fails its chart and the next one gets a new child, and the child goes
+away when no chart is asked for a while, or when the last app closes."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Callable
+
+import pytest
+from PIL import Image
+
+from bot.chart import ChartCache, render_chart
+from bot.charts_process import ChartProcess
+from bot.domain.chart_figure import HEIGHT_PX, WIDTH_PX
+from bot.errors import ChartError
+from tests.helpers import bessemer, tally
+
+HISTORY = [tally(463, 1100, seq=1), tally(738, 1798, seq=2)]
+
+RENDER_IN_A_FRESH_BOT = """
+import asyncio, sys
+from bot.chart import chart_png
+from bot.charts_process import CHARTS
+from tests.helpers import bessemer, tally
+
+async def main() -> None:
+    png = await chart_png(bessemer(), [tally(463, 1100, seq=1), tally(738, 1798, seq=2)])
+    await CHARTS.aclose()
+    sys.stdout.buffer.write(png)
+    sys.stderr.write(f"matplotlib={'matplotlib' in sys.modules} PIL={'PIL' in sys.modules}")
+
+asyncio.run(main())
+"""
+
+
+def gone(pid: int) -> bool:
+    """Whether process ``pid`` has exited (and been reaped), waiting up to 20 s for it."""
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.05)  # polling a real process, with a deadline
+    return False
+
+
+class Timers:
+    """``later`` for a ChartProcess: keeps the callbacks, to be fired when the test says."""
+
+    def __init__(self) -> None:
+        self.set: list[tuple[float, Callable[[], None]]] = []
+
+    def __call__(self, delay: float, callback: Callable[[], None]) -> object:
+        self.set.append((delay, callback))
+        return None
+
+
+@pytest.fixture
+def timers() -> Timers:
+    return Timers()
+
+
+@pytest.fixture
+async def process(timers: Timers) -> AsyncIterator[ChartProcess]:
+    own = ChartProcess(idle_s=90, later=timers)
+    yield own
+    await own.aclose()
+
+
+@pytest.mark.timeout(120)
+def test_the_bot_process_never_imports_matplotlib() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", RENDER_IN_A_FRESH_BOT], capture_output=True, timeout=100,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr.decode()
+    assert done.stderr.decode() == "matplotlib=False PIL=False"
+    image = Image.open(io.BytesIO(done.stdout))
+    assert (image.format, image.size) == ("PNG", (WIDTH_PX, HEIGHT_PX))
+
+
+async def test_a_killed_child_fails_its_chart_and_the_next_gets_a_new_one(
+    process: ChartProcess,
+) -> None:
+    cache = ChartCache(process=process)
+    drawing = asyncio.ensure_future(cache.get_or_render(bessemer(), HISTORY))
+    for _ in range(100):  # until the child is started (at once, while importing matplotlib)
+        if process.pid is not None:
+            break
+        await asyncio.sleep(0)
+    killed = process.pid
+    assert killed is not None
+    os.kill(killed, signal.SIGKILL)
+    with pytest.raises(ChartError, match="the chart process died while drawing bessemer-2021"):
+        await drawing
+    assert gone(killed)
+    png = await cache.get_or_render(bessemer(), HISTORY)
+    assert Image.open(io.BytesIO(png)).size == (WIDTH_PX, HEIGHT_PX)
+    assert process.pid not in (None, killed)
+
+
+async def test_the_child_exits_when_no_chart_was_asked_for_a_while(
+    process: ChartProcess, timers: Timers
+) -> None:
+    await process.draw(render_chart, bessemer(), HISTORY)
+    child = process.pid
+    assert child is not None
+    await process.draw(render_chart, bessemer(), HISTORY[:1])
+    assert [delay for delay, _ in timers.set] == [90, 90]  # one timer after each chart
+    timers.set[0][1]()  # the first chart's: another was asked for since
+    assert process.pid == child
+    timers.set[1][1]()  # the last chart's: idle since
+    assert process.pid is None
+    assert gone(child)
+    await process.draw(render_chart, bessemer(), HISTORY)  # the next chart: a new child
+    assert process.pid not in (None, child)
+
+
+async def test_the_last_app_to_close_shuts_the_child_down(process: ChartProcess) -> None:
+    process.hold()
+    process.hold()
+    await process.draw(render_chart, bessemer(), HISTORY)
+    child = process.pid
+    assert child is not None
+    await process.release()
+    assert process.pid == child
+    await process.release()
+    assert process.pid is None
+    assert gone(child)
+
+
+def test_the_child_waits_a_positive_time() -> None:
+    with pytest.raises(ValueError, match="positive"):
+        ChartProcess(idle_s=0)
