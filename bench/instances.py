@@ -16,7 +16,8 @@ Printed per run and platform: seconds from the push to the last post's arrival a
 fake, the ideal (the last request's start at the enforced rate: (N - 1) / rate), their ratio,
 429s, lost, doubled; the fake's view of the timing (``bench/timing.py``: first post, steady
 rate, gaps, the most requests in any one window); per instance its peak RSS, RSS before the
-fan-out and once the outbox is drained (after ``--settle`` seconds); the load average.
+fan-out and once the outbox is drained (after ``--settle`` seconds), and the same of its chart
+process (``bot.charts_process``: sampled every 0.2 s while it lives); the load average.
 """
 
 from __future__ import annotations
@@ -90,6 +91,7 @@ async def run(
                     if final
                     else {"votes": {"yes": 84, "no": 201}}
                 )
+                sampling = asyncio.create_task(sample(fleet))  # the chart process's peak
                 began = time.monotonic()
                 # Pushed to the first instance, as a tally comes in (its worker wakes at once).
                 answer = await push(
@@ -103,9 +105,12 @@ async def run(
                 await until_drained(fleet, 300)
                 load_after = load()
                 await asyncio.sleep(settle)
+                sampling.cancel()
                 for i in fleet.instances:
                     i.rss()
                 after = {i.name: i.rss_now() for i in fleet.instances}
+                children_after = {i.name: i.children_rss_now() for i in fleet.instances}
+                measured = time.monotonic() - began
             finally:
                 await stop_all(fleet)
                 if fleet.db is not None:
@@ -122,8 +127,11 @@ async def run(
             lines.append(
                 f"|   instance {i.name} | peak {i.peak_rss_kb // 1024} MB | "
                 f"before {before[i.name] // 1024} MB | drained {after[i.name] // 1024} MB "
-                f"({after[i.name] / max(1, before[i.name]):.2f}x) |"
+                f"({after[i.name] / max(1, before[i.name]):.2f}x) | its chart process: "
+                f"peak {i.children_peak_kb // 1024} MB, "
+                f"drained {children_after[i.name] // 1024} MB |"
             )
+        lines.append(f"|   drained measured {measured:.0f} s after the push |")
         lines.append(
             f"|   the push answered (the tally stored, its messages queued) in {accepted:.2f} s |"
         )
@@ -142,6 +150,14 @@ def complaints(fleet: Fleet) -> list[str]:
                 if record.get("level") in ("warning", "error") or "memory" in record["msg"]:
                     seen[f"{i.name} {record['level']}: {str(record.get('msg'))[:120]}"] += 1
     return [f"|   {n} x {msg} |" for msg, n in seen.most_common(8)]
+
+
+async def sample(fleet: Fleet) -> None:
+    """Samples the instances' children's memory (a child's peak goes with it)."""
+    while True:
+        for i in fleet.instances:
+            i.rss()
+        await asyncio.sleep(POLL_S)
 
 
 async def until_drained(fleet: Fleet, limit: float) -> None:

@@ -131,6 +131,24 @@ def write_config(
     load(path)  # the documented format
 
 
+def _status_kb(pid: int, field: str) -> int:
+    """A ``/proc/PID/status`` figure in kB (``VmRSS``, ``VmHWM``), 0 once the process is gone."""
+    with contextlib.suppress(OSError):
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith(f"{field}:"):
+                return int(line.split()[1])
+    return 0
+
+
+def _children(pid: int) -> list[int]:
+    """The processes ``pid`` started and that still run."""
+    found: list[int] = []
+    with contextlib.suppress(OSError):
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            found += [int(c) for c in (task / "children").read_text().split()]
+    return found
+
+
 @dataclass
 class Instance:
     """One ``tallybot run`` process."""
@@ -140,22 +158,24 @@ class Instance:
     log: Path
     url: str = ""
     peak_rss_kb: int = 0
+    children_peak_kb: int = 0
+    """The most its child processes (the one drawing charts) held together, as sampled."""
 
     def rss(self) -> int:
-        """Its peak resident set so far (kB; VmHWM), kept after it is gone."""
-        with contextlib.suppress(OSError):
-            for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
-                if line.startswith("VmHWM:"):
-                    self.peak_rss_kb = max(self.peak_rss_kb, int(line.split()[1]))
+        """Its peak resident set so far (kB; VmHWM), kept after it is gone; samples its
+        children's too (``children_peak_kb``: a child's peak is lost once it exits)."""
+        self.peak_rss_kb = max(self.peak_rss_kb, _status_kb(self.proc.pid, "VmHWM"))
+        children = sum(_status_kb(pid, "VmHWM") for pid in _children(self.proc.pid))
+        self.children_peak_kb = max(self.children_peak_kb, children)
         return self.peak_rss_kb
 
     def rss_now(self) -> int:
         """Its resident set now (kB; VmRSS), 0 once it is gone."""
-        with contextlib.suppress(OSError):
-            for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1])
-        return 0
+        return _status_kb(self.proc.pid, "VmRSS")
+
+    def children_rss_now(self) -> int:
+        """Its children's resident sets now, together (kB)."""
+        return sum(_status_kb(pid, "VmRSS") for pid in _children(self.proc.pid))
 
     async def healthz(self, http: aiohttp.ClientSession) -> dict[str, object]:
         async with http.get(f"{self.url}/healthz") as resp:
