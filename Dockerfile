@@ -48,4 +48,5 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
 # (DISCORD_TOKEN, SLACK_BOT_TOKEN, SLACK_APP_TOKEN, SLACK_SIGNING_SECRET, TALLYBOT_PUSH_SECRET,
 # or NAME_FILE for each, e.g. Docker secrets under /run/secrets). No terminal: the console
 # adapter stays off, and the bot serves until `docker stop` (SIGTERM; it stops within seconds).
-CMD ["tallybot", "run"]
+# python -m bot: the chart child process (spawn) then imports no more than the drawing needs.
+CMD ["python", "-m", "bot", "run"]
