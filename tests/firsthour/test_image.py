@@ -71,7 +71,7 @@ def test_the_image_command_serves_readyz_with_a_read_only_home_and_no_stdin(
     env = {**clean_env(fresh_repo), **image_env(fresh_repo, app), "HOME": str(home)}
     assert env["TALLYBOT_CONFIG"] == f"{app}/config/tallybot.toml"
     command = image_cmd(fresh_repo)
-    assert command == ["tallybot", "run"]
+    assert command == ["python", "-m", "bot", "run"]
     bot = run_process([str(BIN / command[0]), *command[1:]], cwd=app, env=env, started=start_run)
     status, body = get_json(f"{bot.url()}/readyz")
     assert (status, body["status"]) == (200, "ready"), body
