@@ -56,7 +56,7 @@ def test_the_image_runs_unprivileged_with_a_store_volume() -> None:
     assert 'VOLUME ["/app/var"]' in text
     assert "ENV" in text
     assert "TALLYBOT_HEALTHCHECK_URL=http://127.0.0.1:8080/healthz" in text
-    assert 'CMD ["tallybot", "run"]' in text
+    assert 'CMD ["python", "-m", "bot", "run"]' in text
     assert "TALLYBOT_CONFIG=/app/config/tallybot.toml" in text
     compose = (ROOT / "docker-compose.yml").read_text()
     for needed in ("tallybot-var:/app/var", "TALLYBOT_CONFIG: /app/config/tallybot.toml"):
