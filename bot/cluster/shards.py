@@ -218,7 +218,7 @@ class SessionStarts:
         self.started = 0
         shared = db is not None and db.dialect_name != "sqlite"
         self._shared = [
-            SharedTurns(f"{name}:identify:{b}", window, clock, sleep, self._reserve, self._hold)
+            SharedTurns(f"{name}:identify:{b}", window, clock, sleep, self._reserve)
             for b in range(self.buckets)
         ]
         self.window = window
@@ -249,8 +249,3 @@ class SessionStarts:
         assert self.db is not None
         async with self.db.begin() as conn:
             return await buckets.reserve(conn, name, turns=turns, every=every)
-
-    async def _hold(self, name: str, seconds: float) -> None:
-        assert self.db is not None
-        async with self.db.begin() as conn:
-            await buckets.hold(conn, name, seconds)

@@ -4,24 +4,19 @@ Used where the instances must space *starts* among themselves without one of the
 whole budget: Discord's session starts (identify), one per 5 s in each ``max_concurrency``
 bucket (``bot.cluster.shards``). Each instance reserves turns from the budget's row in the store
 (``bot.store.buckets.reserve``), a few at a time, and starts one thing per turn, so all of them
-together keep to the budget's rate evenly spaced. A refusal the platform answers holds the
-budget for every instance. (Message sending is not spaced this way: a platform's whole sending
-budget is leased to one instance, ``bot.delivery.shared``.)
+together keep to the budget's rate evenly spaced. (Message sending is not spaced this way: a
+platform's whole sending budget is leased to one instance, ``bot.delivery.shared``.)
 """
 
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections import deque
 from collections.abc import Awaitable, Callable
 
 from bot.clock import Clock
 from bot.delivery.pacing import Window
 from bot.delivery.ratelimit import Sleep
-from bot.errors import StoreError
-
-log = logging.getLogger(__name__)
 
 SAFETY = 0.9
 """The share of a budget's rate the turns are spaced for: turns space the *starts*, the
@@ -31,14 +26,13 @@ CHUNK_S = 0.1
 
 Reserve = Callable[[str, int, float], Awaitable[float]]
 """Reserves ``turns`` turns of a budget, one each ``every`` seconds; the delay to the first."""
-Hold = Callable[[str, float], Awaitable[None]]
 
 
 class SharedTurns:
     """The turns of one shared budget this instance may use (see the module docstring)."""
 
     def __init__(
-        self, name: str, window: Window, clock: Clock, sleep: Sleep, reserve: Reserve, hold: Hold
+        self, name: str, window: Window, clock: Clock, sleep: Sleep, reserve: Reserve
     ) -> None:
         self.name = name
         # A window of a few starts has no room for one that arrives late: one fewer.
@@ -48,12 +42,8 @@ class SharedTurns:
         self.clock = clock
         self.sleep = sleep
         self._reserve = reserve
-        self._hold = hold
         self._turns: deque[float] = deque()
         self._lock = asyncio.Lock()
-        self.reservations = 0
-        self.missed = 0
-        """Turns given up because this instance woke up too late for them."""
 
     async def turn(self) -> None:
         """Wait for this instance's next turn. A turn woken up late (the process was busy) is
@@ -66,7 +56,6 @@ class SharedTurns:
                 await self.sleep(wait)
             if self.clock.monotonic() - at <= self.every:
                 return
-            self.missed += 1
 
     async def _next(self) -> float:
         async with self._lock:
@@ -75,15 +64,6 @@ class SharedTurns:
                 self._turns.popleft()  # passed unused: it is gone
             if not self._turns:
                 delay = await self._reserve(self.name, self.chunk, self.every)
-                self.reservations += 1
                 start = self.clock.monotonic() + delay
                 self._turns.extend(start + i * self.every for i in range(self.chunk))
             return self._turns.popleft()
-
-    async def hold(self, seconds: float) -> None:
-        """The platform said to wait ``seconds``: no instance takes a turn until then."""
-        self._turns.clear()
-        try:
-            await self._hold(self.name, seconds)
-        except StoreError as exc:  # this instance's own limiter holds anyway
-            log.warning("could not hold the shared turns %s: %s", self.name, exc)
