@@ -118,11 +118,11 @@ def test_correcting_a_final_without_reversal_keeps_the_final_framing() -> None:
     assert messages[1].headline == "Corrected final tally: No wins, 9 to 4"
 
 
-def test_taking_the_lead_from_a_tie_is_a_lead_change() -> None:
+def test_taking_the_lead_from_a_tie_breaks_the_tie() -> None:
     messages = run(bessemer(None), tally(100, 90), tally(100, 100), tally(100, 110))
     assert messages[1].headline == "Tied at 100 each"
     assert messages[1].significant
-    assert messages[2].headline == "Lead change: No union leads by 10"
+    assert messages[2].headline == "Tie broken: No union leads by 10"  # (issue 24: not who led)
     assert messages[2].significant
 
 
@@ -140,7 +140,7 @@ def test_every_change_of_the_leading_group_is_significant_with_three_choices() -
     messages = run(three, t(5, 5, 1), t(5, 5, 5), t(5, 6, 5))
     assert messages[1].headline == "Ana, Ben and Cara tied at 5"
     assert messages[1].significant
-    assert messages[2].headline == "Lead change: Ben leads by 1"
+    assert messages[2].headline == "Tie broken: Ben leads by 1"
 
 
 def runoff_count(received: int = 100) -> Count:

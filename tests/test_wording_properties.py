@@ -25,6 +25,7 @@ from bot.domain.arithmetic import Standing
 from bot.domain.detect import Accepted, detect
 from bot.domain.message import Message
 from bot.domain.model import Choice, Count, DecisionRule, RuleKind, Tally, TallyState
+from bot.domain.words import fraction_words
 from tests.helpers import T0
 
 FINAL = TallyState.FINAL
@@ -208,3 +209,77 @@ def test_every_message_keeps_the_rules_of_wording(walk: Walk) -> None:
         # "First results" only with valid votes.
         if m.headline.startswith("First results"):
             assert s.valid > 0, text
+
+
+def completions(count: Count, s: Standing) -> list[dict[str, int]]:
+    """Every final vote vector of a small count: each pending ballot to a choice or to none."""
+    assert s.pending is not None
+    ids = count.choice_ids
+    return [
+        {c: s.votes[c] + e for c, e in zip(ids, extra, strict=True)}
+        for extra in itertools.product(range(s.pending + 1), repeat=len(ids))
+        if sum(extra) <= s.pending
+    ]
+
+
+def in_top_two(ids: tuple[str, ...], v: dict[str, int], c: str) -> bool:
+    """In the top two, a tie for a place included."""
+    return sum(1 for r in ids if r != c and v[r] > v[c]) <= 1
+
+
+NEEDS = re.compile(r"(\w+) needs (?:([\d,]+) of the ([\d,]+) ballots?|the 1 ballot|all ([\d,]+))")
+
+
+@settings(max_examples=400, deadline=None)
+@given(walks())
+def test_three_choice_and_threshold_words_say_only_what_can_happen(walk: Walk) -> None:
+    """Issue 24: a choice that can still reach a runoff never "cannot win"; a runoff's pair is
+    named only when certain; a threshold count never "leads by"; a threshold final says who
+    prevails and with what share; "the ballots left" only when some are; what a side "needs"
+    is exactly what clinches."""
+    count = walk.count
+    ids = count.choice_ids
+    by_label = {c.label: c.id for c in count.choices}
+    rule = count.rule
+    for m, s in messages(walk):
+        text = prose(m)
+        said = "\n".join([m.headline, *m.lines])
+        finals = completions(count, s) if s.pending is not None and s.pending <= 6 else None
+        if finals is not None and not m.final:
+            outcomes = [arith.outcome(rule, ids, v) for v in finals]
+            runoffs = [v for v, o in zip(finals, outcomes, strict=True) if o.kind.value == "runoff"]
+            for c in m.choices:
+                wins = any(o.winner == c.choice_id for o in outcomes)
+                reaches = any(in_top_two(ids, v, c.choice_id) for v in runoffs)
+                if c.note == "cannot win":
+                    assert (wins, reaches) == (False, False), text
+                if c.note == "could reach a runoff":
+                    assert (wins, reaches) == (False, True), text
+                if c.note == "out of the runoff":
+                    assert (len(runoffs), reaches) == (len(finals), False), text
+            if "A runoff is possible" in said:
+                assert runoffs, text
+            pair = re.search(r"A runoff between (.+) and (.+) is certain", said)
+            if pair is not None:
+                a, b = by_label[pair.group(1)], by_label[pair.group(2)]
+                assert len(runoffs) == len(finals), text
+                for v in runoffs:
+                    assert all(v[r] < min(v[a], v[b]) for r in ids if r not in (a, b)), text
+            for match in NEEDS.finditer(said):
+                who = by_label[match.group(1)]
+                need = int((match.group(2) or match.group(4) or "1").replace(",", ""))
+                assert need == arith.votes_to_clinch(rule, ids, s.votes, s.pending, who), text
+        if "ballots left" in said or "the ballots left" in said:
+            assert s.pending, text
+        if rule.kind is RuleKind.THRESHOLD:
+            assert "leads by" not in text, text
+            assert "no other choice" not in text, text
+        if m.final and rule.kind is RuleKind.THRESHOLD and s.decided is not None and s.valid:
+            winner = s.decided.winner
+            assert rule.threshold is not None
+            if winner is not None and s.votes[winner] >= rule.threshold * s.valid:
+                assert f"reaching the {fraction_words(rule.threshold)} needed" in m.headline
+            elif winner is not None and len(ids) > 2:
+                assert f"{count.label(winner)} prevails" in m.headline, text
+        if m.final and s.decided is not None and s.decided.kind.value == "tie":
+            assert "a tie: tied" not in m.headline

@@ -11,13 +11,15 @@ figure comes from ``bot.domain.arithmetic``.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from fractions import Fraction
 
-from bot.domain.arithmetic import OutcomeKind, Standing, standing
+from bot.domain import race_text
+from bot.domain.arithmetic import OutcomeKind, Standing, margin_points, runoff_hopefuls, standing
 from bot.domain.detect import Accepted, Event, EventKind
 from bot.domain.message import ChoiceLine, Message, Moment, Significance, Timed
-from bot.domain.model import Count, Tally, TallyState
+from bot.domain.model import Count, RuleKind, Tally, TallyState
 from bot.domain.phrases import (
     call_noun,
     called_phrase,
@@ -26,7 +28,9 @@ from bot.domain.phrases import (
     join,
     pct,
     runoff_note,
+    runoff_summary,
     standing_phrase,
+    tie_phrase,
     too_close,
 )
 from bot.domain.times import clock_time
@@ -64,12 +68,22 @@ def when(at: datetime) -> str:
 
 def for_update(count: Count, accepted: Accepted, previous_seq: int | None) -> Message:
     """The message for an accepted update."""
-    return build(count, accepted.tally, accepted.standing, accepted.events, previous_seq)
+    return build(
+        count,
+        accepted.tally,
+        accepted.standing,
+        accepted.events,
+        previous_seq,
+        before=accepted.previous,
+    )
 
 
-def for_status(count: Count, tally: Tally) -> Message:
-    """The message for ``status``: the current state, no events."""
-    return build(count, tally, standing(count, tally), (), None)
+def for_status(count: Count, tally: Tally, now: datetime | None = None) -> Message:
+    """The message for ``status``: the current state, no events (``now``: to say how long a
+    paused count has been paused)."""
+    message = build(count, tally, standing(count, tally), (), None)
+    paused = race_text.paused_note(tally, now)
+    return replace(message, notes=(paused, *message.notes)) if paused is not None else message
 
 
 def build(
@@ -78,17 +92,24 @@ def build(
     s: Standing,
     events: Sequence[Event],
     previous_seq: int | None,
+    *,
+    before: Standing | None = None,
 ) -> Message:
+    """The message for ``tally``; ``before``: the figures of the update before it (what changed:
+    the batch of votes, a tie broken)."""
     significant = any(e.significant for e in events)
     final = tally.state is TallyState.FINAL
     winner = s.decided.winner if s.decided is not None else None
+    story: tuple[str, ...] = ()
+    if tally.state is not TallyState.FINAL and s.decided is None and (significant or not events):
+        story = race_story(count, tally, s, events, before, previous_seq)
     return Message(
         count_id=count.id,
         title=count.title,
         seq=tally.seq,
-        headline=headline(count, tally, s, events),
+        headline=headline(count, tally, s, events, before),
         choices=choice_lines(count, tally, s),
-        lines=detail_lines(count, tally, s, events, previous_seq),
+        lines=detail_lines(count, tally, s, events, previous_seq, story),
         footer=footer(tally),
         significance=Significance.SIGNIFICANT if significant else Significance.ROUTINE,
         events=tuple(e.kind.value for e in events),
@@ -98,7 +119,13 @@ def build(
     )
 
 
-def headline(count: Count, tally: Tally, s: Standing, events: Sequence[Event]) -> str:
+def headline(
+    count: Count,
+    tally: Tally,
+    s: Standing,
+    events: Sequence[Event],
+    before: Standing | None = None,
+) -> str:
     top = events[0] if events else None
     kind = top.kind if top is not None else None
     kinds = {e.kind for e in events}
@@ -122,7 +149,12 @@ def headline(count: Count, tally: Tally, s: Standing, events: Sequence[Event]) -
     if kind is EventKind.DETERMINATIVE:
         return too_close(tally)
     if kind is EventKind.NOT_DETERMINATIVE:
-        return f"{challenged_settled(tally, s)}: {standing_phrase(count, s)}"
+        result = runoff_summary(count, s) if s.runoff is not None else continued(count, s)
+        return f"{challenged_settled(tally, s)}: {result}"
+    if EventKind.FIRST_RESULTS in kinds:  # a tie among the first results is still the first
+        return "First results: " + continued(count, s)
+    if kind is EventKind.LEAD_CHANGE and before is not None and before.leader is None:
+        return "Tie broken: " + continued(count, s)  # nobody led: no lead changed hands
     prefix = (
         {
             EventKind.CORRECTION: "Correction: ",
@@ -136,25 +168,37 @@ def headline(count: Count, tally: Tally, s: Standing, events: Sequence[Event]) -
     )
     if kind is EventKind.MILESTONE and top is not None and top.quarter is not None:
         prefix = f"{QUARTERS[top.quarter]} of the ballots counted: "
-    return prefix + standing_phrase(count, s)
+    return prefix + (continued(count, s) if prefix else standing_phrase(count, s))
+
+
+def continued(count: Count, s: Standing) -> str:
+    """The standing after a colon: ``First results: tied at 5 each``."""
+    if s.valid and s.leader is None:
+        return tie_phrase(count, s)
+    return standing_phrase(count, s)
 
 
 def choice_lines(count: Count, tally: Tally, s: Standing) -> tuple[ChoiceLine, ...]:
     lines = []
     winner = s.decided.winner if s.decided is not None else None
+    runoff = s.decided is not None and s.decided.kind is OutcomeKind.RUNOFF
+    hopefuls = (
+        ()
+        if s.decided is not None
+        else runoff_hopefuls(count.rule, count.choice_ids, s.votes, s.pending)
+    )
     for position, choice in enumerate(count.choices):
         share = s.shares[choice.id]
         need = s.needs[choice.id]
-        runoff = s.decided is not None and s.decided.kind is OutcomeKind.RUNOFF
         if winner == choice.id:
             note = "clinched" if tally.state is not TallyState.FINAL else "winner"
-        elif runoff and tally.state is TallyState.FINAL and runoff_note(s, choice.id):
-            note = runoff_note(s, choice.id)
         elif runoff:
-            note = "no majority possible"
+            note = runoff_note(s, choice.id) or "out of the runoff"
+        elif s.decided is None and choice.id not in s.contenders and choice.id in hopefuls:
+            note = "could reach a runoff"
         elif s.decided is not None or choice.id not in s.contenders:
             note = "cannot win"
-        elif need is not None:
+        elif need:
             note = f"needs {n(need)} more to clinch"
         else:
             note = ""
@@ -182,19 +226,22 @@ def detail_lines(
     s: Standing,
     events: Sequence[Event],
     previous_seq: int | None,
+    story: Sequence[str] = (),
 ) -> tuple[str, ...]:
+    """The sentences under the figures; ``story``: the race from here, after what it takes."""
     out: list[str] = []
     kinds = {e.kind for e in events}
     if EventKind.CORRECTION in kinds and previous_seq is not None:
         out.append(f"Correction: these figures replace update #{previous_seq}.")
-    out.append(standing_phrase(count, s) + ".")
+    out.append(standing_line(count, tally, s))
     out.append(progress_line(tally, s))
     if s.received is None and tally.state is not TallyState.FINAL:
         out.append("Ballots received not known: no result can be called before the final.")
     elif s.decided is not None and tally.state is not TallyState.FINAL:
-        out.append(called_phrase(count, s, s.decided) + "; the ballots left cannot change it.")
+        out.append(called_phrase(count, s, s.decided) + called_tail(s) + ".")
     elif s.decided is None:
         out.extend(race_lines(count, s))
+    out.extend(story)
     if s.determinative and EventKind.DETERMINATIVE not in kinds:
         out.append(too_close(tally) + ".")
     elif s.determinative is False and tally.challenged and s.outstanding == 0:
@@ -207,6 +254,29 @@ def detail_lines(
     if tally.state is TallyState.FINAL:
         out.append("Results stand subject to objections and certification.")
     return tuple(out)
+
+
+def standing_line(count: Count, tally: Tally, s: Standing) -> str:
+    """The standing as a sentence, the margin in points too: ``No union leads by 637 votes
+    (40.8 points).``"""
+    if s.valid == 0 and tally.state is TallyState.FINAL:
+        return "No valid votes."
+    if s.leader is None or count.rule.kind is RuleKind.THRESHOLD:
+        return standing_phrase(count, s) + "."
+    points = pct(margin_points(count.choice_ids, s.votes)).removesuffix("%")
+    lead = f"{count.label(s.leader)} leads by {count_of(s.margin, 'vote')}"
+    return f"{lead} ({points} points)."
+
+
+def called_tail(s: Standing) -> str:
+    """What the ballots left can still do to a call made before the final."""
+    if not s.pending:
+        return "; every ballot received has been counted"
+    if s.runoff is not None and s.runoff.open:
+        return "; who is in it is not yet certain"
+    if s.runoff is not None:
+        return "; the ballots left cannot change who is in it"
+    return "; the ballots left cannot change it"
 
 
 def progress_line(tally: Tally, s: Standing) -> str:
@@ -228,6 +298,8 @@ def progress_line(tally: Tally, s: Standing) -> str:
 def race_lines(count: Count, s: Standing) -> list[str]:
     """What it takes to win from here, when nothing is decided yet."""
     out: list[str] = []
+    if not s.pending:  # nothing left that could decide it (no valid votes either)
+        return out
     targets = {c: t for c, t in s.targets.items() if t is not None}
     if targets:
         distinct = set(targets.values())
@@ -241,8 +313,43 @@ def race_lines(count: Count, s: Standing) -> list[str]:
             )
     if len(count.choices) > 2:
         still = [count.label(c) for c in s.contenders]
-        out.append(f"Still able to win: {join(still) if still else 'none'}.")
+        runoffs = count.rule.kind is RuleKind.MAJORITY
+        win = "win a majority" if runoffs else "win"
+        out.append(f"Still able to {win}: {join(still) if still else 'none'}.")
+        if runoffs:
+            hopefuls = runoff_hopefuls(count.rule, count.choice_ids, s.votes, s.pending)
+            hopes = race_text.runoff_hopes_line(count, hopefuls)
+            if hopes is not None:
+                out.append(hopes)
     return out
+
+
+def race_story(
+    count: Count,
+    tally: Tally,
+    s: Standing,
+    events: Sequence[Event],
+    before: Standing | None,
+    previous_seq: int | None,
+) -> tuple[str, ...]:
+    """The figures organisers ask for while the race is open: in ``status`` and in significant
+    posts (see :mod:`bot.domain.race_text`)."""
+    out: list[str] = []
+    kinds = {e.kind for e in events}
+    if before is not None and EventKind.CORRECTION not in kinds:
+        line = race_text.batch_line(count, before, s, previous_seq)
+        if line is not None:
+            out.append(line)
+    if s.received is not None:
+        out.extend(race_text.needs_lines(count, tally, s))
+        level = race_text.draw_level_line(count, s)
+        if level is not None:
+            out.append(level)
+    if not events or kinds & {EventKind.FIRST_RESULTS, EventKind.TIE}:
+        rule = race_text.tie_rule(count)
+        if rule is not None:
+            out.append(rule)
+    return tuple(out)
 
 
 def footer(tally: Tally) -> Timed:

@@ -34,11 +34,19 @@ def pct(value: Fraction | None) -> str:
 
 
 def standing_phrase(count: Count, s: Standing) -> str:
-    """``No union leads by 637`` or ``Tied at 10`` or ``No votes counted yet``."""
+    """``No union leads by 637`` or ``Tied at 10`` or ``No votes counted yet``.
+
+    Under a threshold a lead is not what decides: the leader's share and the share needed are
+    said instead (``Ratify has 64.2% of the valid votes (two-thirds needed)``)."""
     if s.valid == 0:
         return "No votes counted yet"
     if s.leader is None:
         return upper_first(tie_phrase(count, s))
+    if count.rule.kind is RuleKind.THRESHOLD:
+        share = s.shares[s.leader]
+        of = "all the valid votes" if share == 1 else f"{pct(share)} of the valid votes"
+        has = f"{count.label(s.leader)} has {of}"
+        return f"{has} ({threshold_words(count)} needed)"
     return f"{count.label(s.leader)} leads by {n(s.margin)}"
 
 
@@ -65,7 +73,12 @@ def called_phrase(count: Count, s: Standing, outcome: Outcome) -> str:
     """How to say a call, exactly as strong as it is."""
     rule = count.rule
     if outcome.kind is OutcomeKind.RUNOFF:
-        return "A runoff is certain: no choice can reach a majority"
+        places = s.runoff
+        if places is not None and len(places.certain) == 2:
+            a, b = (count.label(c) for c in places.certain)
+            return f"A runoff between {a} and {b} is certain: no choice can reach a majority"
+        said = "A runoff is certain: no choice can reach a majority"
+        return f"{said}; {runoff_summary(count, s)}" if places is not None else said
     if outcome.kind is OutcomeKind.NO_DECISION:
         return f"No choice can reach {threshold_words(count)} of the valid votes"
     if outcome.kind is OutcomeKind.TIE:
@@ -81,7 +94,8 @@ def called_phrase(count: Count, s: Standing, outcome: Outcome) -> str:
         return f"{who} has clinched the most votes"
     if s.most_valid and _reaches_threshold(count, s, outcome.winner, s.most_valid):
         return f"{who} has clinched {threshold_words(count)} of the valid votes"
-    return f"{who} has clinched the result: no other choice can reach {threshold_words(count)}"
+    others = join([c.label for c in count.choices if c.id != outcome.winner])
+    return f"{who} has clinched the result: {others} can no longer reach {threshold_words(count)}"
 
 
 def final_phrase(count: Count, s: Standing) -> str:
@@ -96,7 +110,11 @@ def final_phrase(count: Count, s: Standing) -> str:
     if decided.kind is OutcomeKind.RUNOFF:
         return runoff_phrase(count, s)
     if decided.kind is OutcomeKind.TIE:
-        return f"a tie: {tie_phrase(count, s)}"
+        each = count_of(top_votes(s), "vote")
+        if len(count.choices) == 2:
+            return f"a tie at {each} each"
+        tied = [count.label(c) for c in s.ranking if votes_of(s, c) == top_votes(s)]
+        return f"a tie between {join(tied)} at {each} each"
     best = s.ranking[0]
     if decided.kind is OutcomeKind.NO_DECISION:
         has = f"{count.label(best)} has {pct(s.shares[best])}"
@@ -109,7 +127,21 @@ def final_phrase(count: Count, s: Standing) -> str:
         return f"{tie_phrase(count, s)}; {count.label(rest[0])} falls short of a majority"
     if rule is RuleKind.THRESHOLD and not _reaches_threshold(count, s, w, s.valid):
         short = f"falls short of {threshold_words(count)}"
-        return f"{count.label(rest[0])} {short} ({pct(s.shares[rest[0]])})"
+        if len(count.choices) == 2:
+            return f"{count.label(rest[0])} {short} ({pct(s.shares[rest[0]])})"
+        best = s.ranking[0]
+        has = f"{count.label(best)} has {pct(s.shares[best])}"
+        return f"no choice reaches {threshold_words(count)} ({has}), so {count.label(w)} prevails"
+    if rule is RuleKind.THRESHOLD:
+        reached = (
+            f"with {pct(s.shares[w])} of the valid votes, reaching the {threshold_words(count)}"
+        )
+        if len(count.choices) == 2:
+            return (
+                f"{count.label(w)} wins {reached} needed "
+                f"({n(votes_of(s, w))} to {n(votes_of(s, rest[0]))})"
+            )
+        return f"{count.label(w)} wins {reached} needed ({count_of(votes_of(s, w), 'vote')})"
     if rule is RuleKind.PLURALITY and s.leader is None:  # the tie holder, on a tie
         return f"{tie_phrase(count, s)}; {count.label(w)} prevails (it holds ties)"
     if len(count.choices) == 2:
@@ -142,6 +174,20 @@ def runoff_phrase(count: Count, s: Standing) -> str:
             "who is in the runoff"
         )
     return f"no majority; who is in the runoff is too close to call between {rivals}: {could}"
+
+
+def runoff_summary(count: Count, s: Standing) -> str:
+    """Who a certain runoff is between, as far as the figures decide it."""
+    places = s.runoff
+    assert places is not None
+    if len(places.certain) == 2:
+        a, b = (count.label(c) for c in places.certain)
+        return f"a runoff between {a} and {b}"
+    rivals = join([count.label(c) for c in places.open])
+    if places.certain:
+        first = count.label(places.certain[0])
+        return f"{first} goes to the runoff; the other place is between {rivals}"
+    return f"two of {rivals} go to the runoff"
 
 
 def too_close_phrase(challenged: int) -> str:

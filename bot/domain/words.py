@@ -6,6 +6,7 @@ formatter can all use them.
 
 from __future__ import annotations
 
+from datetime import timedelta
 from fractions import Fraction
 
 FRACTION_WORDS = {
@@ -59,3 +60,23 @@ def fraction_words(value: Fraction) -> str:
     if percent.denominator == 1:
         return f"{percent.numerator}%"
     return f"{value.numerator}/{value.denominator}"
+
+
+def duration_words(length: timedelta) -> str:
+    """A length of time in hours and minutes, rounded down to the minute.
+
+    >>> duration_words(timedelta(hours=9, minutes=10)), duration_words(timedelta(minutes=1))
+    ('9 hours 10 minutes', '1 minute')
+    >>> duration_words(timedelta(hours=1)), duration_words(timedelta(seconds=59))
+    ('1 hour', 'less than a minute')
+    >>> duration_words(timedelta(days=2, hours=3))
+    '51 hours'
+    """
+    minutes = int(length.total_seconds()) // 60
+    if minutes == 0:
+        return "less than a minute"
+    hours, minutes = divmod(minutes, 60)
+    parts = [count_of(hours, "hour")] if hours else []
+    if minutes:
+        parts.append(count_of(minutes, "minute"))
+    return " ".join(parts)

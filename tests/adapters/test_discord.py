@@ -374,7 +374,9 @@ async def test_status_is_deferred_at_once_then_answered_with_the_embed(
     assert shown.content == ""
     (embed,) = shown.embeds
     assert embed["title"] == TITLE
-    assert embed["description"].startswith("**No union leads by 117**\nNo union leads by 117.")
+    assert embed["description"].startswith(
+        "**No union leads by 117**\nNo union leads by 117 votes (41.1 points)."
+    )
     assert [f["name"] for f in embed["fields"]] == ["Yes (RWDSU)", "▶ No union"]
     assert embed["fields"][1]["value"].startswith("**201** votes · 70.5%\n`")
     assert embed["footer"]["text"].startswith("Unofficial results · source: nlrb-stream")

@@ -27,7 +27,9 @@ received, Yes 463, No 1,100; ``no`` holds ties (the union needs a majority). In 
 
 The package is split by idea: :mod:`~bot.domain.arithmetic.figures` (what has been counted and what
 is left), :mod:`~bot.domain.arithmetic.calls` (outcomes, and what is certain whatever the pending
-ballots do) and :mod:`~bot.domain.arithmetic.summary` (every figure of one tally, computed once).
+ballots do) and :mod:`~bot.domain.arithmetic.summary` (every figure of one tally, computed once) and
+:mod:`~bot.domain.arithmetic.race` (the race from here: runoff hopes, shares needed, batches,
+points, drawing level, pace).
 Everything is imported from here: ``from bot.domain.arithmetic import standing``.
 """
 
@@ -60,29 +62,51 @@ from bot.domain.arithmetic.figures import (
     turnout,
     valid_votes,
 )
+from bot.domain.arithmetic.race import (
+    Batch,
+    DrawLevel,
+    batch,
+    draw_level,
+    margin_points,
+    needed_share,
+    pace,
+    paused_for,
+    runoff_hopefuls,
+    runoff_reachable,
+)
 from bot.domain.arithmetic.summary import Standing, standing
 
 __all__ = [
+    "Batch",
+    "DrawLevel",
     "Outcome",
     "OutcomeKind",
     "RunoffPlaces",
     "Standing",
     "Votes",
+    "batch",
     "can_win",
     "certain_outcome",
     "challenges_determinative",
     "contenders",
     "counted",
+    "draw_level",
     "leader",
     "margin",
+    "margin_points",
     "most_valid_possible",
+    "needed_share",
     "outcome",
     "outstanding",
+    "pace",
+    "paused_for",
     "pending",
     "quarter",
     "ranking",
     "runoff_certain",
+    "runoff_hopefuls",
     "runoff_places",
+    "runoff_reachable",
     "share",
     "shares",
     "standing",

@@ -34,7 +34,7 @@ from bot.domain.arithmetic.figures import (
     turnout,
     valid_votes,
 )
-from bot.domain.model import Count, Tally
+from bot.domain.model import Count, Tally, TallyState
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +87,8 @@ def standing(count: Count, tally: Tally) -> Standing:
     pend = None if out is None else out + tally.challenged
     done = counted(tally)
     decided = certain_outcome(rule, ids, votes, pend)
+    if not valid_votes(votes) and tally.state is not TallyState.FINAL:
+        decided = None  # no call on no votes (``received=0``): nothing has been decided yet
     needs = {c: votes_to_clinch(rule, ids, votes, pend, c) for c in ids}
     if decided is not None:
         determinative: bool | None = False
