@@ -136,7 +136,9 @@ async def list_counts(call: Call) -> Reply:
 async def status(call: Call) -> Reply:
     s = call.services
     usage = call.spec.usage_line()
-    reply = await reports.status(s.db, s.health, call.request, call.command.count, usage)
+    reply = await reports.status(
+        s.db, s.health, call.request, call.command.count, usage, now=s.clock.now()
+    )
     return await reports.with_link(reply, s.page_link)
 
 

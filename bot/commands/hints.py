@@ -2,9 +2,9 @@
 
 A hint is only given when the command it suggests would be accepted for the reason at hand: a
 figure over the ballots received is fixed by raising ``received`` (a ``correct`` would be
-rejected the same way), figures that went down by the same figures sent with ``correct``, and a
-final that leaves ballots unaccounted for by the figures that account for them, or by the number
-really received.
+rejected the same way; but a final count changes only by a ``correct``), figures that went down
+by the same figures sent with ``correct``, and a final that leaves ballots unaccounted for by the
+figures that account for them, or by the number really received.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 from bot.commands.args import Command
 from bot.commands.verbs import Verb
 from bot.domain.detect import Rejected, RejectReason
-from bot.domain.model import Count, Tally
+from bot.domain.model import Count, CountStatus, Tally
 from bot.domain.words import n
 
 
@@ -25,7 +25,8 @@ def rejection_hint(count: Count, command: Command, tally: Tally, rejected: Rejec
         if count.eligible is not None and opened > count.eligible:
             return ""  # more than eligible: the config is wrong, no command fixes it
         figures = [f for f in given if not f.startswith("received=")]
-        line = _line(command.verb, count, [*figures, f"received={opened}"])
+        verb = Verb.CORRECT if count.status is CountStatus.FINAL else command.verb  # else refused
+        line = _line(verb, count, [*figures, f"received={opened}"])
         return f" (if more ballots came in, say so: {line})"
     if reason in (RejectReason.DECREASE, RejectReason.FINAL_CHANGED) and given:
         return f" (to fix earlier figures: {_line(Verb.CORRECT, count, given)})"

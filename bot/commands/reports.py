@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from datetime import datetime
 
 from bot.chart import CHART_TALLIES, ChartCache, chart_attachment
 from bot.commands.authority import find_count, owns, visible_counts
@@ -41,10 +42,16 @@ async def list_counts(db: Database, request: Request) -> Reply:
 
 
 async def status(
-    db: Database, health: Health, request: Request, name: str | None, usage: str
+    db: Database,
+    health: Health,
+    request: Request,
+    name: str | None,
+    usage: str,
+    *,
+    now: datetime | None = None,
 ) -> Reply:
     """``status``: one count's figures (the channel's, or the only one), else a line for each
-    (ending in ``usage``)."""
+    (ending in ``usage``); ``now``: to say how long a paused count has been paused."""
     if name is None:
         async with db.connect() as conn:
             subs = await sub_rows.for_channel(conn, request.channel)
@@ -64,7 +71,7 @@ async def status(
         if seen is not None:
             text = Timed.of(*text.parts, " ", *seen.parts)
         return Reply(str(text), ephemeral=False, timed=text)
-    message = fmt.for_status(count, last)
+    message = fmt.for_status(count, last, now)
     if seen is not None:
         message = replace(message, notes=(*message.notes, seen))
     return Reply(message.headline, message=message, ephemeral=False)

@@ -90,7 +90,7 @@ def _draw(
     chart_text.wrap(under, full_width, smallest=NOTE_PT)
     progress = chart_text.text(fig, left, 0.06, fmt.progress_line(last, s), size=NOTE_PT)
     chart_text.shrink(progress, full_width, smallest=SMALL_PT - 2)
-    source = f"Source: {last.source} · as of {fmt.when(last.observed_at)} · update #{last.seq}"
+    source = f"Source: {last.source} · as of update #{last.seq}"  # times: in the text beside
     footer = chart_text.text(fig, left, 0.015, source, size=SMALL_PT, colour=MUTED)
     chart_text.shrink(footer, full_width, smallest=SMALL_PT - 3)
 
@@ -251,7 +251,7 @@ def _pauses(ax: Axes, history: Sequence[Tally], xs: Sequence[int], x_max: int) -
             ax,
             xs[i],
             0.97,
-            f"Paused\n{fmt.when(tally.observed_at)}",
+            f"Paused\nupdate #{tally.seq}",
             size=SMALL_PT,
             colour=MUTED,
             ha="center",

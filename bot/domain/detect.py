@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from bot.domain.arithmetic import Outcome, Standing, standing
-from bot.domain.model import CEILING_RULE, MAX_FIGURE, Count, Tally, TallyState
+from bot.domain.model import CEILING_RULE, MAX_FIGURE, OPERATOR, Count, Tally, TallyState
 from bot.domain.words import n
 
 
@@ -143,7 +143,7 @@ def validate(count: Count, previous: Tally | None, new: Tally) -> Rejected | Non
         return Rejected(
             RejectReason.OVER_ELIGIBLE,
             f"{n(received)} received but only {n(count.eligible)} eligible "
-            "(eligible is set in the config)",
+            f"({_eligible_set(count)})",
         )
     if new.state is TallyState.FINAL and received is not None and opened < received:
         left = received - opened
@@ -173,6 +173,13 @@ def validate(count: Count, previous: Tally | None, new: Tally) -> Rejected | Non
             f"figures went down ({'; '.join(lower)}); send them as a correction if they are right",
         )
     return None
+
+
+def _eligible_set(count: Count) -> str:
+    """Where a count's ``eligible`` is set, and so where to put it right."""
+    if count.owner == OPERATOR:
+        return "eligible is set in the config"
+    return f"if more are eligible: edit {count.id} eligible=N"
 
 
 def events(

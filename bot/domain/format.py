@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import datetime
 from fractions import Fraction
 
 from bot.domain import race_text
@@ -33,7 +33,6 @@ from bot.domain.phrases import (
     tie_phrase,
     too_close,
 )
-from bot.domain.times import clock_time
 from bot.domain.words import count_of, n
 
 __all__ = [
@@ -47,7 +46,6 @@ __all__ = [
     "pct",
     "progress_line",
     "standing_phrase",
-    "when",
 ]
 
 BAR_WIDTH = 20
@@ -59,11 +57,6 @@ FINAL_NEWS = frozenset({EventKind.FINAL, EventKind.CORRECTION})
 def bar(value: Fraction | None, width: int = BAR_WIDTH) -> str:
     filled = 0 if value is None else int((value * width * 2 + 1) // 2)
     return "█" * filled + "░" * (width - filled)
-
-
-def when(at: datetime) -> str:
-    """A time in UTC, for texts that are not shown in a reader's zone (the chart's)."""
-    return clock_time(at, UTC)
 
 
 def for_update(count: Count, accepted: Accepted, previous_seq: int | None) -> Message:
