@@ -180,7 +180,7 @@ def test_bessemer_chart_pause_clinch_and_final(tallies: int, subtitle: str) -> N
     assert shown[:2] == ["Amazon BHM1 union election, Bessemer AL", subtitle]
     assert "To clinch a majority: 1,608" in shown
     # Issue 24: no clock time in the image (its text beside it shows times in the reader's zone)
-    assert "Paused\nupdate #6" in shown  # the overnight pause
+    assert "Paused\nat update #6" in shown  # the overnight pause
     assert not any("UTC" in text for text in shown)
     assert "505\nchallenged" in shown
     assert ("clinched" in shown) == (tallies >= 10)  # marked where it happened

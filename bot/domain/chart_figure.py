@@ -251,7 +251,7 @@ def _pauses(ax: Axes, history: Sequence[Tally], xs: Sequence[int], x_max: int) -
             ax,
             xs[i],
             0.97,
-            f"Paused\nupdate #{tally.seq}",
+            f"Paused\nat update #{tally.seq}",
             size=SMALL_PT,
             colour=MUTED,
             ha="center",
