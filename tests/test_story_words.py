@@ -4,10 +4,12 @@ retract, or a figure organisers asked for. Through the console and every rendere
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 from fractions import Fraction
 
 from bot.domain import format as fmt
+from bot.domain.detect import Accepted, detect
 from bot.domain.model import Choice, Count, DecisionRule, RuleKind, Tally, TallyState
 from tests.helpers import T0, bessemer, tally
 from tests.test_calls_and_words import ct, ratify, rt, run, runoff_count, text_of, walden, wt
@@ -214,3 +216,20 @@ def test_the_new_figures_stop_when_the_race_is_decided() -> None:
     (m,) = run(bessemer(), tally(655, 1608, challenged=505))
     assert not any(line.startswith(("This batch", "To draw level")) for line in m.lines)
     assert not any(" needs " in line for line in m.lines)
+
+
+def test_the_pace_of_counting_is_said_for_a_count_that_asks_for_it() -> None:
+    count = replace(bessemer(), pace=True)
+    before = tally(84, 201, challenged=505, seq=1)
+    after = replace(tally(310, 720, challenged=505, seq=2), observed_at=T0 + timedelta(hours=2))
+    result = detect(count, before, after)
+    assert isinstance(result, Accepted)
+    m = fmt.for_update(count, replace(result, tally=after), 1, before)
+    assert "Counting at about 370 ballots an hour since update #1." in m.lines  # 745 in 2 hours
+    quiet = fmt.for_update(bessemer(), replace(result, tally=after), 1, before)
+    assert not any(line.startswith("Counting at") for line in quiet.lines)  # opt-in
+    status = fmt.for_status(count, after, previous=before)
+    assert "Counting at about 370 ballots an hour since update #1." in status.lines
+    paused = replace(before, state=TallyState.PAUSED)
+    resumed = fmt.for_status(count, after, previous=paused)
+    assert not any(line.startswith("Counting at") for line in resumed.lines)  # not over a pause

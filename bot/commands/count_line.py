@@ -8,9 +8,10 @@ Keys (``key=value``; a value with spaces in double quotes): ``title`` (for ``cre
 that are not settings are the title too), ``choices`` (``id:Label,id:Label``; ids are fixed once
 made), ``rule`` (``majority``, ``plurality``, ``threshold``), ``tie`` (the tie holder, or
 ``none``), ``threshold`` (``2/3``), ``received`` and ``eligible`` (figures, or ``none``),
-``public`` (``yes``/``no``), ``source`` (``manual`` or an ``http(s)`` URL of a JSON or CSV
-document; CSV when it ends in ``.csv`` or with ``format=csv``), ``fields`` (where each figure is
-in the document: ``yes:results.0.count,void:void``; by default a choice's own id).
+``public`` and ``pace`` (``yes``/``no``; ``pace``: say the pace of counting), ``source``
+(``manual`` or an ``http(s)`` URL of a JSON or CSV document; CSV when it ends in ``.csv`` or
+with ``format=csv``), ``fields`` (where each figure is in the document:
+``yes:results.0.count,void:void``; by default a choice's own id).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ KEYS = (
     "received",
     "eligible",
     "public",
+    "pace",
     "source",
     "format",
     "fields",
@@ -148,6 +150,8 @@ def count_from(
             changes[key] = _figure(key, given[key])
     if "public" in given:
         changes["public"] = _flag("public", given["public"])
+    if "pace" in given:
+        changes["pace"] = _flag("pace", given["pace"])
     try:
         count = replace(base, **changes)  # type: ignore[arg-type]
     except ConfigError as exc:

@@ -38,7 +38,7 @@ class CountSettingsArg(SettingsArg):
     def usage(self) -> str:
         return (
             "[choices=yes:Yes,no:No] [rule=majority|plurality|threshold] [tie=ID] "
-            "[threshold=2/3] [received=N] [eligible=N] [public=yes|no] [source=URL] "
+            "[threshold=2/3] [received=N] [eligible=N] [public=yes|no] [pace=yes|no] [source=URL] "
             "[fields=yes:path,...]"
         )
 
@@ -75,6 +75,7 @@ def summary(count: Count, source: str | None = None) -> str:
         f"received={count.received if count.received is not None else 'none'}",
         f"eligible={count.eligible if count.eligible is not None else 'none'}",
         f"public={'yes' if count.public else 'no'}",
+        f"pace={'yes' if count.pace else 'no'}",
         f"archived={'yes' if count.archived else 'no'}",
         f"owner={count.owner}",
     ]

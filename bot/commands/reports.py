@@ -64,14 +64,16 @@ async def status(
             return await _summary(db, counts, usage)
     count = await find_count(db, name, request)
     async with db.connect() as conn:
-        last = await tally_rows.last(conn, count.id)
+        recent = await tally_rows.history(conn, count.id, limit=2)
+    last = recent[-1] if recent else None
+    before = recent[0] if len(recent) == 2 else None
     seen = checked(health, count.id)
     if last is None:
         text = Timed.of(f"{count.title}: no figures yet.")
         if seen is not None:
             text = Timed.of(*text.parts, " ", *seen.parts)
         return Reply(str(text), ephemeral=False, timed=text)
-    message = fmt.for_status(count, last, now)
+    message = fmt.for_status(count, last, now, before)
     if seen is not None:
         message = replace(message, notes=(*message.notes, seen))
     return Reply(message.headline, message=message, ephemeral=False)

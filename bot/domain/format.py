@@ -59,8 +59,10 @@ def bar(value: Fraction | None, width: int = BAR_WIDTH) -> str:
     return "█" * filled + "░" * (width - filled)
 
 
-def for_update(count: Count, accepted: Accepted, previous_seq: int | None) -> Message:
-    """The message for an accepted update."""
+def for_update(
+    count: Count, accepted: Accepted, previous_seq: int | None, previous: Tally | None = None
+) -> Message:
+    """The message for an accepted update (``previous``: the update before it, for the pace)."""
     return build(
         count,
         accepted.tally,
@@ -68,13 +70,16 @@ def for_update(count: Count, accepted: Accepted, previous_seq: int | None) -> Me
         accepted.events,
         previous_seq,
         before=accepted.previous,
+        previous=previous,
     )
 
 
-def for_status(count: Count, tally: Tally, now: datetime | None = None) -> Message:
+def for_status(
+    count: Count, tally: Tally, now: datetime | None = None, previous: Tally | None = None
+) -> Message:
     """The message for ``status``: the current state, no events (``now``: to say how long a
-    paused count has been paused)."""
-    message = build(count, tally, standing(count, tally), (), None)
+    paused count has been paused; ``previous``: the update before, for the pace)."""
+    message = build(count, tally, standing(count, tally), (), None, previous=previous)
     paused = race_text.paused_note(tally, now)
     return replace(message, notes=(paused, *message.notes)) if paused is not None else message
 
@@ -87,15 +92,19 @@ def build(
     previous_seq: int | None,
     *,
     before: Standing | None = None,
+    previous: Tally | None = None,
 ) -> Message:
     """The message for ``tally``; ``before``: the figures of the update before it (what changed:
-    the batch of votes, a tie broken)."""
+    the batch of votes, a tie broken); ``previous``: that update (the pace of counting)."""
     significant = any(e.significant for e in events)
     final = tally.state is TallyState.FINAL
     winner = s.decided.winner if s.decided is not None else None
     story: tuple[str, ...] = ()
     if tally.state is not TallyState.FINAL and s.decided is None and (significant or not events):
         story = race_story(count, tally, s, events, before, previous_seq)
+        if previous is not None:
+            pace = race_text.pace_line(count, previous, tally, s)
+            story += (pace,) if pace is not None else ()
     return Message(
         count_id=count.id,
         title=count.title,

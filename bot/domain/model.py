@@ -122,6 +122,8 @@ class Count:
     """Anyone may see it and follow it (other tenants too); else only its owner."""
     archived: bool = False
     """Put away: no longer polled, listed or followed; kept with its history."""
+    pace: bool = False
+    """Say the pace of counting ("about 400 ballots an hour") while the race is open: opt-in."""
 
     def __post_init__(self) -> None:
         where = f"count {self.id!r}"

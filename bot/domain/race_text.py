@@ -11,7 +11,16 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from bot.domain.arithmetic import Standing, batch, draw_level, needed_share, paused_for
+from bot.domain.arithmetic import (
+    Standing,
+    about,
+    batch,
+    counted,
+    draw_level,
+    needed_share,
+    pace,
+    paused_for,
+)
 from bot.domain.message import Moment, Timed
 from bot.domain.model import Count, RuleKind, Tally, TallyState
 from bot.domain.phrases import join, pct, threshold_words
@@ -86,6 +95,19 @@ def draw_level_line(count: Count, s: Standing) -> str | None:
         f"To draw level, {chaser} needs {more} than {leader} of the "
         f"{count_of(s.pending, 'ballot')} left."
     )
+
+
+def pace_line(count: Count, before: Tally, tally: Tally, s: Standing) -> str | None:
+    """``Counting at about 400 ballots an hour since update #5.``, for a count that asks for it
+    (``pace=yes``); nothing across a pause, or when nothing was counted."""
+    if not count.pace or before.state is TallyState.PAUSED:
+        return None
+    rate = pace(counted(before), before.observed_at, s.counted, tally.observed_at)
+    if rate is None or rate == 0:
+        return None
+    roughly = about(rate)
+    said = f"about {count_of(roughly, 'ballot')}" if roughly else "less than 1 ballot"
+    return f"Counting at {said} an hour since update #{before.seq}."
 
 
 def tie_rule(count: Count) -> str | None:

@@ -224,7 +224,7 @@ class Pipeline:
         await notices.announce(conn, self.db.schema, stored.count_id, stored.seq)  # at commit
         await self._update_count(conn, count, stored)
         accepted = replace(detection, tally=stored)
-        message = fmt.for_update(count, accepted, previous.seq if previous else None)
+        message = fmt.for_update(count, accepted, previous.seq if previous else None, previous)
         if link is not None and message.final:
             message = replace(message, notes=(*message.notes, link_note(link)))
         subs = await sub_rows.for_count(conn, count.id)

@@ -147,6 +147,8 @@ class CountTable(Table):
     stale_after_minutes: StaleMinutes | None = None
     source: SourceSettings = ManualSettings()
     public: Flag = False
+    pace: Flag = False
+    """Say the pace of counting ("about 400 ballots an hour") while the race is open."""
 
     def count(self) -> Count:
         """The count the table describes (ConfigError: the rule cannot work with its choices)."""
@@ -159,6 +161,7 @@ class CountTable(Table):
             received=self.received,
             status=self.status,
             public=self.public,
+            pace=self.pace,
         )
 
     def config(self, defaults: Defaults) -> CountConfig:

@@ -33,6 +33,7 @@ def _values(count: Count) -> dict[str, Any]:
         "owner": count.owner,
         "public": count.public,
         "archived": count.archived,
+        "pace": count.pace,
     }
 
 
@@ -50,6 +51,7 @@ def _count(row: Row[Any]) -> Count:
         owner=row.owner,
         public=row.public,
         archived=row.archived,
+        pace=row.pace,
     )
 
 

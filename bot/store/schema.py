@@ -64,6 +64,7 @@ counts = Table(
     Column("archived", Boolean, nullable=False),
     Column("source", Text, nullable=True),  # JSON: a source set from chat; NULL: the file's
     Column("edited_by", Text, nullable=True),  # who last changed it in chat; NULL: nobody
+    Column("pace", Boolean, nullable=False),  # revision 0010: say the pace of counting
     Index(None, "owner"),
 )
 

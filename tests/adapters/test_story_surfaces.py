@@ -245,3 +245,18 @@ async def test_the_bessemer_pause_says_what_organisers_ask(typed: Typed) -> None
     page = await page_lines(typed, "bessemer-2021")
     assert "Yes (RWDSU) needs 1,145 of the 1,652 ballots" in page
     assert "A tie goes to No union." in page
+
+
+async def test_the_pace_of_counting_when_a_count_asks_for_it(typed: Typed) -> None:
+    await did(typed, "create pace Pace choices=yes:Yes,no:No tie=no received=3000 pace=yes")
+    await did(typed, "subscribe pace")
+    await ok(typed, "update pace yes=100 no=200")
+    typed.advance(90 * 60)
+    m = await ok(typed, "update pace yes=300 no=600")  # 600 more in an hour and a half
+    everywhere(m, "Counting at about 400 ballots an hour since update #1.")
+    assert "Counting at about 400 ballots an hour since update #1." in printed(typed)
+    status = await ok(typed, "status pace")
+    everywhere(status, "Counting at about 400 ballots an hour since update #1.")
+    await did(typed, "edit pace pace=no")
+    quiet = await ok(typed, "status pace")
+    everywhere(quiet, never=("Counting at",))

@@ -65,6 +65,7 @@ from bot.domain.arithmetic.figures import (
 from bot.domain.arithmetic.race import (
     Batch,
     DrawLevel,
+    about,
     batch,
     draw_level,
     margin_points,
@@ -84,6 +85,7 @@ __all__ = [
     "RunoffPlaces",
     "Standing",
     "Votes",
+    "about",
     "batch",
     "can_win",
     "certain_outcome",

@@ -184,6 +184,19 @@ def pace(
     return Fraction(counted_after - counted_before) * 3600 / Fraction(seconds)
 
 
+def about(rate: Fraction) -> int:
+    """A rate said roughly: to two significant figures from 100 up, to the unit below.
+
+    >>> about(Fraction(437)), about(Fraction(1234)), about(Fraction(15, 2)), about(Fraction(2, 5))
+    (440, 1200, 8, 0)
+    """
+    whole = int((rate * 2 + 1) // 2)  # half up
+    if whole < 100:
+        return whole
+    step: int = 10 ** (len(str(whole)) - 2)
+    return (whole + step // 2) // step * step
+
+
 def paused_for(since: datetime, now: datetime) -> timedelta:
     """How long a count has been paused (never negative, whatever the clocks say).
 
