@@ -77,8 +77,12 @@ def walks(draw: st.DrawFn) -> tuple[Count, list[Tally]]:
 
 
 def brute_decided(count: Count, t: Tally) -> Outcome | None:
+    """The outcome every completion agrees on; none before any valid vote while counting (a
+    count with nothing counted calls nothing, issue 24)."""
     pending = arith.pending(t, count.received)
     assert pending is not None
+    if not sum(t.votes.values()) and t.state is not TallyState.FINAL:
+        return None
     ids = count.choice_ids
     seen = set()
     for extra in itertools.product(range(pending + 1), repeat=len(ids)):

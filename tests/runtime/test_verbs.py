@@ -41,7 +41,8 @@ USAGE = {  # as they read before the table existed: they must not change
 }
 SETTINGS = (
     "[choices=yes:Yes,no:No] [rule=majority|plurality|threshold] [tie=ID] [threshold=2/3] "
-    "[received=N] [eligible=N] [public=yes|no] [source=URL] [fields=yes:path,...] [title]"
+    "[received=N] [eligible=N] [public=yes|no] [pace=yes|no] [source=URL] "
+    "[fields=yes:path,...] [title]"
 )
 TENANCY = {  # issue 15: counts run from chat, by their owners
     "create": "create <count> " + SETTINGS,
