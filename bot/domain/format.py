@@ -14,7 +14,9 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from fractions import Fraction
 
+from bot.domain import corrections
 from bot.domain.arithmetic import OutcomeKind, Standing, standing
+from bot.domain.corrections import CORRECTED_FINAL
 from bot.domain.detect import Accepted, Event, EventKind
 from bot.domain.message import ChoiceLine, Message, Moment, Significance, Timed
 from bot.domain.model import Count, Tally, TallyState
@@ -63,8 +65,9 @@ def when(at: datetime) -> str:
 
 
 def for_update(count: Count, accepted: Accepted, previous_seq: int | None) -> Message:
-    """The message for an accepted update."""
-    return build(count, accepted.tally, accepted.standing, accepted.events, previous_seq)
+    """The message for an accepted update (a correction saying what it corrected)."""
+    message = build(count, accepted.tally, accepted.standing, accepted.events, previous_seq)
+    return corrections.revised(message, count, accepted)
 
 
 def for_status(count: Count, tally: Tally) -> Message:
@@ -105,7 +108,7 @@ def headline(count: Count, tally: Tally, s: Standing, events: Sequence[Event]) -
     withdrawn = next((e.outcome for e in events if e.kind is EventKind.CALL_WITHDRAWN), None)
     if tally.state is TallyState.FINAL and (not events or kinds & FINAL_NEWS):
         corrected = bool(events) and EventKind.FINAL not in kinds
-        framing = "Corrected final tally: " if corrected else "Final tally: "
+        framing = CORRECTED_FINAL if corrected else "Final tally: "
         if withdrawn is not None:
             framing += f"the earlier call {call_noun(count, withdrawn)} is withdrawn; "
         return framing + final_phrase(count, s)
@@ -136,6 +139,8 @@ def headline(count: Count, tally: Tally, s: Standing, events: Sequence[Event]) -
     )
     if kind is EventKind.MILESTONE and top is not None and top.quarter is not None:
         prefix = f"{QUARTERS[top.quarter]} of the ballots counted: "
+    if kind is None and tally.state is TallyState.PAUSED:
+        prefix = "Count paused: "  # a status of a paused count says so
     return prefix + standing_phrase(count, s)
 
 
@@ -222,6 +227,8 @@ def progress_line(tally: Tally, s: Standing) -> str:
         parts.append(f"{n(tally.challenged)} challenged")
     if tally.void:
         parts.append(f"{n(tally.void)} void")
+    if tally.sustained:
+        parts.append(f"{count_of(tally.sustained, 'challenge')} sustained (not counted)")
     return "; ".join(parts) + "."
 
 
@@ -272,7 +279,10 @@ def chart_description(count: Count, history: Sequence[Tally]) -> str:
 def chart_subtitle(count: Count, tally: Tally, s: Standing) -> str:
     """The line under the title: "unofficial" until the final tally."""
     if tally.state is TallyState.FINAL:
-        return "Final tally: " + final_phrase(count, s)
+        # as published: the headline a final was posted with says whether it corrected one
+        kept = tally.headline
+        corrected = kept.startswith(CORRECTED_FINAL) if kept else tally.correction
+        return (CORRECTED_FINAL if corrected else "Final tally: ") + final_phrase(count, s)
     if s.decided is not None:
         return called_phrase(count, s, s.decided) + " (unofficial)"
     if tally.state is TallyState.PAUSED:
