@@ -269,19 +269,29 @@ def chart_description(count: Count, history: Sequence[Tally]) -> str:
     last = history[-1]
     s = standing(count, last)
     names = ", ".join(c.label for c in count.choices)
+    subtitle = chart_subtitle(count, last, s, corrects_a_final(history))
     return (
         f"Chart of {count.title}: votes for {names} against ballots counted, "
-        f"updates #{history[0].seq} to #{last.seq}. {chart_subtitle(count, last, s)}. "
+        f"updates #{history[0].seq} to #{last.seq}. {subtitle}. "
         f"{progress_line(last, s)}"
     )
 
 
-def chart_subtitle(count: Count, tally: Tally, s: Standing) -> str:
-    """The line under the title: "unofficial" until the final tally."""
+def corrects_a_final(history: Sequence[Tally]) -> bool:
+    """Whether the last of ``history`` corrects a final result: as published (the headline it
+    was posted with), or for one kept before headlines were, a final after a final."""
+    last = history[-1]
+    if last.state is not TallyState.FINAL:
+        return False
+    if last.headline:
+        return last.headline.startswith(CORRECTED_FINAL)
+    return any(t.state is TallyState.FINAL for t in history[:-1])
+
+
+def chart_subtitle(count: Count, tally: Tally, s: Standing, corrected: bool = False) -> str:
+    """The line under the title: "unofficial" until the final tally; ``corrected``: the final
+    corrects a final (:func:`corrects_a_final`)."""
     if tally.state is TallyState.FINAL:
-        # as published: the headline a final was posted with says whether it corrected one
-        kept = tally.headline
-        corrected = kept.startswith(CORRECTED_FINAL) if kept else tally.correction
         return (CORRECTED_FINAL if corrected else "Final tally: ") + final_phrase(count, s)
     if s.decided is not None:
         return called_phrase(count, s, s.decided) + " (unofficial)"
