@@ -95,8 +95,10 @@ async def test_an_edit_of_the_threshold_withdraws_the_call_and_says_so(rig: Cons
     details = [a.detail for a in reversed(audit)]
     assert details[0] == "edited"
     assert details[1].startswith(f"published again as update #2: {said}")
-    assert audit[0].old is not None and "yes=1000 no=400" in audit[0].old  # before and after
-    assert audit[0].new is not None and "yes=1000 no=400" in audit[0].new
+    assert audit[0].old is not None
+    assert "yes=1000 no=400" in audit[0].old
+    assert audit[0].new is not None
+    assert "yes=1000 no=400" in audit[0].new
 
 
 async def test_an_edit_of_received_withdraws_a_clinch(rig: ConsoleRig) -> None:
@@ -142,7 +144,8 @@ async def test_a_final_rule_changes_only_as_a_correction_and_history_stays(
     )
     async with app(rig).db.connect() as conn:
         count = await count_rows.get(conn, "tie")
-    assert count is not None and count.rule.tie_holder == "no"  # nothing changed
+    assert count is not None
+    assert count.rule.tie_holder == "no"
     (corrected,) = await typed(rig, "edit tie tie=yes correction=yes")  # the hint, followed
     said = (
         "Corrected final tally: tie holder corrected to Yes; the earlier call for No is "
@@ -227,7 +230,8 @@ async def test_challenged_ballots_are_opened_or_sustained_never_vanished(
         "26 of 30 ballots counted (86.7%); 1 not yet opened; 3 challenges sustained" in (shown[-1])
     )
     assert "not yet opened" not in shown[-1].replace("1 not yet opened", "")
-    assert upheld.message is not None and upheld.message.headline == "Tied at 13 each"
+    assert upheld.message is not None
+    assert upheld.message.headline == "Tied at 13 each"
     (final,) = await typed(rig, "final x no=14")
     assert final.message is not None
     assert final.message.headline == "Final tally: No wins, 14 to 13"
