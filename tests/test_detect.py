@@ -213,3 +213,16 @@ def test_events_are_ordered_most_important_first() -> None:
     assert order[0] is EventKind.FINAL
     assert order[-1] is EventKind.UPDATE
     assert order.index(EventKind.CLINCHED) < order.index(EventKind.FIRST_RESULTS)
+
+
+def test_worked_examples_of_corrections_hold() -> None:
+    """The worked examples of what an edit or a correction changed (issue 24) run."""
+    import doctest
+
+    from bot.domain import corrections
+    from bot.domain import detect as detect_module
+
+    for module in (detect_module, corrections):
+        result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+        assert result.attempted > 0, module
+        assert result.failed == 0, module
