@@ -38,6 +38,7 @@ def tally(
     seq: int = 0,
     source: str = "nlrb-stream",
     count_id: str = "bessemer-2021",
+    sustained: int = 0,
 ) -> Tally:
     return Tally(
         count_id,
@@ -50,6 +51,7 @@ def tally(
         state=state,
         correction=correction,
         seq=seq,
+        sustained=sustained,
     )
 
 

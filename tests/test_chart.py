@@ -187,6 +187,21 @@ def test_bessemer_chart_pause_clinch_and_final(tallies: int, subtitle: str) -> N
     assert_no_overlap(fig)
 
 
+def test_the_chart_of_a_corrected_final_says_corrected() -> None:
+    """Issue 24: as published. The demo's own final corrects the ballots received, not a final:
+    "Final tally"; a final that corrects the final says "Corrected final tally", and so does
+    one published so (its headline kept), whatever came before it in the chart."""
+    history = bessemer_history()
+    last = history[-1]
+    assert last.correction  # 3,215 received during the count, 3,117 in the NLRB's tally
+    again = replace(last, seq=last.seq + 1, votes={"yes": 739, "no": 1797}, correction=True)
+    said = "Corrected final tally: No union wins, 1,797 to 739"
+    for shown in ([*history, again], [replace(again, headline=said)]):
+        assert strings(chart_figure(bessemer(), shown))[1] == said
+        assert f" {said}. " in describe(bessemer(), shown)
+    assert strings(chart_figure(bessemer(), history))[1].startswith("Final tally: ")
+
+
 def test_bessemer_chart_axes_start_at_zero_and_lines_follow_the_count() -> None:
     history = bessemer_history()
     fig = chart_figure(bessemer(), history)

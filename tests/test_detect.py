@@ -95,8 +95,27 @@ def test_a_correction_may_lower_figures_and_change_a_final() -> None:
 
 
 def test_challenged_ballots_may_go_down_as_they_are_resolved() -> None:
-    r = accepted(tally(463, 1100, challenged=505), tally(463, 1100, challenged=400))
-    assert kinds(r) == [EventKind.UPDATE]
+    """Resolved: opened into the counted figures, or sustained (issue 24); never vanished."""
+    r = accepted(tally(463, 1100, challenged=505), tally(500, 1120, challenged=400, sustained=48))
+    assert EventKind.CORRECTION not in kinds(r)
+    gone = detect(bessemer(), tally(463, 1100, challenged=505), tally(463, 1100, challenged=400))
+    assert isinstance(gone, Rejected)
+    assert gone.reason is RejectReason.CHALLENGES_UNEXPLAINED
+    assert gone.detail.startswith(
+        "105 challenged ballots resolved (challenged 505 -> 400) but only 0 more counted or "
+        "sustained"
+    )
+    fixed = tally(463, 1100, challenged=400, correction=True)  # a correction may say so
+    assert isinstance(detect(bessemer(), tally(463, 1100, challenged=505), fixed), Accepted)
+
+
+def test_received_and_sustained_going_down_are_corrections() -> None:
+    for was, now in (({"received": 1500}, {"received": 1300}), ({"sustained": 5}, {})):
+        lower = detect(bessemer(), tally(310, 520, **was), tally(600, 700, **now))
+        assert isinstance(lower, Rejected), (was, now)
+        assert lower.reason is RejectReason.DECREASE
+    corrected = tally(600, 700, received=1300, correction=True)
+    assert isinstance(detect(bessemer(), tally(310, 520, received=1500), corrected), Accepted)
 
 
 def test_first_results_and_routine_update() -> None:
@@ -194,3 +213,16 @@ def test_events_are_ordered_most_important_first() -> None:
     assert order[0] is EventKind.FINAL
     assert order[-1] is EventKind.UPDATE
     assert order.index(EventKind.CLINCHED) < order.index(EventKind.FIRST_RESULTS)
+
+
+def test_worked_examples_of_corrections_hold() -> None:
+    """The worked examples of what an edit or a correction changed (issue 24) run."""
+    import doctest
+
+    from bot.domain import corrections
+    from bot.domain import detect as detect_module
+
+    for module in (detect_module, corrections):
+        result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+        assert result.attempted > 0, module
+        assert result.failed == 0, module

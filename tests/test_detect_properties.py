@@ -39,14 +39,15 @@ def counts(draw: st.DrawFn) -> Count:
 
 @st.composite
 def walks(draw: st.DrawFn) -> tuple[Count, list[Tally]]:
-    """A count and a run of tallies whose figures only go up, within the ballots received."""
+    """A count and a run of tallies whose figures only go up, within the ballots received;
+    challenged ballots that leave the pile unopened are sustained (issue 24)."""
     count = draw(counts())
     assert count.received is not None
     votes = dict.fromkeys(count.choice_ids, 0)
-    void = challenged = 0
+    void = challenged = sustained = 0
     run: list[Tally] = []
     for _ in range(draw(st.integers(min_value=1, max_value=8))):
-        room = count.received - sum(votes.values()) - void - challenged
+        room = count.received - sum(votes.values()) - void - challenged - sustained
         for c in count.choice_ids:
             add = draw(st.integers(min_value=0, max_value=room))
             votes[c] += add
@@ -54,10 +55,21 @@ def walks(draw: st.DrawFn) -> tuple[Count, list[Tally]]:
         add_void = draw(st.integers(min_value=0, max_value=room))
         void += add_void
         room -= add_void
+        was = challenged
         challenged = draw(st.integers(min_value=0, max_value=challenged + room))
+        sustained += max(was - challenged, 0)
         state = draw(st.sampled_from([TallyState.COUNTING, TallyState.PAUSED]))
         run.append(
-            Tally("prop", dict(votes), T0, "walk", void=void, challenged=challenged, state=state)
+            Tally(
+                "prop",
+                dict(votes),
+                T0,
+                "walk",
+                void=void,
+                challenged=challenged,
+                state=state,
+                sustained=sustained,
+            )
         )
     if draw(st.booleans()):
         last = run[-1]
@@ -69,7 +81,8 @@ def walks(draw: st.DrawFn) -> tuple[Count, list[Tally]]:
                 "walk",
                 void=last.void,
                 challenged=last.challenged,
-                received=sum(last.votes.values()) + last.void + last.challenged,
+                sustained=last.sustained,
+                received=arith.accounted(last),
                 state=TallyState.FINAL,  # a final accounts for every ballot received
             )
         )

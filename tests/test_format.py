@@ -48,6 +48,8 @@ def bessemer_timeline() -> list[Tally]:
                 challenged=row["challenged"],
                 received=row["received"],
                 state=TallyState(row["state"]),
+                correction=row.get("correction", False),
+                sustained=row.get("sustained", 0),
             )
         )
     return out
@@ -142,7 +144,7 @@ def test_too_close_to_call_when_challenges_are_determinative() -> None:
 
 def test_status_of_the_overnight_pause() -> None:
     m = fmt.for_status(bessemer(), tally(463, 1100, challenged=505, state=TallyState.PAUSED))
-    assert m.headline == "No union leads by 637"
+    assert m.headline == "Count paused: No union leads by 637"  # issue 24: a status says so
     assert "1,563 of 3,215 ballots counted (48.6%)" in " ".join(m.lines)
     assert "A side needs 1,608 to clinch." in m.lines
     assert [c.note for c in m.choices] == [

@@ -3,10 +3,14 @@
 Random tallies for every rule (majority with and without a tie holder, plurality, threshold; two
 and three choices; with void and challenged ballots) go through the detector and the formatter
 as the pipeline would send them: counting, pauses, more ballots received, corrections (reversals
-included), finals and corrected finals, and the status of each. Every message must keep the
-rules: nobody "wins" unless the count is final and decided; "clinched" only when certain; every
-number of 1,000 or more has its separator; singular with 1; no "100.0%" while ballots are
-unopened; no percentage over 100.
+included), finals and corrected finals, and the status of each; and (issue 24) edits of the
+count's rule, tie holder, threshold and ballots received, ballots received corrected down, and
+challenged ballots resolved (opened or sustained). Every message must keep the rules: nobody
+"wins" unless the count is final and decided; "clinched" only when certain; every number of
+1,000 or more has its separator; singular with 1; no "100.0%" while ballots are unopened; no
+percentage over 100; a call withdrawn, an edit that changes a call, fewer ballots received and
+challenges resolved are said, never silent; a paused count says so; "Count resumed" only after
+a pause.
 """
 
 from __future__ import annotations
@@ -61,9 +65,42 @@ def counts(draw: st.DrawFn) -> Count:
 class Walk:
     count: Count
     tallies: list[Tally]
+    counts: list[Count]
+    """The count's settings in force at each tally (an edit changes them)."""
 
 
-STEPS = ("count", "count", "count", "pause", "more", "correct", "final")
+STEPS = (
+    "count",
+    "count",
+    "count",
+    "pause",
+    "more",
+    "correct",
+    "final",
+    "edit",
+    "fewer",
+    "resolve",
+)
+
+
+def edited(draw: st.DrawFn, count: Count) -> Count:
+    """The count with its rule, tie holder, threshold or labels edited."""
+    rule = count.rule
+    options = ["label"]
+    if rule.kind is RuleKind.THRESHOLD:
+        options.append("threshold")
+    if not (rule.kind is RuleKind.MAJORITY and len(count.choices) > 2):
+        options.append("tie")
+    what = draw(st.sampled_from(options))
+    if what == "threshold":
+        t = draw(st.sampled_from([Fraction(2, 3), Fraction(3, 5), Fraction(3, 4)]))
+        return replace(count, rule=replace(rule, threshold=t))
+    if what == "tie":
+        holder = draw(st.none() | st.sampled_from(count.choice_ids))
+        return replace(count, rule=replace(rule, tie_holder=holder))
+    c = draw(st.sampled_from(range(len(count.choices))))
+    renamed = replace(count.choices[c], label=count.choices[c].label + " Jr")
+    return replace(count, choices=(*count.choices[:c], renamed, *count.choices[c + 1 :]))
 
 
 @st.composite
@@ -72,19 +109,34 @@ def walks(draw: st.DrawFn) -> Walk:
     count = draw(counts())
     ids = count.choice_ids
     votes = dict.fromkeys(ids, 0)
-    void = challenged = 0
+    void = challenged = sustained = 0
     received = count.received
     state = TallyState.COUNTING
     out: list[Tally] = []
+    settings: list[Count] = []
+
+    def opened() -> int:
+        return sum(votes.values()) + void + challenged + sustained
 
     def room() -> int:
-        opened = sum(votes.values()) + void + challenged
-        return (received if received is not None else opened + 3000) - opened
+        return (received if received is not None else opened() + 3000) - opened()
 
     for _ in range(draw(st.integers(1, 10))):
         step = draw(st.sampled_from(STEPS))
         correction = False
-        if state is FINAL:  # only a correction changes a final: move ballots between choices
+        if step == "edit":  # edit a setting; on a final only as a correction (correction=yes)
+            count = edited(draw, count)
+            correction = state is FINAL
+        elif step == "fewer" and received is not None and received > opened():
+            received = draw(st.integers(opened(), received - 1))  # only with correct
+            correction = True
+        elif step == "resolve" and challenged:
+            resolved = draw(st.integers(1, challenged))
+            upheld = draw(st.integers(0, resolved))
+            votes[draw(st.sampled_from(ids))] += resolved - upheld
+            challenged -= resolved
+            sustained += upheld
+        elif state is FINAL:  # only a correction changes a final: move ballots between choices
             src, dst = draw(st.sampled_from(ids)), draw(st.sampled_from(ids))
             k = draw(st.integers(0, votes[src]))
             votes[src] -= k
@@ -101,7 +153,7 @@ def walks(draw: st.DrawFn) -> Walk:
         elif step == "more":
             extra = draw(st.integers(1, 1500))
             limit = count.eligible if count.eligible is not None else None
-            base = received if received is not None else sum(votes.values()) + void + challenged
+            base = received if received is not None else opened()
             received = base + extra if limit is None else min(limit, base + extra)
         elif step == "correct":
             c = draw(st.sampled_from(ids))
@@ -124,24 +176,45 @@ def walks(draw: st.DrawFn) -> Walk:
                 received=received,
                 state=state,
                 correction=correction,
+                sustained=sustained,
             )
         )
-    return Walk(count, out)
+        settings.append(count)
+    return Walk(settings[0], out, settings)
 
 
 def messages(walk: Walk) -> list[tuple[Message, Standing]]:
     """Each accepted update's message and the status after it, with the figures behind them."""
-    out: list[tuple[Message, Standing]] = []
+    return [(m, s) for m, s, _ in told(walk)]
+
+
+@dataclass(frozen=True)
+class Told:
+    """What one accepted update changed, for the rules of what must be said."""
+
+    previous: Tally | None
+    tally: Tally
+    accepted: Accepted | None
+    """None: the status after it."""
+
+
+def told(walk: Walk) -> list[tuple[Message, Standing, Told]]:
+    """As :func:`messages`, with what each accepted update changed. An edit is weighed as the
+    pipeline weighs it (``detect`` with the settings before, ``was``)."""
+    out: list[tuple[Message, Standing, Told]] = []
     last: Tally | None = None
-    for seq, t in enumerate(walk.tallies, start=1):
-        result = detect(walk.count, last, t)
+    was = walk.count
+    for seq, (t, count) in enumerate(zip(walk.tallies, walk.counts, strict=True), start=1):
+        result = detect(count, last, t, was=was if count != was else None)
+        was = count
         if not isinstance(result, Accepted):
             continue
         stored = replace(t, seq=seq)
         accepted = replace(result, tally=stored)
         previous_seq = last.seq if last else None
-        out.append((fmt.for_update(walk.count, accepted, previous_seq), result.standing))
-        out.append((fmt.for_status(walk.count, stored), result.standing))
+        update = fmt.for_update(count, accepted, previous_seq)
+        out.append((update, result.standing, Told(last, stored, accepted)))
+        out.append((fmt.for_status(count, stored), result.standing, Told(last, stored, None)))
         last = stored
     return out
 
@@ -168,7 +241,7 @@ def brute_certain(count: Count, s: Standing) -> bool:
 
 AGREEMENT = re.compile(
     r"(?<![\d,.#])(\d[\d,]*) (?:of (?:the )?(\d[\d,]*) )?"
-    r"((?:challenged |eligible )?)(ballot|vote|voter|update)(s?)\b"
+    r"((?:challenged |eligible )?)(ballot|vote|voter|update|challenge)(s?)\b"
 )
 PERCENT = re.compile(r"(\d+(?:\.\d)?)%")
 
@@ -283,3 +356,33 @@ def test_three_choice_and_threshold_words_say_only_what_can_happen(walk: Walk) -
                 assert f"{count.label(winner)} prevails" in m.headline, text
         if m.final and s.decided is not None and s.decided.kind.value == "tie":
             assert "a tie: tied" not in m.headline
+
+
+@settings(max_examples=300, deadline=None)
+@given(walks())
+def test_what_changed_is_said_never_silent(walk: Walk) -> None:
+    """Issue 24: a call withdrawn, an edit that changes a call, fewer ballots received and
+    challenges resolved are said; a paused count says so; "Count resumed" only after a pause."""
+    for m, _s, t in told(walk):
+        text = prose(m)
+        before = t.previous
+        if t.accepted is None:  # a status
+            if t.tally.state is TallyState.PAUSED:
+                assert m.headline.startswith("Count paused: "), text
+            continue
+        events = set(m.events)
+        if "call_withdrawn" in events:
+            assert "no longer holds" in m.headline or "withdrawn" in m.headline, text
+        if t.accepted.revised is not None:
+            assert re.search(r"corrected|renamed|removed", m.headline), text
+        was, now = (before.received if before else None), t.tally.received
+        if was is not None and now is not None and now < was:
+            said = f"Ballots received corrected from {fmt.n(was)} to {fmt.n(now)}."
+            assert said in m.lines, text
+        if before is not None and t.tally.challenged < before.challenged:
+            assert "resolved: " in text, text
+        if t.tally.sustained:
+            assert "sustained (not counted)" in text, text
+        if m.headline.startswith("Count resumed"):
+            assert before is not None, text
+            assert before.state is TallyState.PAUSED, text

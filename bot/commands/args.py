@@ -32,7 +32,7 @@ from bot.subscription import Wants
 
 NUMBER = re.compile(r"^[0-9]{1,3}(,[0-9]{3})+$|^[0-9]+$")
 """A figure: ASCII digits only (``\\d`` would take any script's digits), optionally ``1,100``."""
-FIGURE_KEYS = ("void", "challenged", "received")
+FIGURE_KEYS = ("void", "challenged", "sustained", "received")
 """Figures every count has besides its choices."""
 
 Value = str | int | None

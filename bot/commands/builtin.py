@@ -166,14 +166,14 @@ def _figures(example: str, *, required: bool = True) -> FiguresArg:
     VerbSpec(
         Verb.UPDATE,
         "Admins: enter new figures for a count",
-        (COUNT, _figures("yes=463 no=1100 [void=N] [challenged=N] [received=N]")),
+        (COUNT, _figures("yes=463 no=1100 [void=N] [challenged=N] [sustained=N] [received=N]")),
         admin="update figures",
         audits_itself=True,
     ),
     VerbSpec(
         Verb.CORRECT,
         "Admins: correct figures (that go down, or of a final)",
-        (COUNT, _figures("yes=463 no=1090 [void=N] [challenged=N] [received=N]")),
+        (COUNT, _figures("yes=463 no=1090 [void=N] [challenged=N] [sustained=N] [received=N]")),
         admin="correct figures",
         audits_itself=True,
     ),

@@ -81,7 +81,7 @@ def _figure(key: str, text: str) -> int | None:
     return value
 
 
-def _flag(key: str, text: str) -> bool:
+def flag(key: str, text: str) -> bool:
     if text.lower() in ("yes", "true", "on"):
         return True
     if text.lower() in ("no", "false", "off"):
@@ -149,9 +149,9 @@ def count_from(
         if key in given:
             changes[key] = _figure(key, given[key])
     if "public" in given:
-        changes["public"] = _flag("public", given["public"])
+        changes["public"] = flag("public", given["public"])
     if "pace" in given:
-        changes["pace"] = _flag("pace", given["pace"])
+        changes["pace"] = flag("pace", given["pace"])
     try:
         count = replace(base, **changes)  # type: ignore[arg-type]
     except ConfigError as exc:

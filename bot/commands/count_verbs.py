@@ -10,14 +10,24 @@ after; the app's sources and scheduler follow at once (``Services.count_changed`
 
 from __future__ import annotations
 
+from sqlalchemy.ext.asyncio import AsyncConnection
+
 from bot.commands.args import Choice, ChoiceArg, Command, CountArg, SettingsArg, TextArg
 from bot.commands.authority import find_count
-from bot.commands.count_line import KEYS, count_from, settings_words, source_from, stored
+from bot.commands.count_line import (
+    KEYS,
+    count_from,
+    flag,
+    settings_words,
+    source_from,
+    stored,
+)
 from bot.commands.edit_form import EDIT_FORM
 from bot.commands.forms import CREATE_FORM
 from bot.commands.request import Reply
 from bot.commands.verbs import Call, Verb, Verbs, VerbSpec
-from bot.domain.model import OPERATOR, Count
+from bot.domain.model import OPERATOR, Count, Tally, TallyState
+from bot.domain.words import n
 from bot.errors import CommandError
 from bot.store import audit as audit_rows
 from bot.store import counts as count_rows
@@ -47,6 +57,19 @@ class CountSettingsArg(SettingsArg):
 
 
 SETTINGS = CountSettingsArg(KEYS, "Settings as key=value: choices=yes:Yes,no:No rule=majority ...")
+CORRECTION = "correction"
+"""``edit``'s own key: ``correction=yes`` sends the edit as a correction (see :func:`edit`)."""
+
+
+class EditSettingsArg(CountSettingsArg):
+    @property
+    def usage(self) -> str:
+        return super().usage + " [correction=yes]"
+
+
+EDIT_SETTINGS = EditSettingsArg(
+    (*KEYS, CORRECTION), "Settings as key=value: rule=threshold threshold=3/4 ..."
+)
 NEW = CountArg("The new count's name: lowercase letters, digits and dashes")
 TITLE = TextArg("title", "The count's title", required=False)
 UNDO = ChoiceArg(
@@ -139,17 +162,24 @@ async def create(call: Call) -> Reply:
     VerbSpec(
         Verb.EDIT,
         "Admins: change a count's title, labels, rule, figures, source or visibility",
-        (CountArg(), SETTINGS, TITLE),
+        (CountArg(), EDIT_SETTINGS, TITLE),
         admin="edit a count",
         audits_itself=True,
         form=EDIT_FORM,
     )
 )
 async def edit(call: Call) -> Reply:
+    """Change a count's settings. An edit that changes what its figures mean (the rule, the tie
+    holder, the threshold, the ballots received or eligible, the labels a call names) is
+    weighed like a tally (``Pipeline.revise``): a call, runoff, determinative state or final
+    result it changes is announced as a correction to the count's subscribers. Ballots received
+    going down, and the rule of a final count, change only when sent as a correction
+    (``correction=yes``)."""
     s, r, c = call.services, call.request, call.command
     assert c.count is not None
     count = await find_count(s.db, c.count, r)
     given = dict(c.settings)
+    correction = flag(CORRECTION, given.pop(CORRECTION, "no"))
     title = given.pop("title", None) or c.text
     if not given and not title:
         raise CommandError(f"nothing to change; {call.spec.usage_line()}")
@@ -157,17 +187,48 @@ async def edit(call: Call) -> Reply:
     if "source" in given and count.owner == OPERATOR:
         raise CommandError(f"the source of {count.id} is set in the configuration file")
     source = source_from(changed, given, s.egress) if "source" in given else None
-    async with s.db.begin() as conn:
+    async with s.db.connect() as conn:
+        last = await tally_rows.last(conn, count.id)
+    if last is not None and not correction:
+        _published_stays(count, changed, last, call)
+
+    async def change(conn: AsyncConnection) -> None:
         before = await count_rows.source_json(conn, count.id)
         after = before
         if "source" in given:
             after = stored(source)
             await count_rows.set_source_json(conn, count.id, after)
         await count_rows.upsert(conn, changed, edited_by=r.actor)
-        record = entry(call, count.id, summary(count, before), summary(changed, after), "edited")
+        detail = "edited as a correction" if correction else "edited"
+        record = entry(call, count.id, summary(count, before), summary(changed, after), detail)
         await audit_rows.record(conn, record)
+
+    again = await s.pipeline.revise(
+        count, change, actor=r.actor, source=f"admin {r.user_name}", correction=correction
+    )
     await s.count_changed(count.id)
-    return Reply(f"Changed {described(changed)}.")
+    if again is None or again.message is None:
+        return Reply(f"Changed {described(changed)}.")
+    return Reply(
+        f"Changed {described(changed)}. Published as update #{again.tally.seq}: "
+        f"{again.message.headline}",
+        message=again.message,
+    )
+
+
+def _published_stays(count: Count, changed: Count, last: Tally, call: Call) -> None:
+    """Refuse what only a correction may change of published figures: ballots received going
+    down, and the rule of a final count."""
+    line = " ".join(["edit", count.id, *(f"{k}={v}" for k, v in call.command.settings)])
+    again = f"if it is right, send it as a correction: {line} correction=yes"
+    received = last.received if last.received is not None else count.received
+    if changed.received is not None and received is not None and changed.received < received:
+        raise CommandError(
+            f"ballots received would go down from {n(received)} to {n(changed.received)}; " + again
+        )
+    final = last.state is TallyState.FINAL
+    if final and (changed.rule != count.rule or changed.received != count.received):
+        raise CommandError(f"{count.id} is final: this changes how its result was decided; {again}")
 
 
 @VERBS.verb(

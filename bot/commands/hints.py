@@ -3,24 +3,39 @@
 A hint is only given when the command it suggests would be accepted for the reason at hand: a
 figure over the ballots received is fixed by raising ``received`` (a ``correct`` would be
 rejected the same way; but a final count changes only by a ``correct``), figures that went down
-by the same figures sent with ``correct``, and a final that leaves ballots unaccounted for by the
-figures that account for them, or by the number really received.
+by the same figures sent with ``correct``, a final that leaves ballots unaccounted for by the
+figures that account for them, or by the number really received, and challenged ballots that
+vanished by saying they were sustained.
 """
 
 from __future__ import annotations
 
 from bot.commands.args import Command
 from bot.commands.verbs import Verb
+from bot.domain.arithmetic import accounted
 from bot.domain.detect import Rejected, RejectReason
 from bot.domain.model import Count, CountStatus, Tally
 from bot.domain.words import n
 
 
-def rejection_hint(count: Count, command: Command, tally: Tally, rejected: Rejected) -> str:
+def rejection_hint(
+    count: Count,
+    command: Command,
+    tally: Tally,
+    rejected: Rejected,
+    previous: Tally | None = None,
+) -> str:
     """`` (...)`` to append to the rejection of ``command``; empty when no command would do."""
     given = [f"{k}={v}" for k, v in command.figures]
-    opened = sum(tally.votes.values()) + tally.void + tally.challenged
+    opened = accounted(tally)
     reason = rejected.reason
+    if reason is RejectReason.CHALLENGES_UNEXPLAINED and previous is not None:
+        resolved = previous.challenged - tally.challenged
+        placed = accounted(tally) - accounted(previous) + resolved
+        upheld = tally.sustained + resolved - max(placed, 0)
+        figures = [f for f in given if not f.startswith("sustained=")]
+        line = _line(command.verb, count, [*figures, f"sustained={upheld}"])
+        return f" (if those challenges were upheld, say so: {line})"
     if reason is RejectReason.OVER_RECEIVED:
         if count.eligible is not None and opened > count.eligible:
             return ""  # more than eligible: the config is wrong, no command fixes it

@@ -29,16 +29,29 @@ async def manual(
     result = await pipeline.ingest(tally, actor=request.actor, action=command.verb)
     d = result.detection
     if isinstance(d, NoChange):
-        return Reply(f"No change: {count.id} already shows those figures.")
+        return Reply(f"No change: {count.id} {_already(command, last)}.")
     if isinstance(d, Rejected):
-        hint = rejection_hint(count, command, tally, d)
+        hint = rejection_hint(count, command, tally, d, result.previous)
         return Reply(f"Rejected: {d.detail}{hint}", ok=False)
     assert isinstance(d, Accepted)
     assert result.message is not None
+    resumes = ""
+    if command.verb == Verb.UPDATE and last is not None and last.state is TallyState.PAUSED:
+        resumes = f" (new figures resume the count, paused at update #{last.seq})"
     return Reply(
-        f"Accepted update #{result.tally.seq} for {count.id}: {result.message.headline}",
+        f"Accepted update #{result.tally.seq} for {count.id}{resumes}: {result.message.headline}",
         message=result.message,
     )
+
+
+def _already(command: Command, last: Tally | None) -> str:
+    """What a command that changes nothing finds: the state it asks for, or the figures."""
+    state = last.state if last is not None else None
+    if command.verb == Verb.RESUME and state is TallyState.COUNTING:
+        return "is not paused: it is counting"
+    if command.verb == Verb.PAUSE and state is TallyState.PAUSED:
+        return "is paused already"
+    return "already shows those figures"
 
 
 def manual_tally(
@@ -48,6 +61,7 @@ def manual_tally(
     votes = dict(last.votes) if last else dict.fromkeys(count.choice_ids, 0)
     void = last.void if last else 0
     challenged = last.challenged if last else 0
+    sustained = last.sustained if last else 0
     received = last.received if last else None
     for key, value in command.figures:
         if key in count.choice_ids:
@@ -56,6 +70,8 @@ def manual_tally(
             void = value
         elif key == "challenged":
             challenged = value
+        elif key == "sustained":
+            sustained = value
         elif key == "received":
             received = value
         else:
@@ -77,6 +93,7 @@ def manual_tally(
         source=f"admin {request.user_name}",
         void=void,
         challenged=challenged,
+        sustained=sustained,
         received=received,
         state=state,
         correction=command.verb == Verb.CORRECT,

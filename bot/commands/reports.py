@@ -11,8 +11,8 @@ from bot.commands.authority import find_count, owns, visible_counts
 from bot.commands.request import Reply, Request
 from bot.domain import format as fmt
 from bot.domain.message import Moment, Part, Timed
-from bot.domain.model import Count
-from bot.ingest.pipeline import figures
+from bot.domain.model import Count, Tally, TallyState
+from bot.domain.words import count_of, n
 from bot.ingest.sources.health import SourceHealth
 from bot.store import Database, outbox
 from bot.store import counts as count_rows
@@ -117,7 +117,8 @@ def checked(health: Health, count_id: str) -> Timed | None:
 
 
 async def history(db: Database, count: Count) -> Reply:
-    """``history``: the last 15 updates, their times as values."""
+    """``history``: the last 15 updates, their times as values: each one's figures worded as
+    every message words them, and the headline it was published with."""
     async with db.connect() as conn:
         rows = await tally_rows.history(conn, count.id, limit=15)
     if not rows:
@@ -125,10 +126,30 @@ async def history(db: Database, count: Count) -> Reply:
     last = "the last update" if len(rows) == 1 else f"the last {len(rows)} updates"
     parts: list[Part] = [f"{count.title} — {last}:"]
     for t in rows:
-        parts += [f"\n#{t.seq} ", Moment(t.observed_at)]
-        parts.append(f" {figures(t)} ({t.source})" + (" [correction]" if t.correction else ""))
+        parts += [f"\n#{t.seq} · ", Moment(t.observed_at), f" · {history_figures(count, t)}"]
+        if t.headline:
+            parts.append(f" · {t.headline}")
+        parts.append(f" (source: {t.source}" + ("; a correction)" if t.correction else ")"))
     text = Timed.of(*parts)
     return Reply(str(text), timed=text)
+
+
+def history_figures(count: Count, tally: Tally) -> str:
+    """One update's figures as the messages word them: ``Yes (RWDSU) 463, No union 1,100;
+    505 challenged; 3,215 received; paused``."""
+    votes = ", ".join(f"{c.label} {n(tally.votes[c.id])}" for c in count.choices)
+    rest = []
+    if tally.void:
+        rest.append(f"{n(tally.void)} void")
+    if tally.challenged:
+        rest.append(f"{n(tally.challenged)} challenged")
+    if tally.sustained:
+        rest.append(f"{count_of(tally.sustained, 'challenge')} sustained")
+    if tally.received is not None:
+        rest.append(f"{n(tally.received)} received")
+    if tally.state is not TallyState.COUNTING:
+        rest.append(tally.state.value)
+    return "; ".join([votes, *rest])
 
 
 async def chart(db: Database, charts: ChartCache, count: Count) -> Reply:

@@ -85,7 +85,12 @@ def _draw(
     title = chart_text.text(fig, left, 0.97, count.title, size=TITLE_PT, weight="bold", va="top")
     chart_text.shrink(title, full_width, smallest=SUBTITLE_PT)
     under = chart_text.text(
-        fig, left, 0.895, fmt.chart_subtitle(count, last, s), size=SUBTITLE_PT, va="top"
+        fig,
+        left,
+        0.895,
+        fmt.chart_subtitle(count, last, s, fmt.corrects_a_final(history)),
+        size=SUBTITLE_PT,
+        va="top",
     )
     chart_text.wrap(under, full_width, smallest=NOTE_PT)
     progress = chart_text.text(fig, left, 0.06, fmt.progress_line(last, s), size=NOTE_PT)

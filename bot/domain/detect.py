@@ -3,16 +3,22 @@
 ``detect(count, previous, new)`` is pure. It never changes a figure: it either accepts the new
 tally as it is, ignores it because nothing changed, or rejects it with a reason that is stored
 and shown to admins.
+
+A count's settings change too (``edit``: its rule, tie holder, threshold, ballots received or
+labels). ``detect(count, previous, new, was=before)`` weighs the previous tally under the
+settings it was published with (``was``) and the new one under the new settings, so a call, a
+runoff, a determinative state or a final result that the edit changes is seen, like one a
+tally changes, and accepted as a correction (``Accepted.revised``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
-from bot.domain.arithmetic import Outcome, Standing, standing
+from bot.domain.arithmetic import Outcome, RunoffPlaces, Standing, accounted, standing
 from bot.domain.model import CEILING_RULE, MAX_FIGURE, OPERATOR, Count, Tally, TallyState
-from bot.domain.words import n
+from bot.domain.words import count_of, n
 
 
 class RejectReason(StrEnum):
@@ -26,6 +32,7 @@ class RejectReason(StrEnum):
     FINAL_UNACCOUNTED = "final_unaccounted"
     DECREASE = "decrease"
     FINAL_CHANGED = "final_changed"
+    CHALLENGES_UNEXPLAINED = "challenges_unexplained"
 
 
 class EventKind(StrEnum):
@@ -82,6 +89,9 @@ class Accepted:
     events: tuple[Event, ...]
     standing: Standing
     previous: Standing | None
+    revised: Count | None = None
+    """The count's settings the previous tally was published with, when an edit of them
+    changed what the figures mean (then ``previous`` is the standing under them)."""
 
     @property
     def significant(self) -> bool:
@@ -94,16 +104,60 @@ class Accepted:
 Detection = NoChange | Rejected | Accepted
 
 
-def detect(count: Count, previous: Tally | None, new: Tally) -> Detection:
-    """Compare ``new`` with the last accepted tally of ``count``."""
+def detect(
+    count: Count, previous: Tally | None, new: Tally, *, was: Count | None = None
+) -> Detection:
+    """Compare ``new`` with the last accepted tally of ``count``; ``was``: the count's settings
+    ``previous`` was published with, when they were edited since (see the module docstring)."""
     problem = validate(count, previous, new)
     if problem is not None:
         return problem
-    if previous is not None and previous.figures() == new.figures():
-        return NoChange()
-    before = standing(count, previous) if previous is not None else None
+    before = standing(was or count, previous) if previous is not None else None
     after = standing(count, new)
-    return Accepted(new, events(previous, before, new, after), after, before)
+    revised = (
+        was is not None
+        and before is not None
+        and published(was, previous, before) != published(count, new, after)
+    )
+    if previous is not None and previous.figures() == new.figures() and not revised:
+        return NoChange()
+    if revised:
+        new = replace(new, correction=True)
+    found = events(previous, before, new, after)
+    return Accepted(new, found, after, before, was if revised else None)
+
+
+Published = tuple[object, ...]
+
+
+def published(count: Count, tally: Tally | None, s: Standing) -> Published:
+    """What a message says of the result, beyond the figures: the call (a clinch, a runoff and
+    who is in it), whether the challenged ballots decide it, the final result, and the labels
+    of the choices it names. An edit that changes any of it is news.
+
+    >>> from datetime import datetime, UTC
+    >>> from bot.domain.model import Choice, DecisionRule, RuleKind
+    >>> c = Count("x", "X", (Choice("yes", "Yes"), Choice("no", "No")),
+    ...           DecisionRule(RuleKind.MAJORITY), received=100)
+    >>> t = Tally("x", {"yes": 60, "no": 20}, datetime(2021, 4, 8, tzinfo=UTC), "admin")
+    >>> published(c, t, standing(c, t))[0]   # Yes has clinched a majority
+    Outcome(kind=<OutcomeKind.WIN: 'win'>, winner='yes')
+    >>> from dataclasses import replace
+    >>> later = replace(c, received=200)      # 100 more ballots: nothing is certain now
+    >>> published(later, t, standing(later, t))[0] is None
+    True
+    """
+    final = tally is not None and tally.state is TallyState.FINAL
+    result = s.outcome_now if final else None
+    named: set[str] = set()
+    for o in (s.decided, result):
+        if o is not None and o.winner is not None:
+            named.add(o.winner)
+    runoff: RunoffPlaces | None = s.runoff
+    if runoff is not None:
+        named.update(runoff.certain)
+    labels = tuple(sorted((c, count.label(c)) for c in named))
+    return (s.decided, s.determinative, runoff, result, labels)
 
 
 def validate(count: Count, previous: Tally | None, new: Tally) -> Rejected | None:
@@ -121,7 +175,12 @@ def validate(count: Count, previous: Tally | None, new: Tally) -> Rejected | Non
     missing = [c for c in count.choice_ids if c not in new.votes]
     if missing:
         return Rejected(RejectReason.MISSING_CHOICE, f"no figure for {', '.join(missing)}")
-    figures = {**new.votes, "void": new.void, "challenged": new.challenged}
+    figures = {
+        **new.votes,
+        "void": new.void,
+        "challenged": new.challenged,
+        "sustained": new.sustained,
+    }
     if new.received is not None:
         figures["received"] = new.received
     negative = [f"{k}={v}" for k, v in figures.items() if v < 0]
@@ -133,7 +192,7 @@ def validate(count: Count, previous: Tally | None, new: Tally) -> Rejected | Non
             RejectReason.TOO_LARGE, f"{', '.join(large)} is above the ceiling: {CEILING_RULE}"
         )
     received = new.received if new.received is not None else count.received
-    opened = sum(new.votes.values()) + new.void + new.challenged
+    opened = accounted(new)
     if received is not None and opened > received:
         return Rejected(
             RejectReason.OVER_RECEIVED,
@@ -151,7 +210,7 @@ def validate(count: Count, previous: Tally | None, new: Tally) -> Rejected | Non
             RejectReason.FINAL_UNACCOUNTED,
             f"{n(left)} of the {n(received)} ballots received {'is' if left == 1 else 'are'} "
             "not yet counted, void or challenged; a count is final only when every ballot "
-            "received is",
+            "received is (a challenge upheld is sustained=N)",
         )
     if previous is None or new.correction:
         return None
@@ -165,12 +224,27 @@ def validate(count: Count, previous: Tally | None, new: Tally) -> Rejected | Non
         for k, v in new.votes.items()
         if k in previous.votes and v < previous.votes[k]
     ]
-    if new.void < previous.void:
-        lower.append(f"void {previous.void:,} -> {new.void:,}")
+    for name, was, now in (
+        ("void", previous.void, new.void),
+        ("sustained", previous.sustained, new.sustained),
+        ("received", previous.received, new.received),
+    ):
+        if was is not None and now is not None and now < was:
+            lower.append(f"{name} {was:,} -> {now:,}")
     if lower:
         return Rejected(
             RejectReason.DECREASE,
             f"figures went down ({'; '.join(lower)}); send them as a correction if they are right",
+        )
+    resolved = previous.challenged - new.challenged
+    placed = accounted(new) - accounted(previous) + resolved  # counted or sustained since
+    if resolved > 0 and placed < resolved:
+        return Rejected(
+            RejectReason.CHALLENGES_UNEXPLAINED,
+            f"{count_of(resolved, 'challenged ballot')} resolved (challenged "
+            f"{previous.challenged:,} -> {new.challenged:,}) but only {n(max(placed, 0))} "
+            "more counted or sustained: a ballot whose challenge is overruled is counted with "
+            "the votes, one whose challenge is upheld is sustained=N",
         )
     return None
 

@@ -15,8 +15,9 @@ from dataclasses import replace
 from datetime import datetime
 from fractions import Fraction
 
-from bot.domain import race_text
+from bot.domain import corrections, race_text
 from bot.domain.arithmetic import OutcomeKind, Standing, margin_points, runoff_hopefuls, standing
+from bot.domain.corrections import CORRECTED_FINAL
 from bot.domain.detect import Accepted, Event, EventKind
 from bot.domain.message import ChoiceLine, Message, Moment, Significance, Timed
 from bot.domain.model import Count, RuleKind, Tally, TallyState
@@ -62,8 +63,9 @@ def bar(value: Fraction | None, width: int = BAR_WIDTH) -> str:
 def for_update(
     count: Count, accepted: Accepted, previous_seq: int | None, previous: Tally | None = None
 ) -> Message:
-    """The message for an accepted update (``previous``: the update before it, for the pace)."""
-    return build(
+    """The message for an accepted update (``previous``: the update before it, for the pace;
+    a correction says what it corrected)."""
+    message = build(
         count,
         accepted.tally,
         accepted.standing,
@@ -72,6 +74,7 @@ def for_update(
         before=accepted.previous,
         previous=previous,
     )
+    return corrections.revised(message, count, accepted)
 
 
 def for_status(
@@ -134,7 +137,7 @@ def headline(
     withdrawn = next((e.outcome for e in events if e.kind is EventKind.CALL_WITHDRAWN), None)
     if tally.state is TallyState.FINAL and (not events or kinds & FINAL_NEWS):
         corrected = bool(events) and EventKind.FINAL not in kinds
-        framing = "Corrected final tally: " if corrected else "Final tally: "
+        framing = CORRECTED_FINAL if corrected else "Final tally: "
         if withdrawn is not None:
             framing += f"the earlier call {call_noun(count, withdrawn)} is withdrawn; "
         return framing + final_phrase(count, s)
@@ -170,6 +173,8 @@ def headline(
     )
     if kind is EventKind.MILESTONE and top is not None and top.quarter is not None:
         prefix = f"{QUARTERS[top.quarter]} of the ballots counted: "
+    if kind is None and tally.state is TallyState.PAUSED:
+        prefix = "Count paused: "  # a status of a paused count says so
     return prefix + (continued(count, s) if prefix else standing_phrase(count, s))
 
 
@@ -294,6 +299,8 @@ def progress_line(tally: Tally, s: Standing) -> str:
         parts.append(f"{n(tally.challenged)} challenged")
     if tally.void:
         parts.append(f"{n(tally.void)} void")
+    if tally.sustained:
+        parts.append(f"{count_of(tally.sustained, 'challenge')} sustained (not counted)")
     return "; ".join(parts) + "."
 
 
@@ -371,17 +378,30 @@ def chart_description(count: Count, history: Sequence[Tally]) -> str:
     last = history[-1]
     s = standing(count, last)
     names = ", ".join(c.label for c in count.choices)
+    subtitle = chart_subtitle(count, last, s, corrects_a_final(history))
     return (
         f"Chart of {count.title}: votes for {names} against ballots counted, "
-        f"updates #{history[0].seq} to #{last.seq}. {chart_subtitle(count, last, s)}. "
+        f"updates #{history[0].seq} to #{last.seq}. {subtitle}. "
         f"{progress_line(last, s)}"
     )
 
 
-def chart_subtitle(count: Count, tally: Tally, s: Standing) -> str:
-    """The line under the title: "unofficial" until the final tally."""
+def corrects_a_final(history: Sequence[Tally]) -> bool:
+    """Whether the last of ``history`` corrects a final result: as published (the headline it
+    was posted with), or for one kept before headlines were, a final after a final."""
+    last = history[-1]
+    if last.state is not TallyState.FINAL:
+        return False
+    if last.headline:
+        return last.headline.startswith(CORRECTED_FINAL)
+    return any(t.state is TallyState.FINAL for t in history[:-1])
+
+
+def chart_subtitle(count: Count, tally: Tally, s: Standing, corrected: bool = False) -> str:
+    """The line under the title: "unofficial" until the final tally; ``corrected``: the final
+    corrects a final (:func:`corrects_a_final`)."""
     if tally.state is TallyState.FINAL:
-        return "Final tally: " + final_phrase(count, s)
+        return (CORRECTED_FINAL if corrected else "Final tally: ") + final_phrase(count, s)
     if s.decided is not None:
         return called_phrase(count, s, s.decided) + " (unofficial)"
     if tally.state is TallyState.PAUSED:

@@ -187,9 +187,14 @@ class Tally:
     """One snapshot of a count's figures.
 
     ``challenged`` are ballots set aside unresolved (they may yet be counted or thrown out);
-    ``received`` is the number of ballots received when the source knows it (otherwise the
-    count's own figure is used). ``seq`` is given by the store when the tally is accepted.
-    ``correction`` marks a tally that is allowed to lower figures or change a final count.
+    ``sustained`` are challenged ballots whose challenge was upheld (the NLRB's "challenges
+    sustained"): resolved, never counted, no longer pending. When challenges are resolved the
+    ballots leave ``challenged`` for the counted figures (the challenge overruled, the ballot
+    opened) or for ``sustained``. ``received`` is the number of ballots received when the source
+    knows it (otherwise the count's own figure is used). ``seq`` is given by the store when the
+    tally is accepted, and ``headline`` once its message is worded: what it was published
+    with, kept as published. ``correction`` marks a tally that is allowed to lower figures or
+    change a final count.
     """
 
     count_id: str
@@ -202,6 +207,8 @@ class Tally:
     state: TallyState = TallyState.COUNTING
     seq: int = 0
     correction: bool = False
+    sustained: int = 0
+    headline: str = ""
 
     def figures(self) -> tuple[object, ...]:
         """What makes two tallies the same count state (ignores time, source and seq)."""
@@ -211,6 +218,7 @@ class Tally:
             self.challenged,
             self.received,
             self.state,
+            self.sustained,
         )
 
     def with_seq(self, seq: int) -> Tally:

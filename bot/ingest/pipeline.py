@@ -9,7 +9,7 @@ the outbox. So a crash can lose nothing that was accepted, and a restart re-anno
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -175,13 +175,65 @@ class Pipeline:
                     async with self.db.begin() as conn:
                         await audit_rows.record(conn, self._refusal(actor, action, tally, exc))
                 raise
-            if result.queued:
-                self.on_queued(set(result.queued))
-            if isinstance(result.detection, Accepted):
-                self.metrics.tally_accepted(tally.count_id)
-                self.on_accepted(result.tally)
-            elif isinstance(result.detection, Rejected):
-                self.metrics.tally_rejected(tally.count_id, result.detection.reason.value)
+            self._told(result)
+            return result
+
+    def _told(self, result: Ingested) -> None:
+        """Once committed: the dispatcher, the metrics and the public pages hear of it."""
+        if result.queued:
+            self.on_queued(set(result.queued))
+        if isinstance(result.detection, Accepted):
+            self.metrics.tally_accepted(result.tally.count_id)
+            self.on_accepted(result.tally)
+        elif isinstance(result.detection, Rejected):
+            self.metrics.tally_rejected(result.tally.count_id, result.detection.reason.value)
+
+    async def revise(
+        self,
+        was: Count,
+        change: Callable[[AsyncConnection], Awaitable[None]],
+        *,
+        actor: str,
+        source: str,
+        correction: bool = False,
+    ) -> Ingested | None:
+        """Change a count's settings (``change`` writes them, and their audit entry) and, in the
+        same transaction, weigh its last tally under them: when the edit changes a call, a
+        runoff, a determinative state or the final result, or the ballots received, the last
+        figures are published again under the new settings as a correction (``detect`` with
+        ``was``; ``correction``: the edit was sent as one), audited with the figures before and
+        after. None: nothing to publish again.
+        A tally the new settings make impossible (more counted than received) refuses the whole
+        edit (:class:`CommandError`), nothing changed."""
+        link = await self.page_link(was.id) if was.status is CountStatus.FINAL else None
+        async with self._lock(was.id):
+            async with self.db.begin() as conn:
+                await change(conn)
+                count = await count_rows.get(conn, was.id)
+                previous = await tally_rows.last(conn, was.id)
+                if count is None or previous is None:
+                    return None
+                received = previous.received
+                if count.received != was.received:
+                    received = count.received
+                again = replace(
+                    previous,
+                    received=received,
+                    observed_at=self.clock.now(),
+                    source=source,
+                    correction=correction,
+                    seq=0,
+                    headline="",
+                )
+                result = await self._ingest(conn, again, link=link, was=was)
+                if isinstance(result.detection, NoChange):
+                    return None
+                record = self._audit_entry(actor, "edit", result)
+                if result.message is not None:
+                    said = f"published again as update #{result.tally.seq}: "
+                    record = replace(record, detail=said + result.message.headline)
+                await audit_rows.record(conn, record)
+            self._told(result)
             return result
 
     async def _ingest(
@@ -190,6 +242,7 @@ class Pipeline:
         tally: Tally,
         receipt: Receipt | None = None,
         link: str | None = None,
+        was: Count | None = None,
     ) -> Ingested:
         count = await count_rows.get(conn, tally.count_id)
         if count is None:
@@ -200,7 +253,9 @@ class Pipeline:
         if receipt is not None:
             seen = await receipts.remember(conn, receipt, count.id, at=self.clock.now())
         previous = await tally_rows.last(conn, count.id)
-        detection = detect(count, previous, tally)
+        detection = detect(count, previous, tally, was=was)
+        if was is not None and isinstance(detection, Rejected):
+            raise CommandError(f"not changed: under the new settings {detection.detail}")
         if seen is not None and not isinstance(detection, NoChange):
             raise Replayed(
                 f"this signed push was already received at {seen:%Y-%m-%d %H:%M:%S} UTC and "
@@ -227,6 +282,8 @@ class Pipeline:
         message = fmt.for_update(count, accepted, previous.seq if previous else None, previous)
         if link is not None and message.final:
             message = replace(message, notes=(*message.notes, link_note(link)))
+        stored = await tally_rows.set_headline(conn, stored, message.headline)  # as published
+        accepted = replace(accepted, tally=stored)
         subs = await sub_rows.for_count(conn, count.id)
         planned = plan(subs, message)
         # Most subscriptions get the same message: written out once (one string for all).
@@ -318,6 +375,8 @@ def figures(tally: Tally) -> str:
     """A tally's figures as an admin would type them: ``yes=463 no=1100 void=0 ...``."""
     parts = [f"{k}={v}" for k, v in tally.votes.items()]
     parts += [f"void={tally.void}", f"challenged={tally.challenged}"]
+    if tally.sustained:
+        parts.append(f"sustained={tally.sustained}")
     if tally.received is not None:
         parts.append(f"received={tally.received}")
     parts.append(f"state={tally.state.value}")

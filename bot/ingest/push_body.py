@@ -3,12 +3,13 @@
     {"votes": {"yes": 463, "no": 1100}, "void": 0, "challenged": 505, "received": 3215,
      "state": "counting", "correction": false}
 
-``votes`` needs a figure for every choice of the count and nothing else; ``void`` and
-``challenged`` default to 0, ``received`` to unknown, ``state`` to ``counting`` (or ``paused``,
-``final``), ``correction`` to false (true lets figures go down or change a final count). The
-figures are read by the same mapping as a polled JSON feed (:mod:`bot.ingest.sources.mapping`), so
-the rules are the same: non-negative whole numbers (or strings of digits). Whatever is wrong is a
-:class:`RequestError` with status 400 (not JSON) or 422 (not a valid tally) naming the field.
+``votes`` needs a figure for every choice of the count and nothing else; ``void``,
+``challenged`` and ``sustained`` (challenged ballots whose challenge was upheld) default to 0,
+``received`` to unknown, ``state`` to ``counting`` (or ``paused``, ``final``), ``correction``
+to false (true lets figures go down or change a final count). The figures are read by the same
+mapping as a polled JSON feed (:mod:`bot.ingest.sources.mapping`), so the rules are the same:
+non-negative whole numbers (or strings of digits). Whatever is wrong is a :class:`RequestError`
+with status 400 (not JSON) or 422 (not a valid tally) naming the field.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from bot.errors import PermanentSourceError, RequestError
 from bot.ingest.sources.json_doc import parse_json, tally_from_json
 from bot.ingest.sources.mapping import FieldMap, StateValues
 
-FIELDS = ("votes", "void", "challenged", "received", "state", "correction")
+FIELDS = ("votes", "void", "challenged", "sustained", "received", "state", "correction")
 SOURCE = "push"
 """What a pushed tally's ``source`` is (it goes into the message footer)."""
 
@@ -34,6 +35,7 @@ def push_fields(count: Count) -> FieldMap:
         challenged="challenged",
         received="received",
         state="state",
+        sustained="sustained",
     )
 
 
@@ -58,7 +60,7 @@ def read_push(body: bytes, count: Count, *, clock: Clock) -> Tally:
     missing = [c for c in count.choice_ids if c not in votes]
     if missing:
         raise _invalid(f"no figure for choice {missing[0]!r} in votes (choices are {names})")
-    for key in ("void", "challenged", "received", "state"):
+    for key in ("void", "challenged", "sustained", "received", "state"):
         if key in doc and doc[key] is None:
             del doc[key]  # JSON null: not given (the mapping would call the path missing)
     state = doc.get("state")
@@ -77,6 +79,7 @@ def read_push(body: bytes, count: Count, *, clock: Clock) -> Tally:
         challenged=fields.challenged if "challenged" in doc else None,
         received=fields.received if "received" in doc else None,
         state=fields.state if "state" in doc else None,
+        sustained=fields.sustained if "sustained" in doc else None,
     )
     try:
         tally = tally_from_json(

@@ -31,7 +31,7 @@ EXIT_REJECTED = 1
 EXIT_USAGE = 2
 EXIT_REFUSED = 3
 EXIT_UNAVAILABLE = 4
-TOP_LEVEL = ("void", "challenged", "received")
+TOP_LEVEL = ("void", "challenged", "sustained", "received")
 """Figures that are not votes for a choice."""
 
 
@@ -72,8 +72,8 @@ class PushAnswer:
 def figures_body(
     words: Sequence[str], *, state: str | None = None, correction: bool = False
 ) -> bytes:
-    """A push body from ``name=value`` words: ``void``, ``challenged`` and ``received`` are
-    figures of their own, any other name a choice. ``1,100`` is read as 1100."""
+    """A push body from ``name=value`` words: ``void``, ``challenged``, ``sustained`` and
+    ``received`` are figures of their own, any other name a choice. ``1,100`` is read as 1100."""
     votes: dict[str, int] = {}
     doc: dict[str, object] = {"votes": votes}
     for word in words:

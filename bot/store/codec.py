@@ -56,6 +56,7 @@ def tally_to_json(tally: Tally) -> str:
             "state": str(tally.state),
             "seq": tally.seq,
             "correction": tally.correction,
+            "sustained": tally.sustained,
         },
         ensure_ascii=False,
     )
@@ -76,4 +77,5 @@ def tally_from_json(text: str) -> Tally:
         state=TallyState(raw["state"]),
         seq=int(raw["seq"]),
         correction=bool(raw["correction"]),
+        sustained=int(raw.get("sustained", 0)),  # rows kept before revision 0010: none
     )

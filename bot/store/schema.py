@@ -82,6 +82,9 @@ tallies = Table(
     Column("received", FIGURE, nullable=True),
     Column("state", WORD, nullable=False),
     Column("correction", Boolean, nullable=False),
+    # revision 0010: challenges sustained, and the headline each update was published with
+    Column("sustained", FIGURE, nullable=False, server_default="0"),
+    Column("headline", Text, nullable=True),  # NULL: published before revision 0010
     UniqueConstraint("count_id", "seq"),
 )
 """Accepted tallies, the history of each count; ``seq`` runs 1, 2, 3... per count."""

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Row, func, insert, select
+from sqlalchemy import Row, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot.domain.model import Tally, TallyState
@@ -41,6 +41,8 @@ def _tally(row: Row[Any]) -> Tally:
         state=TallyState(row.state),
         seq=row.seq,
         correction=row.correction,
+        sustained=row.sustained,
+        headline=row.headline or "",
     )
 
 
@@ -75,9 +77,23 @@ async def append(conn: AsyncConnection, tally: Tally) -> Tally:
             received=accepted.received,
             state=str(accepted.state),
             correction=accepted.correction,
+            sustained=accepted.sustained,
+            headline=accepted.headline or None,
         )
     )
     return accepted
+
+
+async def set_headline(conn: AsyncConnection, tally: Tally, headline: str) -> Tally:
+    """Keep the headline ``tally`` (accepted, with its seq) was published with; returns it
+    with the headline. What was published stays as published: a later edit of the count's
+    settings never rewords it."""
+    await conn.execute(
+        update(tallies)
+        .where(tallies.c.count_id == tally.count_id, tallies.c.seq == tally.seq)
+        .values(headline=headline)
+    )
+    return replace(tally, headline=headline)
 
 
 async def last(conn: AsyncConnection, count_id: str) -> Tally | None:

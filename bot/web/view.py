@@ -2,10 +2,11 @@
 
 The figures, the headline, the sentences under them and the footer are the ``status`` message of
 :func:`bot.domain.format.for_status`, word for word; the history lists each accepted update with
-its time and the headline that message would have had. This module only arranges them: the
-template (``templates/page.html``) and the script (``static/page.js``) show them as text,
-never as markup. Times stay values (:class:`Segment`) so the page can mark them up as
-``<time>`` and show them in each reader's own zone.
+its time and the headline its message was published with (kept by the store, never worded
+again: an edit of the count's rule since does not rewrite what was said). This module only
+arranges them: the template (``templates/page.html``) and the script (``static/page.js``) show
+them as text, never as markup. Times stay values (:class:`Segment`) so the page can mark them
+up as ``<time>`` and show them in each reader's own zone.
 """
 
 from __future__ import annotations
@@ -123,10 +124,13 @@ class View:
 
 
 def entry(count: Count, tally: Tally, previous: Tally | None) -> Entry:
-    """An update in the history, with the headline its chat message had (what changed from
-    ``previous``: "Lead change: ...", "Count paused: ...")."""
+    """An update in the history, with the headline its chat message was published with; for
+    one kept before headlines were (``tally.headline`` empty), the headline it would have had
+    (what changed from ``previous``: "Lead change: ...", "Count paused: ...")."""
     at = Timed.of(Moment(tally.observed_at))
     (when,) = segments(at)
+    if tally.headline:
+        return Entry(tally.seq, when, clean(tally.headline), tally.state.value)
     d = detect(count, previous, tally)
     if isinstance(d, Accepted):
         message = fmt.for_update(count, d, previous.seq if previous else None)

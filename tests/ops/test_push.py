@@ -217,3 +217,23 @@ async def test_over_received_is_the_detectors_call(bot: Bot) -> None:
     status, body = await bot.push(POLLED, {"votes": {"yes": 3000, "no": 1100}})
     assert status == 409
     assert body["reason"] == "over_received"
+
+
+async def test_a_push_says_which_challenges_were_sustained(bot: Bot) -> None:
+    """Issue 24: challenged ballots leave the pile opened or sustained, never silently."""
+    assert (await bot.push(POLLED, BESSEMER_PAUSE))[0] == 201
+    gone = {**BESSEMER_PAUSE, "challenged": 500}
+    status, body = await bot.push(POLLED, gone)
+    assert status == 409
+    assert body["reason"] == "challenges_unexplained"
+    assert body["error"].startswith("5 challenged ballots resolved (challenged 505 -> 500)")
+    status, body = await bot.push(POLLED, {**gone, "sustained": 5})
+    assert status == 201
+    async with bot.app.db.connect() as conn:
+        last = await tally_rows.last(conn, POLLED)
+    assert last is not None
+    assert (last.challenged, last.sustained) == (500, 5)
+    lower = {**BESSEMER_PAUSE, "received": 3117}
+    status, body = await bot.push(POLLED, {**lower, "challenged": 500, "sustained": 5})
+    assert status == 409
+    assert "received 3,215 -> 3,117" in body["error"]

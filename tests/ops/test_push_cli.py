@@ -115,6 +115,8 @@ def test_figures_body() -> None:
         "state": "paused",
     }
     assert json.loads(figures_body(["a=1"], correction=True))["correction"] is True
+    sustained = json.loads(figures_body(["yes=1", "challenged=4", "sustained=2"]))
+    assert (sustained["challenged"], sustained["sustained"]) == (4, 2)  # issue 24
     for words, problem in [
         (["yes=1", "yes=2"], "'yes' is given twice"),
         (["void=1"], "no votes given"),

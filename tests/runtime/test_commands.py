@@ -155,7 +155,10 @@ async def test_subscribe_list_status_history(sqlite_db: Database, clock: FakeClo
     assert status.message is not None
     assert status.message.headline == "No union leads by 637"
     history = await c.handle(user("history bessemer-2021"))
-    assert "#1 8 Apr 2021 12:00 UTC yes=463 no=1100" in history.text
+    assert history.text.endswith(  # figures as every message words them (issue 24)
+        "\n#1 · 8 Apr 2021 12:00 UTC · Yes (RWDSU) 463, No union 1,100 · "
+        "First results: No union leads by 637 (source: admin ana)"
+    )
 
 
 async def test_chart_replies_with_a_png(

@@ -38,6 +38,9 @@ async def test_demo_replays_bessemer(tmp_path: Path) -> None:
     assert "Final tally: No union wins, 1,798 to 738" in text
     assert "The 505 challenged ballots cannot change the result." in text
     assert text.count(" · update #") == 12  # every change, once (by its footer)
+    # 3,215 received all night, 3,117 in the NLRB's tally: said, as a correction (issue 24)
+    assert "Ballots received corrected from 3,215 to 3,117." in text
+    assert "Turnout: 53.0% of 5,876 eligible voters." in text
     (chart,) = (tmp_path / "charts").iterdir()  # the final message's chart
     assert f"Saved: {chart}" in text
     assert text.index("Final tally") < text.index(f"Saved: {chart}")

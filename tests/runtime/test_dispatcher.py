@@ -298,8 +298,8 @@ async def test_the_final_message_carries_the_chart_and_no_other_does(
         )
 
     monkeypatch.setattr(adapter, "post", fails_once_in_chan)
-    await pipeline.ingest(tally(84, 201, challenged=505, received=3215))
-    await pipeline.ingest(tally(90, 230, challenged=505, received=3215))  # routine
+    await pipeline.ingest(tally(84, 201, challenged=505, received=3117))
+    await pipeline.ingest(tally(90, 230, challenged=505, received=3117))  # routine
     await dispatcher.drain(Platform("console"))
     await pipeline.ingest(FINAL)
     await dispatcher.drain(Platform("console"))

@@ -32,8 +32,8 @@ USAGE = {  # as they read before the table existed: they must not change
     "history": "history <count>",
     "chart": "chart <count>",
     "help": "help",
-    "update": "update <count> yes=463 no=1100 [void=N] [challenged=N] [received=N]",
-    "correct": "correct <count> yes=463 no=1090 [void=N] [challenged=N] [received=N]",
+    "update": "update <count> yes=463 no=1100 [void=N] [challenged=N] [sustained=N] [received=N]",
+    "correct": "correct <count> yes=463 no=1090 [void=N] [challenged=N] [sustained=N] [received=N]",
     "pause": "pause <count>",
     "resume": "resume <count>",
     "final": "final <count> [yes=N no=N ...]",
@@ -46,7 +46,7 @@ SETTINGS = (
 )
 TENANCY = {  # issue 15: counts run from chat, by their owners
     "create": "create <count> " + SETTINGS,
-    "edit": "edit <count> " + SETTINGS,
+    "edit": "edit <count> " + SETTINGS.replace(" [title]", " [correction=yes] [title]"),
     "archive": "archive <count> [undo]",
     "delete": "delete <count> [confirm]",
     "admins": "admins [list|add|remove] <count> [who]",

@@ -6,8 +6,11 @@ The words used throughout:
 * **counted**: ballots opened and counted, valid or void.
 * **challenged**: ballots set aside unresolved; each may yet count for any choice or be thrown
   out.
-* **outstanding**: ballots received but not yet opened (received - counted - challenged). When a
-  tally is final nothing more will be opened, so nothing is outstanding.
+* **sustained**: challenged ballots whose challenge was upheld (the NLRB's "challenges
+  sustained"): resolved and never counted. They were received, so they are part of every
+  accounting of the ballots, but they can never become valid votes.
+* **outstanding**: ballots received but not yet opened (received - counted - challenged -
+  sustained). When a tally is final nothing more will be opened, so nothing is outstanding.
 * **pending**: outstanding + challenged: the ballots that could still become valid votes.
 
 A result is *called* only when no way of counting the pending ballots can change it. Each pending
@@ -49,6 +52,7 @@ from bot.domain.arithmetic.calls import (
 )
 from bot.domain.arithmetic.figures import (
     Votes,
+    accounted,
     counted,
     leader,
     margin,
@@ -86,6 +90,7 @@ __all__ = [
     "Standing",
     "Votes",
     "about",
+    "accounted",
     "batch",
     "can_win",
     "certain_outcome",

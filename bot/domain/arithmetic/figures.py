@@ -77,12 +77,29 @@ def outstanding(tally: Tally, received: int | None) -> int | None:
     1147
     >>> outstanding(t, None) is None
     True
+    >>> from dataclasses import replace   # 5 of the challenges sustained: resolved, not counted
+    >>> outstanding(replace(t, challenged=500, sustained=5), 3215)
+    1147
     """
     if tally.state is TallyState.FINAL:
         return 0
     if received is None:
         return None
-    return received - counted(tally) - tally.challenged
+    return received - accounted(tally)
+
+
+def accounted(tally: Tally) -> int:
+    """Ballots opened or set aside: counted, challenged, or challenged and sustained. A
+    ballot that leaves the challenged pile goes to the counted figures or to the sustained
+    ones, so this never falls when challenges are resolved.
+
+    >>> from datetime import datetime, UTC
+    >>> t = Tally("b", PAUSE, datetime(2021, 4, 8, tzinfo=UTC), "nlrb", challenged=500,
+    ...           sustained=5)
+    >>> accounted(t)   # 1,563 counted + 500 challenged + 5 sustained
+    2068
+    """
+    return counted(tally) + tally.challenged + tally.sustained
 
 
 def pending(tally: Tally, received: int | None) -> int | None:

@@ -44,6 +44,9 @@ class Standing:
     votes: Mapping[str, int]
     valid: int
     counted: int
+    challenged: int
+    sustained: int
+    """Challenged ballots whose challenge was upheld: resolved, never counted."""
     received: int | None
     outstanding: int | None
     pending: int | None
@@ -103,6 +106,8 @@ def standing(count: Count, tally: Tally) -> Standing:
         votes=dict(votes),
         valid=valid_votes(votes),
         counted=done,
+        challenged=tally.challenged,
+        sustained=tally.sustained,
         received=received,
         outstanding=out,
         pending=pend,

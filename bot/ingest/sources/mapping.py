@@ -3,7 +3,7 @@
 A :class:`FieldMap` names a *locator* for every figure: a dotted JSON path for JSON documents
 (``"results.0.count"``), a column header for CSV ``rows`` layouts, or a first-column key for CSV
 ``pairs`` layouts. The targets are ``votes.<choice id>`` for every choice of the count, and the
-optional ``void``, ``challenged``, ``received`` and ``state``.
+optional ``void``, ``challenged``, ``received``, ``state`` and ``sustained`` (challenges upheld).
 
 In a config file the mapping is the ``fields`` table of a source::
 
@@ -14,6 +14,7 @@ In a config file the mapping is the ``fields`` table of a source::
     challenged = "challenged"       # optional: 0 when not mapped
     received = "received"           # optional: None (unknown) when not mapped
     state = "status"                # optional: "counting" when not mapped
+    sustained = "sustained"         # optional: 0 when not mapped (challenges upheld)
 
 and ``state_values`` maps the document's own words to tally states (matched trimmed and
 case-insensitively; the state names ``counting``, ``paused`` and ``final`` are always known)::
@@ -46,7 +47,7 @@ from bot.clock import Clock
 from bot.domain.model import MAX_FIGURE, Count, Tally, TallyState, figure_value
 from bot.errors import ConfigError, PermanentSourceError
 
-OPTIONAL_TARGETS = ("void", "challenged", "received", "state")
+OPTIONAL_TARGETS = ("void", "challenged", "received", "state", "sustained")
 """The targets besides ``votes.<choice>``, in the order they are read."""
 
 _DIGITS = re.compile(r"[0-9]+")
@@ -62,6 +63,7 @@ class FieldMap:
     challenged: str | None = None
     received: str | None = None
     state: str | None = None
+    sustained: str | None = None
 
     @classmethod
     def default(cls, count: Count) -> FieldMap:
@@ -280,7 +282,7 @@ def _assemble(
             raise PermanentSourceError(f"{target} ({found.origin}): the value is empty")
         votes[choice] = figure
     optional: dict[str, int | None] = {}
-    for name in ("void", "challenged", "received"):
+    for name in ("void", "challenged", "received", "sustained"):
         locator = getattr(fields, name)
         optional[name] = (
             None
@@ -299,4 +301,5 @@ def _assemble(
         challenged=optional["challenged"] or 0,
         received=optional["received"],
         state=state or TallyState.COUNTING,
+        sustained=optional["sustained"] or 0,
     )

@@ -127,15 +127,18 @@ class Fields(Table):
     challenged: Filled | None = None
     received: Filled | None = None
     state: Filled | None = None
+    sustained: Filled | None = None
 
     def field_map(self, count: Count) -> FieldMap:
         votes = {**FieldMap.default(count).votes, **self.votes}
-        return FieldMap(votes, self.void, self.challenged, self.received, self.state)
+        return FieldMap(
+            votes, self.void, self.challenged, self.received, self.state, self.sustained
+        )
 
     def targets(self) -> list[tuple[Loc, str]]:
         """Every locator given, and where it is: ``(("votes", "yes"), "results.0.count")``."""
         found: list[tuple[Loc, str]] = [(("votes", c), path) for c, path in self.votes.items()]
-        others = (self.void, self.challenged, self.received, self.state)
+        others = (self.void, self.challenged, self.received, self.state, self.sustained)
         for name, path in zip(OPTIONAL_TARGETS, others, strict=True):
             if path is not None:
                 found.append(((name,), path))

@@ -5,8 +5,8 @@
     {"at": 5400, "votes": {"yes": 463, "no": 1100}, "state": "paused", "note": "overnight pause"}
 
 Keys: ``at`` (required) seconds from the start of the recording, never decreasing; ``votes``
-(required) a figure for every choice of the count and no others; ``void``, ``challenged``
-(default 0); ``received`` (default null: unknown); ``state`` (``counting``, ``paused`` or
+(required) a figure for every choice of the count and no others; ``void``, ``challenged``,
+``sustained`` (challenges upheld; default 0); ``received`` (default null: unknown); ``state`` (``counting``, ``paused`` or
 ``final``; default counting); ``note`` (optional text, not part of the tally); ``correction``
 (optional, default false); ``observed_at`` (optional ISO 8601 time the tally was first seen,
 written by the recorder; replay stamps the tally with it). Blank lines are ignored; any other
@@ -26,7 +26,18 @@ from bot.errors import PermanentSourceError
 from bot.ingest.sources.mapping import Found, parse_figure
 
 KEYS = frozenset(
-    {"at", "votes", "void", "challenged", "received", "state", "note", "correction", "observed_at"}
+    {
+        "at",
+        "votes",
+        "void",
+        "challenged",
+        "sustained",
+        "received",
+        "state",
+        "note",
+        "correction",
+        "observed_at",
+    }
 )
 """Every key a timeline line may have."""
 
@@ -41,6 +52,7 @@ class TimelineEntry:
     challenged: int = 0
     received: int | None = None
     state: TallyState = TallyState.COUNTING
+    sustained: int = 0
     note: str | None = None
     correction: bool = False
     observed_at: datetime | None = None
@@ -53,6 +65,7 @@ class TimelineEntry:
             votes=dict(tally.votes),
             void=tally.void,
             challenged=tally.challenged,
+            sustained=tally.sustained,
             received=tally.received,
             state=tally.state,
             note=note,
@@ -69,6 +82,7 @@ class TimelineEntry:
             source=source,
             void=self.void,
             challenged=self.challenged,
+            sustained=self.sustained,
             received=self.received,
             state=self.state,
             correction=self.correction,
@@ -84,6 +98,8 @@ class TimelineEntry:
             "received": self.received,
             "state": self.state.value,
         }
+        if self.sustained:
+            line["sustained"] = self.sustained
         if self.note is not None:
             line["note"] = self.note
         if self.correction:
@@ -158,6 +174,7 @@ def parse_line(line: str, count: Count) -> TimelineEntry:
         votes=votes,
         void=_figure("void", raw.get("void"), required=False) or 0,
         challenged=_figure("challenged", raw.get("challenged"), required=False) or 0,
+        sustained=_figure("sustained", raw.get("sustained"), required=False) or 0,
         received=_figure("received", raw.get("received"), required=False),
         state=state,
         note=note,
