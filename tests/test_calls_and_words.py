@@ -359,6 +359,15 @@ def test_the_wording_cases_golden() -> None:
         ),
         ("A two-thirds vote that falls short", ratify(), [rt(2, 1), rt(60, 40, state=FINAL)]),
         ("Only void ballots, then a vote", walden(5), [wt(0, 0, void=3), wt(1, 0, void=3)]),
+        # Issue 24: three choices, thresholds, and the race from here.
+        ("A runoff possible, then certain", runoff_count(106), [ct(50, 26, 24), ct(52, 28, 25)]),
+        ("A runoff whose second place is open", runoff_count(), [ct(40, 30, 28, challenged=2)]),
+        (
+            "A ratification that passes",
+            ratify(),
+            [rt(40, 10), rt(70, 30, state=FINAL)],
+        ),
+        ("Nothing received", walden(0), [wt(0, 0)]),
     ]
     parts = []
     for name, count, tallies in scenarios:

@@ -84,7 +84,10 @@ def test_a_runoff_whose_second_place_is_open_says_so_before_the_final() -> None:
         "other place is between Ben Okafor and Cara Diaz (unofficial)"
     )
     assert "the ballots left cannot change it" not in text_of(m)
-    assert any(line.endswith("; who is in it is not yet certain.") for line in m.lines)
+    assert (
+        "A runoff is certain: no choice can reach a majority; Ana Ruiz goes to the runoff; the "
+        "other place is between Ben Okafor and Cara Diaz."
+    ) in m.lines
     assert "The 2 challenged ballots cannot prevent a runoff but could change who is in it." in (
         m.lines
     )
@@ -153,6 +156,7 @@ def test_no_ballots_received_is_no_call() -> None:
     assert not m.significant
     assert "needs 0" not in text_of(m)
     assert "To clinch" not in text_of(m)
+    assert "cannot win" not in text_of(m)
 
 
 def test_a_final_with_no_valid_votes_never_says_none_counted_yet() -> None:

@@ -203,6 +203,8 @@ def choice_lines(count: Count, tally: Tally, s: Standing) -> tuple[ChoiceLine, .
             note = runoff_note(s, choice.id) or "out of the runoff"
         elif s.decided is None and choice.id not in s.contenders and choice.id in hopefuls:
             note = "could reach a runoff"
+        elif not s.valid and not s.pending and tally.state is not TallyState.FINAL:
+            note = ""  # nothing counted and nothing to count: nothing called, for or against
         elif s.decided is not None or choice.id not in s.contenders:
             note = "cannot win"
         elif need:
@@ -280,7 +282,7 @@ def called_tail(s: Standing) -> str:
     if not s.pending:
         return "; every ballot received has been counted"
     if s.runoff is not None and s.runoff.open:
-        return "; who is in it is not yet certain"
+        return ""  # the call itself says which place is open
     if s.runoff is not None:
         return "; the ballots left cannot change who is in it"
     return "; the ballots left cannot change it"
