@@ -1,4 +1,4 @@
-"""Challenges sustained and each update's headline as published (revision 0010, issue 24): they
+"""Challenges sustained and each update's headline as published (revision 0011, issue 24): they
 round-trip, on SQLite and PostgreSQL, and upgrading keeps every tally (none sustained, no
 headline kept: the page words those as it did)."""
 
@@ -30,8 +30,8 @@ async def test_upgrading_to_sustained_and_headlines_keeps_every_tally(
         await migrations.upgrade(engine, to="0002", schema=store_schema)
         async with engine.begin() as conn:
             await insert_v1_rows(conn)
-        await migrations.upgrade(engine, to="0009", schema=store_schema)
-        assert await migrations.upgrade(engine, schema=store_schema) == ["0010"]
+        await migrations.upgrade(engine, to="0010", schema=store_schema)
+        assert await migrations.upgrade(engine, to="0011", schema=store_schema) == ["0011"]
     async with Database(store_url, schema=store_schema) as db:
         async with db.connect() as conn:
             assert await conn.run_sync(differences) == []

@@ -1,6 +1,6 @@
 """Tallies get challenges sustained and the headline each was published with (issue 24)
 
-Revision 0010, after 0009. ``sustained`` (challenged ballots whose challenge was upheld) is 0
+Revision 0011, after 0010. ``sustained`` (challenged ballots whose challenge was upheld) is 0
 for every tally kept before: none had been sustained. ``headline`` is NULL for them: they were
 published before headlines were kept, and the page words those as it did. Added with a server
 default, so no row has to be rewritten (on SQLite batch mode rebuilds the table, every row
@@ -14,8 +14,8 @@ from alembic import op
 
 from bot.store.migrations import FORWARD_ONLY
 
-revision: str = "0010"
-down_revision: str | None = "0009"
+revision: str = "0011"
+down_revision: str | None = "0010"
 branch_labels: str | None = None
 depends_on: str | None = None
 
