@@ -63,8 +63,8 @@ async def subscribe(rig: Rig, *channels: ChannelRef, mode: Mode = Mode.EVENTS) -
 async def ingest(rig: Rig, yes: int, no: int, *, final: bool = False) -> Message:
     state = TallyState.FINAL if final else TallyState.COUNTING
     received = yes + no + 505 if final else 3215  # a final accounts for every ballot
-    result = await rig.app.pipeline.ingest(
-        tally(yes, no, challenged=505, received=received, state=state)
+    result = await rig.app.pipeline.ingest(  # fewer received at the final: a correction
+        tally(yes, no, challenged=505, received=received, state=state, correction=final)
     )
     assert result.message is not None
     return result.message

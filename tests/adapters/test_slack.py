@@ -171,8 +171,8 @@ class Bot:
     ) -> Message:
         final = state is TallyState.FINAL  # a final accounts for every ballot received
         received = yes + no + 505 if final else 3215
-        result = await self.app.pipeline.ingest(
-            tally(yes, no, challenged=505, received=received, state=state)
+        result = await self.app.pipeline.ingest(  # fewer received at the final: a correction
+            tally(yes, no, challenged=505, received=received, state=state, correction=final)
         )
         assert result.message is not None
         return result.message
