@@ -15,6 +15,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+from adapters.discord.admins import dm_place
 from adapters.discord.delivery import FAILURES, discord_file
 from adapters.discord.embeds import choice_name, escape, reply_parts
 from adapters.discord.forms import FormModal
@@ -147,7 +148,8 @@ class SlashCommands:
             role_ids = frozenset(str(r.id) for r in named)
             roles = role_ids | {r.name for r in named}
         perms = interaction.permissions
-        workspace = str(interaction.guild_id) if interaction.guild_id is not None else "@me"
+        guild = interaction.guild_id
+        workspace = str(guild) if guild is not None else dm_place(interaction.channel_id)
         return self.context.request(
             ChannelRef(PLATFORM, workspace, str(interaction.channel_id)),
             str(user.id),

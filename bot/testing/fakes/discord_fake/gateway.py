@@ -380,7 +380,7 @@ class GatewayHub:
             if session.covers(guild.id) and session.intents & INTENT_GUILDS:
                 self._push(session, "GUILD_CREATE", self._guild_create(guild, session))
 
-    def live_sessions(self, guild_id: int) -> int:
+    def live_sessions(self, guild_id: int | None) -> int:
         """How many connected sessions get the guild's events (one, when sharded right)."""
         return sum(
             s.conn is not None and not s.conn.closing and s.covers(guild_id)

@@ -354,6 +354,41 @@ class FakeDiscord(WorldSetup):
             allow_unregistered=allow_unregistered,
         )
 
+    def dm_channel(self, user_id: int) -> int:
+        """The id of the user's DM channel with the bot (opened if need be)."""
+        chan = next((c for c in self.channels.values() if c.recipient_id == user_id), None)
+        if chan is None:
+            chan = Channel(self.snowflakes.next(), None, "", 1, recipient_id=user_id)
+            self.channels[chan.id] = chan
+        return chan.id
+
+    async def inject_dm_command(
+        self,
+        user_id: int,
+        name: str,
+        options: list[dict[str, Any]],
+        *,
+        subcommand: str | None = None,
+        focused: str | None = None,
+        allow_guild_only: bool = False,
+    ) -> FakeInteraction:
+        """A chat-input command (or, with ``focused``, its autocomplete) typed in the user's DM
+        with the bot. Discord offers a guild-only command nowhere but in servers: that is
+        refused unless ``allow_guild_only`` (what the bot makes of a request Discord would not
+        send)."""
+        return await inject.inject_command(
+            self,
+            None,
+            self.dm_channel(user_id),
+            user_id,
+            name,
+            options,
+            subcommand=subcommand,
+            focused=focused,
+            allow_unregistered=False,
+            allow_guild_only=allow_guild_only,
+        )
+
     async def inject_component(
         self,
         guild_id: int,
