@@ -276,7 +276,12 @@ class OpsServer(Closing):
             )
         raw = await read_body(request, self.settings.max_body_bytes)
         signed = verify(
-            self.push_secret.reveal(), request.headers, raw, now=self.served.clock.now().timestamp()
+            self.push_secret.reveal(),
+            request.headers,
+            raw,
+            now=self.served.clock.now().timestamp(),
+            method=request.method,
+            path=request.rel_url.raw_path,
         )
         return raw, signed.signature, signed.valid_until
 

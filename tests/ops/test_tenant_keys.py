@@ -42,7 +42,7 @@ async def with_key(
 
 async def signed(bot: Bot, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
     raw = json.dumps(body).encode()
-    headers = signing.headers(SECRET, bot.clock.now().timestamp(), raw)
+    headers = signing.headers(SECRET, bot.clock.now().timestamp(), raw, path=path)
     async with bot.http.post(bot.url + path, data=raw, headers=headers) as resp:
         return resp.status, await resp.json()
 
