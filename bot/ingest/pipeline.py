@@ -18,9 +18,9 @@ from bot.clock import Clock
 from bot.domain import format as fmt
 from bot.domain.detect import Accepted, Detection, NoChange, Rejected, detect
 from bot.domain.message import Message, Notice
-from bot.domain.model import Count, CountStatus, Tally, TallyState
+from bot.domain.model import OPERATOR, Count, CountStatus, Tally, TallyState
 from bot.errors import CommandError, Replayed
-from bot.ops.hooks import NO_HOOKS, Hooks
+from bot.ops.hooks import NO_HOOKS, Hooks, count_label
 from bot.store import Database, notices, outbox
 from bot.store import audit as audit_rows
 from bot.store import counts as count_rows
@@ -51,6 +51,8 @@ class Ingested:
     message: Message | None = None
     queued: frozenset[Platform] = frozenset()
     """The platforms that have new deliveries because of it."""
+    owner: str = OPERATOR
+    """Whose count it is (``Count.owner``)."""
 
     @property
     def accepted(self) -> bool:
@@ -178,10 +180,11 @@ class Pipeline:
             if result.queued:
                 self.on_queued(set(result.queued))
             if isinstance(result.detection, Accepted):
-                self.metrics.tally_accepted(tally.count_id)
+                self.metrics.tally_accepted(count_label(result.owner, tally.count_id))
                 self.on_accepted(result.tally)
             elif isinstance(result.detection, Rejected):
-                self.metrics.tally_rejected(tally.count_id, result.detection.reason.value)
+                label = count_label(result.owner, tally.count_id)
+                self.metrics.tally_rejected(label, result.detection.reason.value)
             return result
 
     async def _ingest(
@@ -208,7 +211,7 @@ class Pipeline:
                 "does)"
             )
         if isinstance(detection, NoChange):
-            return Ingested(detection, tally, previous)
+            return Ingested(detection, tally, previous, owner=count.owner)
         now = self.clock.now()
         if isinstance(detection, Rejected):
             await tally_rows.reject(
@@ -219,7 +222,7 @@ class Pipeline:
                 count.id,
             )
             alerted = await self._alert(conn, notice, previous.seq if previous else 0)
-            return Ingested(detection, tally, previous, queued=alerted)
+            return Ingested(detection, tally, previous, queued=alerted, owner=count.owner)
         stored = await tally_rows.append(conn, tally)
         await notices.announce(conn, self.db.schema, stored.count_id, stored.seq)  # at commit
         await self._update_count(conn, count, stored)
@@ -248,7 +251,7 @@ class Pipeline:
         if items:
             await outbox.enqueue(conn, items)
         queued = frozenset(i.channel.platform for i in items)
-        return Ingested(accepted, stored, previous, message, queued)
+        return Ingested(accepted, stored, previous, message, queued, owner=count.owner)
 
     async def _update_count(self, conn: AsyncConnection, count: Count, stored: Tally) -> None:
         status = STATUS_OF_STATE[stored.state]

@@ -134,3 +134,24 @@ async def test_post_api_counts_makes_a_count_for_whoever_asks(bot: Bot) -> None:
     assert (count.owner, count.public, count.received) == ("slack:T0B", False, 120)
     assert operator is not None
     assert operator.owner == "operator"
+
+
+async def test_unauthenticated_endpoints_name_no_places_count(bot: Bot) -> None:
+    """/metrics and /healthz answer anyone: a place's private count is counted, not named."""
+    assert (await say(bot, A, "create local-7 Local 7 vote choices=yes:Yes,no:No")).ok
+    key = token_in(await say(bot, A, "apikey create"))
+    tally = "/api/counts/local-7/tally"
+    assert (await with_key(bot, tally, key, FIGURES))[0] == 201
+    assert (await with_key(bot, tally, key, {"votes": {"yes": 9, "no": 4}}))[0] == 409
+    assert (await signed(bot, f"/api/counts/{POLLED}/tally", FIGURES))[0] == 201
+    await bot.app.pollers[POLLED].poll()
+    async with bot.http.get(bot.url + "/metrics") as resp:
+        metrics = await resp.text()
+    async with bot.http.get(bot.url + "/healthz") as resp:
+        health = await resp.text()
+    assert "local-7" not in metrics
+    assert 'tallybot_tallies_accepted_total{count="tenant"' in metrics
+    assert 'tallybot_tallies_rejected_total{count="tenant",reason="decrease"' in metrics
+    assert f'tallybot_tallies_accepted_total{{count="{POLLED}"' in metrics  # the operator's
+    assert "local-7" not in health
+    assert POLLED not in health
