@@ -117,10 +117,7 @@ async def create(call: Call) -> Reply:
     kept = stored(source)
     async with s.db.begin() as conn:
         if not await count_rows.insert(conn, count, edited_by=r.actor):
-            raise CommandError(
-                f"the name {count.id} is taken (names are shared by every server and "
-                "workspace); pick another"
-            )
+            raise CommandError(count_rows.taken(count.id))
         if kept is not None:
             await count_rows.set_source_json(conn, count.id, kept)
         if not r.tenant_admin:  # an operator's admin: made here, run by them too

@@ -123,7 +123,7 @@ async def test_post_api_counts_makes_a_count_for_whoever_asks(bot: Bot) -> None:
         count = await count_rows.get(conn, "local-9")
         operator = await count_rows.get(conn, "op-count")
     assert made == (201, {"result": "created", "count": "local-9"})
-    assert again == (409, {"error": "the name local-9 is taken; pick another"})
+    assert again == (409, {"error": count_rows.taken("local-9")})
     assert bad[0] == 422
     assert "two choices" in bad[1]["error"]
     assert extra[0] == 422
@@ -155,3 +155,21 @@ async def test_unauthenticated_endpoints_name_no_places_count(bot: Bot) -> None:
     assert f'tallybot_tallies_accepted_total{{count="{POLLED}"' in metrics  # the operator's
     assert "local-7" not in health
     assert POLLED not in health
+
+
+async def test_a_taken_name_is_refused_in_the_same_words_whoever_owns_it(bot: Bot) -> None:
+    """One namespace: place B learns that a name is in use, and nothing about whose it is or
+    whether it could see it (README, "Who may see a count")."""
+    assert (await say(bot, A, "create a-secret A secret choices=yes:Yes,no:No")).ok
+    assert (await say(bot, B, "create b-own B own choices=yes:Yes,no:No")).ok
+    key = token_in(await say(bot, B, "apikey create"))
+    body: dict[str, Any] = {"title": "x", "choices": [{"id": "yes"}, {"id": "no"}]}
+    in_chat, by_key = [], []
+    for name in ("a-secret", "b-own", POLLED):  # A's private count, B's own, the operator's
+        reply = await say(bot, B, f"create {name} Mine choices=yes:Yes,no:No")
+        in_chat.append(reply.text.replace(name, "NAME"))
+        status, answer = await with_key(bot, "/api/counts", key, {**body, "id": name})
+        by_key.append((status, answer["error"].replace(name, "NAME")))
+    words = "the name NAME is taken (names are shared by every place); pick another"
+    assert in_chat == [f"Error: {words}"] * 3
+    assert by_key == [(409, words)] * 3
