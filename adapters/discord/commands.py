@@ -59,6 +59,8 @@ class SlashCommands:
     def __init__(self, context: Context) -> None:
         self.context = context
         self.inflight = InFlight()
+        self.forms: dict[tuple[int, str], FormModal] = {}
+        """The form each member has open, by member and verb (one at a time)."""
 
     async def finish(self) -> None:
         """Let commands being answered finish, briefly; cancel what is left."""
@@ -106,6 +108,10 @@ class SlashCommands:
             await self.run_line(submitted, spec, line)
 
         modal = FormModal(reply.form, interaction.user.id, submit)
+        earlier = self.forms.pop((interaction.user.id, spec.name), None)
+        if earlier is not None:
+            earlier.close()
+        self.forms[interaction.user.id, spec.name] = modal
         try:
             await interaction.response.send_modal(modal)
         except FAILURES as exc:

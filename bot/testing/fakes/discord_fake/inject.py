@@ -273,15 +273,21 @@ async def inject_modal_submit(
     user_id: int,
     custom_id: str | None,
     values: dict[str, str],
+    *,
+    forged: bool = False,
 ) -> FakeInteraction:
-    shown_modal(fake, shown, user_id)
+    shown_modal(fake, shown, shown.user_id if forged else user_id)
     assert shown.modal is not None
-    if shown.modal_submitted:
+    if shown.modal_submitted and not forged:
         raise ValueError("that modal was submitted already (Discord closes it)")
     _check_where(fake, shown.guild_id, shown.channel_id, user_id)
-    custom_id = shown.modal.get("custom_id") if custom_id is None else custom_id
-    data = submit_payload(shown, str(custom_id), values)
-    shown.modal_submitted = True
+    modal_id = str(shown.modal.get("custom_id"))
+    custom_id = modal_id if custom_id is None else custom_id
+    data = submit_payload(shown, modal_id, values)
+    data["custom_id"] = custom_id
+    if custom_id != modal_id and not forged:
+        raise ValueError(f"no modal {custom_id!r} was shown to this member")
+    shown.modal_submitted = shown.modal_submitted or not forged
     ix = FakeInteraction(
         fake,
         type=5,

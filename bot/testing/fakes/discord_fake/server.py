@@ -412,9 +412,12 @@ class FakeDiscord(WorldSetup):
         *,
         user_id: int | None = None,
         custom_id: str | None = None,
+        forged: bool = False,
     ) -> FakeInteraction:
         """Send MODAL_SUBMIT (type 5): the modal that ``shown`` was answered with, filled in
         with ``values`` (by text input custom_id) by the member it was shown to (``user_id``
-        other than theirs, or a ``custom_id`` other than the modal's, is refused)."""
+        other than theirs, or a ``custom_id`` other than the modal's, is refused). ``forged``:
+        sent anyway, by ``user_id`` with ``custom_id`` (a client that makes up its submit, to
+        test the bot's own checks)."""
         who = shown.user_id if user_id is None else user_id
-        return await inject.inject_modal_submit(self, shown, who, custom_id, values)
+        return await inject.inject_modal_submit(self, shown, who, custom_id, values, forged=forged)
