@@ -93,16 +93,8 @@ _NAT64 = ip_network("64:ff9b::/96")
 _LABEL = re.compile(r"[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?")
 _NUMERIC = re.compile(r"[0-9]+|0x[0-9a-f]*")
 _SHOWN_SCHEME = re.compile(r"[a-z][a-z0-9+.-]{0,15}")
-LOOPBACK_NAMES = frozenset(
-    {
-        "localhost",
-        "localhost.localdomain",
-        "localhost6",
-        "localhost6.localdomain6",
-        "ip6-localhost",
-        "ip6-loopback",
-    }
-)
+LOOPBACK_NAMES = frozenset(("localhost", "localhost.localdomain", "localhost6", "ip6-localhost"))
+LOOPBACK_NAMES |= {"localhost6.localdomain6", "ip6-loopback"}
 """Names for this machine (with any name ending in ``.localhost``), refused before any lookup."""
 
 

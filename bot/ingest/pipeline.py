@@ -21,7 +21,7 @@ from bot.domain.message import Message, Notice
 from bot.domain.model import OPERATOR, Count, CountStatus, Tally, TallyState
 from bot.errors import CommandError, Replayed
 from bot.ops.hooks import NO_HOOKS, Hooks, count_label
-from bot.store import Database, notices, outbox
+from bot.store import Database, notices, outbox, place_alerts
 from bot.store import audit as audit_rows
 from bot.store import counts as count_rows
 from bot.store import push_receipts as receipts
@@ -261,7 +261,8 @@ class Pipeline:
             await count_rows.set_received(conn, count.id, stored.received)
 
     async def alert(self, notice: Notice) -> None:
-        """Queue a notice to every admin alert channel (a source went stale, ...)."""
+        """Queue a notice to the admins of its count's owner (a source went stale, ...):
+        ``bot.store.place_alerts``."""
         async with self.db.begin() as conn:
             queued = await self._alert(conn, notice, 0)
         if queued:
@@ -271,6 +272,7 @@ class Pipeline:
         now = self.clock.now()
         if self.instance is not None:
             notice = replace(notice, text=f"{notice.text} (instance {self.instance})")
+        channels = await place_alerts.targets(conn, notice.count_id, self.alert_channels)
         items = [
             NewDelivery(
                 subscription_id=None,
@@ -282,11 +284,11 @@ class Pipeline:
                 payload=notice.to_json(),
                 created_at=now,
             )
-            for channel in self.alert_channels
+            for channel in channels
         ]
         if items:
             await outbox.enqueue(conn, items)
-        return frozenset(c.platform for c in self.alert_channels)
+        return frozenset(c.platform for c in channels)
 
     def _refusal(self, actor: str, action: str, tally: Tally, exc: Replayed) -> AuditEntry:
         return AuditEntry(

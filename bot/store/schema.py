@@ -222,6 +222,19 @@ api_keys = Table(
 )
 """A tenant's keys for the push API (revision 0006; ``bot.store.api_keys``), kept hashed."""
 
+place_alerts = Table(
+    "place_alerts",
+    metadata,
+    Column("owner", OWNER, primary_key=True),
+    Column("platform", WORD, nullable=False),
+    Column("workspace", String(128), nullable=False),
+    Column("channel", String(128), nullable=False),
+    Column("set_by", Text, nullable=False),
+    Column("set_at", UTCDateTime, nullable=False),
+)
+"""Where each place's alerts go (revision 0011; ``bot.store.place_alerts``): the channel its
+admins chose (``alerts here``), else the one its first count was made in."""
+
 leases = Table(
     "leases",
     metadata,

@@ -290,8 +290,9 @@ async def dm(bot: Bot, user: int, sub: str, **options: object) -> FakeInteractio
     guild-only ``/count`` there, so this is what the bot makes of a request it should not get
     (a user install, a changed command tree)."""
     bot.world.vt.advance(6)
-    ix = await bot.fake.inject_dm_command(
-        user, "count", opts(**options), subcommand=sub, allow_guild_only=True
+    here = bot.fake.dm_channel(user)
+    ix = await bot.fake.inject_slash_command(
+        None, here, user, "count", opts(**options), subcommand=sub, allow_guild_only=True
     )
     await bot.fake.wait_for(lambda: answered(ix))
     return ix
@@ -313,9 +314,9 @@ async def test_each_dm_is_a_place_of_its_own(tmp_path: Path, world: World) -> No
         summary = await dm(bot, EVE, "status")
         typo = await dm(bot, EVE, "status", count="no-such-count")
         bot.world.vt.advance(6)
-        typed = await fake.inject_dm_command(
-            EVE, "count", opts(count="dm"), subcommand="status", focused="count",
-            allow_guild_only=True,
+        typed = await fake.inject_autocomplete(
+            None, fake.dm_channel(EVE), EVE, "count", opts(count="dm"), subcommand="status",
+            focused="count", allow_guild_only=True,
         )  # fmt: skip
         await fake.wait_for(lambda: answered(typed))
         in_server = await slash_in(bot, world.guild, world.results, ALICE, "status", count="dm")

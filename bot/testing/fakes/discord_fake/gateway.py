@@ -239,7 +239,8 @@ class GatewayHub:
         self.sessions[session.session_id] = session
         session.conn, conn.session = conn, session
         self.identify_count += 1
-        guilds = [g for g in fake.guilds.values() if session.covers(g.id)]
+        me = fake.bot_user_id  # the guilds the bot is in
+        guilds = [g for g in fake.guilds.values() if session.covers(g.id) and me in g.members]
         flags = payloads.application_flags(fake.privileged_intents)
         ready: JSON = {
             "v": 10,

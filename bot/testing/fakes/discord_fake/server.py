@@ -302,7 +302,7 @@ class FakeDiscord(WorldSetup):
 
     async def inject_slash_command(
         self,
-        guild_id: int,
+        guild_id: int | None,
         channel_id: int,
         user_id: int,
         name: str,
@@ -310,12 +310,16 @@ class FakeDiscord(WorldSetup):
         *,
         subcommand: str | None = None,
         allow_unregistered: bool = False,
+        allow_guild_only: bool = False,
     ) -> FakeInteraction:
         """Send INTERACTION_CREATE (type 2) for a registered chat-input command.
 
         ``subcommand`` may be "sub" or "group sub". Option ``type`` may be left out: it is
         taken from the registered command, which must exist (Discord only sends commands it
-        knows) unless ``allow_unregistered``.
+        knows) unless ``allow_unregistered``. ``guild_id`` None: in the user's DM with the bot
+        (``channel_id``: ``dm_channel(user_id)``), where a guild-only command is refused unless
+        ``allow_guild_only`` (a request Discord would not send, to test what the bot makes of
+        it).
         """
         return await inject.inject_command(
             self,
@@ -327,11 +331,12 @@ class FakeDiscord(WorldSetup):
             subcommand=subcommand,
             focused=None,
             allow_unregistered=allow_unregistered,
+            allow_guild_only=allow_guild_only,
         )
 
     async def inject_autocomplete(
         self,
-        guild_id: int,
+        guild_id: int | None,
         channel_id: int,
         user_id: int,
         name: str,
@@ -340,6 +345,7 @@ class FakeDiscord(WorldSetup):
         focused: str,
         subcommand: str | None = None,
         allow_unregistered: bool = False,
+        allow_guild_only: bool = False,
     ) -> FakeInteraction:
         """Send an autocomplete interaction (type 4) with option ``focused`` being typed."""
         return await inject.inject_command(
@@ -352,40 +358,6 @@ class FakeDiscord(WorldSetup):
             subcommand=subcommand,
             focused=focused,
             allow_unregistered=allow_unregistered,
-        )
-
-    def dm_channel(self, user_id: int) -> int:
-        """The id of the user's DM channel with the bot (opened if need be)."""
-        chan = next((c for c in self.channels.values() if c.recipient_id == user_id), None)
-        if chan is None:
-            chan = Channel(self.snowflakes.next(), None, "", 1, recipient_id=user_id)
-            self.channels[chan.id] = chan
-        return chan.id
-
-    async def inject_dm_command(
-        self,
-        user_id: int,
-        name: str,
-        options: list[dict[str, Any]],
-        *,
-        subcommand: str | None = None,
-        focused: str | None = None,
-        allow_guild_only: bool = False,
-    ) -> FakeInteraction:
-        """A chat-input command (or, with ``focused``, its autocomplete) typed in the user's DM
-        with the bot. Discord offers a guild-only command nowhere but in servers: that is
-        refused unless ``allow_guild_only`` (what the bot makes of a request Discord would not
-        send)."""
-        return await inject.inject_command(
-            self,
-            None,
-            self.dm_channel(user_id),
-            user_id,
-            name,
-            options,
-            subcommand=subcommand,
-            focused=focused,
-            allow_unregistered=False,
             allow_guild_only=allow_guild_only,
         )
 
