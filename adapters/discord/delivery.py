@@ -90,11 +90,7 @@ HISTORY_PAGE = 100  # messages per read, Discord's maximum
 MAX_NONCE = 25
 MAX_ALT_TEXT = 1024  # Discord's limit on an attachment's description (its alt text)
 NAMES_KEPT = 1024  # names of deleted channels remembered for the notice about them
-REINVITE = (
-    "Invite it again (tallybot invite --client-id ID prints the link), then subscribe the "
-    "channels again."
-)
-"""What a server's admins do when the bot was removed from it."""
+REINVITE = "Invite it again (tallybot invite --client-id ID prints the link), then subscribe again."
 REF = re.compile(r"(?:^|\s)ref (\S+)$")
 """The delivery key at the end of a footer or of a notice (``ref tb123``)."""
 
@@ -340,7 +336,9 @@ class DiscordSender(DiscordPlaces):
                 return MessageGone(f"{where}: the message can no longer be edited; {said}")
             if code == UNKNOWN_CHANNEL:
                 return PermanentDeliveryError(
-                    f"{where} no longer exists (deleted?); {said}. Subscribe another channel"
+                    f"{where} no longer exists (deleted?); {said}. Subscribe another channel",
+                    cause="the channel no longer exists (deleted?)",
+                    fix="Subscribe another channel.",
                 )
             if code == UNKNOWN_GUILD or (code == MISSING_ACCESS and self.removed_from(channel)):
                 return PermanentDeliveryError(

@@ -861,12 +861,14 @@ async def test_a_gone_channel_or_lost_permission_disables_it_and_tells_admins(
     notices = bot_posts(fake, world.admin)
     assert len(notices) == 2
     assert all(n.allowed_mentions == {"parse": []} for n in notices)
+    place = f"discord:{world.guild}"
     assert all(
-        n.content.startswith("⚠️ tallybot stopped posting for bessemer-2021") for n in notices
+        n.content.startswith(f"⚠️ tallybot stopped posting in 1 channel of {place}: ")
+        for n in notices
     )
     text = "\n".join(n.content for n in notices)
-    assert "#union-hall no longer exists" in text
-    assert "give it View Channel, Send Messages and Embed Links" in text
+    assert f"no longer exists (deleted?) (bessemer-2021 in {place}/{world.union})" in text
+    assert "Give it View Channel, Send Messages and Embed Links there" in text
     assert listed.ephemeral
     assert listed.content.startswith("Messages that could not be delivered:")
     assert listed.content.count("bessemer-2021 #1 to discord:") == 2
