@@ -5,6 +5,7 @@ the operator's list; and the scheduler follows a count's source as chat changes 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ from aiohttp import web
 from bot.app import App
 from bot.commands.request import Reply, Request
 from bot.config import parse
+from bot.domain.message import Notice
 from bot.ops import readiness
 from bot.store import counts as count_rows
 from bot.subscription import ChannelRef, Platform
@@ -193,3 +195,22 @@ async def test_a_broken_feed_set_in_chat_leaves_the_bot_ready(
     assert stale
     assert ready.ready, ready.to_json()
     assert "source:local-7" not in ready.to_json()["checks"]  # type: ignore[operator]
+
+
+async def test_a_places_stale_source_is_told_in_that_place_not_the_operators(
+    tmp_path: Path, clock: FakeClock, unused_tcp_port: int
+) -> None:
+    cfg = config(tmp_path, unused_tcp_port)
+    operators = ChannelRef(Platform("discord"), "1", "9")
+    cfg = replace(cfg, admins=cfg.admins.model_copy(update={"alerts": (operators,)}))
+    adapter = RecordingAdapter(Platform("discord"))
+    app = App(cfg, {Platform("discord"): lambda commands: adapter}, clock=clock, poll=False)
+    async with app:
+        assert (await ask(app, f"{MAKE} source=http://feed.invalid/feed.json")).ok
+        for _ in range(6):  # stale: more failed polls in a row than the default allows
+            await app.pollers["local-7"].poll()
+        await app.idle()
+    told = [m.text for m in adapter.messages(HALL) if isinstance(m, Notice)]
+    assert len(told) == 1
+    assert "local-7 is stale" in told[0]
+    assert adapter.messages(operators) == []
