@@ -411,7 +411,7 @@ async def test_status_is_deferred_at_once_then_answered_with_the_embed(
     assert set(subs) == {
         "subscribe", "unsubscribe", "list", "status", "history", "chart", "help",
         "update", "correct", "pause", "resume", "final", "deliveries",
-        "create", "edit", "archive", "delete", "admins", "apikey",
+        "create", "edit", "archive", "delete", "admins", "apikey", "alerts",
     }  # fmt: skip
     update = [(o["name"], o["type"], o.get("required", False)) for o in subs["update"]["options"]]
     assert update == [
