@@ -5,7 +5,10 @@ Three checks, each where it cannot be bypassed by the one before:
 1. :func:`check_url`, before any I/O: only the policy's schemes (http, https), no user info, a
    host that is a valid (IDNA) name or a canonical IP literal, numeric tricks refused
    (``2130706433``, ``0x7f.1``, ``0177.0.0.1``, ``127.1``), the operator's port and host lists,
-   and an IP literal's address (see :func:`address_refusal`).
+   an IP literal's address (see :func:`address_refusal`), and the names that mean this very
+   machine wherever they are looked up (``localhost`` and below it, RFC 6761, and the loopback
+   aliases of ``/etc/hosts``: :data:`LOOPBACK_NAMES`), so a count made in chat with one is
+   refused as it is typed, as the numeric forms are.
 2. :class:`GuardedResolver`, at connect: every address a name resolves to is checked, and the
    connector connects to exactly those addresses (no second lookup, no DNS cache), so a name
    that answers a public address to a check and a private one at connect (DNS rebinding) is
@@ -90,6 +93,14 @@ _NAT64 = ip_network("64:ff9b::/96")
 _LABEL = re.compile(r"[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?")
 _NUMERIC = re.compile(r"[0-9]+|0x[0-9a-f]*")
 _SHOWN_SCHEME = re.compile(r"[a-z][a-z0-9+.-]{0,15}")
+LOOPBACK_NAMES = frozenset(("localhost", "localhost.localdomain", "localhost6", "ip6-localhost"))
+LOOPBACK_NAMES |= {"localhost6.localdomain6", "ip6-loopback"}
+"""Names for this machine (with any name ending in ``.localhost``), refused before any lookup."""
+
+
+def loopback_name(host: str) -> bool:
+    """Whether the normalised name ``host`` always means this machine."""
+    return host in LOOPBACK_NAMES or host.endswith(".localhost")
 
 
 def address_refusal(address: str | IPAddress) -> str | None:
@@ -232,6 +243,11 @@ def check_url(url: str | URL, policy: EgressPolicy) -> URL:
             else f" (allowed: {', '.join(map(str, sorted(policy.ports)))})"
         )
         raise EgressRefused(f"port {port} is not allowed for sources{allowed}")
+    if ip is None and loopback_name(host) and not policy.allow_private_addresses:
+        raise EgressRefused(
+            f"{host} does not resolve to a public internet address",
+            detail=f"{host} is this machine (a loopback address)",
+        )
     if ip is not None and not policy.allow_private_addresses:
         why = address_refusal(ip)
         if why is not None:

@@ -103,7 +103,17 @@ class RateLimited(TransientDeliveryError):
 
 
 class PermanentDeliveryError(DeliveryError):
-    """The channel is gone or the bot lost its permissions: retrying will not help."""
+    """The channel is gone or the bot lost its permissions: retrying will not help.
+
+    ``cause`` says why in words that do not name the channel, when the platform knows it (the
+    bot was removed from the server); ``fix``, what the place's admins do about it. The alerts
+    of the channels one cause stopped in one server or workspace are told as one
+    (``bot.delivery.alert_groups``)."""
+
+    def __init__(self, message: str, *, cause: str | None = None, fix: str | None = None) -> None:
+        super().__init__(message)
+        self.cause = cause
+        self.fix = fix
 
 
 class MessageGone(DeliveryError):

@@ -45,6 +45,7 @@ from bot.cluster.shards import IDENTIFY_WINDOW, SessionStarts, ShardLeases
 from bot.delivery.pacing import Window
 from bot.errors import ConfigError, TallybotError
 from bot.platform import Context, Health
+from bot.subscription import ChannelRef
 
 log = logging.getLogger(__name__)
 
@@ -111,6 +112,13 @@ class DiscordAdapter(DiscordSender):
         if found is None:
             raise RuntimeError(f"the shard of guild {guild_id} does not run in this instance")
         return found
+
+    def removed_from(self, channel: ChannelRef) -> bool:
+        if not channel.workspace.isdigit():
+            return False
+        guild_id = int(channel.workspace)
+        client = self.shards.client_of(guild_id) if self.shards is not None else None
+        return client is not None and client.is_ready() and client.get_guild(guild_id) is None
 
     def cached_channel(self, channel_id: int) -> object | None:
         for client in self.shards.clients.values() if self.shards is not None else ():

@@ -7,6 +7,10 @@ operator's counts (the configuration file's) are administered by the configured 
 operator's own: ``home``, where the operator's private counts are seen), by members with Manage
 Server, Administrator or one of the ``admin_roles``: the owner of any other server the bot is in
 would otherwise command the operator's counts.
+
+A DM with the bot is a place of its own (:func:`dm_place`: ``@`` and the DM channel's id), not
+a server and not shared with anyone else's DM: the counts made there are its own, and its only
+admins are the operator's (``admin_users``).
 """
 
 from __future__ import annotations
@@ -20,6 +24,19 @@ from bot.platform import AdminPolicy, Asker, Verdict
 log = logging.getLogger(__name__)
 
 
+DM = "@"
+"""How the place of a DM begins (a server's place is its id, all digits)."""
+
+
+def dm_place(channel_id: int | None) -> str:
+    """The place of the DM channel ``channel_id``."""
+    return f"{DM}{channel_id}"
+
+
+def is_dm(workspace: str) -> bool:
+    return workspace.startswith(DM)
+
+
 class DiscordAdmins(AdminPolicy):
     def __init__(self, settings: DiscordSettings) -> None:
         self.users = settings.admin_users
@@ -28,9 +45,10 @@ class DiscordAdmins(AdminPolicy):
 
     def verdict(self, asker: Asker) -> Verdict:
         home = asker.workspace in self.guilds
-        here = asker.platform_admin and asker.workspace != "@me"
+        dm = is_dm(asker.workspace)
+        here = asker.platform_admin and not dm
         if asker.user_id in self.users:
-            return Verdict(True, tenant_admin=here, home=home)
+            return Verdict(True, tenant_admin=here or dm, home=home)
         rights = asker.platform_admin or bool(asker.roles & self.roles)
         if rights and home:
             return Verdict(True, tenant_admin=here, home=home)

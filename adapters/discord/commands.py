@@ -15,6 +15,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+from adapters.discord.admins import dm_place
 from adapters.discord.delivery import FAILURES, discord_file
 from adapters.discord.embeds import choice_name, escape, reply_parts
 from adapters.discord.forms import FormModal
@@ -58,6 +59,8 @@ class SlashCommands:
     def __init__(self, context: Context) -> None:
         self.context = context
         self.inflight = InFlight()
+        self.forms: dict[tuple[int, str], FormModal] = {}
+        """The form each member has open, by member and verb (one at a time)."""
 
     async def finish(self) -> None:
         """Let commands being answered finish, briefly; cancel what is left."""
@@ -105,6 +108,10 @@ class SlashCommands:
             await self.run_line(submitted, spec, line)
 
         modal = FormModal(reply.form, interaction.user.id, submit)
+        earlier = self.forms.pop((interaction.user.id, spec.name), None)
+        if earlier is not None:
+            earlier.close()
+        self.forms[interaction.user.id, spec.name] = modal
         try:
             await interaction.response.send_modal(modal)
         except FAILURES as exc:
@@ -147,7 +154,8 @@ class SlashCommands:
             role_ids = frozenset(str(r.id) for r in named)
             roles = role_ids | {r.name for r in named}
         perms = interaction.permissions
-        workspace = str(interaction.guild_id) if interaction.guild_id is not None else "@me"
+        guild = interaction.guild_id
+        workspace = str(guild) if guild is not None else dm_place(interaction.channel_id)
         return self.context.request(
             ChannelRef(PLATFORM, workspace, str(interaction.channel_id)),
             str(user.id),

@@ -90,6 +90,7 @@ HISTORY_PAGE = 100  # messages per read, Discord's maximum
 MAX_NONCE = 25
 MAX_ALT_TEXT = 1024  # Discord's limit on an attachment's description (its alt text)
 NAMES_KEPT = 1024  # names of deleted channels remembered for the notice about them
+REINVITE = "Invite it again (tallybot invite --client-id ID prints the link), then subscribe again."
 REF = re.compile(r"(?:^|\s)ref (\S+)$")
 """The delivery key at the end of a footer or of a notice (``ref tb123``)."""
 
@@ -335,16 +336,23 @@ class DiscordSender(DiscordPlaces):
                 return MessageGone(f"{where}: the message can no longer be edited; {said}")
             if code == UNKNOWN_CHANNEL:
                 return PermanentDeliveryError(
-                    f"{where} no longer exists (deleted?); {said}. Subscribe another channel"
+                    f"{where} no longer exists (deleted?); {said}. Subscribe another channel",
+                    cause="the channel no longer exists (deleted?)",
+                    fix="Subscribe another channel.",
                 )
-            if code == UNKNOWN_GUILD:
+            if code == UNKNOWN_GUILD or (code == MISSING_ACCESS and self.removed_from(channel)):
                 return PermanentDeliveryError(
-                    f"the bot is no longer in the server of {where}; {said}"
+                    f"the bot is no longer in the server of {where} (it was removed); {said}",
+                    cause="the bot was removed from the server",
+                    fix=REINVITE,
                 )
             if code in (MISSING_ACCESS, MISSING_PERMISSIONS) or status == 403:
                 return PermanentDeliveryError(
                     f"the bot lost access to {where}: give it View Channel, Send Messages "
-                    f"and Embed Links there; {said}"
+                    f"and Embed Links there; {said}",
+                    cause="the bot lost access to the channel",
+                    fix="Give it View Channel, Send Messages and Embed Links there, then "
+                    "subscribe again.",
                 )
             if code == INVALID_FORM_BODY:
                 return PermanentDeliveryError(
@@ -354,6 +362,11 @@ class DiscordSender(DiscordPlaces):
         if isinstance(exc, aiohttp.ClientError | OSError | TimeoutError):
             return TransientDeliveryError(f"{where}: cannot reach Discord: {exc!r}")
         return TransientDeliveryError(f"{where}: {exc!r}")
+
+    def removed_from(self, channel: ChannelRef) -> bool:
+        """Whether the gateway says the bot is no longer in the channel's server (its shard
+        runs here, is ready, and has no such guild): a kick, not a lost permission."""
+        return False
 
     def cached_channel(self, channel_id: int) -> object | None:
         """The channel as discord.py's cache knows it (from the gateway), if it does."""

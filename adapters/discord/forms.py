@@ -2,21 +2,29 @@
 with what the core opened it with (``Opening.shown``: an edited count's current values); what is
 submitted becomes the verb's command line (``Opening.line``), carried out like the typed command.
 
-The modal's custom id names the verb and the member (``tallybot:create:<user id>``): one form
-open per member and verb is kept by discord.py until it is submitted, and opening it again
-replaces it."""
+A form answers only the member it was opened for (``interaction_check``: anyone else's submit
+is refused privately and leaves the form open), and its custom id is the verb and a random
+token (``tallybot:edit:<token>``): nothing in it can be guessed. discord.py keeps a form until
+it is submitted; the caller closes a member's earlier form of a verb when it opens another
+(``FormModal.close``)."""
 
 from __future__ import annotations
 
+import contextlib
+import secrets
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from adapters.discord.delivery import FAILURES
+from adapters.discord.embeds import escape
 from adapters.discord.lib import discord
+from adapters.discord.mentions import NO_MENTIONS
 from bot.commands.forms import Opening
 
 Ix = discord.Interaction[Any]
 Submit = Callable[[Ix, str], Awaitable[None]]
 """Carries out a submitted form's command line."""
+NOT_YOURS = "Error: this form was opened for someone else."
 
 
 class FormModal(discord.ui.Modal):
@@ -24,8 +32,9 @@ class FormModal(discord.ui.Modal):
 
     def __init__(self, opening: Opening, user_id: int, submit: Submit) -> None:
         form = opening.form
-        custom_id = f"tallybot:{opening.verb}:{user_id}"
+        custom_id = f"tallybot:{opening.verb}:{secrets.token_urlsafe(18)}"
         super().__init__(title=form.title, custom_id=custom_id, timeout=None)
+        self.user_id = user_id
         self.opening = opening
         self.submit = submit
         self.inputs: dict[str, discord.ui.TextInput[FormModal]] = {}
@@ -40,6 +49,20 @@ class FormModal(discord.ui.Modal):
             )
             self.inputs[field.key] = text_input
             self.add_item(text_input)
+
+    async def interaction_check(self, interaction: Ix, /) -> bool:
+        """Only the member it was opened for; anyone else is told so, privately."""
+        if interaction.user.id == self.user_id:
+            return True
+        with contextlib.suppress(*FAILURES):
+            await interaction.response.send_message(
+                escape(NOT_YOURS), ephemeral=True, allowed_mentions=NO_MENTIONS
+            )
+        return False
+
+    def close(self) -> None:
+        """Forget the form (a newer one of the member's replaces it)."""
+        self.stop()
 
     async def on_submit(self, interaction: Ix, /) -> None:
         values = {key: text_input.value for key, text_input in self.inputs.items()}

@@ -63,6 +63,7 @@ from adapters.slack.delivery import translate
 from adapters.slack.forms import CALLBACK_PREFIX
 from adapters.slack.installations import StoreInstallations
 from adapters.slack.oauth import StoreAuthorize, oauth_flow
+from adapters.slack.replays import Replays
 from adapters.slack.settings import (
     APP_TOKEN,
     BOT_TOKEN,
@@ -168,6 +169,8 @@ class SlackAdapter(SlackCommands):
             self._revocations = AsyncTokenRevocationListeners(installations)
             self.bolt.event("app_uninstalled")(self._on_uninstalled)
             self.bolt.event("tokens_revoked")(self._on_tokens_revoked)
+        self.replays = Replays(monotonic or context.clock.monotonic)
+        self.bolt.use(self.replays.middleware)
         self.bolt.command("/count")(self._on_command)
         self.bolt.event("app_mention")(self._on_mention)
         self.bolt.view_submission(re.compile(re.escape(CALLBACK_PREFIX) + ".+"))(self._on_view)

@@ -117,10 +117,13 @@ def translate(exc: BaseException, where: str, *, editing: bool = False) -> Deliv
             f"{where}: missing_scope: the Slack app needs {needed}; add it (see "
             "config/slack-manifest.yml) and reinstall the app"
         )
-    if error in AUTH_ERRORS:
+    if error in AUTH_ERRORS:  # the app removed from the workspace, or its token revoked
         return PermanentDeliveryError(
             f"{where}: Slack refused the bot's token ({error}): check SLACK_BOT_TOKEN, or "
-            "install the app in that workspace again"
+            "install the app in that workspace again",
+            cause=f"Slack refused the bot's token ({error})",
+            fix="Check SLACK_BOT_TOKEN, or install the app in the workspace again; then "
+            "subscribe the channels again.",
         )
     return PermanentDeliveryError(f"{where}: Slack refused the request ({error})")
 

@@ -50,6 +50,7 @@ class Workspaces:
         self.installations = installations
         self._make_client = make_client
         self._hint = install_hint
+        self._at = install_hint.replace("; install it again", "")  # " at /slack/install"
         self._ttl = ttl
         self._miss_ttl = miss_ttl
         self._cache: TLRUCache[str, Speaker | None, float] = TLRUCache(
@@ -84,7 +85,11 @@ class Workspaces:
         if found is None:
             raise PermanentDeliveryError(
                 f"{where}: tallybot is not installed in the Slack workspace {team_id} (the app "
-                f"was uninstalled there or its token revoked){self._hint}"
+                f"was uninstalled there or its token revoked){self._hint}",
+                cause="tallybot is not installed in the workspace (the app was uninstalled "
+                "there or its token revoked)",
+                fix=f"Install the app in the workspace again{self._at}, then subscribe the "
+                "channels again.",
             )
         return found
 

@@ -52,5 +52,6 @@ class Instance:
     """The gateway shards whose sessions it runs (``bot.cluster.shards``)."""
 
     def holds(self) -> dict[str, object]:
-        """What the ops endpoints show: the id and what it holds."""
-        return {"id": self.id, "counts": sorted(self.counts), "shards": sorted(self.shards)}
+        """What the ops endpoints show: the id and how much it holds (``/healthz`` answers
+        anyone: how many counts it polls, not which, as a count's id may be a place's)."""
+        return {"id": self.id, "counts": len(self.counts), "shards": sorted(self.shards)}

@@ -32,6 +32,7 @@ from bot.errors import CommandError
 from bot.store import audit as audit_rows
 from bot.store import counts as count_rows
 from bot.store import grants as grant_rows
+from bot.store import place_alerts
 from bot.store import subscriptions as sub_rows
 from bot.store import tallies as tally_rows
 from bot.store.audit import AuditEntry
@@ -141,12 +142,11 @@ async def create(call: Call) -> Reply:
     kept = stored(source)
     async with s.db.begin() as conn:
         if not await count_rows.insert(conn, count, edited_by=r.actor):
-            raise CommandError(
-                f"the name {count.id} is taken (names are shared by every server and "
-                "workspace); pick another"
-            )
+            raise CommandError(count_rows.taken(count.id))
         if kept is not None:
             await count_rows.set_source_json(conn, count.id, kept)
+        # the place's alerts come here until its admins choose (alerts here)
+        await place_alerts.default(conn, r.tenant, r.channel, by=r.actor, at=s.clock.now())
         if not r.tenant_admin:  # an operator's admin: made here, run by them too
             grant = Grant(count.id, GrantKind.USER, r.user_id, r.actor, s.clock.now())
             await grant_rows.grant(conn, grant)

@@ -59,6 +59,7 @@ class Verb(StrEnum):
     DELETE = "delete"
     ADMINS = "admins"
     APIKEY = "apikey"
+    ALERTS = "alerts"
 
 
 NAME = re.compile(r"^[a-z][a-z0-9_]{0,31}$")

@@ -33,6 +33,7 @@ from datetime import timedelta
 
 from bot.adapter import Adapter, Earlier
 from bot.clock import Clock
+from bot.delivery.alert_groups import group_of, queue_stopped
 from bot.delivery.final_charts import FinalCharts
 from bot.delivery.pacing import Pacer, Route
 from bot.delivery.places import Places
@@ -47,7 +48,7 @@ from bot.errors import (
 )
 from bot.ops.hooks import Hooks
 from bot.retry import backoff
-from bot.store import Database, outbox
+from bot.store import Database, outbox, place_alerts
 from bot.store import subscriptions as sub_rows
 from bot.store.outbox import Delivery, DeliveryAction, NewDelivery
 from bot.subscription import ChannelRef, Platform
@@ -261,12 +262,12 @@ class Courier:
         return found.get(key_of(d))
 
     async def tell(self, d: Delivery, text: str) -> None:
-        """Tell the admins something about ``d``'s subscription (a thread renewed, ...)."""
-        if not self.alert_channels:
-            return
+        """Tell the admins of ``d``'s count something about its subscription (a thread
+        renewed, ...)."""
         async with self.db.begin() as conn:
-            await outbox.enqueue(conn, self._alerts(d, text))
-        self.alerted({c.platform for c in self.alert_channels})
+            targets = await place_alerts.targets(conn, d.count_id, self.alert_channels)
+            await outbox.enqueue(conn, self._alerts(d, text, targets))
+        self.alerted({c.platform for c in targets})
 
     async def _note_attempt(self, d: Delivery) -> bool:
         async with self.db.begin() as conn:
@@ -358,20 +359,27 @@ class Courier:
             if permanent and sub is not None and await sub_rows.get(conn, sub) is not None:
                 await sub_rows.disable(conn, sub, str(exc))  # and cancels its other deliveries
                 self.stats.disabled += 1
-            if d.action is not DeliveryAction.ALERT and self.alert_channels:
+            targets: tuple[ChannelRef, ...] = ()
+            if d.action is not DeliveryAction.ALERT:
+                targets = await place_alerts.targets(conn, d.count_id, self.alert_channels)
+            if targets and isinstance(exc, PermanentDeliveryError) and group_of(d, exc):
+                await queue_stopped(conn, d, exc, targets, now=self.clock.now(), by=self._by())
+            elif targets:
                 what = "stopped posting" if permanent else "gave up on a message"
                 fix = ". Fix the channel or permissions, then subscribe again." if permanent else ""
                 text = f"tallybot {what} for {d.count_id} in {d.channel}: {exc}{fix}"
-                await outbox.enqueue(conn, self._alerts(d, text))
+                await outbox.enqueue(conn, self._alerts(d, text, targets))
         self.stats.dead += 1
         self.outcome(d, "dead")
         self.metrics.failed(d.channel.platform)
         log.error("delivery gave up: %s", exc, extra=where(d))
-        self.alerted({c.platform for c in self.alert_channels})
+        self.alerted({c.platform for c in targets})
 
-    def _alerts(self, d: Delivery, text: str) -> list[NewDelivery]:
-        by = f" (instance {self.instance})" if self.instance is not None else ""
-        notice = Notice(f"{text}{by}", d.count_id)
+    def _by(self) -> str:
+        return f" (instance {self.instance})" if self.instance is not None else ""
+
+    def _alerts(self, d: Delivery, text: str, targets: Sequence[ChannelRef]) -> list[NewDelivery]:
+        notice = Notice(f"{text}{self._by()}", d.count_id)
         return [
             NewDelivery(
                 subscription_id=None,
@@ -383,5 +391,5 @@ class Courier:
                 payload=notice.to_json(),
                 created_at=self.clock.now(),
             )
-            for channel in self.alert_channels
+            for channel in targets
         ]

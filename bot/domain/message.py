@@ -197,14 +197,23 @@ class Notice:
 
     text: str
     count_id: str | None = None
+    group: str | None = None
+    """What joins it with the like notices still waiting to go (the channels one cause stopped
+    in one server: ``bot.delivery.alert_groups``)."""
+    parts: tuple[str, ...] = ()
+    """What it tells of, when grouped: one entry a channel."""
 
     def to_json(self) -> str:
-        return json.dumps({"text": self.text, "count_id": self.count_id})
+        doc: dict[str, object] = {"text": self.text, "count_id": self.count_id}
+        if self.group is not None:
+            doc |= {"group": self.group, "parts": list(self.parts)}
+        return json.dumps(doc)
 
     @classmethod
     def from_json(cls, text: str) -> Notice:
         raw = json.loads(text)
-        return cls(text=raw["text"], count_id=raw["count_id"])
+        parts = tuple(str(p) for p in raw.get("parts", ()))
+        return cls(raw["text"], raw["count_id"], raw.get("group"), parts)
 
 
 Outgoing = Message | Notice

@@ -34,7 +34,7 @@ from bot.ingest.sources.base import Source
 from bot.ingest.sources.factory import build_source
 from bot.ingest.sources.health import SourceHealth
 from bot.ingest.sources.settings import HttpCsvSettings, HttpJsonSettings
-from bot.ops.hooks import Hooks
+from bot.ops.hooks import Hooks, count_label
 from bot.settings.counts import (
     DEFAULT_FAILURES,
     DEFAULT_INTERVAL,
@@ -252,6 +252,7 @@ class LiveCounts:
             sleep=self.sleep,
             metrics=self.metrics,
             holds=partial(self.holds, count.id),
+            label=count_label(count.owner, count.id),
         )
         self.pollers[count.id] = poller
         if self.poll and source.polled:

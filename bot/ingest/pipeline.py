@@ -18,10 +18,10 @@ from bot.clock import Clock
 from bot.domain import format as fmt
 from bot.domain.detect import Accepted, Detection, NoChange, Rejected, detect
 from bot.domain.message import Message, Notice
-from bot.domain.model import Count, CountStatus, Tally, TallyState
+from bot.domain.model import OPERATOR, Count, CountStatus, Tally, TallyState
 from bot.errors import CommandError, Replayed
-from bot.ops.hooks import NO_HOOKS, Hooks
-from bot.store import Database, notices, outbox
+from bot.ops.hooks import NO_HOOKS, Hooks, count_label
+from bot.store import Database, notices, outbox, place_alerts
 from bot.store import audit as audit_rows
 from bot.store import counts as count_rows
 from bot.store import push_receipts as receipts
@@ -51,6 +51,8 @@ class Ingested:
     message: Message | None = None
     queued: frozenset[Platform] = frozenset()
     """The platforms that have new deliveries because of it."""
+    owner: str = OPERATOR
+    """Whose count it is (``Count.owner``)."""
 
     @property
     def accepted(self) -> bool:
@@ -183,10 +185,11 @@ class Pipeline:
         if result.queued:
             self.on_queued(set(result.queued))
         if isinstance(result.detection, Accepted):
-            self.metrics.tally_accepted(result.tally.count_id)
+            self.metrics.tally_accepted(count_label(result.owner, result.tally.count_id))
             self.on_accepted(result.tally)
         elif isinstance(result.detection, Rejected):
-            self.metrics.tally_rejected(result.tally.count_id, result.detection.reason.value)
+            label = count_label(result.owner, result.tally.count_id)
+            self.metrics.tally_rejected(label, result.detection.reason.value)
 
     async def revise(
         self,
@@ -263,7 +266,7 @@ class Pipeline:
                 "does)"
             )
         if isinstance(detection, NoChange):
-            return Ingested(detection, tally, previous)
+            return Ingested(detection, tally, previous, owner=count.owner)
         now = self.clock.now()
         if isinstance(detection, Rejected):
             await tally_rows.reject(
@@ -274,7 +277,7 @@ class Pipeline:
                 count.id,
             )
             alerted = await self._alert(conn, notice, previous.seq if previous else 0)
-            return Ingested(detection, tally, previous, queued=alerted)
+            return Ingested(detection, tally, previous, queued=alerted, owner=count.owner)
         stored = await tally_rows.append(conn, tally)
         await notices.announce(conn, self.db.schema, stored.count_id, stored.seq)  # at commit
         await self._update_count(conn, count, stored)
@@ -305,7 +308,7 @@ class Pipeline:
         if items:
             await outbox.enqueue(conn, items)
         queued = frozenset(i.channel.platform for i in items)
-        return Ingested(accepted, stored, previous, message, queued)
+        return Ingested(accepted, stored, previous, message, queued, owner=count.owner)
 
     async def _update_count(self, conn: AsyncConnection, count: Count, stored: Tally) -> None:
         status = STATUS_OF_STATE[stored.state]
@@ -315,7 +318,8 @@ class Pipeline:
             await count_rows.set_received(conn, count.id, stored.received)
 
     async def alert(self, notice: Notice) -> None:
-        """Queue a notice to every admin alert channel (a source went stale, ...)."""
+        """Queue a notice to the admins of its count's owner (a source went stale, ...):
+        ``bot.store.place_alerts``."""
         async with self.db.begin() as conn:
             queued = await self._alert(conn, notice, 0)
         if queued:
@@ -325,6 +329,7 @@ class Pipeline:
         now = self.clock.now()
         if self.instance is not None:
             notice = replace(notice, text=f"{notice.text} (instance {self.instance})")
+        channels = await place_alerts.targets(conn, notice.count_id, self.alert_channels)
         items = [
             NewDelivery(
                 subscription_id=None,
@@ -336,11 +341,11 @@ class Pipeline:
                 payload=notice.to_json(),
                 created_at=now,
             )
-            for channel in self.alert_channels
+            for channel in channels
         ]
         if items:
             await outbox.enqueue(conn, items)
-        return frozenset(c.platform for c in self.alert_channels)
+        return frozenset(c.platform for c in channels)
 
     def _refusal(self, actor: str, action: str, tally: Tally, exc: Replayed) -> AuditEntry:
         return AuditEntry(

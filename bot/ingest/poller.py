@@ -59,10 +59,13 @@ class Poller:
         rng: random.Random | None = None,
         metrics: Hooks = NO_HOOKS,
         holds: Callable[[], bool] = _always,
+        label: str | None = None,
     ) -> None:
         """``holds``: whether this instance still polls the count (its poll lease), asked
-        before a reading goes into the pipeline."""
+        before a reading goes into the pipeline; ``label``: the count's in the metrics
+        (``bot.ops.hooks.count_label``; its id by default)."""
         self.count_id = count_id
+        self.label = count_id if label is None else label
         self.source = source
         self.pipeline = pipeline
         self.health = health
@@ -74,7 +77,7 @@ class Poller:
 
     async def poll(self) -> PollResult:
         result = await self._poll()
-        self.metrics.polled(self.count_id, result.value)
+        self.metrics.polled(self.label, result.value)
         return result
 
     async def _fetch(self) -> Tally | None:
@@ -83,7 +86,7 @@ class Poller:
             return await self.source.fetch()
         except SourceError as exc:
             kind = "transient" if isinstance(exc, TransientSourceError) else "permanent"
-            self.metrics.fetch_failed(self.count_id, kind)
+            self.metrics.fetch_failed(self.label, kind)
             raise
 
     async def _poll(self) -> PollResult:

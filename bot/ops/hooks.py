@@ -2,10 +2,23 @@
 
 The poller, pipeline and dispatcher take an optional ``metrics: Hooks`` and call it where
 something happens; :class:`bot.ops.metrics.Metrics` overrides every method to count it for
-Prometheus. Arguments are plain strings, so this module depends on nothing.
+Prometheus. Arguments are plain strings.
+
+``/metrics`` answers anyone who can reach it, so a count's id is a label only when the count is
+the operator's (:func:`count_label`): a place's counts are counted together as ``tenant``.
 """
 
 from __future__ import annotations
+
+from bot.domain.model import OPERATOR
+
+TENANT_LABEL = "tenant"
+"""The ``count`` label of every count a server, workspace or chat owns."""
+
+
+def count_label(owner: str, count_id: str) -> str:
+    """The ``count`` label of a count's metrics: its id when the operator owns it."""
+    return count_id if owner == OPERATOR else TENANT_LABEL
 
 
 class Hooks:

@@ -27,6 +27,9 @@ depth, time since each count changed, stale sources) just before a scrape.
 ==========================================  ======================================================
 
 Every sample carries ``tallybot_instance``, the id of the instance that serves it (``bot.cluster``).
+The ``count`` label is the id of one of the operator's counts, or ``tenant`` for all the counts
+places own (``bot.ops.hooks.count_label``): their ids are theirs, and nothing here asks who
+scrapes.
 """
 
 from __future__ import annotations

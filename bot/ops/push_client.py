@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 import aiohttp
 
@@ -108,7 +108,8 @@ async def push(
 ) -> PushAnswer:
     """Sign ``body`` at Unix time ``now`` and POST it; PushError when there is no answer."""
     target = endpoint(url, count_id)
-    headers = {"Content-Type": "application/json", **signing.headers(secret, now, body)}
+    signed = signing.headers(secret, now, body, path=urlsplit(target).path)
+    headers = {"Content-Type": "application/json", **signed}
     try:
         async with (
             aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=within)) as session,

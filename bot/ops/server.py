@@ -276,7 +276,12 @@ class OpsServer(Closing):
             )
         raw = await read_body(request, self.settings.max_body_bytes)
         signed = verify(
-            self.push_secret.reveal(), request.headers, raw, now=self.served.clock.now().timestamp()
+            self.push_secret.reveal(),
+            request.headers,
+            raw,
+            now=self.served.clock.now().timestamp(),
+            method=request.method,
+            path=request.rel_url.raw_path,
         )
         return raw, signed.signature, signed.valid_until
 
@@ -304,7 +309,7 @@ class OpsServer(Closing):
         try:
             async with self.served.db.begin() as conn:
                 if not await count_rows.insert(conn, count, edited_by=actor):
-                    raise RequestError(f"the name {count.id} is taken; pick another", status=409)
+                    raise RequestError(count_rows.taken(count.id), status=409)
                 await audit_rows.record(conn, replace(entry, detail="created"))
         except StoreError as exc:
             raise RequestError(f"the store failed: {exc}", status=503) from None

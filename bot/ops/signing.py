@@ -1,30 +1,45 @@
-"""The push signature: who may push a tally, and that the request is fresh.
+"""The push signature: who may push a tally, to which count, and that the request is fresh.
 
 Like Slack's request signing. The sender takes the current Unix time in whole seconds as the
 timestamp and sends::
 
     X-Tallybot-Timestamp: 1617908400
-    X-Tallybot-Signature: v0=<hex of HMAC-SHA256(secret, "v0:" + timestamp + ":" + raw body)>
+    X-Tallybot-Signature: v1=<hex of HMAC-SHA256(secret,
+                               "v1:" + timestamp + ":" + method + ":" + path + ":" + raw body)>
 
-The server recomputes the HMAC over the raw body bytes it received, compares it in constant
-time, and refuses a timestamp more than :data:`TOLERANCE` seconds from its own clock (either
-way), so a captured request cannot be replayed later; inside that window, the server refuses a
-request it has seen before (see :class:`Verified`).
+``method`` is the HTTP method (``POST``) and ``path`` the request's path as sent, without the
+query (``/api/counts/bessemer-2021/tally``): a signature made for one count does not verify on
+another's endpoint. The server recomputes the HMAC over the raw body bytes it received,
+compares it in constant time, and refuses a timestamp more than :data:`TOLERANCE` seconds from
+its own clock (either way), so a captured request cannot be replayed later; inside that window,
+the server refuses a request it has seen before (see :class:`Verified`).
 
-    >>> sign("s3cret", "1617908400", b'{"votes": {"yes": 463, "no": 1100}}')[:15]
-    'v0=a5f4652e2095'
+The first scheme, ``v0=<hex of HMAC-SHA256(secret, "v0:" + timestamp + ":" + raw body)>``,
+covers neither the method nor the path. It is deprecated: still accepted, with a warning in the
+log each time, until :data:`V0_ACCEPTED_UNTIL`, and refused from then on.
+
+    >>> sign("s3cret", "1617908400", b'{"votes": {"yes": 463, "no": 1100}}',
+    ...      method="POST", path="/api/counts/bessemer-2021/tally")[:15]
+    'v1=d20405e4d1e2'
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 from bot.errors import RequestError
 
-VERSION = "v0"
+log = logging.getLogger(__name__)
+
+VERSION = "v1"
+V0 = "v0"
+V0_ACCEPTED_UNTIL = datetime(2027, 7, 1, tzinfo=UTC)
+"""From this moment, a ``v0`` signature (no method, no path) is refused."""
 TIMESTAMP_HEADER = "X-Tallybot-Timestamp"
 SIGNATURE_HEADER = "X-Tallybot-Signature"
 TOLERANCE = 300.0
@@ -34,17 +49,29 @@ MAX_TIMESTAMP_DIGITS = 12
 away from absurd input (past 4,300 digits it raises instead of converting)."""
 
 
-def sign(secret: str, timestamp: str, body: bytes) -> str:
-    """The ``X-Tallybot-Signature`` value for ``body`` sent at ``timestamp``."""
-    base = f"{VERSION}:{timestamp}:".encode() + body
-    digest = hmac.new(secret.encode(), base, hashlib.sha256).hexdigest()
-    return f"{VERSION}={digest}"
+def _mac(secret: str, base: bytes) -> str:
+    return hmac.new(secret.encode(), base, hashlib.sha256).hexdigest()
 
 
-def headers(secret: str, now: float, body: bytes) -> dict[str, str]:
-    """Both headers for a request sent at Unix time ``now``."""
+def sign(secret: str, timestamp: str, body: bytes, *, method: str, path: str) -> str:
+    """The ``X-Tallybot-Signature`` value for ``body`` sent at ``timestamp`` as ``method
+    path``."""
+    base = f"{VERSION}:{timestamp}:{method.upper()}:{path}:".encode() + body
+    return f"{VERSION}={_mac(secret, base)}"
+
+
+def sign_v0(secret: str, timestamp: str, body: bytes) -> str:
+    """The deprecated ``v0`` signature (body and timestamp only)."""
+    return f"{V0}={_mac(secret, f'{V0}:{timestamp}:'.encode() + body)}"
+
+
+def headers(
+    secret: str, now: float, body: bytes, *, path: str, method: str = "POST"
+) -> dict[str, str]:
+    """Both headers for a request to ``path`` sent at Unix time ``now``."""
     timestamp = str(int(now))
-    return {TIMESTAMP_HEADER: timestamp, SIGNATURE_HEADER: sign(secret, timestamp, body)}
+    signature = sign(secret, timestamp, body, method=method, path=path)
+    return {TIMESTAMP_HEADER: timestamp, SIGNATURE_HEADER: signature}
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +80,8 @@ class Verified:
 
     timestamp: int
     signature: str
-    """The signature (``v0=...``): unique to the body at that second, so it names the request."""
+    """The signature (``v1=...``): unique to the body, method and path at that second, so it
+    names the request (a ``v0`` one only with the count it was sent to)."""
 
     @property
     def valid_until(self) -> int:
@@ -61,9 +89,17 @@ class Verified:
         return self.timestamp + int(TOLERANCE)
 
 
-def verify(secret: str, request_headers: Mapping[str, str], body: bytes, *, now: float) -> Verified:
-    """Raise :class:`RequestError` (401) unless the request is signed with ``secret`` and its
-    timestamp is within :data:`TOLERANCE` seconds of ``now``.
+def verify(
+    secret: str,
+    request_headers: Mapping[str, str],
+    body: bytes,
+    *,
+    now: float,
+    method: str,
+    path: str,
+) -> Verified:
+    """Raise :class:`RequestError` (401) unless the request (``method path``) is signed with
+    ``secret`` and its timestamp is within :data:`TOLERANCE` seconds of ``now``.
 
     Inside that window the same request verifies again: the server keeps the signature of each
     push it took in (``bot.store.push_receipts``) to tell a replay."""
@@ -86,11 +122,40 @@ def verify(secret: str, request_headers: Mapping[str, str], body: bytes, *, now:
             f"{TOLERANCE:.0f} s allowed; check the sender's clock)",
             status=401,
         )
-    expected = sign(secret, timestamp, body)
+    if signature.startswith(f"{V0}="):
+        return _verify_v0(secret, timestamp, signature, body, now=now, path=path)
+    expected = sign(secret, timestamp, body, method=method, path=path)
+    if not hmac.compare_digest(expected.encode(), signature.encode("utf-8", "replace")):
+        raise RequestError(
+            f"bad signature: {SIGNATURE_HEADER} does not match the request (expected "
+            f"v1=hex(HMAC_SHA256(secret, 'v1:' + timestamp + ':' + method + ':' + path + ':' "
+            f"+ body)), with method {method.upper()} and path {path})",
+            status=401,
+        )
+    return Verified(int(timestamp), expected)
+
+
+def _verify_v0(
+    secret: str, timestamp: str, signature: str, body: bytes, *, now: float, path: str
+) -> Verified:
+    until = V0_ACCEPTED_UNTIL.timestamp()
+    if now >= until:
+        raise RequestError(
+            f"bad signature: v0 signatures are no longer accepted (since "
+            f"{V0_ACCEPTED_UNTIL:%Y-%m-%d}); sign with v1, which covers the method and path",
+            status=401,
+        )
+    expected = sign_v0(secret, timestamp, body)
     if not hmac.compare_digest(expected.encode(), signature.encode("utf-8", "replace")):
         raise RequestError(
             f"bad signature: {SIGNATURE_HEADER} does not match the body "
             f"(expected v0=hex(HMAC_SHA256(secret, 'v0:' + timestamp + ':' + body)))",
             status=401,
         )
+    log.warning(
+        "a push to %s was signed with the deprecated v0 scheme (it covers neither the method "
+        "nor the path); accepted until %s: sign with v1",
+        path,
+        f"{V0_ACCEPTED_UNTIL:%Y-%m-%d}",
+    )
     return Verified(int(timestamp), expected)

@@ -69,9 +69,15 @@ async def upsert(conn: AsyncConnection, count: Count, *, edited_by: str | None =
 
 
 async def insert(conn: AsyncConnection, count: Count, *, edited_by: str) -> bool:
-    """Store a new count; False (nothing written) if the id is taken."""
+    """Store a new count; False (nothing written) if the id is taken, by any owner."""
     stmt = insert_for(conn, counts).values({**_values(count), "edited_by": edited_by})
     return (await conn.execute(stmt.on_conflict_do_nothing())).rowcount > 0
+
+
+def taken(count_id: str) -> str:
+    """Why a new count cannot have the id ``count_id``: the same words whoever owns the count
+    that has it, and whether or not the asker may see it (one namespace for every place)."""
+    return f"the name {count_id} is taken (names are shared by every place); pick another"
 
 
 async def set_archived(conn: AsyncConnection, count_id: str, archived: bool, *, by: str) -> None:

@@ -1,8 +1,10 @@
 """Signed pushes taken in, each remembered while its signature is fresh.
 
-A push's signature covers its body and its timestamp, and the server takes a timestamp up to
-five minutes off (``bot.ops.signing``): inside that window the same request, captured, would
-verify again. Its signature (unique to that body at that second) is its receipt. Recording it
+A push's signature covers its body, its timestamp, its method and path (the count it is sent
+to; the deprecated ``v0`` scheme, only body and timestamp), and the server takes a timestamp up
+to five minutes off (``bot.ops.signing``): inside that window the same request, captured, would
+verify again. Its signature, with the count it was taken in for, is its receipt: one body sent
+to two counts is two pushes. Recording it
 in the transaction that stores the tally makes the second arrival of a request known, even on
 another instance sharing the store; receipts past their window are deleted as new ones come in.
 """
@@ -45,12 +47,16 @@ async def remember(
             received_at=at,
             expires_at=receipt.expires_at,
         )
-        .on_conflict_do_nothing(index_elements=[push_receipts.c.signature])
+        .on_conflict_do_nothing(
+            index_elements=[push_receipts.c.count_id, push_receipts.c.signature]
+        )
     )
     if inserted.rowcount == 1:
         return None
     first: datetime | None = await conn.scalar(
-        select(push_receipts.c.received_at).where(push_receipts.c.signature == receipt.signature)
+        select(push_receipts.c.received_at).where(
+            push_receipts.c.count_id == count_id, push_receipts.c.signature == receipt.signature
+        )
     )
     return first if first is not None else at
 

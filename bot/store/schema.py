@@ -176,14 +176,15 @@ outbox = Table(
 push_receipts = Table(
     "push_receipts",
     metadata,
-    Column("signature", String(128), primary_key=True),  # "v0=" + 64 hex digits
-    Column("count_id", SLUG, nullable=False),
+    Column("count_id", SLUG, primary_key=True),
+    Column("signature", String(128), primary_key=True),  # "v1=" + 64 hex digits
     Column("received_at", UTCDateTime, nullable=False),
     Column("expires_at", UTCDateTime, nullable=False),
     Index(None, "expires_at"),
 )
 """Signed pushes taken in, each kept while its signature is fresh (revision 0004), so that a
-replay inside that window is recognised (``bot.store.push_receipts``)."""
+replay inside that window is recognised (``bot.store.push_receipts``); by count and signature
+(a ``v0`` signature is the same for one body sent to two counts)."""
 
 sent_ledger = Table(
     "sent_ledger",
@@ -224,6 +225,19 @@ api_keys = Table(
     Index(None, "owner"),
 )
 """A tenant's keys for the push API (revision 0006; ``bot.store.api_keys``), kept hashed."""
+
+place_alerts = Table(
+    "place_alerts",
+    metadata,
+    Column("owner", OWNER, primary_key=True),
+    Column("platform", WORD, nullable=False),
+    Column("workspace", String(128), nullable=False),
+    Column("channel", String(128), nullable=False),
+    Column("set_by", Text, nullable=False),
+    Column("set_at", UTCDateTime, nullable=False),
+)
+"""Where each place's alerts go (revision 0013; ``bot.store.place_alerts``): the channel its
+admins chose (``alerts here``), else the one its first count was made in."""
 
 leases = Table(
     "leases",

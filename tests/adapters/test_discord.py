@@ -413,7 +413,7 @@ async def test_status_is_deferred_at_once_then_answered_with_the_embed(
     assert set(subs) == {
         "subscribe", "unsubscribe", "list", "status", "history", "chart", "help",
         "update", "correct", "pause", "resume", "final", "deliveries",
-        "create", "edit", "archive", "delete", "admins", "apikey",
+        "create", "edit", "archive", "delete", "admins", "apikey", "alerts",
     }  # fmt: skip
     update = [(o["name"], o["type"], o.get("required", False)) for o in subs["update"]["options"]]
     assert update == [
@@ -863,12 +863,14 @@ async def test_a_gone_channel_or_lost_permission_disables_it_and_tells_admins(
     notices = bot_posts(fake, world.admin)
     assert len(notices) == 2
     assert all(n.allowed_mentions == {"parse": []} for n in notices)
+    place = f"discord:{world.guild}"
     assert all(
-        n.content.startswith("⚠️ tallybot stopped posting for bessemer-2021") for n in notices
+        n.content.startswith(f"⚠️ tallybot stopped posting in 1 channel of {place}: ")
+        for n in notices
     )
     text = "\n".join(n.content for n in notices)
-    assert "#union-hall no longer exists" in text
-    assert "give it View Channel, Send Messages and Embed Links" in text
+    assert f"no longer exists (deleted?) (bessemer-2021 in {place}/{world.union})" in text
+    assert "Give it View Channel, Send Messages and Embed Links there" in text
     assert listed.ephemeral
     assert listed.content.startswith("Messages that could not be delivered:")
     assert listed.content.count("bessemer-2021 #1 to discord:") == 2

@@ -157,3 +157,35 @@ async def test_hostile_titles_and_labels_go_in_and_out_as_plain_text(
     assert answer(left).content.startswith("Changed long-7: ")
     assert long_count is not None
     assert (long_count.title, long_count.received) == (long, 413)
+
+
+async def test_a_form_answers_only_the_member_it_was_opened_for(
+    tmp_path: Path, world: World
+) -> None:
+    """A forged submit (another member's client making up a MODAL_SUBMIT with the form's id)
+    neither carries the form out nor takes it over; the ids say nothing that can be guessed."""
+    async with running_bot(world, config(tmp_path, world)) as bot:
+        async with bot.app.db.begin() as conn:
+            await count_rows.upsert(conn, local_7(world.guild))
+        opened = await slash(bot, BOSS, "edit", count=NAME)
+        again = await slash(bot, BOSS, "edit", count=NAME)
+        assert opened.modal is not None
+        assert again.modal is not None
+        form_id = str(again.modal["custom_id"])
+        bot.world.vt.advance(6)
+        forged = await bot.fake.inject_modal_submit(
+            again, {"title": "Taken over"}, user_id=ALICE, custom_id=form_id, forged=True
+        )
+        await bot.fake.wait_for(lambda: bool(forged.callbacks))
+        edited = await submit(bot, again, {"title": "Local 7 strike vote (recount)"})
+        async with bot.app.db.connect() as conn:
+            count = await count_rows.get(conn, NAME)
+    assert form_id not in (f"tallybot:edit:{BOSS}", str(opened.modal["custom_id"]))
+    assert str(BOSS) not in form_id
+    refused = answer(forged)
+    assert refused.ephemeral
+    assert refused.content == "Error: this form was opened for someone else."
+    assert NAME not in refused.content
+    assert answer(edited).content.startswith(f"Changed {NAME}: Local 7 strike vote (recount)")
+    assert count is not None
+    assert count.title == "Local 7 strike vote (recount)"

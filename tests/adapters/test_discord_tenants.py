@@ -21,6 +21,7 @@ from tests.adapters.test_discord import (
     ALICE,
     BOSS,
     CAROL,
+    DAVE,
     Bot,
     World,
     answer,
@@ -282,3 +283,57 @@ async def test_a_server_admin_makes_a_count_with_the_slash_command(
         412,
     )
     assert count.choices == (Choice("yes", "Strike"), Choice("no", "No strike"))
+
+
+async def dm(bot: Bot, user: int, sub: str, **options: object) -> FakeInteraction:
+    """``/count sub`` typed in the user's DM with the bot: Discord does not offer the
+    guild-only ``/count`` there, so this is what the bot makes of a request it should not get
+    (a user install, a changed command tree)."""
+    bot.world.vt.advance(6)
+    here = bot.fake.dm_channel(user)
+    ix = await bot.fake.inject_slash_command(
+        None, here, user, "count", opts(**options), subcommand=sub, allow_guild_only=True
+    )
+    await bot.fake.wait_for(lambda: answered(ix))
+    return ix
+
+
+async def test_each_dm_is_a_place_of_its_own(tmp_path: Path, world: World) -> None:
+    fake = world.fake
+    fake.add_user("eve", user_id=EVE)  # a stranger: shares no server with anyone here
+    settings = "choices=yes:Yes,no:No"
+    async with running(world, config(tmp_path, world)) as bot:
+        made = await dm(bot, DAVE, "create", count="dm-secret", title="Mine", settings=settings)
+        updated = await dm(bot, DAVE, "update", count="dm-secret", figures="yes=3 no=1")
+        by_stranger = await dm(bot, EVE, "create", count="eve-own", title="x", settings=settings)
+        seen = [
+            await dm(bot, EVE, verb, count="dm-secret", **extra)
+            for verb, extra in [("status", {}), ("history", {}), ("pause", {})]
+        ]
+        listed = await dm(bot, EVE, "list")
+        summary = await dm(bot, EVE, "status")
+        typo = await dm(bot, EVE, "status", count="no-such-count")
+        bot.world.vt.advance(6)
+        typed = await fake.inject_autocomplete(
+            None, fake.dm_channel(EVE), EVE, "count", opts(count="dm"), subcommand="status",
+            focused="count", allow_guild_only=True,
+        )  # fmt: skip
+        await fake.wait_for(lambda: answered(typed))
+        in_server = await slash_in(bot, world.guild, world.results, ALICE, "status", count="dm")
+        own = await dm(bot, DAVE, "status", count="dm-secret")
+        async with bot.app.db.connect() as conn:
+            count = await count_rows.get(conn, "dm-secret")
+    assert answer(made).content.startswith("Created dm-secret: Mine;")
+    assert answer(updated).content.startswith("Accepted update #1 for dm-secret")
+    assert count is not None
+    assert count.owner == f"discord:@{fake.dm_channel(DAVE)}"
+    assert answer(by_stranger).content.startswith("Error: only admins can create a count")
+    unknown = answer(typo).content
+    for ix in seen:
+        assert answer(ix).content == unknown.replace("no-such-count", "dm-secret")
+    assert "dm-secret" not in answer(listed).content
+    assert "Mine" not in answer(summary).content
+    assert typed.choices == []
+    assert answer(in_server).content.startswith("Error: unknown count 'dm'")
+    assert "dm-secret" not in answer(in_server).content
+    assert "Mine" in str(answer(own).embeds) + answer(own).content

@@ -1084,3 +1084,38 @@ async def test_http_mode_mounts_on_the_ops_server(
     assert ok.status == 200
     (answer,) = fake.response_url_posts
     assert answer.body["text"] == "No union leads by 117"
+
+
+async def test_http_mode_carries_out_a_replayed_signed_request_once(tmp_path: Path) -> None:
+    """A captured signed request sent again inside its five minutes (the signature still
+    verifies), or one request re-signed (its own id, trigger_id, again): answered once."""
+    async with FakeSlack() as fake:
+        channel, user = fake.add_channel("general"), fake.add_user("ada")
+        async with running(fake, config(tmp_path, fake, mode="http")) as bot:
+            url = f"http://127.0.0.1:{bot.adapter.http_port}/slack/events"
+            payload = fake.slash_command_payload(
+                command="/count", text="list", user_id=user, channel_id=channel
+            )
+            body = urlencode(payload).encode()
+            captured = {
+                **fake.signed_headers(body),
+                "Content-Type": "application/x-www-form-urlencoded",
+            }
+            resigned = {
+                **fake.signed_headers(body, timestamp=int(time.time()) - 1),
+                "Content-Type": "application/x-www-form-urlencoded",
+                "X-Slack-Retry-Num": "1",
+            }
+            statuses = []
+            async with aiohttp.ClientSession() as session:
+                for headers in (captured, captured, captured, resigned):
+                    async with session.post(url, data=body, headers=headers) as resp:
+                        statuses.append(resp.status)
+            other = await fake.send_slash_command_http(
+                url, command="/count", text="status", user_id=user, channel_id=channel
+            )
+            await fake.wait_for(lambda: len(bot.handled) >= 2)
+            await bot.settle()
+    assert statuses == [200, 200, 200, 200]
+    assert other.status == 200
+    assert bot.handled == ["list", "status"]

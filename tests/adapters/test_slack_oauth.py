@@ -41,10 +41,13 @@ SLACK = Platform("slack")
 CLIENT_SECRET = "fake-client-secret-0123456789"
 
 
-def config(tmp_path: Path, fake: FakeSlack, *, server: bool = True, **slack: Any) -> Config:
+def config(
+    tmp_path: Path, fake: FakeSlack, *, server: bool = True, alerts: str = "", **slack: Any
+) -> Config:
     return parse(
         {
             "store": {"url": f"sqlite+aiosqlite:///{tmp_path / 'tallybot.sqlite3'}"},
+            **({"admins": {"alerts": [alerts]}} if alerts else {}),
             **({"server": {"host": "127.0.0.1", "port": 0}} if server else {}),
             "slack": {
                 "api_base": fake.api_url,
@@ -419,8 +422,10 @@ async def test_an_uninstalled_workspace_is_removed_and_its_subscription_disabled
     alpha, beta = fake.add_team("alpha"), fake.add_team("beta")
     news_a = fake.add_channel("news-alpha", team_id=alpha)
     news_b = fake.add_channel("news-beta", team_id=beta)
+    ops = fake.add_channel("ops-alpha", team_id=alpha)  # the operator's alerts
     ada, bo = fake.add_user("ada", team_id=alpha), fake.add_user("bo", team_id=beta)
-    async with running(fake, config(tmp_path, fake), vt, monkeypatch) as bot:
+    cfg = config(tmp_path, fake, alerts=f"slack:{alpha}/{ops}")
+    async with running(fake, cfg, vt, monkeypatch) as bot:
         for team in (alpha, beta):
             assert (await bot.install(team))[0] == 200
         for user, channel in ((ada, news_a), (bo, news_b)):
@@ -457,6 +462,15 @@ async def test_an_uninstalled_workspace_is_removed_and_its_subscription_disabled
             (f"slack:{beta}/U0INSTALL1", "slack install"),
             (f"slack:{beta}", gone),
         ]
+        # The operator's count: told in the operator's channel, as one alert for the workspace
+        # (held a moment for the workspace's other channels).
+        vt.clock.advance(11)
+        await bot.app.idle()
+        told = [m for m in bot_posts(fake, ops) if beta in m.text]
+        assert len(told) == 1, told
+        shown = told[0].text.replace("\u200b", "")  # Slack's text breaks "slack:" links
+        assert f"stopped posting in 1 channel of slack:{beta}: tallybot is not installed" in shown
+        assert "Install the app in the workspace again at " in told[0].text
         # No call went out with the revoked token.
         revoked = {t for t, team in fake.installed_tokens.items() if team == beta}
         assert [c for c in fake.calls if c.token in revoked and c.time > delivery.sent_at] == []

@@ -29,6 +29,11 @@ POLLED = "bessemer-2021"
 MANUAL = "board-2026"
 
 
+def tally_path(count_id: str) -> str:
+    """The push endpoint of ``count_id`` (what a signature covers, with the method)."""
+    return f"/api/counts/{count_id}/tally"
+
+
 class Feed:
     """A JSON feed with an ETag (304 when unchanged) that can be told to fail."""
 
@@ -145,8 +150,9 @@ class Bot:
     ) -> tuple[int, dict[str, Any]]:
         """POST a tally signed with ``secret``, the timestamp ``skew`` seconds off."""
         raw = body if isinstance(body, bytes) else json.dumps(body).encode()
-        signed = signing.headers(secret, self.clock.now().timestamp() + skew, raw)
-        url = f"{self.url}/api/counts/{count_id}/tally"
+        path = tally_path(count_id)
+        signed = signing.headers(secret, self.clock.now().timestamp() + skew, raw, path=path)
+        url = self.url + path
         async with self.http.post(url, data=raw, headers={**signed, **(headers or {})}) as resp:
             return resp.status, await resp.json()
 

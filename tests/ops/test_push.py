@@ -10,7 +10,7 @@ from bot.ingest.poller import PollResult
 from bot.ops import signing
 from bot.store import audit as audit_rows
 from bot.store import tallies as tally_rows
-from tests.ops.conftest import ADMIN, CHAN, MANUAL, POLLED, SECRET, Bot
+from tests.ops.conftest import ADMIN, CHAN, MANUAL, POLLED, SECRET, Bot, tally_path
 
 BESSEMER_PAUSE = {
     "votes": {"yes": 463, "no": 1100},
@@ -112,7 +112,7 @@ async def test_a_forged_signature_is_refused(bot: Bot) -> None:
     assert body["error"].startswith("bad signature")
     # A valid signature of another body does not cover this one.
     raw = json.dumps(BESSEMER_PAUSE).encode()
-    signed = signing.headers(SECRET, bot.clock.now().timestamp(), b"{}")
+    signed = signing.headers(SECRET, bot.clock.now().timestamp(), b"{}", path=tally_path(POLLED))
     status, body = await bot.push(POLLED, raw, headers=signed)
     assert status == 401
     assert "bad signature" in body["error"]
@@ -163,7 +163,7 @@ async def test_an_oversized_body_is_refused(bot: Bot) -> None:
             yield b" " * 8192
 
     raw_status = None
-    headers = signing.headers(SECRET, bot.clock.now().timestamp(), b"")
+    headers = signing.headers(SECRET, bot.clock.now().timestamp(), b"", path=tally_path(POLLED))
     async with bot.http.post(
         f"{bot.url}/api/counts/{POLLED}/tally", data=chunks(), headers=headers
     ) as resp:

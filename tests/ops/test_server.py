@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 async def test_healthz_says_alive_and_which_instance(bot: Bot) -> None:
-    instance = {"id": bot.app.instance.id, "counts": [], "shards": []}
+    instance = {"id": bot.app.instance.id, "counts": 0, "shards": []}
     assert await bot.get("/healthz") == (200, {"status": "alive", "instance": instance})
 
 

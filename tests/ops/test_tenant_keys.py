@@ -42,7 +42,7 @@ async def with_key(
 
 async def signed(bot: Bot, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
     raw = json.dumps(body).encode()
-    headers = signing.headers(SECRET, bot.clock.now().timestamp(), raw)
+    headers = signing.headers(SECRET, bot.clock.now().timestamp(), raw, path=path)
     async with bot.http.post(bot.url + path, data=raw, headers=headers) as resp:
         return resp.status, await resp.json()
 
@@ -123,7 +123,7 @@ async def test_post_api_counts_makes_a_count_for_whoever_asks(bot: Bot) -> None:
         count = await count_rows.get(conn, "local-9")
         operator = await count_rows.get(conn, "op-count")
     assert made == (201, {"result": "created", "count": "local-9"})
-    assert again == (409, {"error": "the name local-9 is taken; pick another"})
+    assert again == (409, {"error": count_rows.taken("local-9")})
     assert bad[0] == 422
     assert "two choices" in bad[1]["error"]
     assert extra[0] == 422
@@ -134,3 +134,42 @@ async def test_post_api_counts_makes_a_count_for_whoever_asks(bot: Bot) -> None:
     assert (count.owner, count.public, count.received) == ("slack:T0B", False, 120)
     assert operator is not None
     assert operator.owner == "operator"
+
+
+async def test_unauthenticated_endpoints_name_no_places_count(bot: Bot) -> None:
+    """/metrics and /healthz answer anyone: a place's private count is counted, not named."""
+    assert (await say(bot, A, "create local-7 Local 7 vote choices=yes:Yes,no:No")).ok
+    key = token_in(await say(bot, A, "apikey create"))
+    tally = "/api/counts/local-7/tally"
+    assert (await with_key(bot, tally, key, FIGURES))[0] == 201
+    assert (await with_key(bot, tally, key, {"votes": {"yes": 9, "no": 4}}))[0] == 409
+    assert (await signed(bot, f"/api/counts/{POLLED}/tally", FIGURES))[0] == 201
+    await bot.app.pollers[POLLED].poll()
+    async with bot.http.get(bot.url + "/metrics") as resp:
+        metrics = await resp.text()
+    async with bot.http.get(bot.url + "/healthz") as resp:
+        health = await resp.text()
+    assert "local-7" not in metrics
+    assert 'tallybot_tallies_accepted_total{count="tenant"' in metrics
+    assert 'tallybot_tallies_rejected_total{count="tenant",reason="decrease"' in metrics
+    assert f'tallybot_tallies_accepted_total{{count="{POLLED}"' in metrics  # the operator's
+    assert "local-7" not in health
+    assert POLLED not in health
+
+
+async def test_a_taken_name_is_refused_in_the_same_words_whoever_owns_it(bot: Bot) -> None:
+    """One namespace: place B learns that a name is in use, and nothing about whose it is or
+    whether it could see it (README, "Who may see a count")."""
+    assert (await say(bot, A, "create a-secret A secret choices=yes:Yes,no:No")).ok
+    assert (await say(bot, B, "create b-own B own choices=yes:Yes,no:No")).ok
+    key = token_in(await say(bot, B, "apikey create"))
+    body: dict[str, Any] = {"title": "x", "choices": [{"id": "yes"}, {"id": "no"}]}
+    in_chat, by_key = [], []
+    for name in ("a-secret", "b-own", POLLED):  # A's private count, B's own, the operator's
+        reply = await say(bot, B, f"create {name} Mine choices=yes:Yes,no:No")
+        in_chat.append(reply.text.replace(name, "NAME"))
+        status, answer = await with_key(bot, "/api/counts", key, {**body, "id": name})
+        by_key.append((status, answer["error"].replace(name, "NAME")))
+    words = "the name NAME is taken (names are shared by every place); pick another"
+    assert in_chat == [f"Error: {words}"] * 3
+    assert by_key == [(409, words)] * 3

@@ -5,6 +5,7 @@ the operator's list; and the scheduler follows a count's source as chat changes 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,7 @@ from aiohttp import web
 from bot.app import App
 from bot.commands.request import Reply, Request
 from bot.config import parse
-from bot.ingest.poller import PollResult
+from bot.domain.message import Notice
 from bot.ops import readiness
 from bot.store import counts as count_rows
 from bot.subscription import ChannelRef, Platform
@@ -107,21 +108,36 @@ async def test_addresses_inside_are_refused_as_they_are_typed(
     assert made is None  # nothing made
 
 
-async def test_a_name_that_resolves_inside_is_refused_at_every_fetch(
+async def test_a_name_for_this_machine_is_refused_as_it_is_typed(
     tmp_path: Path, clock: FakeClock, unused_tcp_port: int, inside: tuple[Inside, int]
 ) -> None:
+    """Not only at every fetch (a name's addresses are checked at connect, bot.egress): the
+    names that always mean this machine are refused before any lookup."""
     service, port = inside
     async with app_for(config(tmp_path, unused_tcp_port), clock) as app:
-        made = await ask(app, f"{MAKE} source=http://localhost:{port}/feed.json")
-        result = await app.pollers["local-7"].poll()
-        ops = await ask(app, f"edit local-7 source=http://localhost:{unused_tcp_port}/healthz")
-        result_ops = await app.pollers["local-7"].poll()
-        health = app.health["local-7"]
+        refused = [
+            await ask(app, f"{MAKE} source={url}")
+            for url in (
+                f"http://localhost:{port}/feed.json",
+                f"http://LocalHost.:{unused_tcp_port}/healthz",
+                f"http://api.localhost:{port}/feed.json",
+                f"http://ip6-localhost:{port}/feed.json",
+            )
+        ]
+        made = await ask(app, f"{MAKE} source=manual")
+        edited = await ask(app, f"edit local-7 source=http://localhost:{port}/feed.json")
+        async with app.db.connect() as conn:
+            source = await count_rows.source_json(conn, "local-7")
+    for reply, host in zip(
+        refused, ["localhost", "localhost", "api.localhost", "ip6-localhost"], strict=True
+    ):
+        assert not reply.ok
+        assert reply.text == (
+            f"Error: source: {host} does not resolve to a public internet address"
+        )
     assert made.ok, made.text
-    assert ops.ok, ops.text
-    assert (result, result_ops) == (PollResult.FAILED, PollResult.FAILED)
-    assert health.last_error is not None
-    assert "does not resolve to a public internet address" in str(health.last_error)
+    assert edited.text.startswith("Error: source: localhost does not resolve")
+    assert source is None  # still manual
     assert service.hits == 0  # nothing inside was reached
 
 
@@ -170,7 +186,8 @@ async def test_a_broken_feed_set_in_chat_leaves_the_bot_ready(
 ) -> None:
     _, port = inside
     async with app_for(config(tmp_path, unused_tcp_port), clock) as app:
-        assert (await ask(app, f"{MAKE} source=http://localhost:{port}/feed.json")).ok
+        # .invalid never resolves (RFC 6761): every poll fails, fast.
+        assert (await ask(app, f"{MAKE} source=http://feed.invalid:{port}/feed.json")).ok
         for _ in range(6):  # stale: more failed polls in a row than the default allows
             await app.pollers["local-7"].poll()
         ready = await readiness.check(app)
@@ -178,3 +195,22 @@ async def test_a_broken_feed_set_in_chat_leaves_the_bot_ready(
     assert stale
     assert ready.ready, ready.to_json()
     assert "source:local-7" not in ready.to_json()["checks"]  # type: ignore[operator]
+
+
+async def test_a_places_stale_source_is_told_in_that_place_not_the_operators(
+    tmp_path: Path, clock: FakeClock, unused_tcp_port: int
+) -> None:
+    cfg = config(tmp_path, unused_tcp_port)
+    operators = ChannelRef(Platform("discord"), "1", "9")
+    cfg = replace(cfg, admins=cfg.admins.model_copy(update={"alerts": (operators,)}))
+    adapter = RecordingAdapter(Platform("discord"))
+    app = App(cfg, {Platform("discord"): lambda commands: adapter}, clock=clock, poll=False)
+    async with app:
+        assert (await ask(app, f"{MAKE} source=http://feed.invalid/feed.json")).ok
+        for _ in range(6):  # stale: more failed polls in a row than the default allows
+            await app.pollers["local-7"].poll()
+        await app.idle()
+    told = [m.text for m in adapter.messages(HALL) if isinstance(m, Notice)]
+    assert len(told) == 1
+    assert "local-7 is stale" in told[0]
+    assert adapter.messages(operators) == []

@@ -103,8 +103,7 @@ async def test_a_count_made_in_chat_belongs_here_and_every_change_is_audited(
         "majority of valid votes; private to this place."
     )
     assert taken.text == (
-        "Error: the name local-7 is taken (names are shared by every server and workspace); "
-        "pick another"
+        "Error: the name local-7 is taken (names are shared by every place); pick another"
     )
     assert bad.text == "Error: a count needs at least two choices"
     assert sub.ok, sub.text

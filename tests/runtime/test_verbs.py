@@ -51,6 +51,7 @@ TENANCY = {  # issue 15: counts run from chat, by their owners
     "delete": "delete <count> [confirm]",
     "admins": "admins [list|add|remove] <count> [who]",
     "apikey": "apikey [list|create|revoke] [key]",
+    "alerts": "alerts [show|here|off]",
 }
 EVERY = {**USAGE, **TENANCY}
 
@@ -74,6 +75,7 @@ def test_usage_help_and_admin_words_come_from_the_specs() -> None:
         "delete": "delete a count",
         "admins": "manage a count's admins",
         "apikey": "manage API keys",
+        "alerts": "choose where alerts go",
     }
     assert {s.name for s in VERBS if s.public} == {"subscribe", "status", "chart"}
 

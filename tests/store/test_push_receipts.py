@@ -6,8 +6,12 @@ from __future__ import annotations
 import asyncio
 from datetime import timedelta
 
-from bot.store import Database, push_receipts
+from sqlalchemy import insert
+
+from bot.store import Database, migrations, push_receipts
 from bot.store.push_receipts import Receipt
+from bot.store.schema import push_receipts as receipts_table
+from tests.store.test_migrations import Store, differences
 from tests.test_store import T0
 
 SIG = "v0=" + "a5f4652e2095" * 5 + "abcd"
@@ -56,3 +60,37 @@ async def test_two_stores_taking_one_signature_at_once_agree(
 
         results = await asyncio.gather(take(one), take(two), take(one), take(two))
     assert sorted(results, key=lambda r: r is not None) == [None, T0, T0, T0]
+
+
+async def test_one_signature_for_two_counts_is_two_receipts(db: Database) -> None:
+    """A v0 signature covers no path: one body pushed to two counts in one second."""
+    receipt = Receipt(SIG, T0 + timedelta(minutes=5))
+    async with db.begin() as conn:
+        assert await push_receipts.remember(conn, receipt, "count-a", at=T0) is None
+        assert await push_receipts.remember(conn, receipt, "count-b", at=T0) is None
+        assert await push_receipts.remember(conn, receipt, "count-b", at=T0) == T0
+        assert await push_receipts.count(conn) == 2
+
+
+async def test_upgrading_to_receipts_by_count_keeps_every_receipt(
+    store_url: str, store_schema: str | None
+) -> None:
+    async with Store(store_url, store_schema) as engine:
+        await migrations.upgrade(engine, to="0011", schema=store_schema)
+        async with engine.begin() as conn:
+            await conn.execute(
+                insert(receipts_table).values(
+                    signature=SIG,
+                    count_id="count-a",
+                    received_at=T0,
+                    expires_at=T0 + timedelta(minutes=5),
+                )
+            )
+        assert "0012" in await migrations.upgrade(engine, schema=store_schema)
+    async with Database(store_url, schema=store_schema) as db:
+        async with db.connect() as conn:
+            assert await conn.run_sync(differences) == []
+        async with db.begin() as conn:
+            receipt = Receipt(SIG, T0 + timedelta(minutes=5))
+            assert await push_receipts.remember(conn, receipt, "count-a", at=T0) == T0
+            assert await push_receipts.remember(conn, receipt, "count-b", at=T0) is None

@@ -16,12 +16,14 @@ from bot.store.outbox.claims import claimable, release_expired, renew
 from bot.store.outbox.moves import (
     cancel_for_subscription,
     cancel_orphans,
+    hold,
     mark_attempt,
     mark_dead,
     mark_retry,
     mark_sending,
     mark_sent,
     release,
+    revise,
     supersede,
 )
 from bot.store.outbox.queue import (
@@ -38,6 +40,7 @@ from bot.store.outbox.queue import (
     in_doubt,
     next_due,
     open_updates,
+    pending_alerts,
     waiting_channels,
 )
 
@@ -55,6 +58,7 @@ __all__ = [
     "due",
     "enqueue",
     "get",
+    "hold",
     "in_doubt",
     "mark_attempt",
     "mark_dead",
@@ -63,9 +67,11 @@ __all__ = [
     "mark_sent",
     "next_due",
     "open_updates",
+    "pending_alerts",
     "release",
     "release_expired",
     "renew",
+    "revise",
     "supersede",
     "waiting_channels",
 ]

@@ -219,3 +219,27 @@ async def _finish_open(
     if found.status is DeliveryStatus.CANCELLED:
         return False
     raise StoreError(f"cannot {doing}: delivery {delivery_id} is already {found.status}")
+
+
+async def revise(conn: AsyncConnection, delivery_id: int, payload: str) -> bool:
+    """Give a PENDING delivery, none of whose requests has gone out, a new payload (an alert
+    that now tells of more channels); False when it has left PENDING or been attempted."""
+    result = await conn.execute(
+        update(outbox)
+        .where(
+            outbox.c.id == delivery_id,
+            outbox.c.status == str(DeliveryStatus.PENDING),
+            outbox.c.sending_at.is_(None),
+        )
+        .values(payload=payload)
+    )
+    return result.rowcount == 1
+
+
+async def hold(conn: AsyncConnection, delivery_id: int, *, until: datetime) -> None:
+    """A PENDING delivery goes no sooner than ``until``."""
+    await conn.execute(
+        update(outbox)
+        .where(outbox.c.id == delivery_id, outbox.c.status == str(DeliveryStatus.PENDING))
+        .values(next_attempt_at=until)
+    )

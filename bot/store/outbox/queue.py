@@ -171,6 +171,19 @@ async def due(
     )
 
 
+async def pending_alerts(conn: AsyncConnection, channel: ChannelRef) -> list[Delivery]:
+    """The alerts to ``channel`` still PENDING with no request gone out, oldest first."""
+    return await _select(
+        conn,
+        outbox.c.platform == str(channel.platform),
+        outbox.c.workspace == channel.workspace,
+        outbox.c.channel == channel.channel,
+        outbox.c.action == str(DeliveryAction.ALERT),
+        outbox.c.status == str(DeliveryStatus.PENDING),
+        outbox.c.sending_at.is_(None),
+    )
+
+
 async def in_doubt(
     conn: AsyncConnection,
     platform: Platform,

@@ -239,7 +239,8 @@ class GatewayHub:
         self.sessions[session.session_id] = session
         session.conn, conn.session = conn, session
         self.identify_count += 1
-        guilds = [g for g in fake.guilds.values() if session.covers(g.id)]
+        me = fake.bot_user_id  # the guilds the bot is in
+        guilds = [g for g in fake.guilds.values() if session.covers(g.id) and me in g.members]
         flags = payloads.application_flags(fake.privileged_intents)
         ready: JSON = {
             "v": 10,
@@ -380,7 +381,7 @@ class GatewayHub:
             if session.covers(guild.id) and session.intents & INTENT_GUILDS:
                 self._push(session, "GUILD_CREATE", self._guild_create(guild, session))
 
-    def live_sessions(self, guild_id: int) -> int:
+    def live_sessions(self, guild_id: int | None) -> int:
         """How many connected sessions get the guild's events (one, when sharded right)."""
         return sum(
             s.conn is not None and not s.conn.closing and s.covers(guild_id)

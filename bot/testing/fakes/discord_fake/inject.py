@@ -16,8 +16,12 @@ from .payloads import user as user_payload
 from .state import FakeDiscord
 
 
-def _find_command(fake: FakeDiscord, guild_id: int, name: str) -> JSON | None:
-    for scope in (guild_id, None):
+def _find_command(
+    fake: FakeDiscord, guild_id: int | None, name: str, *, anywhere: bool = False
+) -> JSON | None:
+    """The command registered in the guild or globally (with ``anywhere``: in any guild)."""
+    scopes = list(fake.registered_commands) if anywhere else [guild_id, None]
+    for scope in scopes:
         for cmd in fake.registered_commands.get(scope, []):
             if cmd["name"] == name and cmd.get("type", 1) == 1:
                 return cmd
@@ -59,7 +63,7 @@ def _normalize(
     return out
 
 
-def _resolved(fake: FakeDiscord, guild: Guild, channel_id: int, options: list[JSON]) -> JSON:
+def _resolved(fake: FakeDiscord, guild: Guild | None, channel_id: int, options: list[JSON]) -> JSON:
     resolved: JSON = {}
     chan = fake.channels[channel_id]
     for opt in options:
@@ -69,12 +73,12 @@ def _resolved(fake: FakeDiscord, guild: Guild, channel_id: int, options: list[JS
         oid = int(value)
         if kind in (6, 9) and oid in fake.users:
             resolved.setdefault("users", {})[str(oid)] = user_payload(fake.users[oid])
-            member = guild.members.get(oid)
-            if member is not None:
+            member = guild.members.get(oid) if guild is not None else None
+            if guild is not None and member is not None:
                 perms = permissions_for(guild, oid, chan)
                 data = member_payload(member, fake.users[oid], with_user=False, permissions=perms)
                 resolved.setdefault("members", {})[str(oid)] = data
-        elif kind in (8, 9) and oid in guild.roles:
+        elif kind in (8, 9) and guild is not None and oid in guild.roles:
             resolved.setdefault("roles", {})[str(oid)] = role_payload(guild.roles[oid])
         elif kind == 7 and oid in fake.channels:
             target = fake.channels[oid]
@@ -84,6 +88,8 @@ def _resolved(fake: FakeDiscord, guild: Guild, channel_id: int, options: list[JS
 
 
 def _base_payload(fake: FakeDiscord, ix: FakeInteraction) -> JSON:
+    if ix.guild_id is None:
+        return _dm_payload(fake, ix)
     guild = fake.guilds[ix.guild_id]
     chan = fake.channels[ix.channel_id]
     member = guild.members[ix.user_id]
@@ -109,7 +115,35 @@ def _base_payload(fake: FakeDiscord, ix: FakeInteraction) -> JSON:
     }
 
 
-def _check_where(fake: FakeDiscord, guild_id: int, channel_id: int, user_id: int) -> None:
+def _dm_payload(fake: FakeDiscord, ix: FakeInteraction) -> JSON:
+    """A command in the user's DM with the bot: no guild, no member, the user; no permissions."""
+    chan = fake.channels[ix.channel_id]
+    return {
+        "id": str(ix.id),
+        "application_id": str(fake.app_id),
+        "type": ix.type,
+        "channel_id": str(chan.id),
+        "channel": channel_payload(chan),
+        "user": user_payload(fake.users[ix.user_id]),
+        "token": ix.token,
+        "version": 1,
+        "app_permissions": "0",
+        "locale": "en-US",
+        "entitlements": [],
+        "authorizing_integration_owners": {"0": "0"},
+        "context": 1,
+        "attachment_size_limit": fake.attachment_size_limit,
+    }
+
+
+def _check_where(fake: FakeDiscord, guild_id: int | None, channel_id: int, user_id: int) -> None:
+    if guild_id is None:
+        chan = fake.channels.get(channel_id)
+        if chan is None or chan.type != 1 or chan.recipient_id != user_id:
+            raise ValueError(f"channel {channel_id} is not the DM of user {user_id}")
+        if not fake.gateway.live_sessions(None):
+            raise RuntimeError("no connected gateway session receives DM events")
+        return
     guild = fake.guilds.get(guild_id)
     if guild is None:
         raise ValueError(f"unknown guild {guild_id}")
@@ -122,6 +156,17 @@ def _check_where(fake: FakeDiscord, guild_id: int, channel_id: int, user_id: int
         raise RuntimeError("no connected gateway session receives this guild's events")
 
 
+async def _offered_in_dms(cmd: JSON | None) -> bool:
+    """Whether Discord shows the command in a DM with the bot (its contexts, else its
+    dm_permission)."""
+    if cmd is None:
+        return True
+    contexts = cmd.get("contexts")
+    if contexts is not None:
+        return 1 in contexts
+    return bool(cmd.get("dm_permission", True))
+
+
 async def _send(fake: FakeDiscord, ix: FakeInteraction) -> FakeInteraction:
     fake.interactions.append(ix)
     ix.injected_at = fake.clock()
@@ -132,7 +177,7 @@ async def _send(fake: FakeDiscord, ix: FakeInteraction) -> FakeInteraction:
 
 async def inject_command(
     fake: FakeDiscord,
-    guild_id: int,
+    guild_id: int | None,
     channel_id: int,
     user_id: int,
     name: str,
@@ -141,11 +186,18 @@ async def inject_command(
     subcommand: str | None,
     focused: str | None,
     allow_unregistered: bool,
+    allow_guild_only: bool = False,
 ) -> FakeInteraction:
+    """A command in guild ``guild_id``, or (``None``) in the user's DM with the bot: there,
+    a command Discord does not offer in DMs (guild-only, or registered in a guild) is refused
+    unless ``allow_guild_only`` (a request Discord would not send, to test what the bot makes
+    of it)."""
     _check_where(fake, guild_id, channel_id, user_id)
-    cmd = _find_command(fake, guild_id, name)
+    cmd = _find_command(fake, guild_id, name, anywhere=guild_id is None and allow_guild_only)
     if cmd is None and not allow_unregistered:
         raise LookupError(f"/{name} is not registered (global or in guild {guild_id})")
+    if guild_id is None and not allow_guild_only and not _offered_in_dms(cmd):
+        raise ValueError(f"/{name} is a guild-only command: Discord does not offer it in DMs")
     path = subcommand.split() if subcommand else []
     schema: list[JSON] | None = cmd.get("options", []) if cmd is not None else None
     for part in path:
@@ -177,7 +229,8 @@ async def inject_command(
     }
     if cmd is not None and "guild_id" in cmd:
         data["guild_id"] = cmd["guild_id"]
-    resolved = _resolved(fake, fake.guilds[guild_id], channel_id, leaf)
+    guild = fake.guilds[guild_id] if guild_id is not None else None
+    resolved = _resolved(fake, guild, channel_id, leaf)
     if resolved:
         data["resolved"] = resolved
     ix.payload = {**_base_payload(fake, ix), "data": data}
@@ -220,15 +273,21 @@ async def inject_modal_submit(
     user_id: int,
     custom_id: str | None,
     values: dict[str, str],
+    *,
+    forged: bool = False,
 ) -> FakeInteraction:
-    shown_modal(fake, shown, user_id)
+    shown_modal(fake, shown, shown.user_id if forged else user_id)
     assert shown.modal is not None
-    if shown.modal_submitted:
+    if shown.modal_submitted and not forged:
         raise ValueError("that modal was submitted already (Discord closes it)")
     _check_where(fake, shown.guild_id, shown.channel_id, user_id)
-    custom_id = shown.modal.get("custom_id") if custom_id is None else custom_id
-    data = submit_payload(shown, str(custom_id), values)
-    shown.modal_submitted = True
+    modal_id = str(shown.modal.get("custom_id"))
+    custom_id = modal_id if custom_id is None else custom_id
+    data = submit_payload(shown, modal_id, values)
+    data["custom_id"] = custom_id
+    if custom_id != modal_id and not forged:
+        raise ValueError(f"no modal {custom_id!r} was shown to this member")
+    shown.modal_submitted = shown.modal_submitted or not forged
     ix = FakeInteraction(
         fake,
         type=5,

@@ -28,7 +28,7 @@ class FakeInteraction:
         fake: FakeDiscord,
         *,
         type: int,
-        guild_id: int,
+        guild_id: int | None,
         channel_id: int,
         user_id: int,
         name: str,
@@ -69,7 +69,7 @@ class FakeInteraction:
             "id": str(self.id),
             "type": self.type,
             "user": user_payload(self._fake.users[self.user_id]),
-            "authorizing_integration_owners": {"0": str(self.guild_id)},
+            "authorizing_integration_owners": {"0": str(self.guild_id or 0)},
         }
         if self.type in (2, 4):
             out["name"] = self.name

@@ -30,7 +30,6 @@ from .models import (
     READ_MESSAGE_HISTORY,
     SEND_MESSAGES,
     SEND_MESSAGES_IN_THREADS,
-    Channel,
     RecordedMessage,
 )
 from .router import ApiError, Ctx, Reply, Route, form_error
@@ -178,10 +177,7 @@ async def create_dm(fake: FakeDiscord, ctx: Ctx) -> Reply:
     user = fake.users.get(uid)
     if user is None or uid == fake.bot_user_id:
         raise unknown("User", 10013)
-    chan = next((c for c in fake.channels.values() if c.recipient_id == uid), None)
-    if chan is None:
-        chan = Channel(fake.snowflakes.next(), None, "", 1, recipient_id=uid)
-        fake.channels[chan.id] = chan
+    chan = fake.channels[fake.dm_channel(uid)]
     return Reply(200, payloads.channel(chan, recipients=[payloads.user(user)]))
 
 

@@ -302,7 +302,7 @@ class FakeDiscord(WorldSetup):
 
     async def inject_slash_command(
         self,
-        guild_id: int,
+        guild_id: int | None,
         channel_id: int,
         user_id: int,
         name: str,
@@ -310,12 +310,16 @@ class FakeDiscord(WorldSetup):
         *,
         subcommand: str | None = None,
         allow_unregistered: bool = False,
+        allow_guild_only: bool = False,
     ) -> FakeInteraction:
         """Send INTERACTION_CREATE (type 2) for a registered chat-input command.
 
         ``subcommand`` may be "sub" or "group sub". Option ``type`` may be left out: it is
         taken from the registered command, which must exist (Discord only sends commands it
-        knows) unless ``allow_unregistered``.
+        knows) unless ``allow_unregistered``. ``guild_id`` None: in the user's DM with the bot
+        (``channel_id``: ``dm_channel(user_id)``), where a guild-only command is refused unless
+        ``allow_guild_only`` (a request Discord would not send, to test what the bot makes of
+        it).
         """
         return await inject.inject_command(
             self,
@@ -327,11 +331,12 @@ class FakeDiscord(WorldSetup):
             subcommand=subcommand,
             focused=None,
             allow_unregistered=allow_unregistered,
+            allow_guild_only=allow_guild_only,
         )
 
     async def inject_autocomplete(
         self,
-        guild_id: int,
+        guild_id: int | None,
         channel_id: int,
         user_id: int,
         name: str,
@@ -340,6 +345,7 @@ class FakeDiscord(WorldSetup):
         focused: str,
         subcommand: str | None = None,
         allow_unregistered: bool = False,
+        allow_guild_only: bool = False,
     ) -> FakeInteraction:
         """Send an autocomplete interaction (type 4) with option ``focused`` being typed."""
         return await inject.inject_command(
@@ -352,6 +358,7 @@ class FakeDiscord(WorldSetup):
             subcommand=subcommand,
             focused=focused,
             allow_unregistered=allow_unregistered,
+            allow_guild_only=allow_guild_only,
         )
 
     async def inject_component(
@@ -377,9 +384,12 @@ class FakeDiscord(WorldSetup):
         *,
         user_id: int | None = None,
         custom_id: str | None = None,
+        forged: bool = False,
     ) -> FakeInteraction:
         """Send MODAL_SUBMIT (type 5): the modal that ``shown`` was answered with, filled in
         with ``values`` (by text input custom_id) by the member it was shown to (``user_id``
-        other than theirs, or a ``custom_id`` other than the modal's, is refused)."""
+        other than theirs, or a ``custom_id`` other than the modal's, is refused). ``forged``:
+        sent anyway, by ``user_id`` with ``custom_id`` (a client that makes up its submit, to
+        test the bot's own checks)."""
         who = shown.user_id if user_id is None else user_id
-        return await inject.inject_modal_submit(self, shown, who, custom_id, values)
+        return await inject.inject_modal_submit(self, shown, who, custom_id, values, forged=forged)

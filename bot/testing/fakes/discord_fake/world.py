@@ -62,6 +62,20 @@ class WorldSetup:
         self.gateway.guild_added(guild)
         return gid
 
+    def dm_channel(self: FakeDiscord, user_id: int) -> int:
+        """The id of the user's DM channel with the bot (opened if need be)."""
+        chan = next((c for c in self.channels.values() if c.recipient_id == user_id), None)
+        if chan is None:
+            chan = Channel(self.snowflakes.next(), None, "", 1, recipient_id=user_id)
+            self.channels[chan.id] = chan
+        return chan.id
+
+    def remove_bot(self: FakeDiscord, guild_id: int) -> None:
+        """The bot is kicked from the guild: it is no longer a member (every channel there
+        answers 403 Missing Access) and its sessions get GUILD_DELETE."""
+        self.guilds[guild_id].members.pop(self.bot_user_id, None)
+        self.gateway.dispatch("GUILD_DELETE", {"id": str(guild_id)}, guild_id, INTENT_GUILDS)
+
     def add_channel(self: FakeDiscord, guild_id: int, name: str) -> int:
         guild = self.guilds[guild_id]
         cid = self.snowflakes.next()

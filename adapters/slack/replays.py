@@ -1,0 +1,78 @@
+"""Each Slack request carried out once: a bolt middleware that drops a request seen before.
+
+Slack signs every HTTP-mode request over its timestamp and body, and bolt takes a timestamp up
+to five minutes old (:data:`WINDOW`): inside that window a captured request verifies again, and
+without this, a replayed ``apikey create`` made a key each time. A request is known by its
+signature (``X-Slack-Signature``: that body at that second) and by its own id, ``trigger_id``
+(slash commands, forms): one request re-signed, as a retry (``X-Slack-Retry-Num``), is the
+same request. Seen before, within the window, it is answered 200 with nothing and not carried
+out. (Events are known by their ``event_id``, which the mention handler checks.)
+
+The middleware runs after bolt's own, so only a request whose signature verified is remembered:
+a forged one cannot spoil a real one's id. Socket Mode requests carry no signature and keep
+their ``trigger_id`` check. At most :data:`KEPT` ids are kept; past that the oldest go first.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any
+
+from cachetools import TTLCache
+from slack_bolt.request.async_request import AsyncBoltRequest
+from slack_bolt.response import BoltResponse
+
+log = logging.getLogger(__name__)
+
+WINDOW = 300.0 + 60.0
+"""Seconds an id is kept: bolt's five minutes of timestamp tolerance, and a minute of skew."""
+KEPT = 20_000
+"""Ids kept at most."""
+
+
+def _first(headers: Mapping[str, Sequence[str]], name: str) -> str:
+    values = headers.get(name) or ()
+    return str(values[0]) if values else ""
+
+
+class Replays:
+    """The ids of the requests taken in lately (see the module docstring)."""
+
+    def __init__(self, monotonic: Callable[[], float], *, kept: int = KEPT) -> None:
+        self._seen: TTLCache[str, None, float] = TTLCache(kept, WINDOW, timer=monotonic)
+
+    def ids(self, req: AsyncBoltRequest) -> list[str]:
+        """What names ``req``: its signature and its ``trigger_id``, when it has them."""
+        found = []
+        signature = _first(req.headers, "x-slack-signature")
+        if signature:
+            found.append(f"signature:{signature}")
+        body: Any = req.body
+        trigger = body.get("trigger_id") if isinstance(body, dict) else None
+        if isinstance(trigger, str) and trigger:
+            found.append(f"trigger:{trigger}")
+        return found
+
+    def first(self, req: AsyncBoltRequest) -> bool:
+        """Whether ``req`` is new; remembers its ids either way."""
+        ids = self.ids(req)
+        new = not any(i in self._seen for i in ids)
+        for i in ids:
+            self._seen[i] = None
+        return new
+
+    async def middleware(
+        self, req: AsyncBoltRequest, next: Callable[[], Awaitable[None]]
+    ) -> BoltResponse | None:
+        """The bolt global middleware: a request seen before gets 200 and nothing else."""
+        if self.first(req):
+            await next()
+            return None
+        retry = _first(req.headers, "x-slack-retry-num")
+        log.warning(
+            "slack: a request seen in the last %d s came again%s: not carried out again",
+            int(WINDOW),
+            f" (retry {retry[:8]})" if retry else "",
+        )
+        return BoltResponse(status=200, body="")
