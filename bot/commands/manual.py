@@ -11,7 +11,6 @@ from bot.commands.hints import rejection_hint
 from bot.commands.request import Reply, Request
 from bot.commands.verbs import Verb
 from bot.domain.detect import Accepted, NoChange, Rejected
-from bot.domain.limits import MAX_SOURCE_NAME, cut
 from bot.domain.model import Count, Tally, TallyState
 from bot.errors import CommandError
 from bot.ingest.pipeline import Pipeline
@@ -75,7 +74,7 @@ def manual_tally(
         count_id=count.id,
         votes=votes,
         observed_at=now,
-        source=cut(f"admin {request.user_name}", MAX_SOURCE_NAME),
+        source=f"admin {request.user_name}",
         void=void,
         challenged=challenged,
         received=received,

@@ -341,8 +341,7 @@ def _end_labels(fig: Figure, count: Count, s: Standing) -> list[Text]:
         )
         chart_text.wrap(label, most, smallest=NOTE_PT)
         label.set_text(f"{label.get_text()}\n{figures}")
-        while label.get_window_extent().width > most and float(label.get_fontsize()) > SMALL_PT:
-            label.set_fontsize(float(label.get_fontsize()) - 1)
+        chart_text.smaller(label, most, smallest=SMALL_PT)
         labels.append(label)
     return labels
 

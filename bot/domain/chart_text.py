@@ -3,6 +3,7 @@ width (smaller, on two lines, or cut short), and labels spread so that none over
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -47,11 +48,16 @@ def _wide(text: Text) -> float:
     return float(text.get_window_extent().width)
 
 
-def _smaller(text: Text, width_px: float, *, smallest: float) -> None:
-    """Smaller type, a point at a time, until ``text`` is at most ``width_px`` wide or at
-    ``smallest`` points (a few measures: type sizes are whole points a little apart)."""
-    while _wide(text) > width_px and float(text.get_fontsize()) > smallest:
-        text.set_fontsize(max(smallest, float(text.get_fontsize()) - 1))
+def smaller(text: Text, width_px: float, *, smallest: float) -> None:
+    """Smaller type, in whole points, until ``text`` is at most ``width_px`` wide or at
+    ``smallest`` points: straight to the size its width says (type is about as wide as it is
+    large), then a point less while that is not enough, so a few measures in all."""
+    size = float(text.get_fontsize())
+    wide = _wide(text)
+    while wide > width_px and size > smallest:
+        size = max(smallest, min(size - 1, float(math.floor(size * width_px / wide))))
+        text.set_fontsize(size)
+        wide = _wide(text)
 
 
 def _most_that_fits(fits: Callable[[int], bool], most: int) -> int:
@@ -72,7 +78,7 @@ def shrink(text: Text, width_px: float, *, smallest: float) -> None:
     """Make ``text`` at most ``width_px`` wide: smaller type down to ``smallest`` points, then
     each line too wide cut short with an ellipsis (where it is cut is found by halving, so the
     time taken grows with the logarithm of the length, not its square)."""
-    _smaller(text, width_px, smallest=smallest)
+    smaller(text, width_px, smallest=smallest)
     if _wide(text) <= width_px:
         return
     lines = text.get_text().split("\n")
@@ -95,7 +101,7 @@ def wrap(text: Text, width_px: float, *, smallest: float) -> None:
     if need be, on the second."""
     words = text.get_text().split()
     size = float(text.get_fontsize())
-    _smaller(text, width_px, smallest=size - 2)  # a little smaller on one line?
+    smaller(text, width_px, smallest=size - 2)  # a little smaller on one line?
     if _wide(text) <= width_px or len(words) < 2:
         shrink(text, width_px, smallest=smallest)
         return
@@ -103,7 +109,7 @@ def wrap(text: Text, width_px: float, *, smallest: float) -> None:
     splits = [(" ".join(words[:k]), " ".join(words[k:])) for k in range(len(words) - 1, 0, -1)]
     first, second = min(splits, key=lambda pair: max(len(pair[0]), len(pair[1])))  # first: longer
     text.set_text(f"{first}\n{second}")
-    _smaller(text, width_px, smallest=smallest)
+    smaller(text, width_px, smallest=smallest)
     if _wide(text) <= width_px:
         return
 

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 MAX_TITLE = 120
 """The longest title of a count: a headline, not a paragraph."""
-MAX_LABEL = 60
+MAX_LABEL = 100
 """The longest label of a choice ("Retail, Wholesale and Department Store Union" is 45)."""
 MAX_CHOICE_ID = 32
 """The longest choice id (``yes``, ``ruiz``)."""
