@@ -70,7 +70,7 @@ def file_count(**table: Any) -> dict[str, Any]:
         ({"title": "T" * 4000}, "the title is 4,000 characters long: at most 120"),
         (
             {"choices": [{"id": "yes", "label": "Y" * 2001}, {"id": "no"}]},
-            "the label of choice 'yes' is 2,001 characters long: at most 60",
+            "the label of choice 'yes' is 2,001 characters long: at most 100",
         ),
         (
             {"choices": [{"id": f"c{i}"} for i in range(40)]},
@@ -113,7 +113,7 @@ async def test_chat_refuses_a_long_title_or_label_in_one_line(
         async with app.db.connect() as conn:
             kept = await count_rows.get(conn, "long-3")
     assert titled.text == "Error: the title is 500 characters long: at most 120"
-    assert labelled.text == "Error: the label of choice 'yes' is 2,001 characters long: at most 60"
+    assert labelled.text == "Error: the label of choice 'yes' is 2,001 characters long: at most 100"
     assert made.ok, made.text
     assert edited.text == "Error: the title is 121 characters long: at most 120"
     assert kept is not None
