@@ -64,7 +64,8 @@ def main() -> None:
         os._exit(0)  # the bot has gone (or let the child go): stop, even mid-chart
 
     threading.Thread(target=watch, name="requests", daemon=True).start()
-    import bot.chart
+    import PIL.Image  # noqa: F401  (what drawing needs, imported before saying ready)
+
     import bot.domain.chart_figure  # noqa: F401
 
     answers.write(frame(("ready", os.getpid())))

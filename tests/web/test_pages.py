@@ -87,7 +87,8 @@ async def test_the_page_shows_the_status_message_word_for_word(site: Site) -> No
     assert "needs 508 more to clinch" in rows
     for line in message.lines:
         assert line in page.text["lines"]
-    assert page.text["footer"] == str(message.footer)  # the footer's time in UTC, as the chat's
+    said = str(message.footer).replace("source: nlrb-feed", "figures from nlrb-feed")
+    assert page.text["footer"] == said  # the footer's time in UTC, as the chat's
     history = page.text["history"]
     assert history.index("#2") < history.index("#1")  # newest first
     assert "No union leads by 637" in history
@@ -215,7 +216,7 @@ def test_check_config_names_the_public_pages(tmp_path: Path) -> None:
     from bot.preflight import summary
 
     assert summary(web_config(tmp_path, port=8081)).endswith(
-        "public pages on 127.0.0.1:8081 (2 public)"
+        "public pages on 127.0.0.1:8081 (3 public)"
     )
 
 
