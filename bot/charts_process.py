@@ -1,17 +1,19 @@
-"""The process charts are drawn in, so that matplotlib never enters the bot's own.
+"""The processes charts are drawn in, so that matplotlib never enters the bot's own.
 
 Drawing one chart imports matplotlib's drawing modules, its fonts and PIL, some 50 MB that a
-process never gives back. ``ChartProcess`` draws in a child process instead
-(``python -m bot.chart_child``, the same program whatever started the bot), started on the first
-chart, one chart at a time, and shut down once no chart was asked for ``idle_s`` seconds, or
-when the last app holding it closes, so its memory goes back to the system. The child watches
-the pipe it is asked on, so it exits when the bot does, however the bot was stopped.
+process never gives back. ``ChartProcess`` draws in child processes instead
+(``python -m bot.chart_child``, the same program whatever started the bot): the first started
+on the first chart, a second (``workers``) only when another count asks for a chart while one
+is drawing; each draws one chart at a time, and they shut down once no chart was asked for
+``idle_s`` seconds, or when the last app holding them closes, so their memory goes back to the
+system. A child watches the pipe it is asked on, so it exits when the bot does, however the bot
+was stopped.
 
-No count holds the others hostage: a chart that takes longer than ``timeout_s`` is abandoned
-(the child is killed, the chart fails with ``ChartError`` and the message goes without it; the
-next chart starts a new child), and charts waiting for the child take turns by count, so one
-count's charts delay another's by at most one chart's bound. A child that dies (killed, out of
-memory) fails the chart it was drawing with ``ChartError`` too.
+No count holds the others hostage: a count's charts are drawn one at a time, so another count
+finds a child free; a chart that takes longer than ``timeout_s`` is abandoned (its child is
+killed, the chart fails with ``ChartError`` and the message goes without it; the next chart
+starts a new child); and charts waiting for a child take turns by count. A child that dies
+(killed, out of memory) fails the chart it was drawing with ``ChartError`` too.
 
 What is drawn is a module-level function (``bot.chart.render_chart``), sent by name with the
 count and its tallies (picklable dataclasses); the bytes come back.
@@ -38,6 +40,9 @@ IDLE_S = 60.0
 TIMEOUT_S = 5.0
 """The longest one chart may take; past it the chart is abandoned (the largest legal chart
 takes well under 1.5 s, ``bench/charts.py``)."""
+WORKERS = 2
+"""How many children may draw at once: a second starts only when another count asks for a
+chart while one is drawing, so that no count's chart waits for another's."""
 START_S = 60.0
 """The longest the child may take to start (import matplotlib) before it is given up."""
 
@@ -106,7 +111,8 @@ class _ChildGone(Exception):
 
 
 class ChartProcess:
-    """A child process that draws charts, started when needed and gone when idle."""
+    """Child processes that draw charts, started when needed and gone when idle: at most
+    ``workers``, each drawing one chart at a time, a count's charts one at a time."""
 
     def __init__(
         self,
@@ -114,20 +120,26 @@ class ChartProcess:
         idle_s: float = IDLE_S,
         timeout_s: float = TIMEOUT_S,
         start_s: float = START_S,
+        workers: int = WORKERS,
         later: Later = _call_later,
     ) -> None:
         if idle_s <= 0 or timeout_s <= 0 or start_s <= 0:
             raise ValueError(
                 f"the drawing process waits a positive time, got {idle_s}, {timeout_s}, {start_s}"
             )
+        if workers < 1:
+            raise ValueError(f"charts are drawn by at least one process, got {workers}")
         self.idle_s = idle_s
         self.timeout_s = timeout_s
         self.start_s = start_s
+        self.workers = workers
         self._later = later
-        self._child: _Child | None = None
+        self._children: list[_Child] = []
+        """Every running child, idle or drawing (the first started first)."""
+        self._idle: list[_Child] = []
         self._starting: subprocess.Popen[bytes] | None = None
-        self._busy = False
-        """A chart is being drawn (or the child started for one)."""
+        self._drawing: set[str] = set()
+        """The counts whose chart is being drawn (or a child started for it)."""
         self._turns: dict[str, deque[asyncio.Future[None]]] = {}
         """The charts waiting, by count, in the order their counts take turns."""
         self._asked = 0
@@ -136,27 +148,30 @@ class ChartProcess:
 
     @property
     def pid(self) -> int | None:
-        """The child's process id, while there is one drawing or waiting for work."""
-        if self._child is not None:
-            return self._child.proc.pid
+        """The first child's process id, while there is one drawing or waiting for work."""
+        if self._children:
+            return self._children[0].proc.pid
         return None if self._starting is None else self._starting.pid
 
     async def draw(self, render: Render, count: Count, history: Sequence[Tally]) -> bytes:
-        """``render(count, history)``, run in the child; its errors come back as they are,
+        """``render(count, history)``, run in a child; its errors come back as they are,
         a chart that takes longer than ``timeout_s`` fails with ``ChartError``."""
         self._asked += 1
         await self._turn(count.id)
         try:
             return await self._draw(render, count, history)
         finally:
-            self._next(count.id)
+            self._done(count.id)
             asked = self._asked
             self._later(self.idle_s, lambda: self._close_if_idle(asked))
 
+    def _free(self, key: str) -> bool:
+        return len(self._drawing) < self.workers and key not in self._drawing
+
     async def _turn(self, key: str) -> None:
-        """Wait until the child is this chart's: counts take turns, one chart each."""
-        if not self._busy:
-            self._busy = True
+        """Wait until a child is this chart's: counts take turns, one chart each."""
+        if self._free(key) and not any(k not in self._drawing for k in self._turns):
+            self._drawing.add(key)
             return
         turn = asyncio.get_running_loop().create_future()
         self._turns.setdefault(key, deque()).append(turn)
@@ -164,7 +179,7 @@ class ChartProcess:
             await turn
         except asyncio.CancelledError:
             if turn.done() and not turn.cancelled():
-                self._next(key)  # it was given the child as it gave up: the next one's now
+                self._done(key)  # it was given a child as it gave up: the next one's now
             else:
                 waiting = self._turns.get(key)
                 if waiting is not None and turn in waiting:
@@ -173,19 +188,22 @@ class ChartProcess:
                         del self._turns[key]
             raise
 
-    def _next(self, served: str) -> None:
-        """Give the child to the first count in turn other than the one just ``served`` (if
-        another waits); that count goes to the back."""
-        while self._turns:
-            key = next((k for k in self._turns if k != served), next(iter(self._turns)))
+    def _done(self, served: str) -> None:
+        """``served``'s chart is done: give the free children to the counts in turn, others
+        before the one just ``served``; a count given one goes to the back."""
+        self._drawing.discard(served)
+        while len(self._drawing) < self.workers:
+            ready = [k for k in self._turns if k not in self._drawing]
+            if not ready:
+                return
+            key = next((k for k in ready if k != served), ready[0])
             waiting = self._turns.pop(key)
             turn = waiting.popleft()
             if waiting:
                 self._turns[key] = waiting
             if not turn.done():
+                self._drawing.add(key)
                 turn.set_result(None)
-                return
-        self._busy = False
 
     async def _draw(self, render: Render, count: Count, history: Sequence[Tally]) -> bytes:
         child = await self._started(count)
@@ -203,6 +221,8 @@ class ChartProcess:
         except asyncio.CancelledError:  # the asker gave up: the child may be mid-answer
             await asyncio.shield(self._drop(child, kill=True, asking=asking))
             raise
+        if child in self._children:
+            self._idle.append(child)
         assert isinstance(answer, tuple)
         kind: str = answer[0]
         value: object = answer[1]
@@ -213,8 +233,9 @@ class ChartProcess:
         return value
 
     async def _started(self, count: Count) -> _Child:
-        if self._child is not None:
-            return self._child
+        """An idle child, or a new one."""
+        if self._idle:
+            return self._idle.pop()
         child = _Child()
         self._starting = child.proc
         try:
@@ -232,21 +253,25 @@ class ChartProcess:
             raise
         finally:
             self._starting = None
-        self._child = child
+        self._children.append(child)
         return child
 
     def _close_if_idle(self, asked: int) -> None:
-        if self._child is not None and not self._busy and self._asked == asked:
-            child, self._child = self._child, None
-            child.close()  # at once: the child exits when its input ends
+        if not self._drawing and self._asked == asked:
+            for child in self._idle:
+                self._children.remove(child)
+                child.close()  # at once: the child exits when its input ends
+            self._idle.clear()
 
     async def _drop(
         self, child: _Child, *, kill: bool = False, asking: asyncio.Future[object] | None = None
     ) -> None:
         """Let ``child`` go (killed: at once) and wait for it to exit, and for the question
         it was being ``asking`` to end with it; the next chart starts another."""
-        if self._child is child:
-            self._child = None
+        if child in self._children:
+            self._children.remove(child)
+        if child in self._idle:
+            self._idle.remove(child)
         if kill:
             child.kill()
         if asking is not None:
@@ -265,11 +290,11 @@ class ChartProcess:
             await self.aclose()
 
     async def aclose(self) -> None:
-        """Shut the process down now, and wait for it to exit."""
-        child, self._child = self._child, None
-        if child is not None:
+        """Shut the children down now, and wait for them to exit."""
+        children, self._children, self._idle = self._children, [], []
+        for child in children:
             await asyncio.to_thread(child.close)
 
 
 CHARTS = ChartProcess()
-"""The process every chart of this bot is drawn in (charts are drawn one at a time)."""
+"""The processes every chart of this bot is drawn in."""

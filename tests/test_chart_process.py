@@ -171,6 +171,8 @@ def test_the_child_waits_a_positive_time() -> None:
         ChartProcess(idle_s=0)
     with pytest.raises(ValueError, match="positive"):
         ChartProcess(timeout_s=0)
+    with pytest.raises(ValueError, match="at least one"):
+        ChartProcess(workers=0)
 
 
 def started_by_a_script(tmp_path: Path, then: str) -> tuple[int, str]:
@@ -215,8 +217,19 @@ async def test_a_chart_that_takes_too_long_is_abandoned_and_the_next_gets_a_new_
         await process.aclose()
 
 
-async def test_one_counts_charts_delay_anothers_by_one_chart_at_most() -> None:
-    process = ChartProcess(timeout_s=0.5, later=Timers())
+@pytest.mark.parametrize(
+    ("workers", "order"),
+    [
+        (1, ["bessemer-2021 abandoned", "local-7 drawn", "bessemer-2021 abandoned"]),
+        (2, ["local-7 drawn", "bessemer-2021 abandoned", "bessemer-2021 abandoned"]),
+    ],
+)
+async def test_one_counts_charts_delay_anothers_by_one_chart_at_most(
+    workers: int, order: list[str]
+) -> None:
+    """One process: local-7 waits for the chart being drawn, not for bessemer's others. Two
+    (the default): a count draws one chart at a time, so local-7 does not wait at all."""
+    process = ChartProcess(timeout_s=0.5, workers=workers, later=Timers())
     other = replace(bessemer(), id="local-7", title="Local 7")
     finished: list[str] = []
 
@@ -228,16 +241,14 @@ async def test_one_counts_charts_delay_anothers_by_one_chart_at_most() -> None:
             finished.append(f"{count.id} abandoned")
 
     try:
-        await process.draw(fake, other, HISTORY)  # the child started
+        third = replace(bessemer(), id="local-8")
+        await asyncio.gather(  # the children started (two counts at once: two with two)
+            process.draw(fake, other, HISTORY), process.draw(fake, third, HISTORY)
+        )
         hung = [asyncio.ensure_future(draw(stuck, bessemer())) for _ in range(3)]
         await asyncio.sleep(0)  # the three asked first
         await draw(fake, other)
         await asyncio.gather(*hung)
     finally:
         await process.aclose()
-    assert finished == [
-        "bessemer-2021 abandoned",  # the one drawing when local-7 asked
-        "local-7 drawn",  # local-7's turn before bessemer's next two
-        "bessemer-2021 abandoned",
-        "bessemer-2021 abandoned",
-    ]
+    assert finished == [*order, "bessemer-2021 abandoned"]
