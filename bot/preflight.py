@@ -74,4 +74,10 @@ def summary(cfg: Config) -> str:
     if cfg.web is not None:
         public = sum(1 for c in cfg.counts if c.public)
         parts.append(f"public pages on {cfg.web.host}:{cfg.web.port} ({public} public)")
+        loopback = {"0.0.0.0": "127.0.0.1", "::": "::1"}.get(cfg.web.host)
+        if loopback is not None and cfg.web.public_url is None:
+            parts.append(
+                f"link previews and page links point at {loopback}, which no reader reaches: "
+                "set [web] public_url to where the public reaches the pages"
+            )
     return "; ".join(parts)

@@ -7,6 +7,8 @@ ones here are module-level functions, put in place of ``bot.chart.render_chart``
 
 from __future__ import annotations
 
+import sys
+import threading
 from collections.abc import Sequence
 
 from bot.charts_process import CHARTS, Render
@@ -31,3 +33,16 @@ class Counted:
     async def draw(self, render: Render, count: Count, history: Sequence[Tally]) -> bytes:
         self.seqs.append(history[-1].seq)
         return await CHARTS.draw(render, count, history)
+
+
+def stuck(count: Count, history: Sequence[Tally]) -> bytes:
+    """Never returns (a chart that hangs): waits on an event nobody sets."""
+    threading.Event().wait()
+    raise AssertionError("unreachable")
+
+
+def modules(count: Count, history: Sequence[Tally]) -> bytes:
+    """Which of the bot's entry modules the drawing process has imported."""
+    return " ".join(
+        sorted(m for m in ("bot.cli", "bot.run", "bot.app") if m in sys.modules)
+    ).encode()

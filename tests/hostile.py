@@ -11,6 +11,7 @@ from dataclasses import replace
 from hypothesis import strategies as st
 
 from bot.domain import format as fmt
+from bot.domain.limits import MAX_LABEL, MAX_TITLE, cut
 from bot.domain.message import Message, Moment, Timed
 from bot.domain.model import Choice, Count, DecisionRule, RuleKind, Tally
 from bot.domain.safe_text import clean
@@ -56,14 +57,20 @@ HOSTILE_TEXT = st.text(alphabet=st.sampled_from(SPECIALS) | st.characters(), max
 
 
 def hostile_message(labels: list[str], title: str, source: str) -> Message:
-    """The formatter's message for a count whose every text is hostile (with a status note)."""
+    """The formatter's message for a count whose every text is hostile (with a status note).
+    Texts past the limits (``bot.domain.limits``: no count holds them) are put in the message
+    after it is made, as a renderer must cut them all the same."""
     count = Count(
         "x",
-        title if title.strip() else f"{title}x",
-        tuple(Choice(f"c{i}", label) for i, label in enumerate(labels)),
+        cut(title if title.strip() else f"{title}x", MAX_TITLE),
+        tuple(Choice(f"c{i}", cut(label, MAX_LABEL)) for i, label in enumerate(labels)),
         DecisionRule(RuleKind.PLURALITY),
     )
     votes = {f"c{i}": 3 * i for i in range(len(labels))}
     message = fmt.for_status(count, Tally("x", votes, T0, source, seq=2))
     note = Timed.of(Moment(T0, lead="Last checked ", relative=True), f"; source stale ({source})")
-    return replace(message, notes=(note,))
+    typed_as = {f"c{i}": label for i, label in enumerate(labels)}
+    choices = tuple(replace(c, label=typed_as[c.choice_id]) for c in message.choices)
+    if len(title) > MAX_TITLE:
+        message = replace(message, title=title)
+    return replace(message, notes=(note,), choices=choices)

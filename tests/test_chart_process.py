@@ -12,14 +12,18 @@ import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator, Callable
+from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from PIL import Image
 
 from bot.chart import ChartCache, render_chart
-from bot.charts_process import ChartProcess
+from bot.charts_process import ChartProcess, Render
 from bot.domain.chart_figure import HEIGHT_PX, WIDTH_PX
+from bot.domain.model import Count
 from bot.errors import ChartError
+from tests.charts import fake, stuck
 from tests.helpers import bessemer, tally
 
 HISTORY = [tally(463, 1100, seq=1), tally(738, 1798, seq=2)]
@@ -28,6 +32,7 @@ RENDER_IN_A_FRESH_BOT = """
 import asyncio, sys
 from bot.chart import chart_png
 from bot.charts_process import CHARTS
+from tests.charts import fake, stuck
 from tests.helpers import bessemer, tally
 
 async def main() -> None:
@@ -41,15 +46,40 @@ asyncio.run(main())
 
 
 def gone(pid: int) -> bool:
-    """Whether process ``pid`` has exited (and been reaped), waiting up to 20 s for it."""
+    """Whether process ``pid`` has exited (reaped, or a zombie nobody reaps), waiting up to 20 s
+    for it."""
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
         try:
             os.kill(pid, 0)
-        except ProcessLookupError:
+            with open(f"/proc/{pid}/stat") as stat:
+                if stat.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    return True
+        except (ProcessLookupError, FileNotFoundError):
             return True
         time.sleep(0.05)  # polling a real process, with a deadline
     return False
+
+
+STARTED_BY_A_CONSOLE_SCRIPT = """
+import re
+import sys
+from bot.cli import main
+if __name__ == "__main__":
+    import asyncio, os
+    from bot.charts_process import CHARTS
+    from tests.charts import modules
+    from tests.helpers import bessemer, tally
+
+    async def draw() -> None:
+        seen = await CHARTS.draw(modules, bessemer(), [tally(463, 1100, seq=1)])
+        print(CHARTS.pid, seen.decode() or "-", flush=True)
+        if sys.argv[1] == "die":
+            os.kill(os.getpid(), 9)  # the bot killed: nothing of it runs again
+        await CHARTS.aclose()
+
+    asyncio.run(draw())
+"""
 
 
 class Timers:
@@ -139,3 +169,86 @@ async def test_the_last_app_to_close_shuts_the_child_down(process: ChartProcess)
 def test_the_child_waits_a_positive_time() -> None:
     with pytest.raises(ValueError, match="positive"):
         ChartProcess(idle_s=0)
+    with pytest.raises(ValueError, match="positive"):
+        ChartProcess(timeout_s=0)
+    with pytest.raises(ValueError, match="at least one"):
+        ChartProcess(workers=0)
+
+
+def started_by_a_script(tmp_path: Path, then: str) -> tuple[int, str]:
+    """Run a script like the ``tallybot`` console script that draws one chart (``then``:
+    "die" kills itself with SIGKILL after): the child's pid and the bot modules it imported."""
+    script = tmp_path / "tallybot"
+    script.write_text(STARTED_BY_A_CONSOLE_SCRIPT)
+    done = subprocess.run(
+        [sys.executable, str(script), then], capture_output=True, timeout=100, cwd=os.getcwd(),
+        env={**os.environ, "PYTHONPATH": os.getcwd()},
+    )  # fmt: skip
+    out = done.stdout.decode().split()
+    assert len(out) == 2, (done.returncode, done.stdout, done.stderr.decode()[-2000:])
+    return int(out[0]), out[1]
+
+
+@pytest.mark.timeout(120)
+def test_the_child_is_the_same_program_whatever_started_the_bot(tmp_path: Path) -> None:
+    pid, imported = started_by_a_script(tmp_path, "close")
+    assert imported == "-"  # not bot.cli, nor the app: only what drawing needs
+    assert gone(pid)
+
+
+@pytest.mark.timeout(120)
+def test_the_child_exits_when_the_bot_is_killed(tmp_path: Path) -> None:
+    pid, _ = started_by_a_script(tmp_path, "die")
+    assert gone(pid)  # not left orphaned, drawing on
+
+
+async def test_a_chart_that_takes_too_long_is_abandoned_and_the_next_gets_a_new_child() -> None:
+    process = ChartProcess(timeout_s=0.5, later=Timers())
+    try:
+        await process.draw(fake, bessemer(), HISTORY)
+        child = process.pid
+        assert child is not None
+        with pytest.raises(ChartError, match=r"the chart of bessemer-2021 took longer than 0.5 s"):
+            await process.draw(stuck, bessemer(), HISTORY)
+        assert gone(child)
+        assert await process.draw(fake, bessemer(), HISTORY) == f"png {bessemer().title} 2".encode()
+        assert process.pid not in (None, child)
+    finally:
+        await process.aclose()
+
+
+@pytest.mark.parametrize(
+    ("workers", "order"),
+    [
+        (1, ["bessemer-2021 abandoned", "local-7 drawn", "bessemer-2021 abandoned"]),
+        (2, ["local-7 drawn", "bessemer-2021 abandoned", "bessemer-2021 abandoned"]),
+    ],
+)
+async def test_one_counts_charts_delay_anothers_by_one_chart_at_most(
+    workers: int, order: list[str]
+) -> None:
+    """One process: local-7 waits for the chart being drawn, not for bessemer's others. Two
+    (the default): a count draws one chart at a time, so local-7 does not wait at all."""
+    process = ChartProcess(timeout_s=0.5, workers=workers, later=Timers())
+    other = replace(bessemer(), id="local-7", title="Local 7")
+    finished: list[str] = []
+
+    async def draw(render: Render, count: Count) -> None:
+        try:
+            await process.draw(render, count, HISTORY)
+            finished.append(f"{count.id} drawn")
+        except ChartError:
+            finished.append(f"{count.id} abandoned")
+
+    try:
+        third = replace(bessemer(), id="local-8")
+        await asyncio.gather(  # the children started (two counts at once: two with two)
+            process.draw(fake, other, HISTORY), process.draw(fake, third, HISTORY)
+        )
+        hung = [asyncio.ensure_future(draw(stuck, bessemer())) for _ in range(3)]
+        await asyncio.sleep(0)  # the three asked first
+        await draw(fake, other)
+        await asyncio.gather(*hung)
+    finally:
+        await process.aclose()
+    assert finished == [*order, "bessemer-2021 abandoned"]

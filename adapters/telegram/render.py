@@ -175,14 +175,33 @@ def choice_line(c: ChoiceLine) -> str:
     return text + (f"\n{second}" if second else "")
 
 
-def message_runs(message: Message, zone: Zone = UTC, *, intro: Timed | None = None) -> list[Run]:
+TITLE_AT_LEAST = 24
+"""A title cut to make room for the figures keeps at least this many characters."""
+
+
+def message_runs(
+    message: Message, zone: Zone = UTC, *, intro: Timed | None = None, limit: int = TEXT_LIMIT
+) -> list[Run]:
     """A ``Message``: the title in bold, the headline, the choices, the detail lines, the notes
-    and the footer in italics, times in ``zone``."""
+    and the footer in italics, times in ``zone``. Over ``limit``, the title is cut first (to
+    :data:`TITLE_AT_LEAST`), so that the figures are there (a photo's caption is 1,024)."""
     runs: list[Run] = []
     if intro is not None:
         runs.append(Run(show(intro, zone) + "\n\n"))
-    if clean(message.title).strip():
-        runs += [Run(clean(message.title), "b"), Run("\n")]
+    title = clean(message.title)
+    if title.strip():
+        runs += [Run(title, "b"), Run("\n")]
+    runs += _body_runs(message, zone)
+    over = sum(units(r.text) for r in runs) - limit
+    if title.strip() and over > 0:
+        at = 1 if intro is not None else 0
+        room = max(TITLE_AT_LEAST, units(title) - over - 1)
+        runs[at] = _clip([runs[at]], room)[0] if units(title) > room else runs[at]
+    return runs
+
+
+def _body_runs(message: Message, zone: Zone) -> list[Run]:
+    runs: list[Run] = []
     body = [clean(message.headline), ""]
     body += [choice_line(c) for c in message.choices]
     details = [clean(line) for line in message.lines if clean(line).strip()]
@@ -198,10 +217,10 @@ def notice_runs(notice: Notice) -> list[Run]:
     return [Run("⚠️ tallybot", "b"), Run(" · " + clean(notice.text))]
 
 
-def runs_for(content: Outgoing, zone: Zone = UTC) -> list[Run]:
+def runs_for(content: Outgoing, zone: Zone = UTC, limit: int = TEXT_LIMIT) -> list[Run]:
     if isinstance(content, Notice):
         return notice_runs(content)
-    return message_runs(content, zone)
+    return message_runs(content, zone, limit=limit)
 
 
 def render(content: Outgoing, zone: Zone = UTC) -> Rendered:
@@ -211,17 +230,17 @@ def render(content: Outgoing, zone: Zone = UTC) -> Rendered:
 
 def caption(content: Outgoing, zone: Zone = UTC) -> Rendered:
     """A photo's caption (1,024 at most): the chart of a final goes out with its message."""
-    return finish(runs_for(content, zone), CAPTION_LIMIT)
+    return finish(runs_for(content, zone, CAPTION_LIMIT), CAPTION_LIMIT)
 
 
-def reply_runs(reply: Reply, zone: Zone = UTC) -> list[Run]:
+def reply_runs(reply: Reply, zone: Zone = UTC, limit: int = TEXT_LIMIT) -> list[Run]:
     """A command's reply: its text (times in ``zone``), or the message it shows."""
     if reply.message is None:
         body = reply.body if reply.text else Timed.of("Done.")
         return [Run(show(body, zone))]
     intro = reply.body if reply.text != reply.message.headline else None
-    return message_runs(reply.message, zone, intro=intro)
+    return message_runs(reply.message, zone, intro=intro, limit=limit)
 
 
 def render_reply(reply: Reply, zone: Zone = UTC, *, limit: int = TEXT_LIMIT) -> Rendered:
-    return finish(reply_runs(reply, zone), limit)
+    return finish(reply_runs(reply, zone, limit), limit)

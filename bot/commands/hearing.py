@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from bot.commands.args import NUMBER, Arg, ChoiceArg, Command, Option, Value
+from bot.domain.limits import MAX_WANTS, too_long
 from bot.domain.model import CEILING_RULE, figure_value
 from bot.errors import CommandError
 from bot.subscription import Close, Hear, Wants
@@ -40,7 +41,11 @@ def parse_close(raw: str) -> Close:
 
 
 def parse_wants(words: list[str]) -> Wants:
-    """What ``words`` ask for; an error naming the word that is not understood."""
+    """What ``words`` ask for; an error naming the word that is not understood, or the limit
+    on their length (``MAX_WANTS``)."""
+    over = too_long("list of options", " ".join(words), MAX_WANTS)
+    if over is not None:
+        raise CommandError(over)
     hears: set[Hear] = set()
     flags: set[str] = set()
     close: Close | None = None

@@ -55,13 +55,27 @@ def colour(position: int) -> str:
     return PALETTE[position % len(PALETTE)]
 
 
+FIGURED = 4000
+"""What the figures of a chart may cost: every tally shown is worked out in full (who can still
+clinch, and with how many), which costs about the cube of the number of choices; a chart shows
+at most ``FIGURED`` over that cube of the latest tallies (500 with two choices, 32 with five, 4
+with ten, 2 with more), so that a count with the most choices draws as fast as one with two."""
+
+
+def tallies_shown(count: Count) -> int:
+    """How many of the latest tallies the chart of ``count`` shows (:data:`FIGURED`)."""
+    return max(2, FIGURED // len(count.choices) ** 3)
+
+
 def chart_figure(count: Count, history: Sequence[Tally]) -> Figure:
-    """The chart of ``history`` (accepted tallies of ``count``, oldest first) on an Agg canvas.
+    """The chart of ``history`` (accepted tallies of ``count``, oldest first) on an Agg canvas;
+    the latest :func:`tallies_shown` of them.
 
     Not thread-safe: ``bot.chart.render_chart`` calls it under a lock.
     """
     if not history:
         raise ValueError(f"{count.id}: no tallies to chart")
+    history = history[-tallies_shown(count) :]
     fig = Figure(figsize=(WIDTH_PX / DPI, HEIGHT_PX / DPI), dpi=DPI)
     FigureCanvasAgg(fig)
     _draw(fig, count, history, [standing(count, t) for t in history])
@@ -332,8 +346,7 @@ def _end_labels(fig: Figure, count: Count, s: Standing) -> list[Text]:
         )
         chart_text.wrap(label, most, smallest=NOTE_PT)
         label.set_text(f"{label.get_text()}\n{figures}")
-        while label.get_window_extent().width > most and float(label.get_fontsize()) > SMALL_PT:
-            label.set_fontsize(float(label.get_fontsize()) - 1)
+        chart_text.smaller(label, most, smallest=SMALL_PT)
         labels.append(label)
     return labels
 

@@ -3,7 +3,8 @@ width (smaller, on two lines, or cut short), and labels spread so that none over
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from matplotlib.axes import Axes
@@ -43,21 +44,55 @@ def spread(
     return placed
 
 
+def _wide(text: Text) -> float:
+    return float(text.get_window_extent().width)
+
+
+def smaller(text: Text, width_px: float, *, smallest: float) -> None:
+    """Smaller type, in whole points, until ``text`` is at most ``width_px`` wide or at
+    ``smallest`` points: straight to the size its width says (type is about as wide as it is
+    large), then a point less while that is not enough, so a few measures in all."""
+    size = float(text.get_fontsize())
+    wide = _wide(text)
+    while wide > width_px and size > smallest:
+        size = max(smallest, min(size - 1, float(math.floor(size * width_px / wide))))
+        text.set_fontsize(size)
+        wide = _wide(text)
+
+
+def _most_that_fits(fits: Callable[[int], bool], most: int) -> int:
+    """The largest ``n`` in 0..``most`` with ``fits(n)``, given that whatever fits, less fits
+    too (0 when nothing does): a binary search, so a long text costs a few measures, not one a
+    character."""
+    low, high = 0, most
+    while low < high:
+        middle = (low + high + 1) // 2
+        if fits(middle):
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
 def shrink(text: Text, width_px: float, *, smallest: float) -> None:
     """Make ``text`` at most ``width_px`` wide: smaller type down to ``smallest`` points, then
-    its longest line cut short with an ellipsis."""
-    while text.get_window_extent().width > width_px:
-        size = float(text.get_fontsize())
-        if size > smallest:
-            text.set_fontsize(size - 1)
+    each line too wide cut short with an ellipsis (where it is cut is found by halving, so the
+    time taken grows with the logarithm of the length, not its square)."""
+    smaller(text, width_px, smallest=smallest)
+    if _wide(text) <= width_px:
+        return
+    lines = text.get_text().split("\n")
+    for k, line in enumerate(lines):
+        text.set_text(line)
+        if _wide(text) <= width_px:
             continue
-        lines = text.get_text().split("\n")
-        longest = max(range(len(lines)), key=lambda k: len(lines[k]))
-        kept = lines[longest].removesuffix("…")[:-1].rstrip()
-        if not kept:
-            return
-        lines[longest] = kept + "…"
-        text.set_text("\n".join(lines))
+
+        def fits(n: int, line: str = line) -> bool:
+            text.set_text(line[:n].rstrip() + "…")
+            return _wide(text) <= width_px
+
+        lines[k] = line[: _most_that_fits(fits, len(line) - 1)].rstrip() + "…"
+    text.set_text("\n".join(lines))
 
 
 def wrap(text: Text, width_px: float, *, smallest: float) -> None:
@@ -66,26 +101,24 @@ def wrap(text: Text, width_px: float, *, smallest: float) -> None:
     if need be, on the second."""
     words = text.get_text().split()
     size = float(text.get_fontsize())
-    while text.get_window_extent().width > width_px and float(text.get_fontsize()) > size - 2:
-        text.set_fontsize(float(text.get_fontsize()) - 1)  # a little smaller on one line?
-    if text.get_window_extent().width <= width_px or len(words) < 2:
+    smaller(text, width_px, smallest=size - 2)  # a little smaller on one line?
+    if _wide(text) <= width_px or len(words) < 2:
         shrink(text, width_px, smallest=smallest)
         return
     text.set_fontsize(size)
     splits = [(" ".join(words[:k]), " ".join(words[k:])) for k in range(len(words) - 1, 0, -1)]
     first, second = min(splits, key=lambda pair: max(len(pair[0]), len(pair[1])))  # first: longer
     text.set_text(f"{first}\n{second}")
-    while text.get_window_extent().width > width_px and float(text.get_fontsize()) > smallest:
-        text.set_fontsize(float(text.get_fontsize()) - 1)
-    if text.get_window_extent().width <= width_px:
+    smaller(text, width_px, smallest=smallest)
+    if _wide(text) <= width_px:
         return
-    chosen = splits[-1]
-    for pair in splits:  # the longest first line that fits
-        text.set_text(pair[0])
-        if text.get_window_extent().width <= width_px:
-            chosen = pair
-            break
-    text.set_text("\n".join(chosen))
+
+    def first_fits(n: int) -> bool:  # the first line of ``n`` words fits
+        text.set_text(" ".join(words[:n]))
+        return _wide(text) <= width_px
+
+    kept = max(1, _most_that_fits(first_fits, len(words) - 1))  # the longest first line that fits
+    text.set_text(" ".join(words[:kept]) + "\n" + " ".join(words[kept:]))
     shrink(text, width_px, smallest=smallest)
 
 

@@ -13,11 +13,12 @@ from datetime import datetime
 from enum import StrEnum
 from fractions import Fraction
 
+from bot.domain.limits import MAX_CHOICE_ID, count_problem
 from bot.domain.words import fraction_words
 from bot.errors import ConfigError
 
 SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
-CHOICE_ID = re.compile(r"^[a-z0-9][a-z0-9_-]{0,31}$")
+CHOICE_ID = re.compile(rf"^[a-z0-9][a-z0-9_-]{{0,{MAX_CHOICE_ID - 1}}}$")
 
 OPERATOR = "operator"
 """The owner of the counts in the operator's configuration file (``Count.owner``); every other
@@ -126,7 +127,7 @@ class Count:
     """Say the pace of counting ("about 400 ballots an hour") while the race is open: opt-in."""
 
     def __post_init__(self) -> None:
-        where = f"count {self.id!r}"
+        where = f"count {self.id[:64]!r}"
         if not OWNER.match(self.owner):
             raise ConfigError(f"{where}: owner {self.owner!r} is not 'operator' or platform:place")
         if not SLUG.match(self.id):
@@ -138,14 +139,18 @@ class Count:
             raise ConfigError(f"{where}: the title is empty")
         if len(self.choices) < 2:
             raise ConfigError(f"{where}: a count needs at least two choices")
+        over = count_problem(self.title, [c.label for c in self.choices], self.choice_ids)
+        if over is not None:
+            raise ConfigError(f"{where}: {over}")
         ids = [c.id for c in self.choices]
-        if len(set(ids)) != len(ids):
-            raise ConfigError(f"{where}: choice ids must be unique, got {ids}")
         for c in self.choices:
             if not CHOICE_ID.match(c.id):
                 raise ConfigError(
-                    f"{where}: choice id {c.id!r} must be lowercase letters, digits, '-' or '_'"
+                    f"{where}: choice id {c.id[:40]!r} must be lowercase letters, digits, '-' "
+                    f"or '_', at most {MAX_CHOICE_ID}"
                 )
+        if len(set(ids)) != len(ids):
+            raise ConfigError(f"{where}: choice ids must be unique, got {ids}")
         rule = self.rule
         if rule.tie_holder is not None and rule.tie_holder not in ids:
             raise ConfigError(f"{where}: tie_holder {rule.tie_holder!r} is not one of {ids}")

@@ -7,7 +7,8 @@ from typing import Any
 from sqlalchemy import Row, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from bot.domain.model import Count, CountStatus, DecisionRule, RuleKind
+from bot.domain.limits import MAX_LABEL, MAX_TITLE, cut
+from bot.domain.model import Choice, Count, CountStatus, DecisionRule, RuleKind
 from bot.store.codec import (
     choices_from_json,
     choices_to_json,
@@ -38,10 +39,12 @@ def _values(count: Count) -> dict[str, Any]:
 
 
 def _count(row: Row[Any]) -> Count:
+    """The stored count; a title or label stored before the limits is cut to them."""
+    choices = tuple(Choice(c.id, cut(c.label, MAX_LABEL)) for c in choices_from_json(row.choices))
     return Count(
         id=row.id,
-        title=row.title,
-        choices=choices_from_json(row.choices),
+        title=cut(row.title, MAX_TITLE),
+        choices=choices,
         rule=DecisionRule(
             RuleKind(row.rule_kind), row.tie_holder, threshold_from_text(row.threshold)
         ),

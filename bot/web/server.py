@@ -47,8 +47,6 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 PING_SECONDS = 15.0
 SWEEP_SECONDS = 5.0
 CHART_TYPES = {"svg": "image/svg+xml", "png": "image/png"}
-RECENT_CHARTS = 3
-"""Charts are drawn for the latest few updates only (older ones from the cache, else 404)."""
 
 
 def not_found() -> web.Response:
@@ -232,12 +230,11 @@ class WebServer(Closing):
             return not_found()
         cache = self.svgs if ext == "svg" else self.charts
         image = cache.get(count, seq)
-        if image is None:
-            history = await self.counts.history(count.id)
-            recent = {t.seq for t in history[-RECENT_CHARTS:]}
-            if seq not in recent:
+        if image is None:  # any update's chart a page or a preview pointed at, from the store
+            history = await self.counts.history(count.id, through=seq)
+            if not history or history[-1].seq != seq:
                 return not_found()
-            image = await cache.get_or_render(count, [t for t in history if t.seq <= seq])
+            image = await cache.get_or_render(count, history)
         return web.Response(
             body=image,
             content_type=CHART_TYPES[ext],

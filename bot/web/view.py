@@ -22,6 +22,8 @@ from bot.domain.message import Message, Moment, Part, Timed
 from bot.domain.model import Count, CountStatus, Tally, TallyState
 from bot.domain.safe_text import clean
 from bot.domain.times import clock_time
+from bot.domain.words import noun
+from bot.ingest.push_body import SOURCE as PUSHED
 from bot.ingest.sources.health import SourceHealth
 
 HISTORY = 50
@@ -139,15 +141,52 @@ def entry(count: Count, tally: Tally, previous: Tally | None) -> Entry:
     return Entry(tally.seq, when, clean(message.headline), tally.state.value)
 
 
+def source_words(source: str) -> str:
+    """Where figures came from, in words a reader knows: a push is "sent in by the count's
+    organisers", a figure typed in chat "typed in by" its admin, a feed is named."""
+    if source == PUSHED:
+        return "sent in by the count's organisers"
+    if source.startswith("admin "):
+        return f"typed in by {source.removeprefix('admin ')}"
+    return f"from {source}"
+
+
+def _footer(message: Message, last: Tally) -> Timed:
+    """The message's footer, with where the figures came from in words (:func:`source_words`)."""
+    said = f" · source: {last.source}"
+    parts = [
+        p.replace(said, f" · figures {source_words(last.source)}", 1) if isinstance(p, str) else p
+        for p in message.footer.parts
+    ]
+    return Timed(tuple(parts))
+
+
+def _lines(message: Message) -> tuple[str, ...]:
+    """The message's sentences; at a final, the winner "won by" what it led by."""
+    lines = [clean(line) for line in message.lines]
+    won = next((c for c in message.choices if c.winner), None)
+    if message.final and won is not None:
+        others = [c.votes for c in message.choices if c is not won]
+        by = won.votes - max(others, default=0)
+        leads = f"{clean(won.label)} leads by {fmt.n(by)}."
+        lines = [
+            f"{clean(won.label)} won by {fmt.n(by)} {noun(by, 'vote')}." if line == leads else line
+            for line in lines
+        ]
+    return tuple(lines)
+
+
 def freshness(count: Count, last: Tally | None, health: SourceHealth | None) -> Timed:
     """How fresh the figures are: when the source was last checked and last changed (polled
     sources), or when the figures came in (typed or pushed). A stale source's error is not
-    shown: it may name addresses inside the operator's network."""
+    shown: it may name addresses inside the operator's network. Nothing before any figure (the
+    headline says so)."""
     if health is None or health.last_checked is None:
         if last is None:
-            return Timed.of("No figures yet.")
+            return Timed.of("")
         return Timed.of(
-            Moment(last.observed_at, lead=f"Figures from {last.source}, received "), "."
+            Moment(last.observed_at, lead=f"Figures {source_words(last.source)}, received "),
+            ".",
         )
     parts: list[Part] = [Moment(health.last_checked, lead="Source last checked ")]
     if health.last_changed is not None:
@@ -205,8 +244,8 @@ def view(
             )
             for c in message.choices
         ),
-        tuple(clean(line) for line in message.lines),
-        segments(message.footer),
+        _lines(message),
+        segments(_footer(message, last)),
         fresh,
         entry(count, last, history[-2] if len(history) > 1 else None),
         chart_url(last.seq),

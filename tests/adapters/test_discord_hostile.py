@@ -26,6 +26,8 @@ from adapters.discord.embeds import (
     reply_parts,
 )
 from bot.commands.request import Reply
+from bot.domain.limits import MAX_LABEL
+from bot.domain.limits import MAX_TITLE as MOST_TITLE
 from bot.domain.message import Notice
 from bot.domain.safe_text import clean
 from bot.domain.times import unix
@@ -62,7 +64,9 @@ TIMESTAMP = re.compile(r"<t:(\d+):[fR]>")
 
 def hostile_counts() -> list[dict[str, Any]]:
     many = count_table("evil", HOSTILE[0], [(f"c{i}", h) for i, h in enumerate(LABELS)])
-    long = count_table("long", LONG, [("yes", LONG), ("no", "No " + LONG)])
+    long = count_table(  # as long as the limits let a count be
+        "long", LONG[:MOST_TITLE], [("yes", LONG[:MAX_LABEL]), ("no", ("No " + LONG)[:MAX_LABEL])]
+    )
     return [many, long]
 
 
@@ -132,10 +136,11 @@ async def test_hostile_text_shows_as_typed_in_every_payload(tmp_path: Path, worl
     assert embed["footer"]["text"] == f"Unofficial results · source: {source} · update #1 · ref tb1"
     assert datetime.fromisoformat(embed["timestamp"]) == seen[0]  # "as of", in the reader's zone
 
-    # Over every limit: clipped, still escaped, and the fake (which refuses 400) took it.
+    # At every limit of a count: whole within the embed's, and the fake (which refuses 400)
+    # took it (the renderer's own cuts are tested in test_renderer_words and embeds).
     (big,) = long_posted.embeds
     assert len(big["title"]) <= MAX_TITLE
-    assert big["title"].endswith("…")
+    assert big["title"] == LONG[:MOST_TITLE]
     assert embed_markup(big) == []
 
     # Replies: the same, in content as in embeds.
@@ -145,10 +150,8 @@ async def test_hostile_text_shows_as_typed_in_every_payload(tmp_path: Path, worl
     assert markup(long_accepted.content) == []
     assert embed_markup(status.embeds[0]) == []
     assert visible(status.embeds[0]["title"]) == typed(HOSTILE[0])
-    (too_long,) = listed.embeds  # over 2000 characters: the list is an embed's description
-    assert listed.content == ""
-    assert markup(too_long["description"]) == []
-    assert f"evil: {typed(HOSTILE[0])} [counting]" in visible(too_long["description"])
+    assert markup(listed.content) == []  # within 2000 characters, as the limits keep it
+    assert f"evil: {typed(HOSTILE[0])} [counting]" in visible(listed.content)
     assert markup(unknown.content) == []
     assert "'**x**[y](https://evil.example)@everyone'" in visible(unknown.content)
 

@@ -25,6 +25,7 @@ from adapters.slack.blocks import (
 from bot.commands.request import Reply
 from bot.commands.throttle import PER_USER
 from bot.config import Config, parse
+from bot.domain.limits import MAX_LABEL, MAX_TITLE
 from bot.domain.message import Notice
 from bot.domain.safe_text import clean
 from bot.domain.times import unix
@@ -57,7 +58,10 @@ def hostile_config(tmp_path: Path, fake: FakeSlack, admin: str) -> Config:
         {
             "store": {"url": f"sqlite+aiosqlite:///{tmp_path / 'tallybot.sqlite3'}"},
             "slack": {"mode": "socket", "api_base": fake.api_url, "admin_users": [admin]},
-            "counts": [count("evil", HOSTILE[0], LABELS), count("long", LONG, [LONG, "No"])],
+            "counts": [
+                count("evil", HOSTILE[0], LABELS),
+                count("long", LONG[:MAX_TITLE], [LONG[:MAX_LABEL], "No"]),
+            ],
         },
         tmp_path / "tallybot.toml",
     )
@@ -126,11 +130,12 @@ async def test_hostile_text_shows_as_typed_in_every_payload(
     for message in (posted, long_posted, mentioned):
         assert problems(message.blocks, message.text, stamps) == []
 
-    # Over every limit: clipped, and the fake (which refuses invalid blocks) took it.
+    # At every limit of a count: within Slack's, and the fake (which refuses invalid blocks)
+    # took it.
     assert long_posted.blocks is not None
     header = long_posted.blocks[0]["text"]["text"]
     assert len(header) <= MAX_HEADER
-    assert header.endswith("…")
+    assert header == LONG[:MAX_TITLE]
 
     # Replies, through response_url: blocks of plain text, a neutral notification text.
     for reply in (*replies, status, listed, history, unknown):

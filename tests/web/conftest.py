@@ -15,6 +15,7 @@ from playwright.async_api import Browser, async_playwright
 
 from bot.app import App
 from bot.config import Config, parse
+from bot.domain.limits import MAX_LABEL, MAX_TITLE
 from bot.domain.model import Tally, TallyState
 from bot.ingest.pipeline import Ingested
 from bot.subscription import Platform
@@ -27,6 +28,11 @@ PRIVATE = "board-2026"
 HOSTILE = "hostile-2026"
 HOSTILE_LABEL = '<script>alert("x")</script><img src=x onerror=alert(1)>'
 HOSTILE_TITLE = "</title><b>bold</b> & <i>co</i> \"quoted\" 'single'"
+
+
+LONGEST = "longest"
+"""A public count at every limit: its title and labels as long as allowed, each one word."""
+LONGEST_WORD = ("Gewerkschaftsvertretungsversammlungsbeschlussvorlage" * 2)[:MAX_LABEL]
 
 
 def web_config(
@@ -68,6 +74,18 @@ def web_config(
                     "choices": [
                         {"id": "a", "label": HOSTILE_LABEL},
                         {"id": "b", "label": "[link](https://evil.example) @everyone"},
+                    ],
+                },
+                {
+                    "id": LONGEST,
+                    "title": ("Betriebsratswahl" * 10)[:MAX_TITLE],
+                    "rule": "plurality",
+                    "status": "counting",
+                    "public": True,
+                    "choices": [
+                        {"id": "a", "label": LONGEST_WORD},
+                        {"id": "b", "label": LONGEST_WORD.upper()},
+                        {"id": "c", "label": "Nein"},
                     ],
                 },
             ],

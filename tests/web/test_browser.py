@@ -28,6 +28,8 @@ from tests.web.conftest import (
     HOSTILE,
     HOSTILE_LABEL,
     HOSTILE_TITLE,
+    LONGEST,
+    LONGEST_WORD,
     PRIVATE,
     PUBLIC,
     Site,
@@ -42,15 +44,59 @@ LIVE = 2000
 """Milliseconds a live update may take to show."""
 
 
-async def opened(browser: Browser, url: str, **context: object) -> Watched:
+FOLLOWING = "Live: new figures appear here as they are counted."
+OVER = "Final: the count is over; a correction would still appear here."
+
+
+async def opened(
+    browser: Browser, url: str, *, live: str = FOLLOWING, **context: object
+) -> Watched:
     seen = await watched(browser, **context)
     response = await seen.page.goto(url)
     assert response is not None
     assert response.status == 200
-    await expect(seen.page.locator("#live")).to_have_text(
-        "Live: new figures appear here as they are counted.", timeout=5000
-    )
+    await expect(seen.page.locator("#live")).to_have_text(live, timeout=5000)
     return seen
+
+
+async def test_the_longest_legal_words_fit_a_320_px_screen(site: Site, browser: Browser) -> None:
+    await site.tally(LONGEST, a=120, b=118, c=7)
+    seen = await opened(browser, f"{site.url}/c/{LONGEST}", viewport={"width": 320, "height": 640})
+    page = seen.page
+    await expect(page.locator("#rows th").first).to_have_text(LONGEST_WORD)
+    for width in (320, 375):
+        await page.set_viewport_size({"width": width, "height": 700})
+        wide = await page.evaluate("document.documentElement.scrollWidth")
+        assert wide <= width  # no sideways scroll: every column on the screen
+        note = await page.locator("#figures thead th").last.bounding_box()
+        assert note is not None
+        assert note["x"] + note["width"] <= width
+    assert seen.errors == []
+
+
+async def test_a_final_count_says_it_is_over(site: Site, browser: Browser) -> None:
+    await site.tally(yes=463, no=1100, challenged=505)
+    await site.tally(yes=738, no=1798, void=76, challenged=505, received=3117, state="final")
+    seen = await opened(browser, f"{site.url}/c/{PUBLIC}", live=OVER)
+    page = seen.page
+    await expect(page.locator("#headline")).to_have_text("Final tally: No union wins, 1,798 to 738")
+    lines = await page.locator("#lines li").all_inner_texts()
+    assert lines[0] == "No union won by 1,060 votes."
+    assert not [line for line in lines if "leads by" in line]
+    footer = await page.locator("#footer").inner_text()
+    assert footer.startswith("Final tally · figures from nlrb-feed · as of ")
+    assert seen.errors == []
+
+
+async def test_a_count_with_no_figures_says_so_once(site: Site, browser: Browser) -> None:
+    seen = await opened(browser, f"{site.url}/c/{LONGEST}")
+    page = seen.page
+    assert await page.get_by_text("No figures yet.").count() == 1
+    await expect(page.locator("#figures")).to_be_hidden()
+    await site.tally(LONGEST, a=3, b=2, c=1)
+    await expect(page.locator("#figures")).to_be_visible(timeout=LIVE)
+    await expect(page.locator("#rows tr")).to_have_count(3)
+    assert seen.errors == []
 
 
 async def test_figures_in_the_dom_and_a_tally_shown_without_reload(
@@ -171,7 +217,7 @@ async def test_the_demo_count_ends_final_on_its_page(browser: Browser, tmp_path:
                 await app.pollers[count_id].poll()
         await app.idle()
         assert app.web is not None
-        seen = await opened(browser, f"{app.web.url}/c/{PUBLIC}", viewport=PICTURE)
+        seen = await opened(browser, f"{app.web.url}/c/{PUBLIC}", live=OVER, viewport=PICTURE)
         page = seen.page
         final = "Final tally: No union wins, 1,798 to 738"
         await expect(page.locator("#headline")).to_have_text(final)

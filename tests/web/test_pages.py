@@ -14,6 +14,7 @@ import pytest
 from bot.config import parse
 from bot.domain import format as fmt
 from bot.errors import ConfigError
+from bot.preflight import summary
 from bot.store import counts as count_rows
 from bot.testing.clock import FakeClock
 from tests.web.conftest import (
@@ -23,6 +24,7 @@ from tests.web.conftest import (
     PRIVATE,
     PUBLIC,
     Site,
+    ingest,
     make_app,
     web_config,
 )
@@ -87,7 +89,8 @@ async def test_the_page_shows_the_status_message_word_for_word(site: Site) -> No
     assert "needs 508 more to clinch" in rows
     for line in message.lines:
         assert line in page.text["lines"]
-    assert page.text["footer"] == str(message.footer)  # the footer's time in UTC, as the chat's
+    said = str(message.footer).replace("source: nlrb-feed", "figures from nlrb-feed")
+    assert page.text["footer"] == said  # the footer's time in UTC, as the chat's
     history = page.text["history"]
     assert history.index("#2") < history.index("#1")  # newest first
     assert "No union leads by 637" in history
@@ -212,10 +215,9 @@ def test_web_settings_are_checked(tmp_path: Path, web: dict[str, object], proble
 
 
 def test_check_config_names_the_public_pages(tmp_path: Path) -> None:
-    from bot.preflight import summary
 
     assert summary(web_config(tmp_path, port=8081)).endswith(
-        "public pages on 127.0.0.1:8081 (2 public)"
+        "public pages on 127.0.0.1:8081 (3 public)"
     )
 
 
@@ -240,3 +242,38 @@ async def test_the_store_says_which_counts_are_public(site: Site) -> None:
     site.app.web.counts.forget(PUBLIC)
     assert (await site.get(f"/c/{PRIVATE}"))[0] == 200
     assert (await site.get(f"/c/{PUBLIC}"))[0] == 404
+
+
+async def test_any_updates_chart_is_drawn_again_from_the_store_after_a_restart(
+    tmp_path: Path,
+) -> None:
+    """A preview that loads its image later (or a page left open over a restart) still gets
+    it: the chart of every accepted update is drawn again from the store, not only the last 3."""
+    clock = FakeClock()
+    async with make_app(web_config(tmp_path), clock) as app:
+        for k in range(1, 7):
+            await ingest(app, clock, yes=10 * k, no=20 * k)
+    async with make_app(web_config(tmp_path), clock) as app, aiohttp.ClientSession() as http:
+        assert app.web is not None
+        for seq in (1, 2, 6):
+            async with http.get(f"{app.web.url}/c/{PUBLIC}/chart-{seq}.png") as resp:
+                assert resp.status == 200, seq
+                assert (await resp.read()).startswith(b"\x89PNG")
+        async with http.get(f"{app.web.url}/c/{PUBLIC}/chart-1.svg") as resp:
+            assert resp.status == 200
+        for missing in (0, 7, 99):
+            async with http.get(f"{app.web.url}/c/{PUBLIC}/chart-{missing}.svg") as resp:
+                assert resp.status == 404
+
+
+def test_check_config_says_previews_point_at_loopback_without_a_public_url(
+    tmp_path: Path,
+) -> None:
+    said = summary(web_config(tmp_path, port=8081, web={"host": "0.0.0.0"}))
+    assert said.endswith(
+        "public pages on 0.0.0.0:8081 (3 public); link previews and page links point at "
+        "127.0.0.1, which no reader reaches: set [web] public_url to where the public reaches "
+        "the pages"
+    )
+    public = {"host": "0.0.0.0", "public_url": "https://count.example.org"}
+    assert summary(web_config(tmp_path, port=8081, web=public)).endswith("(3 public)")

@@ -35,6 +35,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BeforeValidator, Field, PlainValidator, model_validator
 
+from bot.domain.limits import MAX_SOURCE_NAME, too_long
 from bot.domain.model import Count, TallyState
 from bot.errors import ConfigError
 from bot.ingest.sources.csv_doc import CsvLayout
@@ -145,9 +146,17 @@ class Fields(Table):
         return found
 
 
+def _source_name(value: str) -> str:
+    over = too_long("name", value, MAX_SOURCE_NAME)
+    if over is not None:
+        raise bad(over)
+    return value
+
+
 class _Source(Table):
     kind: str
-    name: Filled | None = None
+    name: Annotated[Filled, AfterValidator(_source_name)] | None = None
+    """At most ``MAX_SOURCE_NAME`` characters."""
 
     @property
     def label(self) -> str:

@@ -97,12 +97,16 @@
     var state = byId("state");
     state.textContent = v.state_text;
     state.className = "state state-" + v.state;
+    if (live.className === "live on") {
+      sayLive(); // a count that just went final says so
+    }
     byId("headline").textContent = v.headline;
     var caption = byId("caption-seq");
     if (caption) {
       caption.textContent = String(v.seq);
     }
     setRows(v.rows);
+    byId("figures").hidden = v.rows.length === 0;
     var lines = byId("lines");
     lines.replaceChildren();
     v.lines.forEach(function (line) {
@@ -110,6 +114,7 @@
     });
     setTimed(byId("footer"), v.footer);
     setTimed(byId("freshness"), v.freshness);
+    byId("freshness").hidden = v.freshness.length === 0;
     if (v.chart) {
       var chart = byId("chart");
       chart.src = v.chart;
@@ -118,6 +123,15 @@
     }
     addEntry(v.entry);
     document.title = v.title + ": " + v.headline;
+  }
+
+  function sayLive() {
+    if (byId("state").className.indexOf("state-final") >= 0) {
+      live.textContent = "Final: the count is over; a correction would still appear here.";
+    } else {
+      live.textContent = "Live: new figures appear here as they are counted.";
+    }
+    live.className = "live on";
   }
 
   function connect() {
@@ -133,8 +147,7 @@
     });
     source.onopen = function () {
       backoff = 1000;
-      live.textContent = "Live: new figures appear here as they are counted.";
-      live.className = "live on";
+      sayLive();
     };
     source.onerror = function () {
       live.textContent = "Reconnecting for live updates…";
