@@ -19,7 +19,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("bot", "adapters")
-MAX_LINES = 400
+MAX_LINES = 600
 DOMAIN = "bot.domain"
 DOMAIN_MAY_IMPORT = ("matplotlib", "bot.errors")
 """Besides the standard library and itself: the chart figure draws with matplotlib, and every
@@ -247,7 +247,7 @@ def test_production_code_imports_no_test_doubles() -> None:
 
 
 @pytest.mark.parametrize("path", sorted(KNOWN.values()), ids=lambda p: str(p.relative_to(ROOT)))
-def test_no_file_is_over_400_lines(path: Path) -> None:
+def test_no_file_is_over_600_lines(path: Path) -> None:
     where = str(path.relative_to(ROOT))
     lines = len(path.read_text().splitlines())
-    assert lines <= MAX_LINES, f"{where}: {lines} lines; split it by idea"
+    assert lines <= MAX_LINES, f"{where}: {lines} lines: does it hold more than one idea?"
