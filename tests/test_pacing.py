@@ -4,6 +4,7 @@ waiting for all of them, a 429 holding a platform-wide route, and the configurat
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 from pathlib import Path
 
@@ -12,7 +13,7 @@ import pytest
 from adapters.discord.delivery import DISCORD_LIMITS
 from adapters.slack.delivery import SLACK_LIMITS
 from bot.config import parse
-from bot.delivery.pacing import Bucket, Limits, Pacer, Route, Window
+from bot.delivery.pacing import ROOM, Bucket, Limits, Pacer, Route, Window
 from bot.errors import ConfigError
 from bot.testing.clock import FakeClock
 from tests.test_ratelimit import Sleeper
@@ -152,3 +153,44 @@ async def test_a_global_429_lowers_the_limit_to_what_the_platform_let_through() 
     pacer.said("global", 0.9)  # a later one never raises it again
     assert pacer.limit_of("global") <= 30
     assert pacer.limit_of("no such bucket") == 0
+
+
+async def test_a_request_waiting_for_one_methods_budget_never_holds_up_another_method() -> None:
+    clock = FakeClock()
+    waits: list[float] = []
+    waiting = asyncio.Event()
+
+    async def sleep(seconds: float) -> None:
+        if seconds < 1:  # posts' even spacing
+            clock.advance(seconds)
+            return
+        waits.append(seconds)  # a wait for the uploads' budget: it outlasts the test
+        waiting.set()
+        await asyncio.Event().wait()
+
+    limits = Limits(
+        routes={
+            "upload": (Bucket("uploads", Window(1, 60.0)),),
+            "post": (
+                Bucket("posts", Window(100, 1.0)),
+                Bucket("per channel", Window(1, 1.0), True),
+            ),
+        }
+    )
+    pacer = Pacer(limits, clock, sleep)
+
+    async def request(route: Route) -> None:
+        async with pacer.slot(route):
+            pass
+
+    # More uploads than the room holds, all but the first waiting a minute for the budget.
+    uploads = [asyncio.create_task(request(Route("upload", f"c{i}"))) for i in range(ROOM + 2)]
+    await asyncio.wait_for(waiting.wait(), timeout=5)
+    try:
+        for i in range(3):  # posts elsewhere go at once, whatever the uploads wait for
+            await asyncio.wait_for(request(Route("post", f"p{i}")), timeout=5)
+        assert len(waits) == 1
+    finally:
+        for task in uploads:
+            task.cancel()
+        await asyncio.gather(*uploads, return_exceptions=True)

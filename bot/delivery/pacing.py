@@ -110,7 +110,9 @@ LimitSaid = Callable[[str, float], None]
 (Discord's global limit), which its client library may have waited out by itself: the bucket's
 name and the seconds the platform said to wait (``Pacer.said``)."""
 ROOM = 4
-"""Requests at most between their channel's slots and the platform-wide ones (``Pacer.slot``)."""
+"""Requests of one method at most between their channel's slots and the platform-wide ones
+(``Pacer.slot``): each method has its own room, so that requests waiting for one method's
+budget (Slack's uploads) never keep another method's (its posts) from theirs."""
 SWEEP_EVERY = 256
 """Per-channel limiters made between two sweeps of the idle ones (they are forgotten)."""
 
@@ -120,7 +122,7 @@ class Pace(Protocol):
 
     ``delivers``: the request carries the delivery out (it posts or edits its message). Once
     its channel's turn is granted, just before it waits for the platform-wide one (among at
-    most ``ROOM`` requests), the dispatcher durably notes the attempt
+    most ``ROOM`` requests of its method), the dispatcher durably notes the attempt
     (so that a crash afterwards leaves the delivery "in doubt", to be confirmed from the channel
     before it is sent again), or raises :class:`~bot.errors.DeliveryCancelled` instead when the
     delivery must no longer go out (its subscription was removed meanwhile). Errors are to be
@@ -164,7 +166,7 @@ class Pacer:
         self._holds: set[asyncio.Task[None]] = set()
         self._limiters: dict[tuple[str, str | None], RateLimiter] = {}
         self._made = 0
-        self._room = asyncio.Semaphore(ROOM)
+        self._rooms: dict[str, asyncio.Semaphore] = {}
         for bucket in limits.every:
             self._limiter(bucket, None).note(limits.startup_requests)
 
@@ -228,16 +230,21 @@ class Pacer:
 
         ``ready`` (noting the attempt in the store) is awaited once the channel's slots are
         granted and before the platform-wide ones are waited for, by at most ``ROOM`` requests
-        at a time: so that its time does not count inside the platform-wide slots (a slot is
-        taken again a window after its request *ended*: what the slot holds slows the rate),
-        and a crash leaves at most that many deliveries noted but not sent."""
+        of the route's method at a time: so that its time does not count inside the
+        platform-wide slots (a slot is taken again a window after its request *ended*: what the
+        slot holds slows the rate), and a crash leaves at most that many deliveries per method
+        noted but not sent. Each method has its own room: a request waiting for one method's
+        budget never holds up a request of another."""
         buckets = self.limits.buckets(route)
         async with AsyncExitStack() as taken:
             for bucket in buckets:
                 if bucket.per_channel:
                     limiter = self._limiter(bucket, route.channel)
                     await taken.enter_async_context(limiter.slot(self.sleep))
-            async with self._room:
+            room = self._rooms.get(route.method)
+            if room is None:
+                room = self._rooms[route.method] = asyncio.Semaphore(ROOM)
+            async with room:
                 if ready is not None:
                     await ready()
                 for bucket in buckets:
