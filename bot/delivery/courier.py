@@ -93,37 +93,101 @@ Outcome = Callable[[Delivery, str], None]
 """Told what became of each delivery: sent, edited, retried, rate_limited, dead, cancelled."""
 
 
+class Progress:
+    """Where one channel's deliveries stand, for the dispatcher's bound on work in hand.
+
+    A channel waiting for something of its own (a slot of its channel's bucket, a read that
+    repairs what a lost answer left in doubt, a request that has not answered for ``slow_after``
+    seconds) is *slow*: the dispatcher does not count it against the room of the others.
+    ``changed`` is told when the channel becomes slow."""
+
+    def __init__(self, clock: Clock, changed: Callable[[], None] = lambda: None) -> None:
+        self.clock = clock
+        self.changed = changed
+        self._own = False
+        self._repairing = 0
+        self._flying: float | None = None
+
+    def slow(self, slow_after: float) -> bool:
+        if self._own or self._repairing:
+            return True
+        return self._flying is not None and self.clock.monotonic() - self._flying >= slow_after
+
+    def waiting_own(self, waiting: bool) -> None:
+        """A request is waiting for its channel's own slots (or no longer is)."""
+        self._own = waiting
+        if waiting:
+            self.changed()
+
+    def flying(self, flying: bool) -> None:
+        """A request has gone out and not answered yet (or has answered)."""
+        self._flying = self.clock.monotonic() if flying else None
+
+    @asynccontextmanager
+    async def repairing(self) -> AsyncIterator[None]:
+        """Around a read of the channel for what earlier attempts may have posted."""
+        self._repairing += 1
+        self.changed()
+        try:
+            yield
+        finally:
+            self._repairing -= 1
+
+
 class DeliveryPace:
     """The ``Pace`` an adapter gets for one delivery (or a check): each request waits for its
     route's buckets; one that ``delivers`` notes the attempt first (``note``), and is refused
     with :class:`DeliveryCancelled` when the delivery must no longer go out. A 429 holds the
-    route's buckets for its Retry-After."""
+    route's buckets for its Retry-After. ``progress`` is told where the request stands."""
 
-    def __init__(self, pacer: Pacer, note: Callable[[], Awaitable[bool]] | None = None) -> None:
+    def __init__(
+        self,
+        pacer: Pacer,
+        note: Callable[[], Awaitable[bool]] | None = None,
+        progress: Progress | None = None,
+    ) -> None:
         self.pacer = pacer
         self.note = note
+        self.progress = progress or Progress(pacer.clock)
 
     @asynccontextmanager
     async def __call__(self, route: Route, *, delivers: bool = False) -> AsyncIterator[None]:
-        async with self.pacer.slot(route, self._noted if delivers else None):
-            await self.pacer.turn(route)  # the instance still holds the budget: last
-            try:
-                yield
-            except RateLimited as exc:
-                self.pacer.hold(route, exc.retry_after if exc.retry_after is not None else 1.0)
-                raise
+        progress = self.progress
+        progress.waiting_own(True)
+        try:
+            async with self.pacer.slot(route, lambda: self._ready(delivers)):
+                await self.pacer.turn(route)  # the instance still holds the budget: last
+                progress.flying(True)
+                try:
+                    yield
+                except RateLimited as exc:
+                    wait = exc.retry_after if exc.retry_after is not None else 1.0
+                    self.pacer.hold(route, wait)
+                    raise
+                finally:
+                    progress.flying(False)
+        finally:
+            progress.waiting_own(False)
 
-    async def _noted(self) -> None:
-        if self.note is not None and not await self.note():
+    async def _ready(self, delivers: bool) -> None:
+        self.progress.waiting_own(False)  # its channel's slots are granted
+        if delivers and self.note is not None and not await self.note():
             raise DeliveryCancelled("its subscription was removed or disabled")
 
 
 class ChannelCheck:
     """One read of a channel for every delivery of it that may have gone out already."""
 
-    def __init__(self, courier: Courier, channel: ChannelRef, items: Sequence[Delivery]) -> None:
+    def __init__(
+        self,
+        courier: Courier,
+        channel: ChannelRef,
+        items: Sequence[Delivery],
+        progress: Progress | None = None,
+    ) -> None:
         self.courier = courier
         self.channel = channel
+        self.progress = progress or Progress(courier.clock)
         self.doubtful = {d.id: d for d in items if courier.needs_check(d)}
         self._found: dict[str, Earlier] | None = None
 
@@ -136,9 +200,13 @@ class ChannelCheck:
             keys = [key_of(x) for x in self.doubtful.values()]
             c = self.courier
             c.stats.checks += 1
-            self._found = await c.adapter.find_posted(
-                self.channel, keys, since=min(times), pace=DeliveryPace(c.pacer)
-            )
+            async with self.progress.repairing():
+                self._found = await c.adapter.find_posted(
+                    self.channel,
+                    keys,
+                    since=min(times),
+                    pace=DeliveryPace(c.pacer, progress=self.progress),
+                )
         found = self._found.get(key_of(d))
         if found is not None:
             self.courier.stats.confirmed += 1
@@ -194,8 +262,12 @@ class Courier:
         window = self.adapter.dedup_window
         return window <= 0 or (self.clock.now() - d.sending_at).total_seconds() >= window
 
-    def check_for(self, channel: ChannelRef, items: Sequence[Delivery]) -> ChannelCheck:
-        return ChannelCheck(self, channel, items)
+    def check_for(
+        self, channel: ChannelRef, items: Sequence[Delivery], progress: Progress | None = None
+    ) -> ChannelCheck:
+        """What reads ``channel`` (once) for those of ``items`` that may have gone out already;
+        ``progress``: where the channel's deliveries stand (see :class:`Progress`)."""
+        return ChannelCheck(self, channel, items, progress)
 
     async def deliver(self, d: Delivery, check: ChannelCheck) -> bool:
         """Send ``d`` and record the outcome; False when the rest of its channel must wait.
@@ -222,7 +294,7 @@ class Courier:
             if d.action is DeliveryAction.ALERT
             else Message.from_json(d.payload)
         )
-        pace = DeliveryPace(self.pacer, lambda: self._note_attempt(d))
+        pace = DeliveryPace(self.pacer, lambda: self._note_attempt(d), check.progress)
         try:
             earlier = None if d.action is DeliveryAction.REPLY else await check.earlier(d)
             if d.action is DeliveryAction.EDIT_LIVE:
@@ -255,9 +327,13 @@ class Courier:
         if not self.needs_check(d) or d.sending_at is None:
             return None
         self.stats.checks += 1
-        found = await self.adapter.find_posted(
-            d.channel, [key_of(d)], since=d.sending_at, pace=DeliveryPace(self.pacer)
-        )
+        async with check.progress.repairing():
+            found = await self.adapter.find_posted(
+                d.channel,
+                [key_of(d)],
+                since=d.sending_at,
+                pace=DeliveryPace(self.pacer, progress=check.progress),
+            )
         return found.get(key_of(d))
 
     async def tell(self, d: Delivery, text: str) -> None:

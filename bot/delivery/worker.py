@@ -3,9 +3,11 @@
 For each platform a worker loop takes the deliveries that are due, drops those whose
 subscription is gone (CANCELLED, logged, never sent) and the routine ones that a newer message
 for the same channel already covers (``coalesce``), then sends channel by channel, in order
-within a channel and concurrently across channels. How one delivery is confirmed, sent and
-recorded is :mod:`bot.delivery.courier`; every request waits for its slots under the platform's
-limits (:mod:`bot.delivery.pacing`).
+within a channel and concurrently across channels: each channel is a task of its own, and the
+worker claims more while channels are being sent, so a channel that is slow (repairing, waiting
+for its own bucket, not answered) holds up no other, within a bound on the work in hand. How
+one delivery is confirmed, sent and recorded is :mod:`bot.delivery.courier`; every request
+waits for its slots under the platform's limits (:mod:`bot.delivery.pacing`).
 
 Every delivery is claimed (SENDING) before it is worked on; right before a request that could
 post it goes out, the attempt is noted. A crash in between leaves it SENDING: on start those go
@@ -18,7 +20,8 @@ the failure is logged, the platform counts as down for ``/readyz`` (``problems``
 reason, and the loop starts again after a backoff, first putting back what it left claimed.
 One info line per fan-out (the deliveries of one update on one platform) says how it went.
 On a shared store only the holder of a platform's rate budget lease (``bot.delivery.shared``)
-claims and sends its deliveries, claiming more while the previous ones are sent."""
+claims and sends its deliveries; it puts a dead instance's expired claims back to the queue
+while it drains, not only when a drain starts."""
 
 from __future__ import annotations
 
@@ -36,7 +39,7 @@ from bot.chart import ChartCache
 from bot.clock import Clock
 from bot.cluster.identity import new_instance_id
 from bot.delivery.coalesce import coalesce
-from bot.delivery.courier import ChannelCheck, Courier, Stats, where
+from bot.delivery.courier import ChannelCheck, Courier, Progress, Stats, where
 from bot.delivery.final_charts import CHART_TIMEOUT_S, FinalCharts
 from bot.delivery.pacing import Pacer
 from bot.delivery.ratelimit import Sleep
@@ -50,13 +53,17 @@ from bot.store.outbox import Delivery, DeliveryAction
 from bot.subscription import ChannelRef, Platform
 
 BATCH = 5000
+"""Channels in hand at most, slow ones included."""
 FIRST_BATCH = 50
 """On a store shared by several instances (PostgreSQL), the first claim of a drain: small, so
 that the first requests go out at once. The next claims, made while the previous ones are being
-sent, keep at most ``AHEAD`` channels' deliveries in hand, claiming more when ``REFILL`` are
-left (the memory of a fan-out does not grow with its size)."""
+sent, keep at most ``AHEAD`` fast channels' deliveries in hand, claiming more when ``REFILL``
+are left (the memory of a fan-out does not grow with its size)."""
 AHEAD = 250
 REFILL = 100
+SLOW_S = 5.0
+"""A channel whose request has not answered for this long is slow (``Progress``): it no longer
+counts against the room of the fast ones."""
 RESCAN_S = 1.0
 """On a shared store, how often an idle worker looks for work queued by other instances (and for
 claims that expired)."""
@@ -148,6 +155,8 @@ class Dispatcher:
         self._fanouts: dict[tuple[Platform, str, int | None], Fanout] = {}
         self._down: dict[Platform, str] = {}
         self._recovered: set[Platform] = set()
+        self._released: dict[Platform, float] = {}
+        """When each platform's expired claims were last released (monotonic)."""
         self._running = False
 
     def wake(self, platforms: set[Platform]) -> None:
@@ -285,50 +294,93 @@ class Dispatcher:
         async with self._draining[platform]:
             if platform not in self._recovered:
                 await self._recover(platform)
+            self._released.pop(platform, None)  # a drain starts by releasing expired claims
             handled = await self._drain(platform)
             if self._fanouts:
                 await self._summarise(platform)
             return handled
 
     async def _drain(self, platform: Platform) -> int:
-        now = self.clock.now()
-        if self.shared:  # a dead instance's deliveries, confirmed before they go again
-            async with self.db.begin() as conn:
-                expired = await outbox.release_expired(conn, platform, now=now)
-            if expired:
-                log.info("took over %d deliveries whose claim expired", expired)
+        """Claim and send until nothing is due and nothing is in hand.
+
+        Each channel's deliveries are sent by a task of their own, in order; channels do not
+        wait for each other. Claims go on while channels are being sent, whenever the *fast*
+        channels in hand are down to ``REFILL`` (a slow one, see ``Progress``, takes no room
+        of theirs), up to ``AHEAD`` fast ones and ``BATCH`` in all."""
         courier = self._couriers[platform]
+        wake = self._wake[platform]
         handled = 0
-        limit = FIRST_BATCH if self.shared else BATCH
-        due, send = await self._claim(platform, limit)  # a store that fails says so, unwrapped
-        # A TaskGroup: on cancellation (shutdown) it waits for every channel's task to finish.
-        in_hand: set[asyncio.Task[None]] = set()
-        room = asyncio.Event()
+        first = True
+        in_hand: dict[asyncio.Task[None], Progress] = {}
+        changed = asyncio.Event()
 
         def finished(task: asyncio.Task[None]) -> None:
-            in_hand.discard(task)
-            if len(in_hand) <= REFILL:
-                room.set()
+            in_hand.pop(task, None)
+            changed.set()
 
-        async with asyncio.TaskGroup() as group:
-            while True:
-                handled += len(due)
-                by_channel: dict[ChannelRef, list[Delivery]] = defaultdict(list)
-                for d in send:
-                    self._fanout(d)  # it starts now, if it has not before
-                    by_channel[d.channel].append(d)
-                for channel, items in by_channel.items():
-                    check = courier.check_for(channel, items)
-                    task = group.create_task(self._send_channel(courier, items, check))
-                    in_hand.add(task)
-                    task.add_done_callback(finished)
-                if not self.shared or not due or not self.budgets[platform].lease.held:
-                    break
-                room.clear()  # the next claim while these are sent, once few are left
-                if len(in_hand) > REFILL:
-                    await room.wait()
-                due, send = await self._claim(platform, AHEAD - len(in_hand))
+        try:
+            # A TaskGroup: on cancellation (shutdown) it waits for every channel's task to finish.
+            async with asyncio.TaskGroup() as group:
+                while True:
+                    changed.clear()
+                    wake.clear()
+                    if self.shared:
+                        await self._release_expired(platform)
+                    fast = sum(1 for p in in_hand.values() if not p.slow(SLOW_S))
+                    # (the run loop drains while this instance holds the platform's budget)
+                    may = first or not self.shared or self.budgets[platform].lease.held
+                    room = min(AHEAD - fast, BATCH - len(in_hand))
+                    due: list[Delivery] = []
+                    limit = 0
+                    if may and fast <= REFILL and room > 0:
+                        limit = min(room, FIRST_BATCH) if first and self.shared else room
+                        first = False
+                        due, send = await self._claim(platform, limit)  # a store that fails says so
+                        handled += len(due)
+                        by_channel: dict[ChannelRef, list[Delivery]] = defaultdict(list)
+                        for d in send:
+                            self._fanout(d)  # it starts now, if it has not before
+                            by_channel[d.channel].append(d)
+                        for channel, items in by_channel.items():
+                            progress = Progress(self.clock, changed.set)
+                            check = courier.check_for(channel, items, progress)
+                            task = group.create_task(self._send_channel(courier, items, check))
+                            in_hand[task] = progress
+                            task.add_done_callback(finished)
+                    if due and len(due) >= limit:
+                        continue  # more may be due at once
+                    if not in_hand:
+                        break
+                    # Until a channel is done or turns slow, new work is queued, or a while passed
+                    # (a retry may have come due, a request may have stopped answering).
+                    await self._until(changed, wake)
+        except ExceptionGroup as group_error:  # the store failed: say so, unwrapped
+            if len(group_error.exceptions) == 1:
+                raise group_error.exceptions[0] from None
+            raise
         return handled
+
+    async def _until(self, *events: asyncio.Event) -> None:
+        """Wait until one of ``events`` is set, or ``RESCAN_S`` at most."""
+        waits = [asyncio.create_task(e.wait()) for e in events]
+        try:
+            await asyncio.wait(waits, timeout=RESCAN_S, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for w in waits:
+                w.cancel()
+
+    async def _release_expired(self, platform: Platform) -> None:
+        """A dead instance's deliveries back to the queue, confirmed before they go again: at
+        the start of a drain and every third of a claim's life while it lasts, so that a
+        takeover picks them up first (they are the oldest)."""
+        now = self.clock.monotonic()
+        if now < self._released.get(platform, float("-inf")) + self.claim_seconds / 3:
+            return
+        self._released[platform] = now
+        async with self.db.begin() as conn:
+            expired = await outbox.release_expired(conn, platform, now=self.clock.now())
+        if expired:
+            log.info("took over %d deliveries whose claim expired", expired)
 
     async def _claim(self, platform: Platform, limit: int) -> tuple[list[Delivery], list[Delivery]]:
         """Claim up to ``limit`` due deliveries (with those queued behind them): all of them,
