@@ -34,7 +34,7 @@ from aiohttp import web
 
 from bot.delivery.pacing import UNLIMITED, Limits, LimitSaid, Pace, unpaced
 from bot.domain.message import Attachment, Outgoing
-from bot.errors import NotAllowedHere
+from bot.errors import NotAllowedHere, PermanentDeliveryError
 from bot.lifecycle import Closing
 from bot.subscription import ChannelRef, Platform
 
@@ -72,6 +72,12 @@ class Adapter(Closing, abc.ABC):
     """Seconds after a post during which the platform itself drops a second post with the same
     key (Discord's nonce); 0 when it has no such thing. A post that may have gone out longer
     ago than this is confirmed from the channel (``find_posted``) before it is sent again."""
+
+    charts_apart: bool = False
+    """A final's chart is shown by requests of its own after its message (Slack uploads it into
+    the message's thread): the dispatcher then posts the message without it, records it as
+    sent, and shows the chart as a step of its own (``show_chart``). False: the chart goes in
+    the post itself (``post``'s ``attachment``)."""
 
     budget_key: str = ""
     """A non-secret fingerprint of the credentials the platform counts this bot's requests by
@@ -132,6 +138,21 @@ class Adapter(Closing, abc.ABC):
         the same rules hold for it, so a retry must not show it twice either. A request that
         may create the message is paced with ``delivers=True``.
         """
+
+    async def show_chart(
+        self,
+        channel: ChannelRef,
+        message_id: str,
+        content: Outgoing,
+        attachment: Attachment,
+        *,
+        pace: Pace = unpaced,
+    ) -> None:
+        """Show ``attachment`` (a final's chart) with the message ``message_id`` posted before
+        from ``content``; asked only of an adapter with ``charts_apart``. The request that
+        shows it is paced with ``delivers=True``; a chart the platform refuses for good is left
+        out (logged), as the message is out."""
+        raise PermanentDeliveryError(f"{self.platform} shows a chart in the post itself")
 
     @abc.abstractmethod
     async def edit(

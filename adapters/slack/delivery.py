@@ -132,6 +132,8 @@ class SlackSender(Adapter):
     platform = Platform("slack")
     dedup_window = 0.0
     """Slack drops no repeated post: one that may have gone out is always looked for first."""
+    charts_apart = True
+    """A final's chart is uploaded into the thread of its message, after it (``show_chart``)."""
 
     def __init__(
         self, client: AsyncWebClient, *, limits: Limits = SLACK_LIMITS, history_limit: int = 200
@@ -214,6 +216,19 @@ class SlackSender(Adapter):
             raise TransientDeliveryError(f"{where}: Slack's answer had no ts")
         return ts
 
+    async def show_chart(
+        self,
+        channel: ChannelRef,
+        message_id: str,
+        content: Outgoing,
+        attachment: Attachment,
+        *,
+        pace: Pace = unpaced,
+    ) -> None:
+        bot = await self.speaker(channel.workspace, f"slack chart for {channel}")
+        ts = channel.thread or message_id
+        await self._upload_to_thread(bot.client, channel, ts, content, attachment, pace, shows=True)
+
     async def _upload_to_thread(
         self,
         client: AsyncWebClient,
@@ -222,17 +237,21 @@ class SlackSender(Adapter):
         content: Outgoing,
         attachment: Attachment,
         pace: Pace,
+        *,
+        shows: bool = False,
     ) -> None:
         """Upload ``attachment`` into the thread of the message ``ts`` (posted just now, or by an
-        earlier attempt). A transient failure fails the delivery (the retry finds the message
-        and uploads then); a permanent one leaves the chart out, since the message is out."""
+        earlier attempt; ``shows``: as a delivery of its own, see ``upload``). A transient
+        failure fails the delivery (the retry finds the message and uploads then); a permanent
+        one leaves the chart out, since the message is out."""
         title = attachment.filename
         if not isinstance(content, Notice):
             title = f"Chart of {content.title}, as of update #{content.seq}"
         try:
             await self.upload(
-                channel.channel, attachment, title=title, thread_ts=ts, pace=pace, client=client
-            )
+                channel.channel, attachment, title=title, thread_ts=ts, pace=pace, client=client,
+                shows=shows,
+            )  # fmt: skip
         except (PermanentDeliveryError, MessageGone) as error:
             log.warning("the message %s in %s went without its chart: %s", ts, channel, error)
 
@@ -246,10 +265,12 @@ class SlackSender(Adapter):
         comment: str | None = None,
         pace: Pace = unpaced,
         client: AsyncWebClient | None = None,
+        shows: bool = False,
     ) -> None:
         """Upload ``attachment`` and share it in the channel (in a thread with ``thread_ts``),
         with its description as the image's alt text: files.getUploadURLExternal, the bytes to
-        the URL it gives, files.completeUploadExternal, each paced. Raises ``DeliveryError``."""
+        the URL it gives, files.completeUploadExternal, each paced (``shows``: the last one
+        carries a delivery out, ``delivers=True``). Raises ``DeliveryError``."""
         where = f"slack upload of {attachment.filename} to {channel_id}"
         client = client or self.client
         async with pace(Route("files.getUploadURLExternal", channel_id)):
@@ -265,7 +286,7 @@ class SlackSender(Adapter):
         if not isinstance(url, str) or not isinstance(file_id, str):
             raise TransientDeliveryError(f"{where}: Slack's answer had no upload_url")
         await self._send_file(url, attachment.data, where)
-        async with pace(Route("files.completeUploadExternal", channel_id)):
+        async with pace(Route("files.completeUploadExternal", channel_id), delivers=shows):
             try:
                 await client.files_completeUploadExternal(
                     files=[{"id": file_id, "title": file_title(title)}],

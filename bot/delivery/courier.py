@@ -33,7 +33,7 @@ from datetime import timedelta
 
 from bot.adapter import Adapter, Earlier
 from bot.clock import Clock
-from bot.delivery.final_charts import FinalCharts
+from bot.delivery.final_charts import ChartStep, FinalCharts, chart_step
 from bot.delivery.pacing import Pacer, Route
 from bot.delivery.places import Places
 from bot.domain.message import Message, Notice, Outgoing
@@ -71,6 +71,12 @@ def key_of(d: Delivery) -> str:
     return f"tb{d.id}"
 
 
+def looked_for(d: Delivery) -> str:
+    """The key of the message that shows ``d`` once it went out: its own, or for a chart step
+    the key of the message the chart goes with."""
+    return ChartStep.of(d).key if d.action is DeliveryAction.CHART else key_of(d)
+
+
 @dataclass
 class Stats:
     sent: int = 0
@@ -87,6 +93,8 @@ class Stats:
     """Found in their channel, posted by an earlier attempt, and not sent again."""
     checks: int = 0
     """Reads of a channel to look for earlier posts (one serves all of a channel's)."""
+    charts: int = 0
+    """Charts shown as a step of their own, after their message (``DeliveryAction.CHART``)."""
 
 
 Outcome = Callable[[Delivery, str], None]
@@ -197,7 +205,7 @@ class ChannelCheck:
             return None
         if self._found is None:
             times = [x.sending_at for x in self.doubtful.values() if x.sending_at is not None]
-            keys = [key_of(x) for x in self.doubtful.values()]
+            keys = [looked_for(x) for x in self.doubtful.values()]
             c = self.courier
             c.stats.checks += 1
             async with self.progress.repairing():
@@ -207,7 +215,9 @@ class ChannelCheck:
                     since=min(times),
                     pace=DeliveryPace(c.pacer, progress=self.progress),
                 )
-        found = self._found.get(key_of(d))
+        found = self._found.get(looked_for(d))
+        if d.action is DeliveryAction.CHART and found is not None and not found.with_attachment:
+            found = None  # the message is there, its chart is not
         if found is not None:
             self.courier.stats.confirmed += 1
             log.info("already posted by an earlier attempt: not sent again", extra=where(d))
@@ -289,21 +299,33 @@ class Courier:
             return False
 
     async def _deliver(self, d: Delivery, check: ChannelCheck) -> bool:
-        content: Outgoing = (
-            Notice.from_json(d.payload)
-            if d.action is DeliveryAction.ALERT
-            else Message.from_json(d.payload)
-        )
+        content: Outgoing
+        if d.action is DeliveryAction.ALERT:
+            content = Notice.from_json(d.payload)
+        elif d.action is DeliveryAction.CHART:
+            content = ChartStep.of(d).message
+        else:
+            content = Message.from_json(d.payload)
         pace = DeliveryPace(self.pacer, lambda: self._note_attempt(d), check.progress)
+        then = None
         try:
             earlier = None if d.action is DeliveryAction.REPLY else await check.earlier(d)
             if d.action is DeliveryAction.EDIT_LIVE:
                 message_id = await self._edit_live(d, content, pace, earlier)
+            elif d.action is DeliveryAction.CHART:
+                message_id = await self._show_chart(d, content, pace, earlier)
             elif d.action is DeliveryAction.REPLY:
                 chart = await self.charts.for_delivery(d, content, where(d))
                 message_id = await self.places.reply(
                     d, content, key_of(d), pace, chart, lambda x: self._find(x, check)
                 )
+            elif self.adapter.charts_apart:  # the chart follows as a step of its own
+                message_id = await self.adapter.post(
+                    d.channel, content, key=key_of(d), pace=pace, earlier=earlier
+                )
+                shown = earlier is not None and earlier.with_attachment
+                if self.charts.wanted(d, content) and not shown:
+                    then = chart_step(d, message_id, key_of(d), self.clock.now())
             else:
                 chart = await self.charts.for_delivery(d, content, where(d))
                 message_id = await self.adapter.post(
@@ -317,8 +339,21 @@ class Courier:
         except DeliveryError as exc:
             await self._give_up(d, exc)
             return True
-        await self._sent(d, message_id)
+        await self._sent(d, message_id, then)
         return True
+
+    async def _show_chart(
+        self, d: Delivery, content: Outgoing, pace: DeliveryPace, earlier: Earlier | None
+    ) -> str:
+        """Show the chart of a ``CHART`` step with its message, unless an earlier attempt did;
+        the message's id."""
+        on = ChartStep.of(d).on
+        if earlier is not None:
+            return on
+        chart = await self.charts.for_delivery(d, content, where(d))
+        if chart is not None:
+            await self.adapter.show_chart(d.channel, on, content, chart, pace=pace)
+        return on
 
     async def _find(self, d: Delivery, check: ChannelCheck) -> Earlier | None:
         """Where an earlier attempt of ``d`` posted it, in its channel or its thread."""
@@ -372,15 +407,22 @@ class Courier:
                 await sub_rows.set_live_message(conn, d.subscription_id, message_id)
         return message_id
 
-    async def _sent(self, d: Delivery, message_id: str) -> None:
+    async def _sent(self, d: Delivery, message_id: str, then: NewDelivery | None = None) -> None:
+        """Record ``d`` as sent and, in the same transaction, queue what follows it (the step
+        that shows its chart)."""
         async with self.db.begin() as conn:
             await outbox.mark_sent(conn, d.id, platform_message_id=message_id, at=self.clock.now())
-        edited = d.action is DeliveryAction.EDIT_LIVE
-        if edited:
+            if then is not None:
+                await outbox.enqueue(conn, [then])
+        what = {DeliveryAction.EDIT_LIVE: "edited", DeliveryAction.CHART: "charted"}
+        outcome = what.get(d.action, "sent")
+        if outcome == "edited":
             self.stats.edited += 1
+        elif outcome == "charted":
+            self.stats.charts += 1
         else:
             self.stats.sent += 1
-        self.outcome(d, "edited" if edited else "sent")
+        self.outcome(d, outcome)
         latency = (self.clock.now() - d.created_at).total_seconds()
         self.metrics.delivered(d.channel.platform, d.action.value, latency)
         # One line per fan-out says how it went (bot.delivery.worker.fanout): each post is debug.
