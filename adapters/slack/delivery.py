@@ -95,7 +95,8 @@ def translate(exc: BaseException, where: str, *, editing: bool = False) -> Deliv
     error = str(exc.response.get("error") or f"HTTP {status}")
     if status == 429 or error == "ratelimited":
         wait = retry_after_header(exc.response.headers)
-        return RateLimited(f"{where}: rate limited by Slack (429)", retry_after=wait)
+        # slack_sdk retries nothing here (no retry handlers): nothing was posted
+        return RateLimited(f"{where}: rate limited by Slack (429)", retry_after=wait, refused=True)
     if editing and error in GONE_ERRORS:
         return MessageGone(f"{where}: the message to edit is gone ({error})")
     if status >= 500 or error in TRANSIENT_ERRORS:

@@ -153,10 +153,16 @@ class DeliveryPace:
         pacer: Pacer,
         note: Callable[[], Awaitable[bool]] | None = None,
         progress: Progress | None = None,
+        unnote: Callable[[], Awaitable[bool]] | None = None,
     ) -> None:
+        """``unnote``: undo the note when the platform refused the delivering request with a
+        429 (``RateLimited.refused``) and no delivering request of it went through before:
+        nothing was posted, so it is not in doubt (None: an earlier attempt may have posted)."""
         self.pacer = pacer
         self.note = note
+        self.unnote = unnote
         self.progress = progress or Progress(pacer.clock)
+        self._through = False
 
     @asynccontextmanager
     async def __call__(self, route: Route, *, delivers: bool = False) -> AsyncIterator[None]:
@@ -171,9 +177,12 @@ class DeliveryPace:
                 except RateLimited as exc:
                     wait = exc.retry_after if exc.retry_after is not None else 1.0
                     self.pacer.hold(route, wait)
+                    if delivers and exc.refused and not self._through and self.unnote:
+                        await self.unnote()
                     raise
                 finally:
                     progress.flying(False)
+                self._through = self._through or delivers
         finally:
             progress.waiting_own(False)
 
@@ -306,7 +315,12 @@ class Courier:
             content = ChartStep.of(d).message
         else:
             content = Message.from_json(d.payload)
-        pace = DeliveryPace(self.pacer, lambda: self._note_attempt(d), check.progress)
+        pace = DeliveryPace(
+            self.pacer,
+            lambda: self._note_attempt(d),
+            check.progress,
+            unnote=None if d.sending_at is not None else lambda: self._unnote_attempt(d),
+        )
         then = None
         try:
             earlier = None if d.action is DeliveryAction.REPLY else await check.earlier(d)
@@ -382,6 +396,10 @@ class Courier:
     async def _note_attempt(self, d: Delivery) -> bool:
         async with self.db.begin() as conn:
             return await outbox.mark_attempt(conn, d.id, at=self.clock.now(), by=self.claimant)
+
+    async def _unnote_attempt(self, d: Delivery) -> bool:
+        async with self.db.begin() as conn:
+            return await outbox.unmark_attempt(conn, d.id, by=self.claimant)
 
     async def _edit_live(
         self, d: Delivery, content: Outgoing, pace: DeliveryPace, earlier: Earlier | None

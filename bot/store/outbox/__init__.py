@@ -23,6 +23,7 @@ from bot.store.outbox.moves import (
     mark_sent,
     release,
     supersede,
+    unmark_attempt,
 )
 from bot.store.outbox.queue import (
     OPEN,
@@ -67,5 +68,6 @@ __all__ = [
     "release_expired",
     "renew",
     "supersede",
+    "unmark_attempt",
     "waiting_channels",
 ]
