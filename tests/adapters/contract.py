@@ -5,7 +5,8 @@ specific to one platform.
 
 Every delivery reaches its channel exactly once: when the platform carried out a post but its
 answer was lost (a final's chart included), after a server error, and whatever happens to another
-channel (removed, failing): nothing one channel does stops delivery to the others. An edit of a
+channel (removed, failing, or slow: a request the platform never answers): nothing one channel
+does stops or delays delivery to the others. An edit of a
 message that is gone is ``MessageGone``; a server error is transient, a channel that is gone is
 permanent. ``health()`` tells the truth. Text from a count shows as typed and pings nobody.
 
@@ -152,6 +153,37 @@ async def test_a_post_whose_answer_was_lost_is_shown_once(
     assert [(c.action, c.status) for c in chart] == (
         [(DeliveryAction.CHART, DeliveryStatus.SENT)] if apart else []
     )
+
+
+async def shown_after(rig: Rig, channel: ChannelRef, message: Message) -> float:
+    """Seconds from queued to shown in ``channel`` of ``message``, on the bot's clock."""
+    await rig.wait_until(lambda: times_shown(rig, channel, message.headline) == 1)
+    (d,) = [
+        d
+        for d in await deliveries(rig)
+        if d.channel == channel and d.tally_seq == message.seq and d.action is DeliveryAction.POST
+    ]
+    return (rig.clock.now() - d.created_at).total_seconds()
+
+
+@answering
+async def test_one_slow_channel_does_not_delay_the_others(rig: Rig, tmp_path: Path) -> None:
+    async with rig.run(tmp_path):
+        slow, other = rig.channels
+        await subscribe(rig, slow, other)
+        first = await ingest(rig, 84, 201)  # no fault: the others' latency as it should be
+        usual = await shown_after(rig, other, first)
+        await rig.settle()
+        answer = rig.hang(slow)  # the platform takes the slow channel's requests, answers none
+        lead = await ingest(rig, 400, 300)
+        await shown_after(rig, other, lead)
+        again = await ingest(rig, 400, 500)  # while the slow channel still has no answer
+        late = await shown_after(rig, other, again)
+        answer.set()
+        await rig.settle()
+    assert late <= usual + 1.0, (usual, late)
+    for message in (first, lead, again):  # the slow channel gets each in turn, once
+        assert [times_shown(rig, c, message.headline) for c in rig.channels] == [1, 1]
 
 
 @answering

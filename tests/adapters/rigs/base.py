@@ -6,7 +6,8 @@ of its tests runs on."""
 from __future__ import annotations
 
 import abc
-from collections.abc import AsyncIterator
+import asyncio
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -116,6 +117,16 @@ class Rig(abc.ABC):
         """The next post (``chart``: the next showing of a chart) is carried out by the
         platform, but its answer never reaches the bot."""
         raise AssertionError(f"{self.name} has no answer to lose")
+
+    def hang(self, channel: ChannelRef) -> asyncio.Event:
+        """From now on the platform takes every request about ``channel`` and answers none
+        (nor carries it out) until the event returned is set."""
+        raise AssertionError(f"{self.name} has no request to hang")
+
+    async def wait_until(self, check: Callable[[], bool]) -> None:
+        """Return once ``check()`` holds, re-checked whenever the platform records something
+        (10 s at most)."""
+        raise AssertionError(f"{self.name} records nothing to wait for")
 
     def fail_next_post(self, times: int = 1) -> None:
         """The next ``times`` posts fail, surely without posting anything (a server error, or

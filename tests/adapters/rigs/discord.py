@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import ClassVar
@@ -89,6 +89,12 @@ class DiscordRig(Rig):
     def lose_next_answer(self, *, chart: bool = False) -> None:
         # The chart goes in the same request as its message: one answer to lose either way.
         self.fake.fail_next(POSTS, 503, after_commit=True)
+
+    def hang(self, channel: ChannelRef) -> asyncio.Event:
+        return self.fake.hang(int(channel.channel))
+
+    async def wait_until(self, check: Callable[[], bool]) -> None:
+        await self.fake.wait_for(check, timeout=10)
 
     def fail_next_post(self, times: int = 1) -> None:
         self.fake.fail_next(POSTS, 503, times)

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import ClassVar
@@ -74,6 +75,12 @@ class SlackRig(Rig):
     def lose_next_answer(self, *, chart: bool = False) -> None:
         method = "files.completeUploadExternal" if chart else "chat.postMessage"
         self.fake.fail_next(method, drop=True, commit=True)
+
+    def hang(self, channel: ChannelRef) -> asyncio.Event:
+        return self.fake.hang(channel.channel)
+
+    async def wait_until(self, check: Callable[[], bool]) -> None:
+        await self.fake.wait_for(check, timeout=10)
 
     def fail_next_post(self, times: int = 1) -> None:
         self.fake.fail_next("chat.postMessage", status=503, times=times)

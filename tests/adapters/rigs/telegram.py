@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import asyncio
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import ClassVar
@@ -76,6 +77,12 @@ class TelegramRig(Rig):
 
     def lose_next_answer(self, *, chart: bool = False) -> None:
         self.fake.lose_answer("sendPhoto" if chart else "sendMessage")
+
+    def hang(self, channel: ChannelRef) -> asyncio.Event:
+        return self.fake.hang(int(channel.channel))
+
+    async def wait_until(self, check: Callable[[], bool]) -> None:
+        await self.fake.wait_for(check, timeout=10)
 
     def fail_next_post(self, times: int = 1) -> None:
         # A 429: Telegram surely posted nothing (after a 5xx it may have: the adapter repairs

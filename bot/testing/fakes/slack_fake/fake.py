@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable, Mapping
 from types import TracebackType
@@ -279,6 +280,10 @@ class FakeSlack(HttpMode, Installs, Modals):
     def stray_socket_frames(self) -> list[str]:
         """Frames the client sent that were not a valid ack of a known envelope."""
         return self._socket.stray_frames
+
+    def hang(self, channel: str) -> asyncio.Event:
+        """Every request about ``channel`` waits unanswered until the event returned is set."""
+        return self._web.hangs.hang(channel)
 
     def fail_next(
         self,

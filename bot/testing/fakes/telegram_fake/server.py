@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -330,6 +331,10 @@ class FakeTelegram:
         return list(self._core.commands.get(key, []))
 
     # ------------------------------------------------------------ switches
+
+    def hang(self, chat_id: int) -> asyncio.Event:
+        """Every request about the chat waits unanswered until the event returned is set."""
+        return self._api.hangs.hang(str(chat_id))
 
     def fail_next(
         self,
