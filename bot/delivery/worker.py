@@ -377,8 +377,10 @@ class Dispatcher:
         if now < self._released.get(platform, float("-inf")) + self.claim_seconds / 3:
             return
         self._released[platform] = now
-        async with self.db.begin() as conn:
-            expired = await outbox.release_expired(conn, platform, now=self.clock.now())
+        async with self.db.begin() as conn:  # not this instance's own, being sent now
+            expired = await outbox.release_expired(
+                conn, platform, now=self.clock.now(), keep=self.claimant
+            )
         if expired:
             log.info("took over %d deliveries whose claim expired", expired)
 

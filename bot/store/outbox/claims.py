@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections import defaultdict
 from datetime import datetime
 
-from sqlalchemy import exists, select, tuple_, update
+from sqlalchemy import exists, or_, select, tuple_, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot.store.outbox.queue import OPEN, Delivery, DeliveryStatus, _delivery
@@ -98,16 +98,21 @@ async def renew(conn: AsyncConnection, instance: str, *, until: datetime) -> int
     return result.rowcount
 
 
-async def release_expired(conn: AsyncConnection, platform: Platform, *, now: datetime) -> int:
+async def release_expired(
+    conn: AsyncConnection, platform: Platform, *, now: datetime, keep: str | None = None
+) -> int:
     """Put back to PENDING the SENDING deliveries of ``platform`` whose claim expired before
-    ``now`` (their instance died or stalled), keeping ``sending_at``; how many."""
+    ``now`` (their instance died or stalled), keeping ``sending_at``; how many. ``keep``: an
+    instance whose claims stay as they are (its own, still being sent while it drains, whose
+    renewal came late)."""
+    where = [
+        outbox.c.platform == str(platform),
+        outbox.c.status == SENDING,
+        outbox.c.claim_expires_at < now,
+    ]
+    if keep is not None:
+        where.append(or_(outbox.c.claimed_by.is_(None), outbox.c.claimed_by != keep))
     result = await conn.execute(
-        update(outbox)
-        .where(
-            outbox.c.platform == str(platform),
-            outbox.c.status == SENDING,
-            outbox.c.claim_expires_at < now,
-        )
-        .values(status=PENDING, claimed_by=None, claim_expires_at=None)
+        update(outbox).where(*where).values(status=PENDING, claimed_by=None, claim_expires_at=None)
     )
     return result.rowcount
