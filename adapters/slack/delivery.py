@@ -95,7 +95,7 @@ def translate(exc: BaseException, where: str, *, editing: bool = False) -> Deliv
     error = str(exc.response.get("error") or f"HTTP {status}")
     if status == 429 or error == "ratelimited":
         wait = retry_after_header(exc.response.headers)
-        # slack_sdk retries nothing here (no retry handlers): nothing was posted
+        # refused: slack_sdk retries nothing here (no retry handlers), so nothing was posted
         return RateLimited(f"{where}: rate limited by Slack (429)", retry_after=wait, refused=True)
     if editing and error in GONE_ERRORS:
         return MessageGone(f"{where}: the message to edit is gone ({error})")
@@ -133,8 +133,7 @@ class SlackSender(Adapter):
     platform = Platform("slack")
     dedup_window = 0.0
     """Slack drops no repeated post: one that may have gone out is always looked for first."""
-    charts_apart = True
-    """A final's chart is uploaded into the thread of its message, after it (``show_chart``)."""
+    charts_apart = True  # a final's chart is uploaded into its message's thread, after it
 
     def __init__(
         self, client: AsyncWebClient, *, limits: Limits = SLACK_LIMITS, history_limit: int = 200
@@ -218,14 +217,9 @@ class SlackSender(Adapter):
         return ts
 
     async def show_chart(
-        self,
-        channel: ChannelRef,
-        message_id: str,
-        content: Outgoing,
-        attachment: Attachment,
-        *,
-        pace: Pace = unpaced,
-    ) -> None:
+        self, channel: ChannelRef, message_id: str, content: Outgoing, attachment: Attachment,
+        *, pace: Pace = unpaced,
+    ) -> None:  # fmt: skip
         bot = await self.speaker(channel.workspace, f"slack chart for {channel}")
         ts = channel.thread or message_id
         await self._upload_to_thread(bot.client, channel, ts, content, attachment, pace, shows=True)

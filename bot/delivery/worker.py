@@ -31,15 +31,16 @@ import logging
 import random
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from bot.adapter import Adapter
 from bot.chart import ChartCache
 from bot.clock import Clock
 from bot.cluster.identity import new_instance_id
+from bot.delivery.attempt import Progress, Stats, where
 from bot.delivery.coalesce import coalesce
-from bot.delivery.courier import ChannelCheck, Courier, Progress, Stats, where
+from bot.delivery.courier import ChannelCheck, Courier
+from bot.delivery.fanouts import Fanouts
 from bot.delivery.final_charts import CHART_TIMEOUT_S, FinalCharts
 from bot.delivery.pacing import Pacer
 from bot.delivery.ratelimit import Sleep
@@ -49,7 +50,7 @@ from bot.memory import give_back
 from bot.ops.hooks import NO_HOOKS, Hooks
 from bot.retry import backoff
 from bot.store import Database, outbox
-from bot.store.outbox import Delivery, DeliveryAction
+from bot.store.outbox import Delivery
 from bot.subscription import ChannelRef, Platform
 
 BATCH = 5000
@@ -70,18 +71,8 @@ claims that expired)."""
 RESTART_CAP_S = 60.0  # the longest wait before a stopped worker loop starts again
 
 log = logging.getLogger(__name__)
-summary = logging.getLogger("bot.delivery.worker.fanout")
-"""One line per finished fan-out (the per-delivery lines are debug)."""
 
 __all__ = ["CHART_TIMEOUT_S", "Dispatcher", "Stats", "coalesce"]
-
-
-@dataclass
-class Fanout:
-    """What became of the deliveries of one update on one platform, for its summary line."""
-
-    started: float
-    outcomes: dict[str, int] = field(default_factory=lambda: defaultdict(int))
 
 
 class Dispatcher:
@@ -117,6 +108,7 @@ class Dispatcher:
         self.sleep = sleep
         self.rng = rng or random.Random()
         self.stats = Stats()
+        self.fanouts = Fanouts(db, clock)
         self.charts = FinalCharts(db, charts, timeout=chart_timeout)
         self.budgets = {
             p: PlatformBudget(db, p, a, self.claimant, clock, sleep, seconds=claim_seconds)
@@ -140,7 +132,7 @@ class Dispatcher:
                 charts=self.charts,
                 stats=self.stats,
                 metrics=metrics,
-                outcome=self._outcome,
+                outcome=self.fanouts.outcome,
                 alerted=self.wake,
                 alert_channels=alert_channels,
                 max_attempts=max_attempts,
@@ -152,7 +144,6 @@ class Dispatcher:
         }
         self._wake = {p: asyncio.Event() for p in self.adapters}
         self._draining = {p: asyncio.Lock() for p in self.adapters}
-        self._fanouts: dict[tuple[Platform, str, int | None], Fanout] = {}
         self._down: dict[Platform, str] = {}
         self._recovered: set[Platform] = set()
         self._released: dict[Platform, float] = {}
@@ -296,8 +287,7 @@ class Dispatcher:
                 await self._recover(platform)
             self._released.pop(platform, None)  # a drain starts by releasing expired claims
             handled = await self._drain(platform)
-            if self._fanouts:
-                await self._summarise(platform)
+            await self.fanouts.summarise(platform)
             return handled
 
     async def _drain(self, platform: Platform) -> int:
@@ -312,22 +302,19 @@ class Dispatcher:
         handled = 0
         first = True
         in_hand: dict[asyncio.Task[None], Progress] = {}
-        changed = asyncio.Event()
 
         def finished(task: asyncio.Task[None]) -> None:
             in_hand.pop(task, None)
-            changed.set()
+            wake.set()
 
         try:
             # A TaskGroup: on cancellation (shutdown) it waits for every channel's task to finish.
             async with asyncio.TaskGroup() as group:
                 while True:
-                    changed.clear()
                     wake.clear()
                     if self.shared:
                         await self._release_expired(platform)
                     fast = sum(1 for p in in_hand.values() if not p.slow(SLOW_S))
-                    # (the run loop drains while this instance holds the platform's budget)
                     may = first or not self.shared or self.budgets[platform].lease.held
                     room = min(AHEAD - fast, BATCH - len(in_hand))
                     due: list[Delivery] = []
@@ -339,10 +326,10 @@ class Dispatcher:
                         handled += len(due)
                         by_channel: dict[ChannelRef, list[Delivery]] = defaultdict(list)
                         for d in send:
-                            self._fanout(d)  # it starts now, if it has not before
+                            self.fanouts.of(d)  # it starts now, if it has not before
                             by_channel[d.channel].append(d)
                         for channel, items in by_channel.items():
-                            progress = Progress(self.clock, changed.set)
+                            progress = Progress(self.clock, wake.set)
                             check = courier.check_for(channel, items, progress)
                             task = group.create_task(self._send_channel(courier, items, check))
                             in_hand[task] = progress
@@ -353,21 +340,13 @@ class Dispatcher:
                         break
                     # Until a channel is done or turns slow, new work is queued, or a while passed
                     # (a retry may have come due, a request may have stopped answering).
-                    await self._until(changed, wake)
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(wake.wait(), timeout=RESCAN_S)
         except ExceptionGroup as group_error:  # the store failed: say so, unwrapped
             if len(group_error.exceptions) == 1:
                 raise group_error.exceptions[0] from None
             raise
         return handled
-
-    async def _until(self, *events: asyncio.Event) -> None:
-        """Wait until one of ``events`` is set, or ``RESCAN_S`` at most."""
-        waits = [asyncio.create_task(e.wait()) for e in events]
-        try:
-            await asyncio.wait(waits, timeout=RESCAN_S, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            for w in waits:
-                w.cancel()
 
     async def _release_expired(self, platform: Platform) -> None:
         """A dead instance's deliveries back to the queue, confirmed before they go again: at
@@ -400,12 +379,12 @@ class Dispatcher:
                 )
         for d in due:
             if d.id in orphans:
-                self._outcome(d, "cancelled")
+                self.fanouts.outcome(d, "cancelled")
                 log.info("dropped, never sent: its subscription is gone", extra=where(d))
         self.stats.cancelled += len(orphans)
         self.stats.superseded += len(drop)
         for d in drop:
-            self._outcome(d, "superseded")
+            self.fanouts.outcome(d, "superseded")
         return due, send
 
     async def _send_channel(
@@ -419,35 +398,3 @@ class Dispatcher:
                     async with self.db.begin() as conn:
                         await outbox.release(conn, rest)
                 return
-
-    def _fanout(self, d: Delivery) -> Fanout | None:
-        """The fan-out ``d`` belongs to (None for an alert to admins: not part of one)."""
-        if d.action is DeliveryAction.ALERT:
-            return None
-        key = (d.channel.platform, d.count_id, d.tally_seq)
-        fanout = self._fanouts.get(key)
-        if fanout is None:
-            fanout = self._fanouts[key] = Fanout(self.clock.monotonic())
-        return fanout
-
-    def _outcome(self, d: Delivery, what: str) -> None:
-        fanout = self._fanout(d)
-        if fanout is not None:
-            fanout.outcomes[what] += 1
-
-    async def _summarise(self, platform: Platform) -> None:
-        """One info line for each fan-out on ``platform`` that has nothing left to send."""
-        async with self.db.connect() as conn:
-            still = await outbox.open_updates(conn, platform)
-        for key in [k for k in self._fanouts if k[0] == platform and k[1:] not in still]:
-            fanout = self._fanouts.pop(key)
-            _, count_id, seq = key
-            o = fanout.outcomes
-            took = self.clock.monotonic() - fanout.started
-            summary.info(
-                "fan-out of %s update #%s to %s done in %.1f s: %d sent, %d edited, %d gave up, "
-                "%d cancelled, %d superseded; %d retries, %d rate limited",
-                count_id, seq, platform, took, o["sent"], o["edited"], o["dead"],
-                o["cancelled"], o["superseded"], o["retried"], o["rate_limited"],
-                extra={"count": count_id, "platform": platform},
-            )  # fmt: skip

@@ -91,7 +91,7 @@ class DiscordRig(Rig):
         self.fake.fail_next(POSTS, 503, after_commit=True)
 
     def hang(self, channel: ChannelRef) -> asyncio.Event:
-        return self.fake.hang(int(channel.channel))
+        return self.fake.hangs.hang(channel.channel)
 
     async def wait_until(self, check: Callable[[], bool]) -> None:
         await self.fake.wait_for(check, timeout=10)

@@ -77,7 +77,7 @@ class SlackRig(Rig):
         self.fake.fail_next(method, drop=True, commit=True)
 
     def hang(self, channel: ChannelRef) -> asyncio.Event:
-        return self.fake.hang(channel.channel)
+        return self.fake.hangs.hang(channel.channel)
 
     async def wait_until(self, check: Callable[[], bool]) -> None:
         await self.fake.wait_for(check, timeout=10)

@@ -79,7 +79,7 @@ class TelegramRig(Rig):
         self.fake.lose_answer("sendPhoto" if chart else "sendMessage")
 
     def hang(self, channel: ChannelRef) -> asyncio.Event:
-        return self.fake.hang(int(channel.channel))
+        return self.fake.hangs.hang(channel.channel)
 
     async def wait_until(self, check: Callable[[], bool]) -> None:
         await self.fake.wait_for(check, timeout=10)

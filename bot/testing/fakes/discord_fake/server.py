@@ -221,10 +221,6 @@ class FakeDiscord(WorldSetup):
             return self.channel_msg_limit, self.channel_msg_window_s
         return 50, 1.0
 
-    def hang(self, channel_id: int) -> asyncio.Event:
-        """Every request about the channel waits unanswered until the event returned is set."""
-        return self.hangs.hang(str(channel_id))
-
     def fail_next(
         self,
         path_regex: str,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Callable, Mapping
 from types import TracebackType
@@ -87,6 +86,7 @@ class FakeSlack(HttpMode, Installs, Modals):
             base_url=lambda: self.base_url,
             on_change=self._notifier.notify,
         )
+        self.hangs = self._web.hangs  # a channel whose requests hang (bot.testing.fakes.hangs)
         self._socket = SocketModeServer(
             workspace=self._workspace,
             ws_base=lambda: self.base_url.replace("http://", "ws://", 1),
@@ -280,10 +280,6 @@ class FakeSlack(HttpMode, Installs, Modals):
     def stray_socket_frames(self) -> list[str]:
         """Frames the client sent that were not a valid ack of a known envelope."""
         return self._socket.stray_frames
-
-    def hang(self, channel: str) -> asyncio.Event:
-        """Every request about ``channel`` waits unanswered until the event returned is set."""
-        return self._web.hangs.hang(channel)
 
     def fail_next(
         self,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -64,6 +63,7 @@ class FakeTelegram:
             self._core, own_url=lambda: self.base_url, require_https=webhook_requires_https
         )
         self._api = Api(self._core, self._updates, token)
+        self.hangs = self._api.hangs  # a chat whose requests hang (bot.testing.fakes.hangs)
         self._query_ids = itertools.count(4_000_000_000_001)
         self._runner: web.AppRunner | None = None
         self._port: int | None = None
@@ -331,10 +331,6 @@ class FakeTelegram:
         return list(self._core.commands.get(key, []))
 
     # ------------------------------------------------------------ switches
-
-    def hang(self, chat_id: int) -> asyncio.Event:
-        """Every request about the chat waits unanswered until the event returned is set."""
-        return self._api.hangs.hang(str(chat_id))
 
     def fail_next(
         self,
