@@ -12,7 +12,10 @@ line in an adapter's table, not a field here.
 Slots are taken in one fixed order (channel buckets first, then platform buckets, each by
 name), so two requests can never each hold a slot the other waits for. A 429 the platform
 answered anyway (it counts limits we do not know, or shares them with other apps) holds a
-platform-wide route's buckets for the ``retry_after`` it gave (:meth:`Pacer.hold`).
+platform-wide route's buckets for the ``retry_after`` it gave (:meth:`Pacer.hold`); a global one
+(:meth:`Pacer.said`) also lowers the bucket's limit to what this instance's own requests show
+the platform let through, which climbs back later and is reset when the instance takes a
+shared budget over (:meth:`Pacer.reset`).
 """
 
 from __future__ import annotations
@@ -148,6 +151,9 @@ class Turns(Protocol):
     async def hold(self, seconds: float) -> None:
         """Take no turn, in any instance, for ``seconds``."""
 
+    def mine(self) -> bool:
+        """Whether this instance sends under the bucket now (as far as it knows)."""
+
 
 class Pacer:
     """The slots of one platform's buckets, taken per request as its route says; ``shared``:
@@ -200,24 +206,40 @@ class Pacer:
         return self._limiter(bucket, None).limit
 
     def said(self, name: str, retry_after: float) -> None:
-        """The platform answered a 429 for the whole platform-wide bucket ``name``: it allows
-        no more than the requests that ended since its window began (it said to wait out the
-        rest of it, ``retry_after``), so the bucket's limit is lowered to that
-        (never raised), and it takes no request, here or in any instance, for ``retry_after``."""
+        """The platform answered a 429 for the whole platform-wide bucket ``name``: no request
+        is taken under it, here or in any instance, for ``retry_after``; and what the platform
+        let through is learned, from this instance's own requests under the bucket only.
+
+        Its window began a window before it ends (``retry_after`` from now), so the platform
+        allowed no more than the requests that ended since: the limit is lowered to that
+        (climbing back later: ``bot.delivery.ratelimit``). Nothing is learned when the 429 says
+        nothing about this instance's pace: it does not send under the bucket now (another
+        instance holds a shared one: its own requests were start-ups, made outside the pacer);
+        none of its requests fell in the window (another app's, or a start-up's); or
+        ``retry_after`` is a window or more (a hold, not the rest of a window: a storm)."""
         bucket = self.limits.named().get(name)
         if bucket is None or bucket.per_channel:
             return
         limiter = self._limiter(bucket, None)
-        before = limiter.limit
-        # Discord's window began this long before now (it said to wait out the rest of it).
-        began = self.clock.monotonic() + retry_after - bucket.window.seconds
-        limiter.lower(limiter.counted(since=began))
-        if limiter.limit < before:
-            log.warning(
-                "the platform allows fewer requests than %s: pacing it for %d per %g s",
-                bucket.window, limiter.limit, bucket.window.seconds,
-            )  # fmt: skip
+        turns = self.shared.get(name)
+        if retry_after < bucket.window.seconds and (turns is None or turns.mine()):
+            # Discord's window began this long before now (it said to wait out the rest of it).
+            began = self.clock.monotonic() + retry_after - bucket.window.seconds
+            before, counted = limiter.limit, limiter.counted(since=began)
+            if 0 < counted < before:
+                limiter.lower(counted)
+                log.warning(
+                    "the platform allows fewer requests than %s: pacing it for %d per %g s",
+                    bucket.window, limiter.limit, bucket.window.seconds,
+                )  # fmt: skip
         self._hold(bucket, retry_after)
+
+    def reset(self) -> None:
+        """Forget every lowered limit (this instance took a shared budget over: it starts
+        from the setting, not from what it learned while another instance sent)."""
+        for (_, channel), limiter in self._limiters.items():
+            if channel is None:
+                limiter.reset()
 
     @asynccontextmanager
     async def slot(

@@ -146,6 +146,10 @@ class SharedBudget:
             await self.sleep(wait)
         await self.lease.ensure()
 
+    def mine(self) -> bool:
+        """Whether this instance holds the lease now (its requests are the bucket's)."""
+        return self.lease.held
+
     def held_for(self, seconds: float) -> None:
         """The store says the bucket is held ``seconds`` more (read on taking the lease)."""
         self._held_until = max(self._held_until, self.clock.monotonic() + seconds)

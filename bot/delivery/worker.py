@@ -270,7 +270,10 @@ class Dispatcher:
         async with self.db.connect() as conn:
             if not await outbox.depth(conn, platform):
                 return False
-        return await budget.leased()
+        if not await budget.leased():
+            return False
+        self.pacers[platform].reset()  # a new holder starts from the setting
+        return True
 
     async def _next_due_in(self, platform: Platform) -> float | None:
         async with self.db.connect() as conn:
