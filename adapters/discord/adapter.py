@@ -43,6 +43,7 @@ from bot.clock import SystemClock
 from bot.cluster.identity import Instance
 from bot.cluster.shards import IDENTIFY_WINDOW, SessionStarts, ShardLeases
 from bot.delivery.pacing import Window
+from bot.delivery.shared import OutsideShare
 from bot.errors import ConfigError, TallybotError
 from bot.platform import Context, Health
 
@@ -134,6 +135,10 @@ class DiscordAdapter(DiscordSender):
             "http_trace": self.global_429s.trace(),
             **self._client_options,
         }
+        store = self.context.store
+        if store is not None and store.dialect_name != "sqlite":  # other instances may send
+            share = OutsideShare(store, self.platform, self, SystemClock(), asyncio.sleep)
+            self.global_429s.outside = share.turn
         client = self._client = self._new_client()
         try:
             await self._login(client)

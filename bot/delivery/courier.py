@@ -34,7 +34,7 @@ from datetime import timedelta
 from bot.adapter import Adapter, Earlier
 from bot.clock import Clock
 from bot.delivery.final_charts import FinalCharts
-from bot.delivery.pacing import Pacer, Route
+from bot.delivery.pacing import PACED, Pacer, Route
 from bot.delivery.places import Places
 from bot.domain.message import Message, Notice, Outgoing
 from bot.errors import (
@@ -107,11 +107,14 @@ class DeliveryPace:
     async def __call__(self, route: Route, *, delivers: bool = False) -> AsyncIterator[None]:
         async with self.pacer.slot(route, self._noted if delivers else None):
             await self.pacer.turn(route)  # the instance still holds the budget: last
+            paced = PACED.set(True)
             try:
                 yield
             except RateLimited as exc:
                 self.pacer.hold(route, exc.retry_after if exc.retry_after is not None else 1.0)
                 raise
+            finally:
+                PACED.reset(paced)
 
     async def _noted(self) -> None:
         if self.note is not None and not await self.note():

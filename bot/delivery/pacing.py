@@ -24,6 +24,7 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -53,6 +54,17 @@ class Bucket:
     name: str
     window: Window
     per_channel: bool = False
+    reserved: int = 0
+    """On a store shared by instances, the requests per window a platform-wide bucket keeps
+    for those made outside the pacer, by any instance (start-ups: ``bot.delivery.shared``'s
+    :class:`~bot.delivery.shared.OutsideShare`); the holder of the budget paces the rest."""
+
+    def split(self) -> tuple[Window, Window]:
+        """The window the holder paces, and the reserved one (at least one request left to
+        the holder)."""
+        kept = min(self.reserved, self.window.limit - 1)
+        w = self.window
+        return Window(w.limit - kept, w.seconds), Window(kept, w.seconds)
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,12 +108,27 @@ class Limits:
 
         def swap(b: Bucket) -> Bucket:
             w = windows.get(b.name)
-            return b if w is None else Bucket(b.name, w, b.per_channel)
+            return b if w is None else Bucket(b.name, w, b.per_channel, b.reserved)
 
         return Limits(
             routes={m: tuple(swap(b) for b in bs) for m, bs in self.routes.items()},
             every=tuple(swap(b) for b in self.every),
             startup_requests=self.startup_requests,
+        )
+
+    def for_holder(self) -> Limits:
+        """These limits as the holder of a budget shared by instances paces them: each
+        platform-wide bucket less its reserved share, in which the start-up requests are
+        counted too (``Bucket.reserved``)."""
+
+        def held(b: Bucket) -> Bucket:
+            if b.per_channel or not b.reserved:
+                return b
+            return Bucket(b.name, b.split()[0], b.per_channel, b.reserved)
+
+        return Limits(
+            routes={m: tuple(held(b) for b in bs) for m, bs in self.routes.items()},
+            every=tuple(held(b) for b in self.every),
         )
 
 
@@ -112,6 +139,10 @@ LimitSaid = Callable[[str, float], None]
 """What an adapter calls when the platform answered a 429 for a whole platform-wide bucket
 (Discord's global limit), which its client library may have waited out by itself: the bucket's
 name and the seconds the platform said to wait (``Pacer.said``)."""
+PACED: ContextVar[bool] = ContextVar("paced", default=False)
+"""True while a request runs inside its slots (``bot.delivery.courier.DeliveryPace``): an
+adapter that sees every request its client library makes tells those the pacer counted from
+those made outside it (``OutsideShare``)."""
 ROOM = 4
 """Requests at most between their channel's slots and the platform-wide ones (``Pacer.slot``)."""
 SWEEP_EVERY = 256
@@ -158,12 +189,13 @@ class Turns(Protocol):
 class Pacer:
     """The slots of one platform's buckets, taken per request as its route says; ``shared``:
     the platform-wide buckets shared with other instances, by name, whose turn a request also
-    waits for once its own slots are granted (:meth:`turn`)."""
+    waits for once its own slots are granted (:meth:`turn`), and whose holder's share only it
+    paces (``Limits.for_holder``)."""
 
     def __init__(
         self, limits: Limits, clock: Clock, sleep: Sleep, shared: Mapping[str, Turns] = {}
     ) -> None:
-        self.limits = limits
+        self.limits = limits.for_holder() if shared else limits
         self.clock = clock
         self.sleep = sleep
         self.shared = dict(shared)
@@ -171,8 +203,8 @@ class Pacer:
         self._limiters: dict[tuple[str, str | None], RateLimiter] = {}
         self._made = 0
         self._room = asyncio.Semaphore(ROOM)
-        for bucket in limits.every:
-            self._limiter(bucket, None).note(limits.startup_requests)
+        for bucket in self.limits.every:
+            self._limiter(bucket, None).note(self.limits.startup_requests)
 
     def _limiter(self, bucket: Bucket, channel: str | None) -> RateLimiter:
         key = (bucket.name, channel if bucket.per_channel else None)

@@ -182,3 +182,36 @@ async def test_two_instances_divide_the_shards_and_one_takes_over_the_others(
         await _pg_execute(PG_URL, f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
     assert fake.gateway.identify_refused == 0
     assert fake.gateway.overlaps == 0
+
+
+@pytest.mark.postgres
+async def test_start_up_requests_on_a_shared_store_keep_to_the_reserved_share(
+    tmp_path: Path,
+) -> None:
+    """Another instance may be sending at the holder's full pace (46 of the 50): an instance's
+    start-up requests (its login, the gateway's facts, each shard's login, the command sync)
+    go at the reserved share's pace, so a fake that lets only that share through answers none
+    of them 429."""
+    await _require_postgres()
+    schema = f"test_{uuid.uuid4().hex[:16]}"
+    window = 0.25  # the bot's global window shortened alike: 50 per 0.25 s, 4 kept
+    async with FakeDiscord(
+        token=TOKEN,
+        max_concurrency=SHARDS,
+        recommended_shards=SHARDS,
+        global_limit_per_s=4,  # the reserved share only: the rest is the holder's
+        global_window_s=window,
+    ) as fake:
+        places = setup(fake)
+        cfg = config(
+            tmp_path, fake, [g for g, _ in places], PG_URL, limits={"global": [50, window]}
+        )
+        try:
+            async with running(fake, cfg, VirtualTime(), schema) as (app, adapter):
+                assert app.instance.shards == {0, 1}
+                counted = list(fake.requests)
+                assert adapter.global_429s.outside_turns >= 2 + 1 + 2 * SHARDS + len(places)
+        finally:
+            await _pg_execute(PG_URL, f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+    assert [r.path for r in counted if r.status == 429] == []
+    assert fake.count_429 == 0
