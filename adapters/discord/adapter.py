@@ -8,8 +8,10 @@ the gateway sessions of the shards this instance runs (``adapters.discord.shards
 ``bot.cluster.shards``), waits until they are ready (a clear ``DiscordStartError`` when one is
 not, within ``ready_timeout``) and syncs the ``/count`` command to the configured guilds
 (instant) or globally (Discord takes up to an hour to show new global commands); a round every
-third of ``[cluster] shard_lease_seconds`` then keeps the shards divided. Leaving waits briefly for
-commands being answered, stops the shards, hands their leases on and closes the client.
+third of ``[cluster] shard_lease_seconds`` then keeps the shards divided. Leaving hands the
+shards' leases on (each session answers commands until its new holder's is up:
+``ShardLeases.hand_over_all``), waits briefly for commands being answered, stops the shards
+and closes the client.
 ``api_base`` and ``gateway_url`` are applied to discord.py's ``Route.BASE`` and
 ``DiscordWebSocket.DEFAULT_GATEWAY`` (process-wide class attributes: one Discord adapter per
 process) and restored on leaving. ``health()`` says whether the gateway is
@@ -202,9 +204,11 @@ class DiscordAdapter(DiscordSender):
         shards = self.shards = GatewayShards(
             lambda n: self._new_client(n, count), self._token.reveal(), count
         )
+        self.leases.up = shards.up
         await self.leases.step(shards.start, shards.stop)
         for shard in sorted(shards.clients):
             await self._wait_ready(shards.clients[shard], shards.tasks[shard])
+        self.leases.publish()
         self.admins.warn_about(
             (
                 (str(g.id), [str(r.id) for r in g.roles] + [r.name for r in g.roles])
@@ -310,14 +314,17 @@ class DiscordAdapter(DiscordSender):
                 log.warning("could not sync /count to %s (%s); using the last sync", where, exc)
 
     async def _shutdown(self) -> None:
-        await self.commands.finish()
         keeper, self._keeper = self._keeper, None
         if keeper is not None:
             keeper.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await keeper
+        if self.shards is not None and self.leases is not None:
+            # the sessions answer commands until the new holders' are up
+            await self.leases.hand_over_all(self.shards.stop)
+        await self.commands.finish()
         if self.shards is not None:
-            await self.shards.stop_all()  # the sessions end before their leases are handed on
+            await self.shards.stop_all()
         if self.leases is not None:
             await self.leases.release_all()
         client, self._client = self._client, None

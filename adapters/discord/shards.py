@@ -93,6 +93,12 @@ class GatewayShards:
         for shard in sorted(self.clients):
             await self.stop(shard)
 
+    def up(self, shard: int) -> bool:
+        """Whether the shard's session runs here and is connected and ready."""
+        client = self.clients.get(shard)
+        ws = client.ws if client is not None else None
+        return client is not None and ws is not None and ws.open and client.is_ready()
+
     def health(self) -> Health:
         """Up while every shard run here is connected and ready (none: up, REST works)."""
         for shard, client in sorted(self.clients.items()):
