@@ -95,6 +95,8 @@ class DiscordAdapter(DiscordSender):
         """Which shards those are (while open)."""
         self.starts: SessionStarts | None = None
         self._keeper: asyncio.Task[None] | None = None
+        self._ending: set[asyncio.Task[None]] = set()
+        """Sessions handed over, ending once their last commands are answered."""
         self._saved_endpoints: tuple[str, yarl.URL] | None = None
         self._applied_endpoints: tuple[str, yarl.URL] | None = None
 
@@ -205,7 +207,7 @@ class DiscordAdapter(DiscordSender):
             lambda n: self._new_client(n, count), self._token.reveal(), count
         )
         self.leases.up = shards.up
-        await self.leases.step(shards.start, shards.stop)
+        await self.leases.step(shards.start, shards.stop, self._let_go)
         for shard in sorted(shards.clients):
             await self._wait_ready(shards.clients[shard], shards.tasks[shard])
         self.leases.publish()
@@ -218,8 +220,25 @@ class DiscordAdapter(DiscordSender):
             covers=lambda guild: guild.isdigit() and shards.client_of(int(guild)) is not None,
         )
         self._keeper = asyncio.create_task(
-            self.leases.run(shards.start, shards.stop), name="discord-shard-leases"
+            self.leases.run(shards.start, shards.stop, self._let_go), name="discord-shard-leases"
         )
+
+    async def _let_go(self, shard: int) -> None:
+        """The shard's new holder has its session up: this one takes no more commands, and
+        ends once those it is answering are answered (in the background: rounds go on)."""
+        assert self.shards is not None
+        client, task = self.shards.retire(shard)
+        if client is not None:
+            client.taking_commands = False
+        shards = self.shards
+
+        async def end() -> None:
+            await self.commands.inflight.settled()
+            await shards.close(client, task)
+
+        ending = asyncio.create_task(end(), name=f"discord-shard-{shard}-handed-over")
+        self._ending.add(ending)
+        ending.add_done_callback(self._ending.discard)
 
     async def aclose(self) -> None:
         await self._shutdown()
@@ -321,7 +340,9 @@ class DiscordAdapter(DiscordSender):
                 await keeper
         if self.shards is not None and self.leases is not None:
             # the sessions answer commands until the new holders' are up
-            await self.leases.hand_over_all(self.shards.stop)
+            await self.leases.hand_over_all(self._let_go)
+        if self._ending:
+            await asyncio.wait(set(self._ending))
         await self.commands.finish()
         if self.shards is not None:
             await self.shards.stop_all()

@@ -103,10 +103,11 @@ class ShardLeases:
     def wanted(self) -> tuple[int, ...]:
         return self.fixed if self.fixed is not None else tuple(range(self.count))
 
-    async def step(self, start: Change, stop: Change) -> None:
+    async def step(self, start: Change, stop: Change, let_go: Change | None = None) -> None:
         """One round: ``stop`` the shards lost (first), hand on those over the share (their
-        sessions run on here), ``start`` those gained, and ``stop`` the handed-on ones whose
-        new holder's session is up."""
+        sessions run on here), ``start`` those gained, and ``let_go`` (default ``stop``) the
+        handed-on ones whose new holder's session is up."""
+        let_go = let_go or stop
         gained, lost = await self.round()
         for shard in sorted(lost - self._handing_on):
             log.info("shard %d: another instance runs it now", shard, extra={"shard": shard})
@@ -122,18 +123,24 @@ class ShardLeases:
             if shard in self._let_go or now - since > HANDOVER_S:
                 log.info("shard %d: handed over", shard, extra={"shard": shard})
                 del self.serving[shard]
-                await stop(shard)
+                await let_go(shard)
         self.publish()
 
     def publish(self) -> None:
         """``Instance.shards``: the shards whose sessions run here and are up."""
         self.instance.shards = {s for s in self.held | set(self.serving) if self.up(s)}
 
-    async def run(self, start: Change, stop: Change, sleep: Sleep = asyncio.sleep) -> None:
+    async def run(
+        self,
+        start: Change,
+        stop: Change,
+        let_go: Change | None = None,
+        sleep: Sleep = asyncio.sleep,
+    ) -> None:
         """Rounds until cancelled (the first one is the caller's: :meth:`step`)."""
         while True:
             await sleep(self.every)
-            await self.step(start, stop)
+            await self.step(start, stop, let_go)
 
     async def round(self) -> tuple[set[int], set[int]]:
         """Renew, hand on and take leases: the shards gained and lost since the last round."""
