@@ -128,20 +128,28 @@ class Commands:
 
     async def run(self, n: int, seconds: float) -> None:
         began = time.monotonic()
+        sending: list[asyncio.Task[None]] = []
         for k in range(n):
             wait = began + k * seconds / n - time.monotonic()
             if wait > 0:
                 await asyncio.sleep(wait)
             guild, channel, members = self.places[k % len(self.places)]
-            served = self.d.gateway.live_sessions(guild) > 0
-            try:
-                ix = await self.d.inject_slash_command(
-                    guild, channel, members[(k // len(self.places)) % len(members)], "count", [],
-                    subcommand="list",
-                )  # fmt: skip
-            except RuntimeError:  # no session receives the guild's events
-                ix = None
-            self.sent.append((ix, served))
+            member = members[(k // len(self.places)) % len(members)]
+            sending.append(asyncio.create_task(self._one(guild, channel, member)))
+        await asyncio.gather(*sending)
+
+    async def _one(self, guild: int, channel: int, member: int) -> None:
+        served = self.d.gateway.live_sessions(guild) > 0
+        before = len(self.d.interactions)  # the injection appends it before its first await
+        try:
+            async with asyncio.timeout(5):  # the fake's flush waits for every socket
+                await self.d.inject_slash_command(
+                    guild, channel, member, "count", [], subcommand="list"
+                )
+        except (RuntimeError, TimeoutError):  # RuntimeError: no session gets the guild's
+            pass
+        ix = self.d.interactions[before] if len(self.d.interactions) > before else None
+        self.sent.append((ix, served))
 
     def unanswered(self) -> tuple[int, int, int]:
         """Unanswered while the guild's shard had a session: never acknowledged, and
