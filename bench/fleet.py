@@ -245,14 +245,14 @@ async def disturb(
     await asyncio.sleep(max(0.0, began + args.stop_at - time.monotonic()))
     holder = await sending_holder(db)
     held = await shards_of(http, fleet)
-    quitter: Instance = next(
-        i for i in fleet.instances if i.alive() and i.name != holder and held.get(i.name)
-    )
+    others = [i for i in fleet.instances if i.alive() and i.name != holder]
+    # one that runs a shard, if any shows one now (a busy machine: sessions may be coming up)
+    quitter: Instance = next((i for i in others if held.get(i.name)), others[0])
     quitter.proc.send_signal(signal.SIGTERM)
     note(f"stopping {quitter.name}")
     async with asyncio.timeout(30):
         await quitter.proc.wait()
-    return killed, claimed, f"{quitter.name} (shards {held[quitter.name]})"
+    return killed, claimed, f"{quitter.name} (shards {held.get(quitter.name, [])})"
 
 
 def note(what: str) -> None:
