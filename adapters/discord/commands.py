@@ -3,7 +3,8 @@ verb's spec writes it), the request (with the admin policy's verdict), the defer
 answer.
 
 Each interaction is acknowledged at once (deferred, ephemeral when the answer will be) before any
-work touches the store, then answered with a follow-up, which carries the reply's file when it
+work touches the store (refused as already acknowledged, it was another session's to carry out:
+a shard's hand-over), then answered with a follow-up, which carries the reply's file when it
 has one (``/count chart``). The command tree itself is in ``adapters.discord.tree``.
 """
 
@@ -38,6 +39,9 @@ Values = Mapping[str, Value]
 """A subcommand's options as given, by name."""
 
 Ix = discord.Interaction[Any]
+ALREADY_ACKNOWLEDGED = 40060
+"""Discord's answer to a second acknowledgement: while a shard is handed over both sessions get
+its interactions, and the one whose acknowledgement came second does nothing."""
 
 
 async def answer_error(interaction: Ix, text: str) -> None:
@@ -126,8 +130,16 @@ class SlashCommands:
         public = ticket.public
         try:
             await interaction.response.defer(ephemeral=not public, thinking=True)
+        except discord.HTTPException as exc:
+            if exc.code == ALREADY_ACKNOWLEDGED:  # another session of the shard has it
+                log.info("/count %s: answered by another session (hand-over)", spec.name)
+                return
+            # Too late (10062): the user saw an error; do not act on it.
+            log.warning(
+                "could not acknowledge /count %s in time (%s): not carried out", spec.name, exc
+            )
+            return
         except FAILURES as exc:
-            # Too late (10062) or already answered: the user saw an error; do not act on it.
             log.warning(
                 "could not acknowledge /count %s in time (%s): not carried out", spec.name, exc
             )

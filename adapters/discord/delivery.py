@@ -73,7 +73,8 @@ DISCORD_LIMITS = Limits(
         EDIT_ROUTE: (Bucket("edits per channel", Window(5, 5.0), per_channel=True),),
         READ_ROUTE: (Bucket("reads per channel", Window(5, 5.0), per_channel=True),),
     },
-    every=(Bucket(GLOBAL, Window(50, 1.0)),),
+    # 4 a second kept for the start-ups of every instance on a shared store
+    every=(Bucket(GLOBAL, Window(50, 1.0), reserved=4),),
     # GET /users/@me and GET /oauth2/applications/@me (the REST client's login, and again for
     # each shard's client), GET /gateway/bot and the command sync (one PUT per guild; more
     # shards or guilds than this only cost a 429 that discord.py waits out).

@@ -38,6 +38,8 @@ class TallybotClient(discord.Client):
         self.runner = runner
         self._channel_deleted = channel_deleted
         self._identify = identify
+        self.taking_commands = True
+        """False once its shard is handed over (the new holder's session answers them)."""
         self.tree: app_commands.CommandTree[TallybotClient] = _Tree(self)
 
     async def before_identify_hook(self, shard_id: int | None, *, initial: bool = False) -> None:
@@ -55,6 +57,9 @@ Ix = discord.Interaction[TallybotClient]
 
 
 class _Tree(app_commands.CommandTree[TallybotClient]):
+    async def interaction_check(self, interaction: Ix, /) -> bool:
+        return self.client.taking_commands  # a session handed over leaves them to the new one
+
     async def on_error(self, interaction: Ix, error: app_commands.AppCommandError) -> None:
         # Our callbacks answer their own errors; this is for what fails before them (options
         # discord.py could not convert, a command Discord knows but this version does not).

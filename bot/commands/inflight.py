@@ -68,6 +68,14 @@ class InFlight:
         task.add_done_callback(self._tasks.discard)
         return task
 
+    async def settled(self) -> None:
+        """Wait, for the grace period at most, until what is being answered now is answered
+        (cancelling nothing)."""
+        current = asyncio.current_task()
+        pending = [t for t in self._tasks if t is not current and not t.done()]
+        if pending:
+            await asyncio.wait(pending, timeout=self.grace)
+
     async def finish(self) -> None:
         """Let what is being answered finish, for the grace period; cancel what is left."""
         current = asyncio.current_task()

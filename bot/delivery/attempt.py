@@ -11,7 +11,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
 from bot.clock import Clock
-from bot.delivery.pacing import Pacer, Route
+from bot.delivery.pacing import PACED, Pacer, Route
 from bot.errors import DeliveryCancelled, RateLimited
 from bot.store.outbox import Delivery
 
@@ -123,6 +123,7 @@ class DeliveryPace:
             async with self.pacer.slot(route, lambda: self._ready(delivers)):
                 await self.pacer.turn(route)  # the instance still holds the budget: last
                 progress.flying(True)
+                paced = PACED.set(True)
                 try:
                     yield
                 except RateLimited as exc:
@@ -132,6 +133,7 @@ class DeliveryPace:
                         await self.unnote()
                     raise
                 finally:
+                    PACED.reset(paced)
                     progress.flying(False)
                 self._through = self._through or delivers
         finally:

@@ -12,7 +12,10 @@ line in an adapter's table, not a field here.
 Slots are taken in one fixed order (channel buckets first, then platform buckets, each by
 name), so two requests can never each hold a slot the other waits for. A 429 the platform
 answered anyway (it counts limits we do not know, or shares them with other apps) holds a
-platform-wide route's buckets for the ``retry_after`` it gave (:meth:`Pacer.hold`).
+platform-wide route's buckets for the ``retry_after`` it gave (:meth:`Pacer.hold`); a global one
+(:meth:`Pacer.said`) also lowers the bucket's limit to what this instance's own requests show
+the platform let through, which climbs back later and is reset when the instance takes a
+shared budget over (:meth:`Pacer.reset`).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -50,6 +54,17 @@ class Bucket:
     name: str
     window: Window
     per_channel: bool = False
+    reserved: int = 0
+    """On a store shared by instances, the requests per window a platform-wide bucket keeps
+    for those made outside the pacer, by any instance (start-ups: ``bot.delivery.shared``'s
+    :class:`~bot.delivery.shared.OutsideShare`); the holder of the budget paces the rest."""
+
+    def split(self) -> tuple[Window, Window]:
+        """The window the holder paces, and the reserved one (at least one request left to
+        the holder)."""
+        kept = min(self.reserved, self.window.limit - 1)
+        w = self.window
+        return Window(w.limit - kept, w.seconds), Window(kept, w.seconds)
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,12 +108,27 @@ class Limits:
 
         def swap(b: Bucket) -> Bucket:
             w = windows.get(b.name)
-            return b if w is None else Bucket(b.name, w, b.per_channel)
+            return b if w is None else Bucket(b.name, w, b.per_channel, b.reserved)
 
         return Limits(
             routes={m: tuple(swap(b) for b in bs) for m, bs in self.routes.items()},
             every=tuple(swap(b) for b in self.every),
             startup_requests=self.startup_requests,
+        )
+
+    def for_holder(self) -> Limits:
+        """These limits as the holder of a budget shared by instances paces them: each
+        platform-wide bucket less its reserved share, in which the start-up requests are
+        counted too (``Bucket.reserved``)."""
+
+        def held(b: Bucket) -> Bucket:
+            if b.per_channel or not b.reserved:
+                return b
+            return Bucket(b.name, b.split()[0], b.per_channel, b.reserved)
+
+        return Limits(
+            routes={m: tuple(held(b) for b in bs) for m, bs in self.routes.items()},
+            every=tuple(held(b) for b in self.every),
         )
 
 
@@ -109,6 +139,10 @@ LimitSaid = Callable[[str, float], None]
 """What an adapter calls when the platform answered a 429 for a whole platform-wide bucket
 (Discord's global limit), which its client library may have waited out by itself: the bucket's
 name and the seconds the platform said to wait (``Pacer.said``)."""
+PACED: ContextVar[bool] = ContextVar("paced", default=False)
+"""True while a request runs inside its slots (``bot.delivery.courier.DeliveryPace``): an
+adapter that sees every request its client library makes tells those the pacer counted from
+those made outside it (``OutsideShare``)."""
 ROOM = 4
 """Requests of one method at most between their channel's slots and the platform-wide ones
 (``Pacer.slot``): each method has its own room, so that requests waiting for one method's
@@ -150,16 +184,20 @@ class Turns(Protocol):
     async def hold(self, seconds: float) -> None:
         """Take no turn, in any instance, for ``seconds``."""
 
+    def mine(self) -> bool:
+        """Whether this instance sends under the bucket now (as far as it knows)."""
+
 
 class Pacer:
     """The slots of one platform's buckets, taken per request as its route says; ``shared``:
     the platform-wide buckets shared with other instances, by name, whose turn a request also
-    waits for once its own slots are granted (:meth:`turn`)."""
+    waits for once its own slots are granted (:meth:`turn`), and whose holder's share only it
+    paces (``Limits.for_holder``)."""
 
     def __init__(
         self, limits: Limits, clock: Clock, sleep: Sleep, shared: Mapping[str, Turns] = {}
     ) -> None:
-        self.limits = limits
+        self.limits = limits.for_holder() if shared else limits
         self.clock = clock
         self.sleep = sleep
         self.shared = dict(shared)
@@ -167,8 +205,8 @@ class Pacer:
         self._limiters: dict[tuple[str, str | None], RateLimiter] = {}
         self._made = 0
         self._rooms: dict[str, asyncio.Semaphore] = {}
-        for bucket in limits.every:
-            self._limiter(bucket, None).note(limits.startup_requests)
+        for bucket in self.limits.every:
+            self._limiter(bucket, None).note(self.limits.startup_requests)
 
     def _limiter(self, bucket: Bucket, channel: str | None) -> RateLimiter:
         key = (bucket.name, channel if bucket.per_channel else None)
@@ -202,24 +240,40 @@ class Pacer:
         return self._limiter(bucket, None).limit
 
     def said(self, name: str, retry_after: float) -> None:
-        """The platform answered a 429 for the whole platform-wide bucket ``name``: it allows
-        no more than the requests that ended since its window began (it said to wait out the
-        rest of it, ``retry_after``), so the bucket's limit is lowered to that
-        (never raised), and it takes no request, here or in any instance, for ``retry_after``."""
+        """The platform answered a 429 for the whole platform-wide bucket ``name``: no request
+        is taken under it, here or in any instance, for ``retry_after``; and what the platform
+        let through is learned, from this instance's own requests under the bucket only.
+
+        Its window began a window before it ends (``retry_after`` from now), so the platform
+        allowed no more than the requests that ended since: the limit is lowered to that
+        (climbing back later: ``bot.delivery.ratelimit``). Nothing is learned when the 429 says
+        nothing about this instance's pace: it does not send under the bucket now (another
+        instance holds a shared one: its own requests were start-ups, made outside the pacer);
+        none of its requests fell in the window (another app's, or a start-up's); or
+        ``retry_after`` is a window or more (a hold, not the rest of a window: a storm)."""
         bucket = self.limits.named().get(name)
         if bucket is None or bucket.per_channel:
             return
         limiter = self._limiter(bucket, None)
-        before = limiter.limit
-        # Discord's window began this long before now (it said to wait out the rest of it).
-        began = self.clock.monotonic() + retry_after - bucket.window.seconds
-        limiter.lower(limiter.counted(since=began))
-        if limiter.limit < before:
-            log.warning(
-                "the platform allows fewer requests than %s: pacing it for %d per %g s",
-                bucket.window, limiter.limit, bucket.window.seconds,
-            )  # fmt: skip
+        turns = self.shared.get(name)
+        if retry_after < bucket.window.seconds and (turns is None or turns.mine()):
+            # Discord's window began this long before now (it said to wait out the rest of it).
+            began = self.clock.monotonic() + retry_after - bucket.window.seconds
+            before, counted = limiter.limit, limiter.counted(since=began)
+            if 0 < counted < before:
+                limiter.lower(counted)
+                log.warning(
+                    "the platform allows fewer requests than %s: pacing it for %d per %g s",
+                    bucket.window, limiter.limit, bucket.window.seconds,
+                )  # fmt: skip
         self._hold(bucket, retry_after)
+
+    def reset(self) -> None:
+        """Forget every lowered limit (this instance took a shared budget over: it starts
+        from the setting, not from what it learned while another instance sent)."""
+        for (_, channel), limiter in self._limiters.items():
+            if channel is None:
+                limiter.reset()
 
     @asynccontextmanager
     async def slot(

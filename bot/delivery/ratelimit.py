@@ -14,6 +14,12 @@ between. That satisfies both sliding windows and Discord's fixed windows.
 Callers take their turns in arrival order, so concurrent callers are served fairly; a caller
 waits until fewer than ``limit`` requests have finished within the last window or are still in
 flight, and the limiter is never overdrawn.
+
+A limit the platform showed to be smaller (:meth:`RateLimiter.lower`, after a 429) is not kept
+for ever: once ``RECOVER_AFTER`` windows have passed without another lowering it climbs back
+towards its setting by a tenth of the setting (at least one request) per window, as TCP's
+additive increase does (a limit that really is smaller costs one 429 per climb, a spurious
+lowering heals within about ten windows); :meth:`RateLimiter.reset` puts it back at once.
 """
 
 from __future__ import annotations
@@ -25,6 +31,8 @@ from contextlib import asynccontextmanager
 from bot.clock import Clock
 
 Sleep = Callable[[float], Awaitable[None]]
+RECOVER_AFTER = 5
+"""Windows without a lowering before a lowered limit starts to climb back."""
 
 
 class Slot:
@@ -46,7 +54,10 @@ class RateLimiter:
         late: evenly spaced, each answers at once and the limit is used nearly whole)."""
         if limit < 1 or window <= 0:
             raise ValueError("a rate limit needs at least one request per positive window")
-        self.limit = limit
+        self.setting = limit
+        """The limit configured (what a lowered one climbs back to)."""
+        self._lowered = limit
+        self._lowered_at = float("-inf")
         self.window = window * (1 + margin)
         self.even = even
         self.clock = clock
@@ -75,9 +86,27 @@ class RateLimiter:
         """Let no request start for ``seconds`` from now (the platform said to wait)."""
         self._held_until = max(self._held_until, self.clock.monotonic() + max(0.0, seconds))
 
+    @property
+    def limit(self) -> int:
+        """The requests let through per window now: the setting, or a lowered limit climbing
+        back to it (see the module docstring)."""
+        if self._lowered >= self.setting:
+            return self.setting
+        quiet = self.clock.monotonic() - self._lowered_at - RECOVER_AFTER * self.window
+        if quiet < 0:
+            return self._lowered
+        step = max(1, self.setting // 10)
+        return min(self.setting, self._lowered + step * (1 + int(quiet / self.window)))
+
     def lower(self, limit: int) -> None:
-        """The platform allows fewer requests per window than ``limit`` said: ``limit`` now."""
-        self.limit = max(1, min(self.limit, limit))
+        """The platform allows fewer requests per window than the limit says: ``limit`` now
+        (never below one), climbing back from here once no more lowerings come."""
+        self._lowered = max(1, min(self.limit, limit))
+        self._lowered_at = self.clock.monotonic()
+
+    def reset(self) -> None:
+        """Forget what was lowered: the setting again."""
+        self._lowered = self.setting
 
     def counted(self, since: float) -> int:
         """Requests that finished at or after ``since`` (the platform has counted them)."""

@@ -270,7 +270,7 @@ class Dispatcher:
         async with self.db.connect() as conn:
             if not await outbox.depth(conn, platform):
                 return False
-        return await budget.leased()
+        return await budget.leased(taken=self.pacers[platform].reset)  # from the setting
 
     async def _next_due_in(self, platform: Platform) -> float | None:
         async with self.db.connect() as conn:
