@@ -184,6 +184,8 @@ class App(Closing):
                 instance=self.instance.id,
                 claim_seconds=self.config.cluster.claim_seconds,
             )
+            for platform, adapter in self.adapters.items():  # replies share delivery's pace
+                adapter.pace_replies(self.dispatcher.pacers[platform])
             await self._open_sources()
             await self._start_server()
             await self._start_web()

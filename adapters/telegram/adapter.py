@@ -139,6 +139,7 @@ class TelegramAdapter(Adapter):
             ),
             zone=self.zone,
             verbs=self.context.verbs,
+            replies=self.replies,
         )
 
     async def aclose(self) -> None:

@@ -12,12 +12,15 @@ line in an adapter's table, not a field here.
 Slots are taken in one fixed order (channel buckets first, then platform buckets, each by
 name), so two requests can never each hold a slot the other waits for. A 429 the platform
 answered anyway (it counts limits we do not know, or shares them with other apps) holds a
-platform-wide route's buckets for the ``retry_after`` it gave (:meth:`Pacer.hold`).
+platform-wide route's buckets for the ``retry_after`` it gave (:meth:`Pacer.hold`). A route
+marked ``urgent`` (a command's reply, ``bot.delivery.replies``) takes each slot before the
+routine requests waiting for it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
@@ -58,6 +61,9 @@ class Route:
 
     method: str
     channel: str | None = None
+    urgent: bool = False
+    """A command's reply (``bot.delivery.replies``): someone is waiting for it, so it goes
+    before the routine requests waiting for the same buckets, and outside ``ROOM``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,10 +76,14 @@ class Limits:
     startup_requests: int = 0
     """Requests the adapter makes while starting, under ``every`` (the pacer counts them, so
     that the first paced requests do not pile on top of them in one window)."""
+    apart: frozenset[str] = frozenset()
+    """Routes that do not draw from ``every`` (Discord's interaction responses are not bound
+    to its global limit)."""
 
     def buckets(self, route: Route) -> tuple[Bucket, ...]:
         """The buckets ``route`` draws from, in the order their slots are taken."""
-        mine = {b.name: b for b in (*self.routes.get(route.method, ()), *self.every)}
+        every = () if route.method in self.apart else self.every
+        mine = {b.name: b for b in (*self.routes.get(route.method, ()), *every)}
         return tuple(sorted(mine.values(), key=lambda b: (not b.per_channel, b.name)))
 
     def named(self) -> dict[str, Bucket]:
@@ -99,6 +109,7 @@ class Limits:
             routes={m: tuple(swap(b) for b in bs) for m, bs in self.routes.items()},
             every=tuple(swap(b) for b in self.every),
             startup_requests=self.startup_requests,
+            apart=self.apart,
         )
 
 
@@ -110,7 +121,8 @@ LimitSaid = Callable[[str, float], None]
 (Discord's global limit), which its client library may have waited out by itself: the bucket's
 name and the seconds the platform said to wait (``Pacer.said``)."""
 ROOM = 4
-"""Requests at most between their channel's slots and the platform-wide ones (``Pacer.slot``)."""
+"""Requests at most between their channel's slots and the platform-wide ones (``Pacer.slot``;
+urgent ones aside: they note no attempt)."""
 SWEEP_EVERY = 256
 """Per-channel limiters made between two sweeps of the idle ones (they are forgotten)."""
 
@@ -135,7 +147,7 @@ class Pace(Protocol):
 
 @asynccontextmanager
 async def unpaced(route: Route, *, delivers: bool = False) -> AsyncIterator[None]:
-    """A :class:`Pace` that does not wait (commands' own replies, tests)."""
+    """A :class:`Pace` that does not wait (tests)."""
     yield
 
 
@@ -232,18 +244,19 @@ class Pacer:
         taken again a window after its request *ended*: what the slot holds slows the rate),
         and a crash leaves at most that many deliveries noted but not sent."""
         buckets = self.limits.buckets(route)
+        urgent = route.urgent
         async with AsyncExitStack() as taken:
             for bucket in buckets:
                 if bucket.per_channel:
                     limiter = self._limiter(bucket, route.channel)
-                    await taken.enter_async_context(limiter.slot(self.sleep))
-            async with self._room:
+                    await taken.enter_async_context(limiter.slot(self.sleep, urgent=urgent))
+            async with contextlib.nullcontext() if urgent else self._room:
                 if ready is not None:
                     await ready()
                 for bucket in buckets:
                     if not bucket.per_channel:
                         limiter = self._limiter(bucket, None)
-                        await taken.enter_async_context(limiter.slot(self.sleep))
+                        await taken.enter_async_context(limiter.slot(self.sleep, urgent=urgent))
             yield
 
     async def turn(self, route: Route) -> None:
