@@ -100,6 +100,11 @@ class Adapter(Closing, abc.ABC):
     async def aopen(self) -> None:
         """Connect (log in, open the gateway or socket); the default has nothing to open."""
 
+    async def finish_commands(self) -> None:
+        """Take no more commands, and carry out and answer every one acknowledged so far
+        (``bot.commands.inflight.InFlight.finish``, within its grace): the bot calls it for
+        every adapter at once as it stops, before anything closes. The default: no commands."""
+
     async def aclose(self) -> None:
         """Disconnect, letting commands being answered finish briefly; the default: nothing."""
 

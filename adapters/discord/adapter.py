@@ -214,6 +214,9 @@ class DiscordAdapter(DiscordSender):
             self.leases.run(shards.start, shards.stop), name="discord-shard-leases"
         )
 
+    async def finish_commands(self) -> None:
+        await self.commands.finish()
+
     async def aclose(self) -> None:
         await self._shutdown()
 

@@ -1,4 +1,5 @@
-"""Slack commands: ``/count <text>`` is acknowledged at once and answered through ``respond()``:
+"""Slack commands: ``/count <text>`` is acknowledged at once and answered through ``respond()``
+(the command's response_url, which Slack takes 5 times within 30 minutes, ``RESPONSE_URL_S``):
 ephemeral for errors and lists, in the channel for status and subscriptions. ``/count chart``
 is answered with the PNG uploaded into the channel (the reply's text as its comment), or an
 ephemeral error when it cannot be (the bot not in the channel, ``files:write`` missing). An
@@ -8,33 +9,47 @@ allowed for the configured user ids (checked by ``bot.commands``) and, unless tu
 admins and owners of the workspace the command comes from (users.info, cached a few minutes),
 when the operator lists that workspace under ``[slack] admin_workspaces``
 (``adapters.slack.admins``).
+
+Every answer goes through the adapter's replies (``bot.delivery.replies``; routes in
+``SLACK_LIMITS``): paced with the deliveries, ahead of them, a 429 waited out. One member's
+commands in one channel are carried out in the order they arrived
+(``bot.commands.inflight.InOrder``); while the bot stops a command is not acknowledged.
 """
 
 from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
 import aiohttp
 from cachetools import LRUCache, TTLCache
 from slack_bolt.async_app import AsyncAck, AsyncRespond
 from slack_sdk.errors import SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
+from slack_sdk.webhook.webhook_response import WebhookResponse
 
 from adapters.slack.admins import SlackAdmins
 from adapters.slack.blocks import file_comment, reply_payload
-from adapters.slack.delivery import SLACK_LIMITS, SlackSender, translate
+from adapters.slack.delivery import (
+    RESPOND,
+    RESPOND_IN_CHANNEL,
+    SLACK_LIMITS,
+    SlackSender,
+    translate,
+)
 from adapters.slack.forms import CALLBACK_PREFIX, Submitted, modal_view, submitted
 from adapters.slack.mentions import SlackMentions
 from adapters.slack.payloads import AppMention, EventCallback, SlashCommand, as_json
 from adapters.slack.settings import SlackSettings
 from bot.commands.inflight import InFlight
 from bot.commands.request import Reply, Request
+from bot.delivery.pacing import Route
 from bot.domain.message import Attachment
-from bot.errors import DeliveryError, TransientDeliveryError
+from bot.errors import DeliveryError, RateLimited, TransientDeliveryError
 from bot.platform import Context
+from bot.retry import retry_after_header
 from bot.subscription import ChannelRef, Extra, Platform
 
 log = logging.getLogger(__name__)
@@ -49,7 +64,8 @@ class _QuietTokenWarning(logging.Filter):
     client: true, and the client carries that very token. Not worth an operator's attention."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        return not str(record.msg).startswith("As you gave `client` as well")
+        said = str(record.msg)
+        return not said.startswith(("As you gave `client` as well", "As `installation_store` or"))
 
 
 log.addFilter(_QuietTokenWarning())
@@ -61,6 +77,11 @@ ADMIN_LOOKUPS_KEPT = 4096
 """users.info answers remembered (per workspace and user, each for ``admin_cache_seconds``)."""
 
 MENTION = re.compile(r"<@([A-Z0-9]+)(?:\|[^>]*)?>")
+RESPONSE_URL_S = 30 * 60.0
+"""A command's response_url takes answers this long after the command."""
+T = TypeVar("T")
+Respond = Callable[..., Awaitable[WebhookResponse]]
+"""bolt's ``respond``, paced (``SlackCommands._paced``)."""
 
 
 def strip_mention(text: str, bot_user_id: str | None) -> str:
@@ -97,29 +118,76 @@ class SlackCommands(SlackSender):
             admin_lookups_kept, admin_cache_seconds, timer=monotonic or context.clock.monotonic
         )
         self._seen_events: LRUCache[str, None] = LRUCache(SEEN_EVENTS)
-        self.inflight = InFlight(grace=10.0)
+        self.inflight = InFlight()
 
     async def _on_command(
         self, ack: AsyncAck, command: SlashCommand, respond: AsyncRespond
     ) -> None:
-        await ack()
+        if not self.inflight.accepting:
+            return  # stopping: not acknowledged (Slack tells the member it failed)
+        channel = str(command.get("channel_id") or "")
+        key = (command.get("team_id"), channel, command.get("user_id"))
+        place = self.inflight.order.place(key)  # before any await: the order they came in
+        arrived = self.replies.monotonic()
+        answer = self._paced(respond, channel, arrived)
+        try:
+            await ack()
+        except BaseException:
+            place.leave()
+            raise
 
         async def failed(reply: Reply) -> None:
-            await respond(text=reply.text, response_type="ephemeral")
+            await answer(text=reply.text, response_type="ephemeral")
 
         text = str(command.get("text") or "")
         words = text.split()
         verb = words[0].lower() if words else ""
         if verb in self.context.verbs and self.context.verbs[verb].opens_form(words[1:]):
             # the verb alone (with the count, for a form about one): its form opens
-            opening = self._open_form(command, respond, verb, text)
-            await self.inflight.run(f"slack /count {verb} (form)", opening, failed)
+            opening = self._open_form(command, answer, verb, text)
+            await self.inflight.run(f"slack /count {verb} (form)", opening, failed, place=place)
             return
 
         what = f"slack /count {str(command.get('text') or '')[:200]!r}"
-        await self.inflight.run(what, self._command(command, respond), failed)
+        await self.inflight.run(what, self._command(command, answer), failed, place=place)
 
-    async def _command(self, command: SlashCommand, respond: AsyncRespond) -> None:
+    def _paced(self, respond: AsyncRespond, channel: str, arrived: float) -> Respond:
+        """``respond`` through the replies: paced, a 429 waited out while the response_url
+        lasts."""
+
+        async def paced(**payload: Any) -> WebhookResponse:
+            in_channel = payload.get("response_type") == "in_channel"
+            route = Route(RESPOND_IN_CHANNEL if in_channel else RESPOND, channel)
+
+            async def once() -> WebhookResponse:
+                try:
+                    answer = await respond(**payload)
+                except (aiohttp.ClientError, OSError) as exc:
+                    raise translate(exc, f"slack answer in {channel}") from exc
+                if answer.status_code == 429:
+                    raise RateLimited(
+                        f"slack answer in {channel}: rate limited by Slack (429)",
+                        retry_after=retry_after_header(answer.headers),
+                    )
+                return answer
+
+            return await self.replies.send(route, once, since=arrived, within=RESPONSE_URL_S)
+
+        return paced
+
+    async def _say(self, route: str, channel: str, call: Callable[[], Awaitable[T]]) -> T:
+        """One Web API call that answers a command (chat.postEphemeral, chat.postMessage),
+        through the replies; its failure translated."""
+
+        async def once() -> T:
+            try:
+                return await call()
+            except (SlackClientError, aiohttp.ClientError, OSError) as exc:
+                raise translate(exc, f"slack {route} in {channel}") from exc
+
+        return await self.replies.send(Route(route, channel), once)
+
+    async def _command(self, command: SlashCommand, respond: Respond) -> None:
         text = str(command.get("text") or "")
         request = await self._request(
             team=command.get("team_id"),
@@ -146,7 +214,7 @@ class SlackCommands(SlackSender):
             log.warning("slack /count reply refused: %s %s", answer.status_code, answer.body)
 
     async def _open_form(
-        self, command: SlashCommand, respond: AsyncRespond, verb: str, text: str
+        self, command: SlashCommand, respond: Respond, verb: str, text: str
     ) -> None:
         """Ask the core for the form ``text`` names and open it with the command's trigger_id;
         its refusal, privately, instead."""
@@ -213,14 +281,18 @@ class SlackCommands(SlackSender):
         text, blocks = reply_payload(reply)
         try:
             client = await self.client_of(team)
-            await client.chat_postEphemeral(
-                channel=channel,
-                user=request.user_id,
-                text=text,
-                blocks=as_json(blocks) if blocks else None,
+            await self._say(
+                "chat.postEphemeral",
+                channel,
+                lambda: client.chat_postEphemeral(
+                    channel=channel,
+                    user=request.user_id,
+                    text=text,
+                    blocks=as_json(blocks) if blocks else None,
+                ),
             )
-        except (SlackClientError, aiohttp.ClientError, OSError) as exc:
-            log.warning("%s", translate(exc, f"slack form answer in {channel}"))
+        except DeliveryError as exc:
+            log.warning("slack form answer: %s", exc)
 
     async def _on_mention(self, body: EventCallback, event: AppMention) -> None:
         if not self.first_delivery(str(body.get("event_id") or "")):
@@ -233,8 +305,12 @@ class SlackCommands(SlackSender):
 
         async def failed(reply: Reply) -> None:
             client = await self.client_of(team)
-            await client.chat_postEphemeral(
-                channel=channel, user=user, text=reply.text, thread_ts=thread
+            await self._say(
+                "chat.postEphemeral",
+                channel,
+                lambda: client.chat_postEphemeral(
+                    channel=channel, user=user, text=reply.text, thread_ts=thread
+                ),
             )
 
         what = f"slack mention {str(event.get('text') or '')[:200]!r}"
@@ -266,15 +342,23 @@ class SlackCommands(SlackSender):
         client = bot.client if bot else self.client
         try:
             if reply.ephemeral:
-                await client.chat_postEphemeral(
-                    channel=channel, user=user, text=text, thread_ts=thread, **kwargs
+                await self._say(
+                    "chat.postEphemeral",
+                    channel,
+                    lambda: client.chat_postEphemeral(
+                        channel=channel, user=user, text=text, thread_ts=thread, **kwargs
+                    ),
                 )
             else:
-                await client.chat_postMessage(
-                    channel=channel, text=text, thread_ts=thread, unfurl_links=False, **kwargs
+                await self._say(
+                    "chat.postMessage",
+                    channel,
+                    lambda: client.chat_postMessage(
+                        channel=channel, text=text, thread_ts=thread, unfurl_links=False, **kwargs
+                    ),
                 )
-        except (SlackClientError, aiohttp.ClientError, OSError) as exc:
-            log.warning("%s", translate(exc, f"slack mention reply in {channel}"))
+        except DeliveryError as exc:
+            log.warning("slack mention reply: %s", exc)
 
     async def _share(
         self,

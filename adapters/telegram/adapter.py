@@ -142,6 +142,9 @@ class TelegramAdapter(Adapter):
             replies=self.replies,
         )
 
+    async def finish_commands(self) -> None:
+        await self.lifecycle.finish_updates()
+
     async def aclose(self) -> None:
         await self.lifecycle.stop()
 

@@ -99,6 +99,8 @@ class TelegramLifecycle:
         """When getUpdates last answered (clock.monotonic)."""
         self._started: float | None = None
         self._poller: asyncio.Task[None] | None = None
+        self._polled = False
+        """Updates were polled for (their offset is confirmed on stopping)."""
         self._handlers = InFlight(grace=finish_timeout)
         self._seen: LRUCache[int, None] = LRUCache(seen_updates)
 
@@ -125,14 +127,19 @@ class TelegramLifecycle:
             self._poller = asyncio.create_task(self._poll(), name="telegram getUpdates")
         return self.me
 
-    async def stop(self) -> None:
-        """Stop polling at once, finish handlers (briefly), confirm the offset, close."""
+    async def finish_updates(self) -> None:
+        """Stop polling at once and finish the handlers of the updates received (briefly)."""
         poller, self._poller = self._poller, None
         if poller is not None:
+            self._polled = True
             poller.cancel()
             await asyncio.gather(poller, return_exceptions=True)
         await self._handlers.finish()
-        if poller is not None and self.offset is not None:
+
+    async def stop(self) -> None:
+        """Stop polling at once, finish handlers (briefly), confirm the offset, close."""
+        await self.finish_updates()
+        if self._polled and self.offset is not None:
             try:
                 async with asyncio.timeout(1.0):
                     await self.bot.get_updates(offset=self.offset, limit=1, timeout=0)

@@ -6,7 +6,7 @@ of its tests runs on."""
 from __future__ import annotations
 
 import abc
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -129,6 +129,26 @@ class Rig(abc.ABC):
     async def delete(self, channel: ChannelRef, message_id: str) -> None:
         """A moderator deletes one of the bot's messages."""
         raise AssertionError(f"{self.name} cannot delete what it showed")
+
+    # Commands: members typing ``/count ...``; a platform without members keeps the refusal.
+
+    async def command(self, channel: ChannelRef, member: int, text: str) -> Any:
+        """``/count text`` typed by member number ``member`` (0 to 99) in ``channel``;
+        returns, once the bot has it, what ``answered`` asks about."""
+        raise AssertionError(f"{self.name} has no members to type commands")
+
+    def answered(self, asked: list[Any]) -> int:
+        """How many of the commands ``asked`` have been answered."""
+        raise AssertionError(f"{self.name} has no members to answer")
+
+    async def wait(self, check: Callable[[], bool], timeout: float = 30.0) -> None:  # noqa: ASYNC109
+        """Until ``check()`` holds, re-checked whenever the platform's fake records something."""
+        raise AssertionError(f"{self.name} has nothing to wait for")
+
+    def limit_next_reply(self, retry_after: int) -> None:
+        """The platform answers the bot's next reply to a command with a 429, saying to wait
+        ``retry_after`` seconds."""
+        raise AssertionError(f"{self.name} has no rate limits")
 
     async def take_down(self) -> str | None:
         """The platform becomes unreachable; the reason ``health()`` should give, or None

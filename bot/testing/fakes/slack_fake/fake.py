@@ -301,6 +301,12 @@ class FakeSlack(HttpMode, Installs, Modals):
             method, status=status, error=error, times=times, commit=commit, drop=drop
         )
 
+    def limit_next_responses(self, times: int = 1, *, retry_after: int = 1) -> None:
+        """Answer the next ``times`` posts to any response_url 429 (``Retry-After``), showing
+        nothing."""
+        self._interactions.limited_responses += times
+        self._interactions.response_retry_after = retry_after
+
     async def wait_for(
         self,
         predicate: Callable[[], bool],
