@@ -33,7 +33,7 @@ from bot.subscription import Platform
 
 log = logging.getLogger(__name__)
 
-STOP_GRACE = GRACE_S + 3.0
+STOP_GRACE = GRACE_S + 2.5
 """Seconds the orderly close may take after a signal before what is left is cancelled: the
 commands' grace, then the closing itself."""
 SIGNALS = (signal.SIGTERM, signal.SIGINT)

@@ -29,7 +29,7 @@ from adapters.discord.lib import app_commands, discord
 from adapters.discord.mentions import NO_MENTIONS, DiscordMentions
 from bot.commands.args import Value
 from bot.commands.authority import visible_counts
-from bot.commands.inflight import InFlight, Place
+from bot.commands.inflight import BUSY, InFlight, Place
 from bot.commands.request import Reply, Request
 from bot.commands.verbs import VerbSpec
 from bot.delivery.pacing import Route
@@ -122,8 +122,12 @@ class SlashCommands:
         given no options (but the count of a form about one), opens its form instead."""
         if not self.inflight.accepting:
             return  # stopping: not acknowledged (Discord tells the member it failed)
-        place = self.inflight.order.place(member_of(interaction))  # before any await
         self._arrived[interaction.id] = self.replies.monotonic()
+        if not self.inflight.order.room():  # more than could be finished in time
+            await self.answer_error(interaction, BUSY.text)
+            self._arrived.pop(interaction.id, None)
+            return
+        place = self.inflight.order.place(member_of(interaction))  # before any await
         try:
             try:
                 text = spec.line(values)

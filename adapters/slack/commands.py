@@ -43,7 +43,7 @@ from adapters.slack.forms import CALLBACK_PREFIX, Submitted, modal_view, submitt
 from adapters.slack.mentions import SlackMentions
 from adapters.slack.payloads import AppMention, EventCallback, SlashCommand, as_json
 from adapters.slack.settings import SlackSettings
-from bot.commands.inflight import InFlight
+from bot.commands.inflight import BUSY, InFlight
 from bot.commands.request import Reply, Request
 from bot.delivery.pacing import Route
 from bot.domain.message import Attachment
@@ -125,6 +125,9 @@ class SlackCommands(SlackSender):
     ) -> None:
         if not self.inflight.accepting:
             return  # stopping: not acknowledged (Slack tells the member it failed)
+        if not self.inflight.order.room():  # more than could be finished in time
+            await ack(text=BUSY.text)
+            return
         channel = str(command.get("channel_id") or "")
         key = (command.get("team_id"), channel, command.get("user_id"))
         place = self.inflight.order.place(key)  # before any await: the order they came in

@@ -32,7 +32,7 @@ from aiogram.types import BotCommand, BufferedInputFile, Message, ReplyParameter
 from cachetools import TTLCache
 
 from bot.commands.builtin import VERBS
-from bot.commands.inflight import InOrder, guarded
+from bot.commands.inflight import BUSY, InOrder, guarded
 from bot.commands.request import Reply, Request
 from bot.commands.verbs import Verbs
 from bot.delivery.replies import Replies
@@ -249,6 +249,9 @@ class TelegramCommands:
         async def failed(reply: Reply) -> None:
             await self.show(got, reply)
 
+        if not self.order.room():  # more than could be finished in time
+            await guarded("telegram busy answer", self.show(got, BUSY), failed)
+            return
         async with self.order.place((got.chat_id, got.user_id)):  # taken before any await
             await guarded(f"telegram /count {got.text[:200]!r}", self._answer(got), failed)
 

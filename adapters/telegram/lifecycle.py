@@ -35,7 +35,7 @@ from pydantic import ValidationError
 
 from bot.clock import Clock
 from bot.commands.builtin import VERBS
-from bot.commands.inflight import InFlight
+from bot.commands.inflight import GRACE_S, InFlight
 from bot.delivery.ratelimit import Sleep
 from bot.errors import ConfigError
 
@@ -80,7 +80,7 @@ class TelegramLifecycle:
         clock: Clock,
         sleep: Sleep = asyncio.sleep,
         webhook_secret: str | None = None,
-        finish_timeout: float = 5.0,
+        finish_timeout: float = GRACE_S,
         menu: Sequence[BotCommand] = MENU,
         seen_updates: int = SEEN_UPDATES,
     ) -> None:

@@ -15,7 +15,10 @@ the 3 s for that do not wait for the member's earlier commands).
 stops taking commands (``accepting`` is False: a command that arrives now is not
 acknowledged, so the member sees it failed), then :meth:`InFlight.finish` lets every command
 acknowledged so far be carried out and answered, for up to ``GRACE_S``, while the store is
-still open (``bot.app.App.aclose``); only what is left then is cancelled.
+still open (``bot.app.App.aclose``); only what is left then is cancelled. So that what is
+acknowledged can be finished in that time, the commands under way in the process (every
+adapter's) are bounded by how fast they get done (:class:`Backlog`): one more than the bot could
+finish within the grace is answered at once that tallybot is busy (``BUSY``), not carried out.
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
+from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine, Hashable, Iterator
 from types import TracebackType
 from typing import Any
@@ -31,11 +36,56 @@ from bot.commands.request import FAILED, Reply
 
 log = logging.getLogger(__name__)
 
-GRACE_S = 5.0
+GRACE_S = 7.0
 """How long leaving waits for the commands acknowledged to be answered before cancelling them
 (``bot.run.STOP_GRACE`` leaves room for it)."""
 
 Answer = Callable[[Reply], Awaitable[object]]
+FLOOR = 100
+"""Commands under way that are always taken (100 members typing at once are all answered)."""
+RATE_WINDOW_S = 10.0
+"""How far back the pace of finished commands is measured."""
+BUSY = Reply(
+    "Error: tallybot is busy with other commands just now; try again in a minute.", ok=False
+)
+"""The answer to a command that was not taken (``Backlog``), at once."""
+
+
+class Backlog:
+    """The commands under way in this process (acknowledged, not finished), and how fast they
+    get finished: another is taken while all of them could be finished within ``grace``
+    seconds at the pace of the last ``RATE_WINDOW_S`` (and always up to ``FLOOR``)."""
+
+    def __init__(
+        self,
+        grace: float = GRACE_S,
+        floor: int = FLOOR,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.grace = grace
+        self.floor = floor
+        self.monotonic = monotonic
+        self.open = 0
+        self._finished: deque[float] = deque()
+
+    def room(self) -> bool:
+        """Whether one more command may be taken now."""
+        now = self.monotonic()
+        while self._finished and self._finished[0] < now - RATE_WINDOW_S:
+            self._finished.popleft()
+        pace = len(self._finished) / RATE_WINDOW_S
+        return self.open < max(self.floor, int(pace * self.grace * 0.8))
+
+    def opened(self) -> None:
+        self.open += 1
+
+    def closed(self) -> None:
+        self.open -= 1
+        self._finished.append(self.monotonic())
+
+
+BACKLOG = Backlog()
+"""The process's: a bot's adapters share its store, and so the pace its commands go at."""
 
 
 async def guarded(what: str, work: Awaitable[None], answer: Answer) -> None:
@@ -56,9 +106,14 @@ class Place:
     :meth:`leave` (for a command that ends without entering) may be called any time, more than
     once."""
 
-    def __init__(self, before: asyncio.Future[None] | None, mine: asyncio.Future[None]) -> None:
+    def __init__(
+        self, before: asyncio.Future[None] | None, mine: asyncio.Future[None], backlog: Backlog
+    ) -> None:
         self._before = before
         self._mine = mine
+        self._backlog = backlog
+        self._left = False
+        backlog.opened()
 
     async def __aenter__(self) -> None:
         try:
@@ -79,8 +134,10 @@ class Place:
     def leave(self) -> None:
         """The next command may go once those before this one are done."""
         before, mine = self._before, self._mine
-        if mine.done():
+        if self._left:
             return
+        self._left = True
+        self._backlog.closed()
         if before is None or before.done():
             mine.set_result(None)
         else:  # cancelled while waiting: the next still waits for the ones before
@@ -96,7 +153,8 @@ class InOrder:
     """Per key (a member in a channel), commands one after the other in the order they arrived
     (see the module docstring); nothing is kept of a key whose commands are done."""
 
-    def __init__(self) -> None:
+    def __init__(self, backlog: Backlog = BACKLOG) -> None:
+        self.backlog = backlog
         self._last: dict[Hashable, asyncio.Future[None]] = {}
 
     def place(self, key: Hashable) -> Place:
@@ -110,7 +168,11 @@ class InOrder:
                 del self._last[key]
 
         mine.add_done_callback(forget)
-        return Place(before, mine)
+        return Place(before, mine, self.backlog)
+
+    def room(self) -> bool:
+        """Whether another command may be taken (:class:`Backlog`)."""
+        return self.backlog.room()
 
     def __len__(self) -> int:
         """Members with commands under way."""
