@@ -1,5 +1,5 @@
 """Slack commands: ``/count <text>`` is acknowledged at once and answered through ``respond()``
-(the command's response_url, which Slack takes 5 times within 30 minutes, ``RESPONSE_URL_S``):
+(the command's response_url, which Slack takes 5 times within 30 minutes):
 ephemeral for errors and lists, in the channel for status and subscriptions. ``/count chart``
 is answered with the PNG uploaded into the channel (the reply's text as its comment), or an
 ephemeral error when it cannot be (the bot not in the channel, ``files:write`` missing). An
@@ -10,8 +10,8 @@ admins and owners of the workspace the command comes from (users.info, cached a 
 when the operator lists that workspace under ``[slack] admin_workspaces``
 (``adapters.slack.admins``).
 
-Every answer goes through the adapter's replies (``bot.delivery.replies``; routes in
-``SLACK_LIMITS``): paced with the deliveries, ahead of them, a 429 waited out. One member's
+Every answer goes through the adapter's replies (``adapters.slack.answers``): paced with the
+deliveries, ahead of them, a 429 waited out. One member's
 commands in one channel are carried out in the order they arrived
 (``bot.commands.inflight.InOrder``); while the bot stops a command is not acknowledged.
 """
@@ -19,37 +19,28 @@ commands in one channel are carried out in the order they arrived
 from __future__ import annotations
 
 import logging
-import re
-from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from collections.abc import Callable
+from typing import Any
 
 import aiohttp
 from cachetools import LRUCache, TTLCache
 from slack_bolt.async_app import AsyncAck, AsyncRespond
 from slack_sdk.errors import SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
-from slack_sdk.webhook.webhook_response import WebhookResponse
 
 from adapters.slack.admins import SlackAdmins
+from adapters.slack.answers import Respond, paced, say
 from adapters.slack.blocks import file_comment, reply_payload
-from adapters.slack.delivery import (
-    RESPOND,
-    RESPOND_IN_CHANNEL,
-    SLACK_LIMITS,
-    SlackSender,
-    translate,
-)
+from adapters.slack.delivery import SLACK_LIMITS, SlackSender, translate
 from adapters.slack.forms import CALLBACK_PREFIX, Submitted, modal_view, submitted
-from adapters.slack.mentions import SlackMentions
+from adapters.slack.mentions import SlackMentions, strip_mention
 from adapters.slack.payloads import AppMention, EventCallback, SlashCommand, as_json
 from adapters.slack.settings import SlackSettings
 from bot.commands.inflight import BUSY, InFlight
 from bot.commands.request import Reply, Request
-from bot.delivery.pacing import Route
 from bot.domain.message import Attachment
-from bot.errors import DeliveryError, RateLimited, TransientDeliveryError
+from bot.errors import DeliveryError, TransientDeliveryError
 from bot.platform import Context
-from bot.retry import retry_after_header
 from bot.subscription import ChannelRef, Extra, Platform
 
 log = logging.getLogger(__name__)
@@ -75,21 +66,6 @@ SEEN_EVENTS = 2048
 """How many event ids are remembered to drop Slack's redeliveries (a bounded LRU)."""
 ADMIN_LOOKUPS_KEPT = 4096
 """users.info answers remembered (per workspace and user, each for ``admin_cache_seconds``)."""
-
-MENTION = re.compile(r"<@([A-Z0-9]+)(?:\|[^>]*)?>")
-RESPONSE_URL_S = 30 * 60.0
-"""A command's response_url takes answers this long after the command."""
-T = TypeVar("T")
-Respond = Callable[..., Awaitable[WebhookResponse]]
-"""bolt's ``respond``, paced (``SlackCommands._paced``)."""
-
-
-def strip_mention(text: str, bot_user_id: str | None) -> str:
-    """The command in ``<@BOT> status bessemer-2021``: what follows the bot's mention."""
-    for m in MENTION.finditer(text):
-        if bot_user_id is None or m.group(1) == bot_user_id:
-            return text[m.end() :].strip()
-    return text.strip()
 
 
 class SlackCommands(SlackSender):
@@ -132,7 +108,7 @@ class SlackCommands(SlackSender):
         key = (command.get("team_id"), channel, command.get("user_id"))
         place = self.inflight.order.place(key)  # before any await: the order they came in
         arrived = self.replies.monotonic()
-        answer = self._paced(respond, channel, arrived)
+        answer = paced(self.replies, respond, channel, arrived)
         try:
             await ack()
         except BaseException:
@@ -153,42 +129,6 @@ class SlackCommands(SlackSender):
 
         what = f"slack /count {str(command.get('text') or '')[:200]!r}"
         await self.inflight.run(what, self._command(command, answer), failed, place=place)
-
-    def _paced(self, respond: AsyncRespond, channel: str, arrived: float) -> Respond:
-        """``respond`` through the replies: paced, a 429 waited out while the response_url
-        lasts."""
-
-        async def paced(**payload: Any) -> WebhookResponse:
-            in_channel = payload.get("response_type") == "in_channel"
-            route = Route(RESPOND_IN_CHANNEL if in_channel else RESPOND, channel)
-
-            async def once() -> WebhookResponse:
-                try:
-                    answer = await respond(**payload)
-                except (aiohttp.ClientError, OSError) as exc:
-                    raise translate(exc, f"slack answer in {channel}") from exc
-                if answer.status_code == 429:
-                    raise RateLimited(
-                        f"slack answer in {channel}: rate limited by Slack (429)",
-                        retry_after=retry_after_header(answer.headers),
-                    )
-                return answer
-
-            return await self.replies.send(route, once, since=arrived, within=RESPONSE_URL_S)
-
-        return paced
-
-    async def _say(self, route: str, channel: str, call: Callable[[], Awaitable[T]]) -> T:
-        """One Web API call that answers a command (chat.postEphemeral, chat.postMessage),
-        through the replies; its failure translated."""
-
-        async def once() -> T:
-            try:
-                return await call()
-            except (SlackClientError, aiohttp.ClientError, OSError) as exc:
-                raise translate(exc, f"slack {route} in {channel}") from exc
-
-        return await self.replies.send(Route(route, channel), once)
 
     async def _command(self, command: SlashCommand, respond: Respond) -> None:
         text = str(command.get("text") or "")
@@ -284,7 +224,8 @@ class SlackCommands(SlackSender):
         text, blocks = reply_payload(reply)
         try:
             client = await self.client_of(team)
-            await self._say(
+            await say(
+                self.replies,
                 "chat.postEphemeral",
                 channel,
                 lambda: client.chat_postEphemeral(
@@ -308,7 +249,8 @@ class SlackCommands(SlackSender):
 
         async def failed(reply: Reply) -> None:
             client = await self.client_of(team)
-            await self._say(
+            await say(
+                self.replies,
                 "chat.postEphemeral",
                 channel,
                 lambda: client.chat_postEphemeral(
@@ -345,7 +287,8 @@ class SlackCommands(SlackSender):
         client = bot.client if bot else self.client
         try:
             if reply.ephemeral:
-                await self._say(
+                await say(
+                    self.replies,
                     "chat.postEphemeral",
                     channel,
                     lambda: client.chat_postEphemeral(
@@ -353,7 +296,8 @@ class SlackCommands(SlackSender):
                     ),
                 )
             else:
-                await self._say(
+                await say(
+                    self.replies,
                     "chat.postMessage",
                     channel,
                     lambda: client.chat_postMessage(

@@ -145,9 +145,9 @@ class Rig(abc.ABC):
         """Until ``check()`` holds, re-checked whenever the platform's fake records something."""
         raise AssertionError(f"{self.name} has nothing to wait for")
 
-    def limit_next_reply(self, retry_after: int) -> None:
+    def limit_next_reply(self, retry_after: int) -> int:
         """The platform answers the bot's next reply to a command with a 429, saying to wait
-        ``retry_after`` seconds."""
+        ``retry_after`` seconds (where the platform lets it say so): the seconds it says."""
         raise AssertionError(f"{self.name} has no rate limits")
 
     async def take_down(self) -> str | None:

@@ -126,8 +126,9 @@ class DiscordRig(Rig):
     async def wait(self, check: Callable[[], bool], timeout: float = 30.0) -> None:  # noqa: ASYNC109
         await self.fake.wait_for(check, timeout=timeout)
 
-    def limit_next_reply(self, retry_after: int) -> None:
+    def limit_next_reply(self, retry_after: int) -> int:
         self.fake.fail_next(r"^/webhooks/", 429, method="POST", retry_after=retry_after)
+        return retry_after
 
     async def take_down(self) -> str | None:
         await self.fake.kill_gateway()

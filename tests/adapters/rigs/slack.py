@@ -99,8 +99,9 @@ class SlackRig(Rig):
     async def wait(self, check: Callable[[], bool], timeout: float = 30.0) -> None:  # noqa: ASYNC109
         await self.fake.wait_for(check, timeout=timeout)
 
-    def limit_next_reply(self, retry_after: int) -> None:
-        self.fake.limit_next_responses(retry_after=retry_after)
+    def limit_next_reply(self, retry_after: int) -> int:
+        self.fake.fail_next("response_url", status=429)
+        return 1  # what the fake's response_url says
 
     async def take_down(self) -> str | None:
         await self.fake.kill_socket()

@@ -113,8 +113,9 @@ class TelegramRig(Rig):
     async def wait(self, check: Callable[[], bool], timeout: float = 30.0) -> None:  # noqa: ASYNC109
         await self.fake.wait_for(check, timeout=timeout)
 
-    def limit_next_reply(self, retry_after: int) -> None:
+    def limit_next_reply(self, retry_after: int) -> int:
         self.fake.fail_next("sendMessage", status=429, retry_after=retry_after)
+        return retry_after
 
     async def take_down(self) -> str | None:
         self.fake.fail_next("getUpdates", status=502, times=10_000)

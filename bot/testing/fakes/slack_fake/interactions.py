@@ -62,7 +62,6 @@ class Interactions:
         self.response_url_posts: list[ResponseUrlPost] = []
         self.limited_responses = 0
         """The next this many posts to a response_url are answered 429 (nothing shown)."""
-        self.response_retry_after = 1
 
     # -------------------------------------------------------------- payloads
 
@@ -155,7 +154,7 @@ class Interactions:
         try:
             if self.limited_responses > 0:
                 self.limited_responses -= 1
-                headers["Retry-After"] = str(self.response_retry_after)
+                headers["Retry-After"] = "1"
                 raise SlackError("ratelimited", status=429)
             if entry is None:
                 raise SlackError("invalid_url", status=404)
