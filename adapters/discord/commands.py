@@ -151,7 +151,9 @@ class SlashCommands:
             if not self.inflight.accepting:
                 return
             place = self.inflight.order.place(member_of(interaction))
-        self._arrived.setdefault(interaction.id, self.replies.monotonic())
+        new = interaction.id not in self._arrived  # a submitted form: arrived now
+        if new:
+            self._arrived[interaction.id] = self.replies.monotonic()
 
         async def failed(reply: Reply) -> None:
             await self.answer_error(interaction, reply.text)
@@ -161,6 +163,8 @@ class SlashCommands:
             await self.inflight.run(f"/count {spec.name}", work, failed)
         finally:
             place.leave()
+            if new:
+                self._arrived.pop(interaction.id, None)
 
     async def _open_form(self, interaction: Ix, spec: VerbSpec, text: str) -> None:
         """Ask the core for the form ``text`` names and show it as the interaction's answer (a

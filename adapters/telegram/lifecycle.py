@@ -204,6 +204,8 @@ class TelegramLifecycle:
             update = Update.model_validate(raw, context={"bot": self.bot})
         except (ValueError, ValidationError):
             return web.Response(status=400, text="not an update")
+        if not self._handlers.accepting:  # stopping: Telegram sends it again later
+            return web.Response(status=503, text="stopping")
         if self._first(update.update_id):
             self._spawn(update)
         return web.Response(text="ok")
