@@ -38,6 +38,7 @@ from adapters.discord.commands import SlashCommands
 from adapters.discord.delivery import DISCORD_LIMITS, FAILURES, DiscordSender
 from adapters.discord.lib import discord
 from adapters.discord.mentions import NO_MENTIONS
+from adapters.discord.retries import without_retries
 from adapters.discord.settings import TOKEN, DiscordSettings
 from adapters.discord.shards import GatewayShards
 from adapters.discord.tree import CountGroup, TallybotClient, intents
@@ -53,8 +54,8 @@ log = logging.getLogger(__name__)
 
 
 MAX_RATELIMIT_TIMEOUT = 30.0
-"""discord.py sleeps through a 429 up to this long, and raises ``RateLimited`` beyond it (30 s
-is the smallest it accepts); the dispatcher then reschedules the delivery."""
+"""discord.py would sleep through a 429 up to this long (30 s is the smallest it accepts); it
+sleeps through none, since every 429 is raised to the bot (``adapters.discord.retries``)."""
 
 
 class DiscordStartError(TallybotError):
@@ -80,7 +81,7 @@ class DiscordAdapter(DiscordSender):
         super().__init__(DISCORD_LIMITS.with_windows(settings.limits))
         self.config = settings
         self.context = context
-        self.commands = SlashCommands(context)
+        self.commands = SlashCommands(context, self.replies)
         self.admins = DiscordAdmins(settings)
         self._token = context.secret(TOKEN)
         self.budget_key = self._token.fingerprint()
@@ -136,7 +137,8 @@ class DiscordAdapter(DiscordSender):
             # discord.py keeps the last 1,000 messages it saw, the bot's own posts included, for
             # events the bot does not handle: a fan-out would fill it with its own posts.
             "max_messages": None,
-            "http_trace": self.global_429s.trace(),
+            # discord.py retries nothing by itself: the dispatcher does (adapters.discord.retries)
+            "http_trace": without_retries(self.global_429s.trace()),
             **self._client_options,
         }
         store = self.context.store
@@ -239,6 +241,9 @@ class DiscordAdapter(DiscordSender):
         ending = asyncio.create_task(end(), name=f"discord-shard-{shard}-handed-over")
         self._ending.add(ending)
         ending.add_done_callback(self._ending.discard)
+
+    async def finish_commands(self) -> None:
+        await self.commands.finish()
 
     async def aclose(self) -> None:
         await self._shutdown()

@@ -10,7 +10,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, Optional
 
-from adapters.discord.commands import SlashCommands, answer_error
+from adapters.discord.commands import SlashCommands
 from adapters.discord.lib import app_commands, discord
 from bot.commands.args import Option, OptionKind
 from bot.commands.verbs import VerbSpec
@@ -64,7 +64,9 @@ class _Tree(app_commands.CommandTree[TallybotClient]):
         # Our callbacks answer their own errors; this is for what fails before them (options
         # discord.py could not convert, a command Discord knows but this version does not).
         log.error("/count failed before it ran: %s", error, exc_info=error)
-        await answer_error(interaction, "Error: that command could not be read; try again.")
+        await interaction.client.runner.answer_error(
+            interaction, "Error: that command could not be read; try again."
+        )
 
 
 def intents() -> discord.Intents:

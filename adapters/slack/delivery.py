@@ -38,6 +38,9 @@ from .workspaces import Speaker, Workspaces
 
 log = logging.getLogger("tallybot.slack")
 
+RESPOND = "response_url"
+RESPOND_IN_CHANNEL = "response_url in_channel"
+"""The routes of a command's answer through its response_url (ephemeral, or in the channel)."""
 SLACK_LIMITS = Limits(
     routes={
         "chat.postMessage": (
@@ -53,6 +56,13 @@ SLACK_LIMITS = Limits(
         "chat.update": (Bucket("chat.update", Window(50, 60.0)),),
         "conversations.history": (Bucket("conversations.history", Window(50, 60.0)),),
         "conversations.replies": (Bucket("conversations.replies", Window(50, 60.0)),),
+        # Commands' answers (bot.delivery.replies): through a command's response_url (Slack
+        # names no rate for it, only 5 uses in 30 minutes), an answer in the channel is a
+        # message there like a post; chat.postEphemeral is Tier 4, "100+ per minute".
+        RESPOND_IN_CHANNEL: (
+            Bucket("chat.postMessage per channel", Window(1, 1.0), per_channel=True),
+        ),
+        "chat.postEphemeral": (Bucket("chat.postEphemeral", Window(100, 60.0)),),
         # Tier 2: "20+ per minute".
         "pins.add": (Bucket("pins.add", Window(20, 60.0)),),
         "pins.remove": (Bucket("pins.remove", Window(20, 60.0)),),

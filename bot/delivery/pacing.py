@@ -16,11 +16,14 @@ platform-wide route's buckets for the ``retry_after`` it gave (:meth:`Pacer.hold
 (:meth:`Pacer.said`) also lowers the bucket's limit to what this instance's own requests show
 the platform let through, which climbs back later and is reset when the instance takes a
 shared budget over (:meth:`Pacer.reset`).
+A route marked ``urgent`` (a command's reply, ``bot.delivery.replies``) takes each slot
+before the routine requests waiting for it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
@@ -73,6 +76,9 @@ class Route:
 
     method: str
     channel: str | None = None
+    urgent: bool = False
+    """A command's reply (``bot.delivery.replies``): someone is waiting for it, so it goes
+    before the routine requests waiting for the same buckets, and outside ``ROOM``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,10 +91,14 @@ class Limits:
     startup_requests: int = 0
     """Requests the adapter makes while starting, under ``every`` (the pacer counts them, so
     that the first paced requests do not pile on top of them in one window)."""
+    apart: frozenset[str] = frozenset()
+    """Routes that do not draw from ``every`` (Discord's interaction responses are not bound
+    to its global limit)."""
 
     def buckets(self, route: Route) -> tuple[Bucket, ...]:
         """The buckets ``route`` draws from, in the order their slots are taken."""
-        mine = {b.name: b for b in (*self.routes.get(route.method, ()), *self.every)}
+        every = () if route.method in self.apart else self.every
+        mine = {b.name: b for b in (*self.routes.get(route.method, ()), *every)}
         return tuple(sorted(mine.values(), key=lambda b: (not b.per_channel, b.name)))
 
     def named(self) -> dict[str, Bucket]:
@@ -114,6 +124,7 @@ class Limits:
             routes={m: tuple(swap(b) for b in bs) for m, bs in self.routes.items()},
             every=tuple(swap(b) for b in self.every),
             startup_requests=self.startup_requests,
+            apart=self.apart,
         )
 
     def for_holder(self) -> Limits:
@@ -129,6 +140,7 @@ class Limits:
         return Limits(
             routes={m: tuple(held(b) for b in bs) for m, bs in self.routes.items()},
             every=tuple(held(b) for b in self.every),
+            apart=self.apart,
         )
 
 
@@ -146,7 +158,8 @@ those made outside it (``OutsideShare``)."""
 ROOM = 4
 """Requests of one method at most between their channel's slots and the platform-wide ones
 (``Pacer.slot``): each method has its own room, so that requests waiting for one method's
-budget (Slack's uploads) never keep another method's (its posts) from theirs."""
+budget (Slack's uploads) never keep another method's (its posts) from theirs. Urgent ones
+take no room: they note no attempt."""
 SWEEP_EVERY = 256
 """Per-channel limiters made between two sweeps of the idle ones (they are forgotten)."""
 
@@ -171,7 +184,7 @@ class Pace(Protocol):
 
 @asynccontextmanager
 async def unpaced(route: Route, *, delivers: bool = False) -> AsyncIterator[None]:
-    """A :class:`Pace` that does not wait (commands' own replies, tests)."""
+    """A :class:`Pace` that does not wait (tests)."""
     yield
 
 
@@ -290,21 +303,22 @@ class Pacer:
         noted but not sent. Each method has its own room: a request waiting for one method's
         budget never holds up a request of another."""
         buckets = self.limits.buckets(route)
+        urgent = route.urgent
         async with AsyncExitStack() as taken:
             for bucket in buckets:
                 if bucket.per_channel:
                     limiter = self._limiter(bucket, route.channel)
-                    await taken.enter_async_context(limiter.slot(self.sleep))
+                    await taken.enter_async_context(limiter.slot(self.sleep, urgent=urgent))
             room = self._rooms.get(route.method)
             if room is None:
                 room = self._rooms[route.method] = asyncio.Semaphore(ROOM)
-            async with room:
+            async with contextlib.nullcontext() if urgent else room:
                 if ready is not None:
                     await ready()
                 for bucket in buckets:
                     if not bucket.per_channel:
                         limiter = self._limiter(bucket, None)
-                        await taken.enter_async_context(limiter.slot(self.sleep))
+                        await taken.enter_async_context(limiter.slot(self.sleep, urgent=urgent))
             yield
 
     async def turn(self, route: Route) -> None:

@@ -16,6 +16,7 @@ channel to remove and no message to delete, so the tests of those run on the oth
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -334,3 +335,49 @@ async def test_a_store_error_after_a_post_stops_no_other_and_doubles_nothing(
         sent = await deliveries(rig)
     assert [times_shown(rig, c, first.headline) for c in rig.channels] == [1, 1]
     assert [d.status for d in sent] == [DeliveryStatus.SENT] * 2
+
+
+# ------------------------------------------------------------------------ commands
+
+
+@answering
+async def test_a_hundred_commands_at_once_are_all_answered(rig: Rig, tmp_path: Path) -> None:
+    async with rig.run(tmp_path):
+        await ingest(rig, 84, 201)
+        await rig.settle()
+        asked = await asyncio.gather(
+            *(rig.command(rig.channels[i % 2], i, f"status {COUNT}") for i in range(100))
+        )
+        await rig.wait(lambda: rig.answered(asked) == 100, timeout=120)
+    assert rig.answered(asked) == 100
+
+
+@answering
+async def test_a_reply_that_draws_a_429_is_answered_after_the_wait(
+    rig: Rig, tmp_path: Path
+) -> None:
+    async with rig.run(tmp_path):
+        await ingest(rig, 84, 201)
+        await rig.settle()
+        said = rig.limit_next_reply(retry_after=45)
+        asked_at = rig.clock.monotonic()
+        asked = [await rig.command(rig.channels[0], 0, f"status {COUNT}")]
+        await rig.wait(lambda: rig.answered(asked) == 1)
+        waited = rig.clock.monotonic() - asked_at
+    assert waited >= said  # on the bot's clock: the wait was the platform's, not skipped
+
+
+@answering
+async def test_one_members_commands_are_carried_out_in_the_order_sent(
+    rig: Rig, tmp_path: Path
+) -> None:
+    async with rig.run(tmp_path):
+        channel = rig.channels[0]
+        asked = [
+            await rig.command(channel, 0, f"subscribe {COUNT}"),
+            await rig.command(channel, 0, f"unsubscribe {COUNT}"),
+        ]
+        await rig.wait(lambda: rig.answered(asked) == 2)
+        async with rig.app.db.connect() as conn:
+            left = [s for s in await sub_rows.for_channel(conn, channel) if s.enabled]
+    assert left == []  # subscribed, then unsubscribed: not the other way round

@@ -141,6 +141,26 @@ class Rig(abc.ABC):
         """A moderator deletes one of the bot's messages."""
         raise AssertionError(f"{self.name} cannot delete what it showed")
 
+    # Commands: members typing ``/count ...``; a platform without members keeps the refusal.
+
+    async def command(self, channel: ChannelRef, member: int, text: str) -> Any:
+        """``/count text`` typed by member number ``member`` (0 to 99) in ``channel``;
+        returns, once the bot has it, what ``answered`` asks about."""
+        raise AssertionError(f"{self.name} has no members to type commands")
+
+    def answered(self, asked: list[Any]) -> int:
+        """How many of the commands ``asked`` have been answered."""
+        raise AssertionError(f"{self.name} has no members to answer")
+
+    async def wait(self, check: Callable[[], bool], timeout: float = 30.0) -> None:  # noqa: ASYNC109
+        """Until ``check()`` holds, re-checked whenever the platform's fake records something."""
+        raise AssertionError(f"{self.name} has nothing to wait for")
+
+    def limit_next_reply(self, retry_after: int) -> int:
+        """The platform answers the bot's next reply to a command with a 429, saying to wait
+        ``retry_after`` seconds (where the platform lets it say so): the seconds it says."""
+        raise AssertionError(f"{self.name} has no rate limits")
+
     async def take_down(self) -> str | None:
         """The platform becomes unreachable; the reason ``health()`` should give, or None
         where the adapter has no connection to lose."""
