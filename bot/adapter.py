@@ -14,7 +14,8 @@ final message), shown as an image.
 
 Every request an adapter makes for a delivery goes through the ``pace`` it is given
 (``bot.delivery.pacing``): it names its route, and waits for its turn under the platform's
-``limits``.
+``limits``. Every request that answers a command goes through the adapter's ``replies``
+(``bot.delivery.replies``): the same pacer, ahead of routine deliveries, a 429 waited out.
 
 Commands flow the other way: an adapter turns a slash command or a typed line into a
 ``bot.commands.request.Request`` (``bot.platform.Context.request``, which asks the platform's admin
@@ -26,15 +27,17 @@ from __future__ import annotations
 
 import abc
 import asyncio
+import functools
 from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime
 
 from aiohttp import web
 
-from bot.delivery.pacing import UNLIMITED, Limits, LimitSaid, Pace, unpaced
+from bot.delivery.pacing import UNLIMITED, Limits, LimitSaid, Pace, Pacer, unpaced
+from bot.delivery.replies import Replies
 from bot.domain.message import Attachment, Outgoing
-from bot.errors import NotAllowedHere
+from bot.errors import NotAllowedHere, PermanentDeliveryError
 from bot.lifecycle import Closing
 from bot.subscription import ChannelRef, Platform
 
@@ -73,6 +76,12 @@ class Adapter(Closing, abc.ABC):
     key (Discord's nonce); 0 when it has no such thing. A post that may have gone out longer
     ago than this is confirmed from the channel (``find_posted``) before it is sent again."""
 
+    charts_apart: bool = False
+    """A final's chart is shown by requests of its own after its message (Slack uploads it into
+    the message's thread): the dispatcher then posts the message without it, records it as
+    sent, and shows the chart as a step of its own (``show_chart``). False: the chart goes in
+    the post itself (``post``'s ``attachment``)."""
+
     budget_key: str = ""
     """A non-secret fingerprint of the credentials the platform counts this bot's requests by
     (``Secret.fingerprint`` of its token): instances of the same bot share a rate budget,
@@ -83,8 +92,24 @@ class Adapter(Closing, abc.ABC):
         including those the client library waits out by itself; the default: nothing to tell
         (such 429s reach the dispatcher as ``RateLimited``)."""
 
+    @functools.cached_property
+    def replies(self) -> Replies:
+        """Where the adapter sends each request that answers a command
+        (``bot.delivery.replies``)."""
+        return Replies()
+
+    def pace_replies(self, pacer: Pacer) -> None:
+        """Pace commands' replies with ``pacer``: the dispatcher's for this platform, the one its
+        deliveries are paced by."""
+        self.replies.use(pacer)
+
     async def aopen(self) -> None:
         """Connect (log in, open the gateway or socket); the default has nothing to open."""
+
+    async def finish_commands(self) -> None:
+        """Take no more commands, and carry out and answer every one acknowledged so far
+        (``bot.commands.inflight.InFlight.finish``, within its grace): the bot calls it for
+        every adapter at once as it stops, before anything closes. The default: no commands."""
 
     async def aclose(self) -> None:
         """Disconnect, letting commands being answered finish briefly; the default: nothing."""
@@ -132,6 +157,21 @@ class Adapter(Closing, abc.ABC):
         the same rules hold for it, so a retry must not show it twice either. A request that
         may create the message is paced with ``delivers=True``.
         """
+
+    async def show_chart(
+        self,
+        channel: ChannelRef,
+        message_id: str,
+        content: Outgoing,
+        attachment: Attachment,
+        *,
+        pace: Pace = unpaced,
+    ) -> None:
+        """Show ``attachment`` (a final's chart) with the message ``message_id`` posted before
+        from ``content``; asked only of an adapter with ``charts_apart``. The request that
+        shows it is paced with ``delivers=True``; a chart the platform refuses for good is left
+        out (logged), as the message is out."""
+        raise PermanentDeliveryError(f"{self.platform} shows a chart in the post itself")
 
     @abc.abstractmethod
     async def edit(

@@ -184,6 +184,8 @@ class App(Closing):
                 instance=self.instance.id,
                 claim_seconds=self.config.cluster.claim_seconds,
             )
+            for platform, adapter in self.adapters.items():  # replies share delivery's pace
+                adapter.pace_replies(self.dispatcher.pacers[platform])
             await self._open_sources()
             await self._start_server()
             await self._start_web()
@@ -196,7 +198,9 @@ class App(Closing):
             raise
 
     async def aclose(self) -> None:
-        """Stop delivery, then close everything in the reverse order it was opened."""
+        """Finish the commands acknowledged (every adapter at once, while the store is open),
+        stop delivery, then close everything in the reverse order it was opened."""
+        await asyncio.gather(*(a.finish_commands() for a in self.adapters.values()))
         if self._dispatch_task is not None:
             self._dispatch_task.cancel()
             with contextlib.suppress(asyncio.CancelledError):

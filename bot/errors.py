@@ -99,7 +99,15 @@ class TransientDeliveryError(DeliveryError):
 
 class RateLimited(TransientDeliveryError):
     """The platform answered 429: nothing went wrong with the delivery, it waits ``retry_after``
-    and goes again (not counted as a failed attempt)."""
+    and goes again (not counted as a failed attempt). ``refused``: the 429 answered the one and
+    only try of the request (no client library retried it), so surely nothing was carried out:
+    a delivery whose attempt it was is not in doubt."""
+
+    def __init__(
+        self, message: str, *, retry_after: float | None = None, refused: bool = False
+    ) -> None:
+        super().__init__(message, retry_after=retry_after)
+        self.refused = refused
 
 
 class PermanentDeliveryError(DeliveryError):

@@ -3,9 +3,12 @@
 SIGTERM (``docker stop``) and SIGINT (Ctrl-C) cancel the serving task wherever it waits (a
 poll, a send, the console's prompt, the start itself); leaving the ``App`` then closes
 everything in order. What has not closed after ``STOP_GRACE`` seconds is cancelled again and
-abandoned, so the process is gone well within the 5 s an operator (or a container runtime's
-stop timeout) should have to wait. A bot never stops because its input ended: without a terminal
-the console adapter stays off (``bot.plugins``) and the bot serves until signalled.
+abandoned, so the process is gone within the 10 s a container runtime waits by default. Most
+of that is for the commands acknowledged just before the signal: each is carried out and
+answered before the store closes (``bot.commands.inflight``, ``GRACE_S``); with none, the bot
+stops in well under the 5 s an operator should have to wait. A bot never stops because its
+input ended: without a terminal the console adapter stays off (``bot.plugins``) and the bot
+serves until signalled.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from typing import ParamSpec, TypeVar
 
 from bot.app import AdapterFactory, App
 from bot.clock import SystemClock
+from bot.commands.inflight import GRACE_S
 from bot.config import Config, load
 from bot.errors import ConfigError, StoreError
 from bot.plugins import adapter_factories
@@ -29,8 +33,9 @@ from bot.subscription import Platform
 
 log = logging.getLogger(__name__)
 
-STOP_GRACE = 3.0
-"""Seconds the orderly close may take after a signal before what is left is cancelled."""
+STOP_GRACE = GRACE_S + 2.5
+"""Seconds the orderly close may take after a signal before what is left is cancelled: the
+commands' grace, then the closing itself."""
 SIGNALS = (signal.SIGTERM, signal.SIGINT)
 P = ParamSpec("P")
 T = TypeVar("T")

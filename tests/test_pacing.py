@@ -4,6 +4,7 @@ waiting for all of them, a 429 holding a platform-wide route, and the configurat
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 from pathlib import Path
 
@@ -12,7 +13,8 @@ import pytest
 from adapters.discord.delivery import DISCORD_LIMITS
 from adapters.slack.delivery import SLACK_LIMITS
 from bot.config import parse
-from bot.delivery.pacing import Bucket, Limits, Pacer, Route, Window
+from bot.delivery.pacing import ROOM, Bucket, Limits, Pacer, Route, Window
+from bot.delivery.ratelimit import RECOVER_AFTER
 from bot.errors import ConfigError
 from bot.testing.clock import FakeClock
 from tests.test_ratelimit import Sleeper
@@ -84,7 +86,8 @@ def test_the_configuration_changes_buckets_by_name(tmp_path: Path) -> None:
         tmp_path / "t.toml",
     )
     discord = DISCORD_LIMITS.with_windows(cfg.settings("discord").limits)
-    assert discord.every == (Bucket("global", Window(500, 1.0)),)
+    assert discord.every == (Bucket("global", Window(500, 1.0), reserved=4),)
+    assert discord.for_holder().every == (Bucket("global", Window(496, 1.0), reserved=4),)
     slack = SLACK_LIMITS.with_windows(cfg.settings("slack").limits)
     found = {b.name: b.window for b in slack.buckets(Route("chat.postMessage", "C1"))}
     assert found == {
@@ -149,6 +152,92 @@ async def test_a_global_429_lowers_the_limit_to_what_the_platform_let_through() 
     began = clock.monotonic()
     async with pacer.slot(Route("post")):
         assert clock.monotonic() - began >= 0.4  # held for what it said
-    pacer.said("global", 0.9)  # a later one never raises it again
+    pacer.said("global", 0.9)  # a later one does not raise it
     assert pacer.limit_of("global") <= 30
     assert pacer.limit_of("no such bucket") == 0
+
+
+async def test_a_request_waiting_for_one_methods_budget_never_holds_up_another_method() -> None:
+    clock = FakeClock()
+    waits: list[float] = []
+    waiting = asyncio.Event()
+
+    async def sleep(seconds: float) -> None:
+        if seconds < 1:  # posts' even spacing
+            clock.advance(seconds)
+            return
+        waits.append(seconds)  # a wait for the uploads' budget: it outlasts the test
+        waiting.set()
+        await asyncio.Event().wait()
+
+    limits = Limits(
+        routes={
+            "upload": (Bucket("uploads", Window(1, 60.0)),),
+            "post": (
+                Bucket("posts", Window(100, 1.0)),
+                Bucket("per channel", Window(1, 1.0), True),
+            ),
+        }
+    )
+    pacer = Pacer(limits, clock, sleep)
+
+    async def request(route: Route) -> None:
+        async with pacer.slot(route):
+            pass
+
+    # More uploads than the room holds, all but the first waiting a minute for the budget.
+    uploads = [asyncio.create_task(request(Route("upload", f"c{i}"))) for i in range(ROOM + 2)]
+    await asyncio.wait_for(waiting.wait(), timeout=5)
+    try:
+        for i in range(3):  # posts elsewhere go at once, whatever the uploads wait for
+            await asyncio.wait_for(request(Route("post", f"p{i}")), timeout=5)
+        assert len(waits) == 1
+    finally:
+        for task in uploads:
+            task.cancel()
+        await asyncio.gather(*uploads, return_exceptions=True)
+
+
+async def test_a_lowered_limit_climbs_back_to_the_setting_once_429s_stop() -> None:
+    clock = FakeClock()
+    sleep = Sleeper(clock)
+    pacer = Pacer(Limits(every=(Bucket("global", Window(50, 1.0)),)), clock, sleep)
+    for _ in range(10):
+        async with pacer.slot(Route("post")):
+            pass
+    pacer.said("global", 0.5)
+    assert pacer.limit_of("global") == 10
+    clock.advance(RECOVER_AFTER * 1.002 - 0.01)
+    assert pacer.limit_of("global") == 10  # not at once: the platform may mean it
+    seen = []
+    for _ in range(12):
+        clock.advance(1.002)
+        seen.append(pacer.limit_of("global"))
+    assert seen == [15, 20, 25, 30, 35, 40, 45, 50, 50, 50, 50, 50]  # a tenth a window
+    for _ in range(20):
+        async with pacer.slot(Route("post")):
+            pass
+    pacer.said("global", 0.5)  # shown smaller again: lowered, and it waits again
+    assert pacer.limit_of("global") == 20
+    clock.advance(1.0)
+    assert pacer.limit_of("global") == 20
+    pacer.reset()  # a takeover: the setting
+    assert pacer.limit_of("global") == 50
+
+
+async def test_after_a_storm_of_global_429s_one_instance_sends_at_the_full_rate_again() -> None:
+    clock = FakeClock()
+    sleep = Sleeper(clock)
+    pacer = Pacer(DISCORD_LIMITS, clock, sleep)
+    began = clock.monotonic()
+    while clock.monotonic() - began < 20.0:  # 20 s of global 429s saying to wait 2 s
+        async with pacer.slot(Route("post")):
+            clock.advance(0.01)
+        pacer.said("global", 2.0)
+    assert pacer.limit_of("global") == 50  # a hold, not the rest of a window: nothing learned
+    clock.advance(2.0)
+    began = clock.monotonic()
+    for _ in range(100):  # no fault after the storm
+        async with pacer.slot(Route("post")):
+            pass
+    assert clock.monotonic() - began < 2.1  # 50 a second, not 1

@@ -88,3 +88,46 @@ def test_requests_made_outside_are_counted() -> None:
     assert limiter.delay() == 0.0
     limiter.note(1)
     assert limiter.delay() == 1.0
+
+
+async def test_an_urgent_request_goes_before_the_routine_ones_waiting() -> None:
+    clock = FakeClock()
+    limiter = RateLimiter(1, 1.0, clock, margin=0.0)
+    order: list[str] = []
+
+    async def sleep(seconds: float) -> None:
+        clock.advance(seconds)
+        await asyncio.sleep(0)  # the others queue meanwhile
+
+    async def request(name: str, *, urgent: bool = False) -> None:
+        async with limiter.slot(sleep, urgent=urgent):
+            order.append(name)
+
+    posts = [asyncio.create_task(request(f"post {i}")) for i in range(5)]
+    await asyncio.sleep(0)  # all five are waiting (the first for nothing)
+    reply = asyncio.create_task(request("reply", urgent=True))
+    await asyncio.gather(*posts, reply)
+    # post 2 had been handed the turn when the reply came; the reply goes next, before posts
+    # 3 and 4, which had waited longer
+    assert order == ["post 0", "post 1", "post 2", "reply", "post 3", "post 4"]
+
+
+async def test_a_cancelled_wait_hands_the_turn_on() -> None:
+    clock = FakeClock()
+    limiter = RateLimiter(1, 1.0, clock, margin=0.0)
+    gate = asyncio.Event()
+
+    async def sleep(seconds: float) -> None:
+        await gate.wait()
+        clock.advance(seconds)
+
+    async with limiter.slot(sleep):
+        pass
+    waiting = asyncio.create_task(limiter.acquire(sleep))  # holds the turn, sleeping
+    behind = asyncio.create_task(limiter.acquire(sleep, urgent=True))
+    await asyncio.sleep(0)
+    waiting.cancel()
+    gate.set()
+    slot = await behind  # got the turn the cancelled one held
+    limiter.done(slot)
+    assert waiting.cancelled()

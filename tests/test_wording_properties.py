@@ -217,7 +217,9 @@ def told(walk: Walk) -> list[tuple[Message, Standing, Told]]:
         previous_seq = last.seq if last else None
         update = fmt.for_update(count, accepted, previous_seq)
         out.append((update, result.standing, Told(last, stored, accepted, count)))
-        out.append((fmt.for_status(count, stored), result.standing, Told(last, stored, None, count)))
+        out.append(
+            (fmt.for_status(count, stored), result.standing, Told(last, stored, None, count))
+        )
         last = stored
     return out
 

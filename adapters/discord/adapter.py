@@ -8,8 +8,10 @@ the gateway sessions of the shards this instance runs (``adapters.discord.shards
 ``bot.cluster.shards``), waits until they are ready (a clear ``DiscordStartError`` when one is
 not, within ``ready_timeout``) and syncs the ``/count`` command to the configured guilds
 (instant) or globally (Discord takes up to an hour to show new global commands); a round every
-third of ``[cluster] shard_lease_seconds`` then keeps the shards divided. Leaving waits briefly for
-commands being answered, stops the shards, hands their leases on and closes the client.
+third of ``[cluster] shard_lease_seconds`` then keeps the shards divided. Leaving hands the
+shards' leases on (each session answers commands until its new holder's is up:
+``ShardLeases.hand_over_all``), waits briefly for commands being answered, stops the shards
+and closes the client.
 ``api_base`` and ``gateway_url`` are applied to discord.py's ``Route.BASE`` and
 ``DiscordWebSocket.DEFAULT_GATEWAY`` (process-wide class attributes: one Discord adapter per
 process) and restored on leaving. ``health()`` says whether the gateway is
@@ -36,6 +38,7 @@ from adapters.discord.commands import SlashCommands
 from adapters.discord.delivery import DISCORD_LIMITS, FAILURES, DiscordSender
 from adapters.discord.lib import discord
 from adapters.discord.mentions import NO_MENTIONS
+from adapters.discord.retries import without_retries
 from adapters.discord.settings import TOKEN, DiscordSettings
 from adapters.discord.shards import GatewayShards
 from adapters.discord.tree import CountGroup, TallybotClient, intents
@@ -43,6 +46,7 @@ from bot.clock import SystemClock
 from bot.cluster.identity import Instance
 from bot.cluster.shards import IDENTIFY_WINDOW, SessionStarts, ShardLeases
 from bot.delivery.pacing import Window
+from bot.delivery.shared import OutsideShare
 from bot.errors import ConfigError, TallybotError
 from bot.platform import Context, Health
 from bot.subscription import ChannelRef
@@ -51,8 +55,8 @@ log = logging.getLogger(__name__)
 
 
 MAX_RATELIMIT_TIMEOUT = 30.0
-"""discord.py sleeps through a 429 up to this long, and raises ``RateLimited`` beyond it (30 s
-is the smallest it accepts); the dispatcher then reschedules the delivery."""
+"""discord.py would sleep through a 429 up to this long (30 s is the smallest it accepts); it
+sleeps through none, since every 429 is raised to the bot (``adapters.discord.retries``)."""
 
 
 class DiscordStartError(TallybotError):
@@ -78,7 +82,7 @@ class DiscordAdapter(DiscordSender):
         super().__init__(DISCORD_LIMITS.with_windows(settings.limits))
         self.config = settings
         self.context = context
-        self.commands = SlashCommands(context)
+        self.commands = SlashCommands(context, self.replies)
         self.admins = DiscordAdmins(settings)
         self._token = context.secret(TOKEN)
         self.budget_key = self._token.fingerprint()
@@ -93,6 +97,8 @@ class DiscordAdapter(DiscordSender):
         """Which shards those are (while open)."""
         self.starts: SessionStarts | None = None
         self._keeper: asyncio.Task[None] | None = None
+        self._ending: set[asyncio.Task[None]] = set()
+        """Sessions handed over, ending once their last commands are answered."""
         self._saved_endpoints: tuple[str, yarl.URL] | None = None
         self._applied_endpoints: tuple[str, yarl.URL] | None = None
 
@@ -139,9 +145,14 @@ class DiscordAdapter(DiscordSender):
             # discord.py keeps the last 1,000 messages it saw, the bot's own posts included, for
             # events the bot does not handle: a fan-out would fill it with its own posts.
             "max_messages": None,
-            "http_trace": self.global_429s.trace(),
+            # discord.py retries nothing by itself: the dispatcher does (adapters.discord.retries)
+            "http_trace": without_retries(self.global_429s.trace()),
             **self._client_options,
         }
+        store = self.context.store
+        if store is not None and store.dialect_name != "sqlite":  # other instances may send
+            share = OutsideShare(store, self.platform, self, SystemClock(), asyncio.sleep)
+            self.global_429s.outside = share.turn
         client = self._client = self._new_client()
         try:
             await self._login(client)
@@ -205,9 +216,11 @@ class DiscordAdapter(DiscordSender):
         shards = self.shards = GatewayShards(
             lambda n: self._new_client(n, count), self._token.reveal(), count
         )
-        await self.leases.step(shards.start, shards.stop)
+        self.leases.up = shards.up
+        await self.leases.step(shards.start, shards.stop, self._let_go)
         for shard in sorted(shards.clients):
             await self._wait_ready(shards.clients[shard], shards.tasks[shard])
+        self.leases.publish()
         self.admins.warn_about(
             (
                 (str(g.id), [str(r.id) for r in g.roles] + [r.name for r in g.roles])
@@ -217,8 +230,28 @@ class DiscordAdapter(DiscordSender):
             covers=lambda guild: guild.isdigit() and shards.client_of(int(guild)) is not None,
         )
         self._keeper = asyncio.create_task(
-            self.leases.run(shards.start, shards.stop), name="discord-shard-leases"
+            self.leases.run(shards.start, shards.stop, self._let_go), name="discord-shard-leases"
         )
+
+    async def _let_go(self, shard: int) -> None:
+        """The shard's new holder has its session up: this one takes no more commands, and
+        ends once those it is answering are answered (in the background: rounds go on)."""
+        assert self.shards is not None
+        client, task = self.shards.retire(shard)
+        if client is not None:
+            client.taking_commands = False
+        shards = self.shards
+
+        async def end() -> None:
+            await self.commands.inflight.settled()
+            await shards.close(client, task)
+
+        ending = asyncio.create_task(end(), name=f"discord-shard-{shard}-handed-over")
+        self._ending.add(ending)
+        ending.add_done_callback(self._ending.discard)
+
+    async def finish_commands(self) -> None:
+        await self.commands.finish()
 
     async def aclose(self) -> None:
         await self._shutdown()
@@ -313,14 +346,19 @@ class DiscordAdapter(DiscordSender):
                 log.warning("could not sync /count to %s (%s); using the last sync", where, exc)
 
     async def _shutdown(self) -> None:
-        await self.commands.finish()
         keeper, self._keeper = self._keeper, None
         if keeper is not None:
             keeper.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await keeper
+        if self.shards is not None and self.leases is not None:
+            # the sessions answer commands until the new holders' are up
+            await self.leases.hand_over_all(self._let_go)
+        if self._ending:
+            await asyncio.wait(set(self._ending))
+        await self.commands.finish()
         if self.shards is not None:
-            await self.shards.stop_all()  # the sessions end before their leases are handed on
+            await self.shards.stop_all()
         if self.leases is not None:
             await self.leases.release_all()
         client, self._client = self._client, None

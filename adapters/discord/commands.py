@@ -3,8 +3,16 @@ verb's spec writes it), the request (with the admin policy's verdict), the defer
 answer.
 
 Each interaction is acknowledged at once (deferred, ephemeral when the answer will be) before any
-work touches the store, then answered with a follow-up, which carries the reply's file when it
+work touches the store (refused as already acknowledged, it was another session's to carry out:
+a shard's hand-over), then answered with a follow-up, which carries the reply's file when it
 has one (``/count chart``). The command tree itself is in ``adapters.discord.tree``.
+
+Every request of an answer goes through the adapter's replies (``bot.delivery.replies``), on
+the interaction routes of ``DISCORD_LIMITS``: a 429 is waited out and the request sent again,
+the first response only within Discord's 3 s (``ACK_S``), follow-ups within the token's 15
+minutes (``TOKEN_S``). One member's commands in one channel are carried out in the order they
+arrived (``bot.commands.inflight.InOrder``), each once it is acknowledged; while the bot stops
+a command is not acknowledged at all.
 """
 
 from __future__ import annotations
@@ -12,21 +20,23 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from adapters.discord.admins import dm_place
-from adapters.discord.delivery import FAILURES, discord_file
+from adapters.discord.delivery import CALLBACK_ROUTE, FAILURES, FOLLOWUP_ROUTE, discord_file
 from adapters.discord.embeds import choice_name, escape, reply_parts
 from adapters.discord.forms import FormModal
 from adapters.discord.lib import app_commands, discord
 from adapters.discord.mentions import NO_MENTIONS, DiscordMentions
 from bot.commands.args import Value
 from bot.commands.authority import visible_counts
-from bot.commands.inflight import InFlight
+from bot.commands.inflight import BUSY, InFlight, Place
 from bot.commands.request import Reply, Request
 from bot.commands.verbs import VerbSpec
-from bot.errors import CommandError
+from bot.delivery.pacing import Route
+from bot.delivery.replies import Replies
+from bot.errors import CommandError, DeliveryError, RateLimited
 from bot.platform import Context
 from bot.subscription import ChannelRef, Extra, Platform
 
@@ -39,28 +49,76 @@ Values = Mapping[str, Value]
 """A subcommand's options as given, by name."""
 
 Ix = discord.Interaction[Any]
+ALREADY_ACKNOWLEDGED = 40060
+"""Discord's answer to a second acknowledgement: while a shard is handed over both sessions get
+its interactions, and the one whose acknowledgement came second does nothing."""
+ACK_S = 3.0
+"""Discord takes an interaction's first response this long after it was created."""
+TOKEN_S = 15 * 60.0
+"""An interaction's token, and so its follow-ups, last this long."""
+UNANSWERED: tuple[type[BaseException], ...] = (*FAILURES, DeliveryError)
+"""What an answer's request raises when it could not be sent."""
 
 
-async def answer_error(interaction: Ix, text: str) -> None:
-    with contextlib.suppress(*FAILURES):
-        if interaction.response.is_done():
-            await interaction.followup.send(
-                escape(text), ephemeral=True, allowed_mentions=NO_MENTIONS
-            )
-        else:
-            await interaction.response.send_message(
-                escape(text), ephemeral=True, allowed_mentions=NO_MENTIONS
-            )
+def member_of(interaction: Ix) -> tuple[int | None, int | None, int]:
+    """Whose command, where: one member's commands in one channel go in order."""
+    return interaction.guild_id, interaction.channel_id, interaction.user.id
 
 
 class SlashCommands:
     """Carries out ``/count`` subcommands through the core (``context.handle``)."""
 
-    def __init__(self, context: Context) -> None:
+    def __init__(self, context: Context, replies: Replies | None = None) -> None:
         self.context = context
+        self.replies = replies if replies is not None else Replies()
         self.inflight = InFlight()
         self.forms: dict[tuple[int, str], FormModal] = {}
         """The form each member has open, by member and verb (one at a time)."""
+        self._arrived: dict[int, float] = {}
+        """When each interaction being answered arrived (by the replies' clock)."""
+
+    async def answer(
+        self, interaction: Ix, route: str, request: Callable[[], Awaitable[object]]
+    ) -> None:
+        """One request of ``interaction``'s answer, through the replies (see the module
+        docstring); raises one of ``UNANSWERED`` when it could not be sent."""
+
+        async def once() -> None:
+            try:
+                await request()
+            except discord.RateLimited as exc:
+                raise RateLimited(
+                    f"an answer to /count was rate limited for {exc.retry_after:.1f} s",
+                    retry_after=exc.retry_after,
+                ) from exc
+
+        first = route == CALLBACK_ROUTE
+        await self.replies.send(
+            Route(route, str(interaction.id)),
+            once,
+            since=self._arrived.get(interaction.id),
+            within=ACK_S if first else TOKEN_S,
+        )
+
+    async def answer_error(self, interaction: Ix, text: str) -> None:
+        """``text`` to the member alone, as the first response or a follow-up."""
+        with contextlib.suppress(*UNANSWERED):
+            if interaction.response.is_done():
+                await self.answer(
+                    interaction,
+                    FOLLOWUP_ROUTE,
+                    lambda: interaction.followup.send(
+                        escape(text), ephemeral=True, allowed_mentions=NO_MENTIONS
+                    ),
+                )
+            else:
+                await self.answer(
+                    interaction,
+                    CALLBACK_ROUTE,
+                    lambda: interaction.response.send_message(
+                        escape(text), ephemeral=True, allowed_mentions=NO_MENTIONS
+                    ),
+                )
 
     async def finish(self) -> None:
         """Let commands being answered finish, briefly; cancel what is left."""
@@ -69,31 +127,58 @@ class SlashCommands:
     async def run(self, interaction: Ix, spec: VerbSpec, values: Values) -> None:
         """Carry out one ``/count`` subcommand and answer it (never raises); a verb with a form,
         given no options (but the count of a form about one), opens its form instead."""
+        if not self.inflight.accepting:
+            return  # stopping: not acknowledged (Discord tells the member it failed)
+        self._arrived[interaction.id] = self.replies.monotonic()
+        if not self.inflight.order.room():  # more than could be finished in time
+            await self.answer_error(interaction, BUSY.text)
+            self._arrived.pop(interaction.id, None)
+            return
+        place = self.inflight.order.place(member_of(interaction))  # before any await
         try:
-            text = spec.line(values)
-        except CommandError as exc:
-            await answer_error(interaction, f"Error: {exc}")
-            return
-        if spec.opens_form(text.split()[1:]):
-            await self._open_form(interaction, spec, text)
-            return
-        await self.run_line(interaction, spec, text)
+            try:
+                text = spec.line(values)
+            except CommandError as exc:
+                await self.answer_error(interaction, f"Error: {exc}")
+                return
+            if spec.opens_form(text.split()[1:]):
+                await self._open_form(interaction, spec, text)
+                return
+            await self.run_line(interaction, spec, text, place)
+        finally:
+            place.leave()
+            self._arrived.pop(interaction.id, None)
 
-    async def run_line(self, interaction: Ix, spec: VerbSpec, text: str) -> None:
+    async def run_line(
+        self, interaction: Ix, spec: VerbSpec, text: str, place: Place | None = None
+    ) -> None:
         """Carry out ``text`` (the subcommand's options, or its submitted form, as a line) and
-        answer it (never raises)."""
+        answer it (never raises); in ``place``, its member's turn (default: taken now)."""
+        if place is None:
+            if not self.inflight.accepting:
+                return
+            place = self.inflight.order.place(member_of(interaction))
+        new = interaction.id not in self._arrived  # a submitted form: arrived now
+        if new:
+            self._arrived[interaction.id] = self.replies.monotonic()
 
         async def failed(reply: Reply) -> None:
-            await answer_error(interaction, reply.text)
+            await self.answer_error(interaction, reply.text)
 
-        await self.inflight.run(f"/count {spec.name}", self._run(interaction, spec, text), failed)
+        try:
+            work = self._run(interaction, spec, text, place)
+            await self.inflight.run(f"/count {spec.name}", work, failed)
+        finally:
+            place.leave()
+            if new:
+                self._arrived.pop(interaction.id, None)
 
     async def _open_form(self, interaction: Ix, spec: VerbSpec, text: str) -> None:
         """Ask the core for the form ``text`` names and show it as the interaction's answer (a
         modal cannot follow a deferral); its refusal, privately, instead."""
 
         async def failed(reply: Reply) -> None:
-            await answer_error(interaction, reply.text)
+            await self.answer_error(interaction, reply.text)
 
         work = self._show_form(interaction, spec, text)
         await self.inflight.run(f"/count {spec.name} (form)", work, failed)
@@ -101,7 +186,7 @@ class SlashCommands:
     async def _show_form(self, interaction: Ix, spec: VerbSpec, text: str) -> None:
         reply = await self.context.handle(self.request_for(interaction, text, form=True))
         if reply.form is None:
-            await answer_error(interaction, reply.text)
+            await self.answer_error(interaction, reply.text)
             return
 
         async def submit(submitted: Ix, line: str) -> None:
@@ -113,11 +198,13 @@ class SlashCommands:
             earlier.close()
         self.forms[interaction.user.id, spec.name] = modal
         try:
-            await interaction.response.send_modal(modal)
-        except FAILURES as exc:
+            await self.answer(
+                interaction, CALLBACK_ROUTE, lambda: interaction.response.send_modal(modal)
+            )
+        except UNANSWERED as exc:
             log.warning("could not open the form of /count %s: %s", spec.name, exc)
 
-    async def _run(self, interaction: Ix, spec: VerbSpec, text: str) -> None:
+    async def _run(self, interaction: Ix, spec: VerbSpec, text: str, place: Place) -> None:
         # The limits (bot.commands.throttle) are counted now, the public reply included: the
         # deferral below must say public or private before the answer is known, and a public
         # "thinking…" taken back would still have shown in the channel.
@@ -127,23 +214,37 @@ class SlashCommands:
         if spec.instant:  # touches no store: answer at once
             try:
                 await self._answer_now(interaction, await self.context.handle(request))
-            except FAILURES as exc:
+            except UNANSWERED as exc:
                 log.warning("could not answer /count %s: %s", spec.name, exc)
             return
         public = ticket.public
         try:
-            await interaction.response.defer(ephemeral=not public, thinking=True)
-        except FAILURES as exc:
-            # Too late (10062) or already answered: the user saw an error; do not act on it.
+            await self.answer(
+                interaction,
+                CALLBACK_ROUTE,
+                lambda: interaction.response.defer(ephemeral=not public, thinking=True),
+            )
+        except discord.HTTPException as exc:
+            if exc.code == ALREADY_ACKNOWLEDGED:  # another session of the shard has it
+                log.info("/count %s: answered by another session (hand-over)", spec.name)
+                return
+            # Too late (10062): the user saw an error; do not act on it.
             log.warning(
                 "could not acknowledge /count %s in time (%s): not carried out", spec.name, exc
             )
             return
-        reply = await self.context.handle(request)
-        try:
-            await self._follow_up(interaction, reply, deferred_public=public)
-        except FAILURES as exc:
-            log.warning("could not answer /count %s: %s", spec.name, exc)
+        except UNANSWERED as exc:
+            # Too late or not sent: the user saw an error; do not act on it.
+            log.warning(
+                "could not acknowledge /count %s in time (%s): not carried out", spec.name, exc
+            )
+            return
+        async with place:  # after the member's earlier commands
+            reply = await self.context.handle(request)
+            try:
+                await self._follow_up(interaction, reply, deferred_public=public)
+            except UNANSWERED as exc:
+                log.warning("could not answer /count %s: %s", spec.name, exc)
 
     def request_for(self, interaction: Ix, text: str, *, form: bool = False) -> Request:
         user = interaction.user
@@ -175,38 +276,36 @@ class SlashCommands:
     async def _answer_now(self, interaction: Ix, reply: Reply) -> None:
         content, embed = reply_parts(reply)
         send = interaction.response.send_message
-        if embed is None:
-            await send(content, ephemeral=reply.ephemeral, allowed_mentions=NO_MENTIONS)
-        else:
-            await send(
-                content, embed=embed, ephemeral=reply.ephemeral, allowed_mentions=NO_MENTIONS
-            )
+        extra: dict[str, Any] = {} if embed is None else {"embed": embed}
+        await self.answer(
+            interaction,
+            CALLBACK_ROUTE,
+            lambda: send(content, ephemeral=reply.ephemeral, allowed_mentions=NO_MENTIONS, **extra),
+        )
 
     async def _follow_up(self, interaction: Ix, reply: Reply, *, deferred_public: bool) -> None:
         ephemeral = not deferred_public
         if deferred_public and reply.ephemeral:
             # The "thinking…" placeholder is public, the answer (an error) is not: take the
             # placeholder back and answer privately.
-            with contextlib.suppress(*FAILURES):
-                await interaction.delete_original_response()
+            with contextlib.suppress(*UNANSWERED):
+                await self.answer(interaction, FOLLOWUP_ROUTE, interaction.delete_original_response)
             ephemeral = True
         content, embed = reply_parts(reply)
         followup = interaction.followup
         extra: dict[str, Any] = {}
-        if reply.attachment is not None:  # the chart, shown under the text with its alt text
-            extra["file"] = discord_file(reply.attachment)
-        if embed is None:
-            await followup.send(
-                content or "…", ephemeral=ephemeral, allowed_mentions=NO_MENTIONS, **extra
-            )
-        elif content is None:
-            await followup.send(
-                embed=embed, ephemeral=ephemeral, allowed_mentions=NO_MENTIONS, **extra
-            )
-        else:
-            await followup.send(
-                content, embed=embed, ephemeral=ephemeral, allowed_mentions=NO_MENTIONS, **extra
-            )
+        if embed is not None:
+            extra["embed"] = embed
+        if embed is None or content is not None:
+            extra["content"] = content or "…"
+        attachment = reply.attachment
+
+        def send() -> Awaitable[object]:
+            if attachment is not None:  # the chart under the text, with its alt text; a
+                extra["file"] = discord_file(attachment)  # fresh file for each try
+            return followup.send(ephemeral=ephemeral, allowed_mentions=NO_MENTIONS, **extra)
+
+        await self.answer(interaction, FOLLOWUP_ROUTE, send)
 
     async def count_choices(self, interaction: Ix, current: str) -> list[app_commands.Choice[str]]:
         """Autocomplete for a count option: ids and titles containing what was typed, of the

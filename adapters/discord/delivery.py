@@ -65,6 +65,10 @@ log = logging.getLogger("adapters.discord")
 
 EDIT_ROUTE = "PATCH /channels/{channel_id}/messages/{message_id}"
 READ_ROUTE = "GET /channels/{channel_id}/messages"
+CALLBACK_ROUTE = "POST /interactions/{interaction_id}/{interaction_token}/callback"
+FOLLOWUP_ROUTE = "/webhooks/{application_id}/{interaction_token}"
+"""The routes of a command's answer (``bot.delivery.replies``); their ``channel`` is the
+interaction's id, whose token they use."""
 GLOBAL = "global"
 """The bucket every request draws from, Discord's global limit per bot."""
 DISCORD_LIMITS = Limits(
@@ -72,8 +76,14 @@ DISCORD_LIMITS = Limits(
         POST_ROUTE: (Bucket("messages per channel", Window(5, 5.0), per_channel=True),),
         EDIT_ROUTE: (Bucket("edits per channel", Window(5, 5.0), per_channel=True),),
         READ_ROUTE: (Bucket("reads per channel", Window(5, 5.0), per_channel=True),),
+        # A command's answer: the interaction's first response, then follow-ups (and edits
+        # or deletes of them) by the interaction's token, 5 per 5 s per token as for a
+        # webhook (observed); neither counts toward the global limit.
+        FOLLOWUP_ROUTE: (Bucket("follow-ups per interaction", Window(5, 5.0), per_channel=True),),
     },
-    every=(Bucket(GLOBAL, Window(50, 1.0)),),
+    # 4 a second kept for the start-ups of every instance on a shared store
+    every=(Bucket(GLOBAL, Window(50, 1.0), reserved=4),),
+    apart=frozenset({CALLBACK_ROUTE, FOLLOWUP_ROUTE}),
     # GET /users/@me and GET /oauth2/applications/@me (the REST client's login, and again for
     # each shard's client), GET /gateway/bot and the command sync (one PUT per guild; more
     # shards or guilds than this only cost a 429 that discord.py waits out).

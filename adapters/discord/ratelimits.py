@@ -5,31 +5,51 @@ so the dispatcher would never hear of a global 429 Discord answered because the 
 global limit is smaller than the one configured. :class:`GlobalWatch` is an ``http_trace`` for
 discord.py's client: every global 429 is told to the dispatcher's pacer (``Pacer.said``), which
 lowers its pace to what Discord let through and holds the budget for every instance.
+
+The same trace sees every request before it goes out: on a shared store, one that counts
+against the global limit (it carries the bot's token; interaction callbacks and follow-ups do
+not count) and that no pacer counted (``PACED``: the start-ups, each shard's login) first waits
+for a turn of the global bucket's reserved share (``bot.delivery.shared.OutsideShare``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 
 import aiohttp
 
-from bot.delivery.pacing import LimitSaid
+from bot.delivery.pacing import PACED, LimitSaid
 from bot.retry import retry_after_header
 
 
 class GlobalWatch:
-    """Tells ``said`` (once set) of each global 429 on the session it traces."""
+    """Tells ``said`` (once set) of each global 429 on the session it traces; with ``outside``
+    set, waits for it before each request counted against the global limit outside a pacer."""
 
     def __init__(self, bucket: str) -> None:
         self.bucket = bucket
         self.said: LimitSaid | None = None
+        self.outside: Callable[[], Awaitable[None]] | None = None
         self.seen = 0
         """Global 429s seen so far."""
+        self.outside_turns = 0
+        """Requests that waited for ``outside`` so far."""
 
     def trace(self) -> aiohttp.TraceConfig:
         trace = aiohttp.TraceConfig()
+        trace.on_request_start.append(self._starting)
         trace.on_request_end.append(self._ended)
         return trace
+
+    async def _starting(
+        self, session: aiohttp.ClientSession, ctx: object, params: aiohttp.TraceRequestStartParams
+    ) -> None:
+        if self.outside is None or PACED.get():
+            return
+        if not params.headers.get("Authorization", "").startswith("Bot "):
+            return  # not the bot's: the gateway, interaction callbacks and follow-ups
+        self.outside_turns += 1
+        await self.outside()
 
     async def _ended(
         self, session: aiohttp.ClientSession, ctx: object, params: aiohttp.TraceRequestEndParams

@@ -75,8 +75,16 @@ class GatewayShards:
 
     async def stop(self, shard: int) -> None:
         """End the shard's session, if it runs here."""
-        client = self.clients.pop(shard, None)
-        task = self.tasks.pop(shard, None)
+        await self.close(self.clients.pop(shard, None), self.tasks.pop(shard, None))
+
+    def retire(self, shard: int) -> tuple[TallybotClient | None, asyncio.Task[None] | None]:
+        """No longer count the shard's session as this instance's (it is handed over): its
+        client and task, for :meth:`close` once its last commands are answered."""
+        return self.clients.pop(shard, None), self.tasks.pop(shard, None)
+
+    async def close(self, client: TallybotClient | None, task: asyncio.Task[None] | None) -> None:
+        """End a session: close its client, then wait briefly for its task."""
+        shard = client.shard_id if client is not None else None
         if client is not None:
             await client.close()
         if task is not None:
@@ -87,11 +95,17 @@ class GatewayShards:
                 try:
                     await task
                 except Exception as exc:  # it failed before (health said so) or on closing
-                    log.debug("shard %d ended with %r", shard, exc)
+                    log.debug("shard %s ended with %r", shard, exc)
 
     async def stop_all(self) -> None:
         for shard in sorted(self.clients):
             await self.stop(shard)
+
+    def up(self, shard: int) -> bool:
+        """Whether the shard's session runs here and is connected and ready."""
+        client = self.clients.get(shard)
+        ws = client.ws if client is not None else None
+        return client is not None and ws is not None and ws.open and client.is_ready()
 
     def health(self) -> Health:
         """Up while every shard run here is connected and ready (none: up, REST works)."""

@@ -10,7 +10,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, Optional
 
-from adapters.discord.commands import SlashCommands, answer_error
+from adapters.discord.commands import SlashCommands
 from adapters.discord.lib import app_commands, discord
 from bot.commands.args import Option, OptionKind
 from bot.commands.verbs import VerbSpec
@@ -38,6 +38,8 @@ class TallybotClient(discord.Client):
         self.runner = runner
         self._channel_deleted = channel_deleted
         self._identify = identify
+        self.taking_commands = True
+        """False once its shard is handed over (the new holder's session answers them)."""
         self.tree: app_commands.CommandTree[TallybotClient] = _Tree(self)
 
     async def before_identify_hook(self, shard_id: int | None, *, initial: bool = False) -> None:
@@ -55,11 +57,16 @@ Ix = discord.Interaction[TallybotClient]
 
 
 class _Tree(app_commands.CommandTree[TallybotClient]):
+    async def interaction_check(self, interaction: Ix, /) -> bool:
+        return self.client.taking_commands  # a session handed over leaves them to the new one
+
     async def on_error(self, interaction: Ix, error: app_commands.AppCommandError) -> None:
         # Our callbacks answer their own errors; this is for what fails before them (options
         # discord.py could not convert, a command Discord knows but this version does not).
         log.error("/count failed before it ran: %s", error, exc_info=error)
-        await answer_error(interaction, "Error: that command could not be read; try again.")
+        await interaction.client.runner.answer_error(
+            interaction, "Error: that command could not be read; try again."
+        )
 
 
 def intents() -> discord.Intents:

@@ -75,6 +75,9 @@ from adapters.slack.workspaces import Speaker, Workspaces
 from bot.errors import ConfigError
 from bot.platform import Context, Health
 
+NOT_READY = "Error: tallybot is not connected to Slack yet; try again in a minute."
+"""What bolt shows instead of an answer when a request cannot be authorized yet."""
+
 
 class SlackAdapter(SlackCommands):
     """Slack for tallybot: delivery (``SlackSender``), commands (``SlackCommands``), lifecycle."""
@@ -125,8 +128,19 @@ class SlackAdapter(SlackCommands):
         self._runner: web.AppRunner | None = None
         self._revocations: AsyncTokenRevocationListeners | None = None
         signing = signing_secret.reveal() if signing_secret else ""
+        self._single: Speaker | None = None
+        """The single token's bot, from the auth.test made on opening."""
         if not settings.oauth:
-            self.bolt = AsyncApp(name="tallybot", client=client, signing_secret=signing, logger=log)
+            # Requests are authorized from that one auth.test (bolt's own would call it again
+            # for every request before its first answer, and apologise generically on a 429).
+            self.bolt = AsyncApp(
+                name="tallybot",
+                client=client,
+                signing_secret=signing,
+                logger=log,
+                authorize=StoreAuthorize(self._single_bot),  # type: ignore[arg-type]
+                user_facing_authorize_error_message=NOT_READY,
+            )
         else:
             if context.store is None:
                 raise ConfigError(
@@ -158,7 +172,7 @@ class SlackAdapter(SlackCommands):
                 client=make_client(None),
                 signing_secret=signing,
                 logger=log,
-                authorize=StoreAuthorize(self.workspaces),  # type: ignore[arg-type]
+                authorize=StoreAuthorize(self.workspaces.find),  # type: ignore[arg-type]
                 user_facing_authorize_error_message=(
                     "tallybot is not installed in this workspace (or was removed): "
                     f"install it at {settings.install_path}"
@@ -198,8 +212,16 @@ class SlackAdapter(SlackCommands):
         self.team_id = str(auth["team_id"])
         self.bot_user_id = str(auth["user_id"])
         self.bot_id = auth.get("bot_id")
+        self._single = Speaker(self.client, self.bot_id, self.bot_user_id, None)
         if self.workspaces is not None:
-            self.workspaces.single = Speaker(self.client, self.bot_id, self.bot_user_id, None)
+            self.workspaces.single = self._single
+
+    async def _single_bot(self, team_id: str | None) -> Speaker | None:
+        """The bot of every workspace with the single token (None until it is known)."""
+        return self._single
+
+    async def finish_commands(self) -> None:
+        await self.inflight.finish()
 
     async def aclose(self) -> None:
         socket, self._socket = self._socket, None

@@ -1,4 +1,5 @@
-"""Slack commands: ``/count <text>`` is acknowledged at once and answered through ``respond()``:
+"""Slack commands: ``/count <text>`` is acknowledged at once and answered through ``respond()``
+(the command's response_url, which Slack takes 5 times within 30 minutes):
 ephemeral for errors and lists, in the channel for status and subscriptions. ``/count chart``
 is answered with the PNG uploaded into the channel (the reply's text as its comment), or an
 ephemeral error when it cannot be (the bot not in the channel, ``files:write`` missing). An
@@ -8,12 +9,16 @@ allowed for the configured user ids (checked by ``bot.commands``) and, unless tu
 admins and owners of the workspace the command comes from (users.info, cached a few minutes),
 when the operator lists that workspace under ``[slack] admin_workspaces``
 (``adapters.slack.admins``).
+
+Every answer goes through the adapter's replies (``adapters.slack.answers``): paced with the
+deliveries, ahead of them, a 429 waited out. One member's
+commands in one channel are carried out in the order they arrived
+(``bot.commands.inflight.InOrder``); while the bot stops a command is not acknowledged.
 """
 
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Callable
 from typing import Any
 
@@ -24,13 +29,14 @@ from slack_sdk.errors import SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.admins import SlackAdmins
+from adapters.slack.answers import Respond, paced, say
 from adapters.slack.blocks import file_comment, reply_payload
 from adapters.slack.delivery import SLACK_LIMITS, SlackSender, translate
 from adapters.slack.forms import CALLBACK_PREFIX, Submitted, modal_view, submitted
-from adapters.slack.mentions import SlackMentions
+from adapters.slack.mentions import SlackMentions, strip_mention
 from adapters.slack.payloads import AppMention, EventCallback, SlashCommand, as_json
 from adapters.slack.settings import SlackSettings
-from bot.commands.inflight import InFlight
+from bot.commands.inflight import BUSY, InFlight
 from bot.commands.request import Reply, Request
 from bot.domain.message import Attachment
 from bot.errors import DeliveryError, TransientDeliveryError
@@ -49,7 +55,8 @@ class _QuietTokenWarning(logging.Filter):
     client: true, and the client carries that very token. Not worth an operator's attention."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        return not str(record.msg).startswith("As you gave `client` as well")
+        said = str(record.msg)
+        return not said.startswith(("As you gave `client` as well", "As `installation_store` or"))
 
 
 log.addFilter(_QuietTokenWarning())
@@ -59,16 +66,6 @@ SEEN_EVENTS = 2048
 """How many event ids are remembered to drop Slack's redeliveries (a bounded LRU)."""
 ADMIN_LOOKUPS_KEPT = 4096
 """users.info answers remembered (per workspace and user, each for ``admin_cache_seconds``)."""
-
-MENTION = re.compile(r"<@([A-Z0-9]+)(?:\|[^>]*)?>")
-
-
-def strip_mention(text: str, bot_user_id: str | None) -> str:
-    """The command in ``<@BOT> status bessemer-2021``: what follows the bot's mention."""
-    for m in MENTION.finditer(text):
-        if bot_user_id is None or m.group(1) == bot_user_id:
-            return text[m.end() :].strip()
-    return text.strip()
 
 
 class SlackCommands(SlackSender):
@@ -97,29 +94,43 @@ class SlackCommands(SlackSender):
             admin_lookups_kept, admin_cache_seconds, timer=monotonic or context.clock.monotonic
         )
         self._seen_events: LRUCache[str, None] = LRUCache(SEEN_EVENTS)
-        self.inflight = InFlight(grace=10.0)
+        self.inflight = InFlight()
 
     async def _on_command(
         self, ack: AsyncAck, command: SlashCommand, respond: AsyncRespond
     ) -> None:
-        await ack()
+        if not self.inflight.accepting:
+            return  # stopping: not acknowledged (Slack tells the member it failed)
+        if not self.inflight.order.room():  # more than could be finished in time
+            await ack(text=BUSY.text)
+            return
+        channel = str(command.get("channel_id") or "")
+        key = (command.get("team_id"), channel, command.get("user_id"))
+        place = self.inflight.order.place(key)  # before any await: the order they came in
+        arrived = self.replies.monotonic()
+        answer = paced(self.replies, respond, channel, arrived)
+        try:
+            await ack()
+        except BaseException:
+            place.leave()
+            raise
 
         async def failed(reply: Reply) -> None:
-            await respond(text=reply.text, response_type="ephemeral")
+            await answer(text=reply.text, response_type="ephemeral")
 
         text = str(command.get("text") or "")
         words = text.split()
         verb = words[0].lower() if words else ""
         if verb in self.context.verbs and self.context.verbs[verb].opens_form(words[1:]):
             # the verb alone (with the count, for a form about one): its form opens
-            opening = self._open_form(command, respond, verb, text)
-            await self.inflight.run(f"slack /count {verb} (form)", opening, failed)
+            opening = self._open_form(command, answer, verb, text)
+            await self.inflight.run(f"slack /count {verb} (form)", opening, failed, place=place)
             return
 
         what = f"slack /count {str(command.get('text') or '')[:200]!r}"
-        await self.inflight.run(what, self._command(command, respond), failed)
+        await self.inflight.run(what, self._command(command, answer), failed, place=place)
 
-    async def _command(self, command: SlashCommand, respond: AsyncRespond) -> None:
+    async def _command(self, command: SlashCommand, respond: Respond) -> None:
         text = str(command.get("text") or "")
         request = await self._request(
             team=command.get("team_id"),
@@ -146,7 +157,7 @@ class SlackCommands(SlackSender):
             log.warning("slack /count reply refused: %s %s", answer.status_code, answer.body)
 
     async def _open_form(
-        self, command: SlashCommand, respond: AsyncRespond, verb: str, text: str
+        self, command: SlashCommand, respond: Respond, verb: str, text: str
     ) -> None:
         """Ask the core for the form ``text`` names and open it with the command's trigger_id;
         its refusal, privately, instead."""
@@ -213,14 +224,19 @@ class SlackCommands(SlackSender):
         text, blocks = reply_payload(reply)
         try:
             client = await self.client_of(team)
-            await client.chat_postEphemeral(
-                channel=channel,
-                user=request.user_id,
-                text=text,
-                blocks=as_json(blocks) if blocks else None,
+            await say(
+                self.replies,
+                "chat.postEphemeral",
+                channel,
+                lambda: client.chat_postEphemeral(
+                    channel=channel,
+                    user=request.user_id,
+                    text=text,
+                    blocks=as_json(blocks) if blocks else None,
+                ),
             )
-        except (SlackClientError, aiohttp.ClientError, OSError) as exc:
-            log.warning("%s", translate(exc, f"slack form answer in {channel}"))
+        except DeliveryError as exc:
+            log.warning("slack form answer: %s", exc)
 
     async def _on_mention(self, body: EventCallback, event: AppMention) -> None:
         if not self.first_delivery(str(body.get("event_id") or "")):
@@ -233,8 +249,13 @@ class SlackCommands(SlackSender):
 
         async def failed(reply: Reply) -> None:
             client = await self.client_of(team)
-            await client.chat_postEphemeral(
-                channel=channel, user=user, text=reply.text, thread_ts=thread
+            await say(
+                self.replies,
+                "chat.postEphemeral",
+                channel,
+                lambda: client.chat_postEphemeral(
+                    channel=channel, user=user, text=reply.text, thread_ts=thread
+                ),
             )
 
         what = f"slack mention {str(event.get('text') or '')[:200]!r}"
@@ -266,15 +287,25 @@ class SlackCommands(SlackSender):
         client = bot.client if bot else self.client
         try:
             if reply.ephemeral:
-                await client.chat_postEphemeral(
-                    channel=channel, user=user, text=text, thread_ts=thread, **kwargs
+                await say(
+                    self.replies,
+                    "chat.postEphemeral",
+                    channel,
+                    lambda: client.chat_postEphemeral(
+                        channel=channel, user=user, text=text, thread_ts=thread, **kwargs
+                    ),
                 )
             else:
-                await client.chat_postMessage(
-                    channel=channel, text=text, thread_ts=thread, unfurl_links=False, **kwargs
+                await say(
+                    self.replies,
+                    "chat.postMessage",
+                    channel,
+                    lambda: client.chat_postMessage(
+                        channel=channel, text=text, thread_ts=thread, unfurl_links=False, **kwargs
+                    ),
                 )
-        except (SlackClientError, aiohttp.ClientError, OSError) as exc:
-            log.warning("%s", translate(exc, f"slack mention reply in {channel}"))
+        except DeliveryError as exc:
+            log.warning("slack mention reply: %s", exc)
 
     async def _share(
         self,

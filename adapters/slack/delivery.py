@@ -38,6 +38,9 @@ from .workspaces import Speaker, Workspaces
 
 log = logging.getLogger("tallybot.slack")
 
+RESPOND = "response_url"
+RESPOND_IN_CHANNEL = "response_url in_channel"
+"""The routes of a command's answer through its response_url (ephemeral, or in the channel)."""
 SLACK_LIMITS = Limits(
     routes={
         "chat.postMessage": (
@@ -53,6 +56,13 @@ SLACK_LIMITS = Limits(
         "chat.update": (Bucket("chat.update", Window(50, 60.0)),),
         "conversations.history": (Bucket("conversations.history", Window(50, 60.0)),),
         "conversations.replies": (Bucket("conversations.replies", Window(50, 60.0)),),
+        # Commands' answers (bot.delivery.replies): through a command's response_url (Slack
+        # names no rate for it, only 5 uses in 30 minutes), an answer in the channel is a
+        # message there like a post; chat.postEphemeral is Tier 4, "100+ per minute".
+        RESPOND_IN_CHANNEL: (
+            Bucket("chat.postMessage per channel", Window(1, 1.0), per_channel=True),
+        ),
+        "chat.postEphemeral": (Bucket("chat.postEphemeral", Window(100, 60.0)),),
         # Tier 2: "20+ per minute".
         "pins.add": (Bucket("pins.add", Window(20, 60.0)),),
         "pins.remove": (Bucket("pins.remove", Window(20, 60.0)),),
@@ -95,7 +105,8 @@ def translate(exc: BaseException, where: str, *, editing: bool = False) -> Deliv
     error = str(exc.response.get("error") or f"HTTP {status}")
     if status == 429 or error == "ratelimited":
         wait = retry_after_header(exc.response.headers)
-        return RateLimited(f"{where}: rate limited by Slack (429)", retry_after=wait)
+        # refused: slack_sdk retries nothing here (no retry handlers), so nothing was posted
+        return RateLimited(f"{where}: rate limited by Slack (429)", retry_after=wait, refused=True)
     if editing and error in GONE_ERRORS:
         return MessageGone(f"{where}: the message to edit is gone ({error})")
     if status >= 500 or error in TRANSIENT_ERRORS:
@@ -135,6 +146,7 @@ class SlackSender(Adapter):
     platform = Platform("slack")
     dedup_window = 0.0
     """Slack drops no repeated post: one that may have gone out is always looked for first."""
+    charts_apart = True  # a final's chart is uploaded into its message's thread, after it
 
     def __init__(
         self, client: AsyncWebClient, *, limits: Limits = SLACK_LIMITS, history_limit: int = 200
@@ -217,6 +229,14 @@ class SlackSender(Adapter):
             raise TransientDeliveryError(f"{where}: Slack's answer had no ts")
         return ts
 
+    async def show_chart(
+        self, channel: ChannelRef, message_id: str, content: Outgoing, attachment: Attachment,
+        *, pace: Pace = unpaced,
+    ) -> None:  # fmt: skip
+        bot = await self.speaker(channel.workspace, f"slack chart for {channel}")
+        ts = channel.thread or message_id
+        await self._upload_to_thread(bot.client, channel, ts, content, attachment, pace, shows=True)
+
     async def _upload_to_thread(
         self,
         client: AsyncWebClient,
@@ -225,17 +245,21 @@ class SlackSender(Adapter):
         content: Outgoing,
         attachment: Attachment,
         pace: Pace,
+        *,
+        shows: bool = False,
     ) -> None:
         """Upload ``attachment`` into the thread of the message ``ts`` (posted just now, or by an
-        earlier attempt). A transient failure fails the delivery (the retry finds the message
-        and uploads then); a permanent one leaves the chart out, since the message is out."""
+        earlier attempt; ``shows``: as a delivery of its own, see ``upload``). A transient
+        failure fails the delivery (the retry finds the message and uploads then); a permanent
+        one leaves the chart out, since the message is out."""
         title = attachment.filename
         if not isinstance(content, Notice):
             title = f"Chart of {content.title}, as of update #{content.seq}"
         try:
             await self.upload(
-                channel.channel, attachment, title=title, thread_ts=ts, pace=pace, client=client
-            )
+                channel.channel, attachment, title=title, thread_ts=ts, pace=pace, client=client,
+                shows=shows,
+            )  # fmt: skip
         except (PermanentDeliveryError, MessageGone) as error:
             log.warning("the message %s in %s went without its chart: %s", ts, channel, error)
 
@@ -249,10 +273,12 @@ class SlackSender(Adapter):
         comment: str | None = None,
         pace: Pace = unpaced,
         client: AsyncWebClient | None = None,
+        shows: bool = False,
     ) -> None:
         """Upload ``attachment`` and share it in the channel (in a thread with ``thread_ts``),
         with its description as the image's alt text: files.getUploadURLExternal, the bytes to
-        the URL it gives, files.completeUploadExternal, each paced. Raises ``DeliveryError``."""
+        the URL it gives, files.completeUploadExternal, each paced (``shows``: the last one
+        carries a delivery out, ``delivers=True``). Raises ``DeliveryError``."""
         where = f"slack upload of {attachment.filename} to {channel_id}"
         client = client or self.client
         async with pace(Route("files.getUploadURLExternal", channel_id)):
@@ -268,7 +294,7 @@ class SlackSender(Adapter):
         if not isinstance(url, str) or not isinstance(file_id, str):
             raise TransientDeliveryError(f"{where}: Slack's answer had no upload_url")
         await self._send_file(url, attachment.data, where)
-        async with pace(Route("files.completeUploadExternal", channel_id)):
+        async with pace(Route("files.completeUploadExternal", channel_id), delivers=shows):
             try:
                 await client.files_completeUploadExternal(
                     files=[{"id": file_id, "title": file_title(title)}],

@@ -8,7 +8,10 @@ mounted on the ops server (or on the adapter's own HTTP port without one), whate
 of events (Socket Mode or HTTP).
 
 Incoming events and commands are authorized from the store (:class:`StoreAuthorize`): the
-workspace's own bot token, else the single ``SLACK_BOT_TOKEN`` when one is configured. An
+workspace's own bot token, else the single ``SLACK_BOT_TOKEN`` when one is configured. (With
+the single token alone, the same authorize answers from the adapter's own auth.test, made once
+at start: bolt's default would call auth.test again for every request that comes before its
+first answer, a burst of them at start, and show its generic apology on a 429.) An
 ``app_uninstalled`` or ``tokens_revoked`` event deletes the workspace's installation (bolt's
 listeners on our store), and its deliveries then fail permanently, saying why.
 """
@@ -16,6 +19,7 @@ listeners on our store), and its deliveries then fail permanently, saying why.
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 
 from slack_bolt.authorization import AuthorizeResult
 from slack_bolt.authorization.async_authorize import AsyncAuthorize
@@ -27,7 +31,7 @@ from slack_sdk.web.async_slack_response import AsyncSlackResponse
 
 from adapters.slack.installations import StoreInstallations, StoreStates
 from adapters.slack.settings import SlackSettings
-from adapters.slack.workspaces import Workspaces
+from adapters.slack.workspaces import Speaker
 from bot.clock import Clock
 from bot.errors import StoreError
 from bot.secrets import Secret
@@ -70,12 +74,12 @@ class ExchangeClient(AsyncWebClient):
 
 
 class StoreAuthorize(AsyncAuthorize):
-    """bolt's ``authorize`` for incoming requests, from :class:`Workspaces` (the store, then
-    the single token)."""
+    """bolt's ``authorize`` for incoming requests, from ``find``: ``Workspaces.find`` (the
+    store, then the single token), or the single token's own bot."""
 
-    def __init__(self, workspaces: Workspaces) -> None:
+    def __init__(self, find: Callable[[str | None], Awaitable[Speaker | None]]) -> None:
         super().__init__()  # type: ignore[no-untyped-call]
-        self.workspaces = workspaces
+        self.find = find
 
     async def __call__(
         self,
@@ -89,7 +93,7 @@ class StoreAuthorize(AsyncAuthorize):
         actor_user_id: str | None = None,
     ) -> AuthorizeResult | None:
         try:
-            found = await self.workspaces.find(team_id)
+            found = await self.find(team_id)
         except StoreError as exc:
             log.warning("slack: cannot authorize a request from %s: %s", team_id, exc)
             return None

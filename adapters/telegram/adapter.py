@@ -139,7 +139,11 @@ class TelegramAdapter(Adapter):
             ),
             zone=self.zone,
             verbs=self.context.verbs,
+            replies=self.replies,
         )
+
+    async def finish_commands(self) -> None:
+        await self.lifecycle.finish_updates()
 
     async def aclose(self) -> None:
         await self.lifecycle.stop()

@@ -13,8 +13,11 @@ those chats: an admin of any other group is nobody here. ``getChatMember`` is as
 admin commands from listed chats, cached briefly, and fails closed.
 
 Replies go to the chat the command came from; an error replies to the command message itself.
-A reply's id is noted in the ledger (``Ledger.note_other``) so that the exactly-once repair
-never mistakes it for a copy of a delivery.
+Each is sent through the adapter's replies (``bot.delivery.replies``) on the ``reply`` route:
+paced with the chat's posts, ahead of them, a 429 waited out. One member's commands in one
+chat are carried out in the order they arrived (``bot.commands.inflight.InOrder``). A reply's
+id is noted in the ledger (``Ledger.note_other``) so that the exactly-once repair never
+mistakes it for a copy of a delivery.
 """
 
 from __future__ import annotations
@@ -29,15 +32,17 @@ from aiogram.types import BotCommand, BufferedInputFile, Message, ReplyParameter
 from cachetools import TTLCache
 
 from bot.commands.builtin import VERBS
-from bot.commands.inflight import guarded
+from bot.commands.inflight import BUSY, InOrder, guarded
 from bot.commands.request import Reply, Request
 from bot.commands.verbs import Verbs
+from bot.delivery.replies import Replies
 from bot.domain.times import Zone
 from bot.errors import DeliveryError
 from bot.platform import AdminPolicy, Asker, Verdict
 from bot.subscription import ChannelRef, Platform
 
 from .errors import FAILURES, translate
+from .limits import REPLY, route
 from .once import Ledger
 from .render import CAPTION_LIMIT, render_reply
 from .send import NO_PREVIEW
@@ -197,8 +202,11 @@ class TelegramCommands:
         admins: AdminCheck,
         zone: Zone = UTC,
         verbs: Verbs = VERBS,
+        replies: Replies | None = None,
     ) -> None:
         self.bot = bot
+        self.replies = replies if replies is not None else Replies()
+        self.order = InOrder()
         self.handle = handle
         self.settings = settings
         self.ledger = ledger
@@ -241,7 +249,11 @@ class TelegramCommands:
         async def failed(reply: Reply) -> None:
             await self.show(got, reply)
 
-        await guarded(f"telegram /count {got.text[:200]!r}", self._answer(got), failed)
+        if not self.order.room():  # more than could be finished in time
+            await guarded("telegram busy answer", self.show(got, BUSY), failed)
+            return
+        async with self.order.place((got.chat_id, got.user_id)):  # taken before any await
+            await guarded(f"telegram /count {got.text[:200]!r}", self._answer(got), failed)
 
     async def _answer(self, got: Incoming) -> None:
         reply = await self.handle(await self.request(got))
@@ -256,24 +268,28 @@ class TelegramCommands:
             message_id=got.message_id, allow_sending_without_reply=True
         )  # fmt: skip
         where = f"telegram reply in {got.chat_id}"
-        try:
-            if reply.attachment is not None and reply.ok:
-                text = render_reply(reply, self.zone, limit=CAPTION_LIMIT)
-                sent = await self.bot.send_photo(
-                    got.chat_id,
-                    BufferedInputFile(reply.attachment.data, reply.attachment.filename),
-                    caption=text.html,
-                    parse_mode=text.parse_mode,
-                )
-            else:
+        attachment = reply.attachment if reply.ok else None
+
+        async def send() -> Message:
+            try:
+                if attachment is not None:
+                    text = render_reply(reply, self.zone, limit=CAPTION_LIMIT)
+                    return await self.bot.send_photo(
+                        got.chat_id,
+                        BufferedInputFile(attachment.data, attachment.filename),
+                        caption=text.html,
+                        parse_mode=text.parse_mode,
+                    )
                 text = render_reply(reply, self.zone)
-                sent = await self.bot.send_message(
+                return await self.bot.send_message(
                     got.chat_id,
                     text.html,
                     parse_mode=text.parse_mode,
                     link_preview_options=NO_PREVIEW,
                     reply_parameters=answer_to,
                 )
-        except FAILURES as exc:
-            raise translate(exc, where) from exc
+            except FAILURES as exc:
+                raise translate(exc, where) from exc
+
+        sent = await self.replies.send(route(REPLY, got.chat_id), send)
         await self.ledger.note_other(got.chat_id, sent.message_id)

@@ -35,7 +35,7 @@ from pydantic import ValidationError
 
 from bot.clock import Clock
 from bot.commands.builtin import VERBS
-from bot.commands.inflight import InFlight
+from bot.commands.inflight import GRACE_S, InFlight
 from bot.delivery.ratelimit import Sleep
 from bot.errors import ConfigError
 
@@ -80,7 +80,7 @@ class TelegramLifecycle:
         clock: Clock,
         sleep: Sleep = asyncio.sleep,
         webhook_secret: str | None = None,
-        finish_timeout: float = 5.0,
+        finish_timeout: float = GRACE_S,
         menu: Sequence[BotCommand] = MENU,
         seen_updates: int = SEEN_UPDATES,
     ) -> None:
@@ -99,6 +99,8 @@ class TelegramLifecycle:
         """When getUpdates last answered (clock.monotonic)."""
         self._started: float | None = None
         self._poller: asyncio.Task[None] | None = None
+        self._polled = False
+        """Updates were polled for (their offset is confirmed on stopping)."""
         self._handlers = InFlight(grace=finish_timeout)
         self._seen: LRUCache[int, None] = LRUCache(seen_updates)
 
@@ -125,14 +127,19 @@ class TelegramLifecycle:
             self._poller = asyncio.create_task(self._poll(), name="telegram getUpdates")
         return self.me
 
-    async def stop(self) -> None:
-        """Stop polling at once, finish handlers (briefly), confirm the offset, close."""
+    async def finish_updates(self) -> None:
+        """Stop polling at once and finish the handlers of the updates received (briefly)."""
         poller, self._poller = self._poller, None
         if poller is not None:
+            self._polled = True
             poller.cancel()
             await asyncio.gather(poller, return_exceptions=True)
         await self._handlers.finish()
-        if poller is not None and self.offset is not None:
+
+    async def stop(self) -> None:
+        """Stop polling at once, finish handlers (briefly), confirm the offset, close."""
+        await self.finish_updates()
+        if self._polled and self.offset is not None:
             try:
                 async with asyncio.timeout(1.0):
                     await self.bot.get_updates(offset=self.offset, limit=1, timeout=0)
@@ -197,6 +204,8 @@ class TelegramLifecycle:
             update = Update.model_validate(raw, context={"bot": self.bot})
         except (ValueError, ValidationError):
             return web.Response(status=400, text="not an update")
+        if not self._handlers.accepting:  # stopping: Telegram sends it again later
+            return web.Response(status=503, text="stopping")
         if self._first(update.update_id):
             self._spawn(update)
         return web.Response(text="ok")

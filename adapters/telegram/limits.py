@@ -21,14 +21,17 @@ PER_GROUP = Bucket("messages per group", Window(20, 60.0), per_channel=True)
 GROUP_EDITS = Bucket("edits per group", Window(20, 60.0), per_channel=True)
 
 SENDS = ("sendMessage", "sendPhoto")
+REPLY = "reply"
+"""A command's answer (``bot.delivery.replies``): a message like any other to Telegram, so it
+draws from the same buckets as a post to its chat, ahead of the routine ones."""
 EDITS = ("editMessageText", "editMessageCaption")
 IN_GROUP = " in group"
 """The suffix of a route's method when the chat is a group, supergroup or channel."""
 
 TELEGRAM_LIMITS = Limits(
     routes={
-        **{m: (OVERALL, PER_CHAT) for m in SENDS},
-        **{m + IN_GROUP: (OVERALL, PER_CHAT, PER_GROUP) for m in SENDS},
+        **{m: (OVERALL, PER_CHAT) for m in (*SENDS, REPLY)},
+        **{m + IN_GROUP: (OVERALL, PER_CHAT, PER_GROUP) for m in (*SENDS, REPLY)},
         **{m + IN_GROUP: (GROUP_EDITS,) for m in EDITS},
     },
 )

@@ -4,14 +4,23 @@ A platform whose gateway is sharded (Discord) runs each shard's session in one i
 time. On PostgreSQL the instances divide the shards through leases (``shard:N``, table
 ``leases``): each round (a third of ``lease_seconds``) an instance renews its own presence
 (``shards:ID``) and the leases of its shards, counts the instances present, and holds its share:
-``ceil(free shards / instances)``. Over its share, it stops the last ones' sessions, then hands
-their leases on; under it, it takes free ones (never renewed: their holder died, or handed them
-on). A dead instance's shards are free ``lease_seconds`` after its last round, and taken over at
-the next round of a survivor: within ``lease_seconds`` plus a third of it.
+``ceil(free shards / instances)``. Over its share, it hands the last ones' leases on; under it,
+it takes free ones (never renewed: their holder died, or handed them on). A dead instance's
+shards are free ``lease_seconds`` after its last round, and taken over at the next round of a
+survivor: within ``lease_seconds`` plus a third of it.
+
+A shard handed on (over the share, or the instance stops: :meth:`ShardLeases.hand_over_all`)
+keeps its session here until the new holder's session is up, so that its guilds are never
+without one: each round an instance marks the shards whose sessions are up (``up:N``, held by
+it), and the old holder stops its session once ``up:N`` and ``shard:N`` name the same new
+holder (or after ``HANDOVER_S``). For that short overlap both sessions get the guilds' events;
+an interaction is still carried out once, by the session whose acknowledgement Discord accepts
+(the other's is refused as already acknowledged: ``adapters.discord.commands``).
+``Instance.shards`` (``/healthz``) lists a shard only while its session here is up.
 
 An instance that cannot renew a shard's lease (taken, or the store did not answer within a
 round) stops the shard's session before its last renewal runs out, so two sessions of one shard
-never overlap for longer than a round, clocks agreeing within a round.
+never overlap outside a hand-over for longer than a round, clocks agreeing within a round.
 
 ``shard_ids`` fixes the shards of an instance: it holds their leases when they are free, and
 takes no part in the division. On SQLite (one instance) there is no lease: it runs them all.
@@ -43,7 +52,14 @@ log = logging.getLogger(__name__)
 
 SHARD = "shard:"
 MEMBER = "shards:"
+UP = "up:"
 Change = Callable[[int], Awaitable[None]]
+HANDOVER_S = 60.0
+"""The longest a shard handed on keeps its session here while its new holder's does not come
+up (it failed to start: the guilds need a session; rounds settle who runs it)."""
+STOP_HANDOVER_S = 15.0
+"""The longest a stopping instance waits for the new holders' sessions of its shards."""
+HANDOVER_POLL_S = 0.2
 
 
 def shard_lease(shard: int) -> str:
@@ -72,31 +88,59 @@ class ShardLeases:
         self.every = lease_seconds / 3
         """How often a round runs."""
         self.shared = db is not None and db.dialect_name != "sqlite"
+        self.up: Callable[[int], bool] = lambda shard: True
+        """Whether the session of a shard run here is up (the adapter's; set before rounds)."""
         self.held: set[int] = set()
         self._handing_on: set[int] = set()
-        """Shards over this instance's share: their leases go once their sessions stopped."""
+        """Shards over this instance's share: their leases go at the end of the round."""
+        self.serving: dict[int, float] = {}
+        """Shards handed on whose sessions still run here, with when they were handed on."""
+        self._let_go: set[int] = set()
+        """Handed-on shards whose new holder's session is up (read in the round)."""
         self._sure_until: datetime | None = None
 
     @property
     def wanted(self) -> tuple[int, ...]:
         return self.fixed if self.fixed is not None else tuple(range(self.count))
 
-    async def step(self, start: Change, stop: Change) -> None:
-        """One round: ``stop`` the shards lost (first), then ``start`` those gained."""
+    async def step(self, start: Change, stop: Change, let_go: Change | None = None) -> None:
+        """One round: ``stop`` the shards lost (first), hand on those over the share (their
+        sessions run on here), ``start`` those gained, and ``let_go`` (default ``stop``) the
+        handed-on ones whose new holder's session is up."""
+        let_go = let_go or stop
         gained, lost = await self.round()
-        for shard in sorted(lost):
+        for shard in sorted(lost - self._handing_on):
             log.info("shard %d: another instance runs it now", shard, extra={"shard": shard})
             await stop(shard)
-        await self._hand_on()  # stopped first: handed on, the next holder starts it at once
+        await self._hand_on()
         for shard in sorted(gained):
+            if self.serving.pop(shard, None) is not None:
+                continue  # taken back while its session still ran here: it runs on
             log.info("shard %d: this instance runs it now", shard, extra={"shard": shard})
             await start(shard)
+        now = self.clock.monotonic()
+        for shard, since in sorted(self.serving.items()):
+            if shard in self._let_go or now - since > HANDOVER_S:
+                log.info("shard %d: handed over", shard, extra={"shard": shard})
+                del self.serving[shard]
+                await let_go(shard)
+        self.publish()
 
-    async def run(self, start: Change, stop: Change, sleep: Sleep = asyncio.sleep) -> None:
+    def publish(self) -> None:
+        """``Instance.shards``: the shards whose sessions run here and are up."""
+        self.instance.shards = {s for s in self.held | set(self.serving) if self.up(s)}
+
+    async def run(
+        self,
+        start: Change,
+        stop: Change,
+        let_go: Change | None = None,
+        sleep: Sleep = asyncio.sleep,
+    ) -> None:
         """Rounds until cancelled (the first one is the caller's: :meth:`step`)."""
         while True:
             await sleep(self.every)
-            await self.step(start, stop)
+            await self.step(start, stop, let_go)
 
     async def round(self) -> tuple[set[int], set[int]]:
         """Renew, hand on and take leases: the shards gained and lost since the last round."""
@@ -110,6 +154,7 @@ class ShardLeases:
                 held = await self._divide(conn, now, until)
         except (StoreError, TimeoutError) as exc:
             self._handing_on = set()  # nothing was handed on: those still run here
+            self._let_go = set()
             now = self.clock.now()  # a round that timed out took a round's time
             if self._sure_until is not None and now < self._sure_until - timedelta(
                 seconds=self.every
@@ -131,6 +176,7 @@ class ShardLeases:
             for s in self.held
             if await leases.take(conn, shard_lease(s), me, now=now, until=until)
         }
+        await self._mark_up(conn, held, now, until)
         if self.fixed is None:
             members = {
                 name.removeprefix(MEMBER)
@@ -159,16 +205,42 @@ class ShardLeases:
                 held.add(shard)
         return held
 
+    async def _mark_up(
+        self, conn: AsyncConnection, held: set[int], now: datetime, until: datetime
+    ) -> None:
+        """Mark the held shards whose sessions are up (``up:N``), unmark the others; read which
+        handed-on shards' new holders have theirs up (``_let_go``)."""
+        me = self.instance.id
+        up = {s for s in held if self.up(s)}
+        if up:
+            await leases.take_many(conn, {f"{UP}{s}": until for s in up}, me, now=now)
+        await leases.release_many(conn, [f"{UP}{s}" for s in self.wanted if s not in up], me)
+        self._let_go = set()
+        if self.serving:
+            marks = await leases.holders(conn, UP)
+            owners = await leases.holders(conn, SHARD)
+            for shard in self.serving:
+                mark, owner = marks.get(f"{UP}{shard}"), owners.get(shard_lease(shard))
+                if mark is not None and owner is not None and mark[0] == owner[0] != me:
+                    self._let_go.add(shard)
+
     async def _hand_on(self) -> None:
+        """Release the leases of the shards over the share; their sessions run on here until
+        the new holder's are up (:meth:`step`)."""
         handing, self._handing_on = self._handing_on, set()
         if not handing or self.db is None:
             return
+        now = self.clock.monotonic()
         try:
             async with self.db.begin() as conn:
                 for shard in sorted(handing):
                     await leases.release(conn, shard_lease(shard), self.instance.id)
+                    await leases.release(conn, f"{UP}{shard}", self.instance.id)
         except StoreError as exc:  # they run out by themselves
             log.warning("cannot hand shards on: %s", exc)
+        for shard in handing:
+            log.info("shard %d: handed on", shard, extra={"shard": shard})
+            self.serving[shard] = now
 
     def _now_held(self, held: set[int]) -> tuple[set[int], set[int]]:
         gained, lost = held - self.held, self.held - held
@@ -178,7 +250,8 @@ class ShardLeases:
 
     async def release_all(self) -> None:
         """Hand every shard on at once (a clean stop), and this instance's presence."""
-        held, self.held = self.held, set()
+        held, self.held = self.held | set(self.serving), set()
+        self.serving = {}
         self.instance.shards = set()
         if not self.shared or self.db is None:
             return
@@ -187,9 +260,39 @@ class ShardLeases:
             async with self.db.begin() as conn:
                 for shard in sorted(held):
                     await leases.release(conn, shard_lease(shard), me)
+                    await leases.release(conn, f"{UP}{shard}", me)
                 await leases.release(conn, f"{MEMBER}{me}", me)
         except StoreError as exc:
             log.warning("cannot hand the shards on: %s", exc)
+
+    async def hand_over_all(self, stop: Change, *, limit: float = STOP_HANDOVER_S) -> None:
+        """A clean stop: hand every shard on and keep its session until its new holder's is up
+        (at most ``limit`` seconds, looking every ``HANDOVER_POLL_S``), then ``stop`` it."""
+        running = sorted(self.held | set(self.serving))
+        await self.release_all()
+        if not self.shared or self.db is None:
+            for shard in running:
+                await stop(shard)
+            return
+        waiting, me = set(running), self.instance.id
+        loop = asyncio.get_running_loop()  # real seconds: the sessions run in real time
+        began = loop.time()
+        while waiting and loop.time() - began < limit:
+            await asyncio.sleep(HANDOVER_POLL_S)
+            try:
+                async with self.db.connect() as conn:
+                    marks = await leases.holders(conn, UP)
+                    owners = await leases.holders(conn, SHARD)
+            except StoreError as exc:
+                log.warning("cannot see the shards handed on: %s", exc)
+                break
+            for shard in sorted(waiting):
+                mark, owner = marks.get(f"{UP}{shard}"), owners.get(shard_lease(shard))
+                if mark is not None and owner is not None and mark[0] == owner[0] != me:
+                    waiting.discard(shard)
+                    await stop(shard)
+        for shard in running:
+            await stop(shard)
 
 
 IDENTIFY_WINDOW = Window(1, 5.0)

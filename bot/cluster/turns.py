@@ -35,6 +35,7 @@ class SharedTurns:
         self, name: str, window: Window, clock: Clock, sleep: Sleep, reserve: Reserve
     ) -> None:
         self.name = name
+        self.window = window
         # A window of a few starts has no room for one that arrives late: one fewer.
         per_window = min(window.limit * SAFETY, max(1.0, window.limit - 1.0))
         self.every = window.seconds / per_window

@@ -1,10 +1,24 @@
-"""Commands being answered, on any platform: each answered whatever goes wrong, and waited for
-(briefly) when the bot leaves.
+"""Commands being answered, on any platform: each answered whatever goes wrong, one member's in
+the order they were sent, and every one acknowledged carried out before the bot leaves.
 
 :func:`guarded` runs the work of answering one command; if it raises anything, the error is
 logged and the person is answered with :data:`~bot.commands.request.FAILED` instead (if even
-that fails, it is logged too). :class:`InFlight` keeps the tasks answering commands so that
-leaving lets them finish for a grace period, then cancels what is left.
+that fails, it is logged too).
+
+:class:`InOrder`: the commands of one member in one channel are carried out one after the
+other, in the order they arrived (``subscribe`` then ``unsubscribe`` 20 ms apart leaves the
+channel unsubscribed). An adapter takes a command's :class:`Place` as it arrives, before it
+awaits anything, and carries the command out inside it (on Discord, after acknowledging it:
+the 3 s for that do not wait for the member's earlier commands).
+
+:class:`InFlight` keeps the tasks answering commands. When the bot stops, the adapter first
+stops taking commands (``accepting`` is False: a command that arrives now is not
+acknowledged, so the member sees it failed), then :meth:`InFlight.finish` lets every command
+acknowledged so far be carried out and answered, for up to ``GRACE_S``, while the store is
+still open (``bot.app.App.aclose``); only what is left then is cancelled. So that what is
+acknowledged can be finished in that time, the commands under way in the process (every
+adapter's) are bounded by how fast they get done (:class:`Backlog`): one more than the bot could
+finish within the grace is answered at once that tallybot is busy (``BUSY``), not carried out.
 """
 
 from __future__ import annotations
@@ -12,17 +26,66 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Coroutine, Iterator
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable, Coroutine, Hashable, Iterator
+from types import TracebackType
 from typing import Any
 
 from bot.commands.request import FAILED, Reply
 
 log = logging.getLogger(__name__)
 
-GRACE_S = 5.0
-"""How long leaving waits for commands being answered before cancelling them."""
+GRACE_S = 7.0
+"""How long leaving waits for the commands acknowledged to be answered before cancelling them
+(``bot.run.STOP_GRACE`` leaves room for it)."""
 
 Answer = Callable[[Reply], Awaitable[object]]
+FLOOR = 100
+"""Commands under way that are always taken (100 members typing at once are all answered)."""
+RATE_WINDOW_S = 10.0
+"""How far back the pace of finished commands is measured."""
+BUSY = Reply(
+    "Error: tallybot is busy with other commands just now; try again in a minute.", ok=False
+)
+"""The answer to a command that was not taken (``Backlog``), at once."""
+
+
+class Backlog:
+    """The commands under way in this process (acknowledged, not finished), and how fast they
+    get finished: another is taken while all of them could be finished within ``grace``
+    seconds at the pace of the last ``RATE_WINDOW_S`` (and always up to ``FLOOR``)."""
+
+    def __init__(
+        self,
+        grace: float = GRACE_S,
+        floor: int = FLOOR,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.grace = grace
+        self.floor = floor
+        self.monotonic = monotonic
+        self.open = 0
+        self._finished: deque[float] = deque()
+
+    def room(self) -> bool:
+        """Whether one more command may be taken now."""
+        now = self.monotonic()
+        while self._finished and self._finished[0] < now - RATE_WINDOW_S:
+            self._finished.popleft()
+        pace = len(self._finished) / RATE_WINDOW_S
+        return self.open < max(self.floor, int(pace * self.grace * 0.8))
+
+    def opened(self) -> None:
+        self.open += 1
+
+    def closed(self) -> None:
+        self.open -= 1
+        self._finished.append(self.monotonic())
+
+
+BACKLOG = Backlog()
+"""The process's: a bot's adapters share its store, and so the pace its commands go at."""
 
 
 async def guarded(what: str, work: Awaitable[None], answer: Answer) -> None:
@@ -37,11 +100,94 @@ async def guarded(what: str, work: Awaitable[None], answer: Answer) -> None:
             log.warning("could not answer a failed %s either: %s", what, exc)
 
 
+class Place:
+    """One command's place in its member's line (:meth:`InOrder.place`): ``async with`` waits
+    for the commands before it, and gives the turn to the next one when the block ends.
+    :meth:`leave` (for a command that ends without entering) may be called any time, more than
+    once."""
+
+    def __init__(
+        self, before: asyncio.Future[None] | None, mine: asyncio.Future[None], backlog: Backlog
+    ) -> None:
+        self._before = before
+        self._mine = mine
+        self._backlog = backlog
+        self._left = False
+        backlog.opened()
+
+    async def __aenter__(self) -> None:
+        try:
+            if self._before is not None and not self._before.done():
+                await asyncio.shield(self._before)
+        except BaseException:
+            self.leave()
+            raise
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.leave()
+
+    def leave(self) -> None:
+        """The next command may go once those before this one are done."""
+        before, mine = self._before, self._mine
+        if self._left:
+            return
+        self._left = True
+        self._backlog.closed()
+        if before is None or before.done():
+            mine.set_result(None)
+        else:  # cancelled while waiting: the next still waits for the ones before
+
+            def after(_: asyncio.Future[None]) -> None:
+                if not mine.done():
+                    mine.set_result(None)
+
+            before.add_done_callback(after)
+
+
+class InOrder:
+    """Per key (a member in a channel), commands one after the other in the order they arrived
+    (see the module docstring); nothing is kept of a key whose commands are done."""
+
+    def __init__(self, backlog: Backlog = BACKLOG) -> None:
+        self.backlog = backlog
+        self._last: dict[Hashable, asyncio.Future[None]] = {}
+
+    def place(self, key: Hashable) -> Place:
+        """The place of a command that has just arrived (take it before awaiting anything)."""
+        before = self._last.get(key)
+        mine: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._last[key] = mine
+
+        def forget(done: asyncio.Future[None]) -> None:
+            if self._last.get(key) is done:
+                del self._last[key]
+
+        mine.add_done_callback(forget)
+        return Place(before, mine, self.backlog)
+
+    def room(self) -> bool:
+        """Whether another command may be taken (:class:`Backlog`)."""
+        return self.backlog.room()
+
+    def __len__(self) -> int:
+        """Members with commands under way."""
+        return len(self._last)
+
+
 class InFlight:
     """The tasks answering commands (see the module docstring)."""
 
     def __init__(self, grace: float = GRACE_S) -> None:
         self.grace = grace
+        self.order = InOrder()
+        """One member's commands, in the order they arrived."""
+        self.accepting = True
+        """False once the bot is stopping: a command arriving now is not acknowledged."""
         self._tasks: set[asyncio.Task[Any]] = set()
 
     @contextlib.contextmanager
@@ -56,10 +202,19 @@ class InFlight:
             if task is not None:
                 self._tasks.discard(task)
 
-    async def run(self, what: str, work: Awaitable[None], answer: Answer) -> None:
-        """:func:`guarded`, tracked."""
+    async def run(
+        self, what: str, work: Awaitable[None], answer: Answer, *, place: Place | None = None
+    ) -> None:
+        """:func:`guarded`, tracked; in ``place`` (its member's turn), when given."""
         with self.tracked():
-            await guarded(what, work, answer)
+            if place is None:
+                await guarded(what, work, answer)
+                return
+            try:
+                async with place:
+                    await guarded(what, work, answer)
+            finally:
+                place.leave()
 
     def spawn(self, work: Coroutine[Any, Any, None], name: str) -> asyncio.Task[None]:
         """Start ``work`` in a task of its own, tracked until it ends."""
@@ -68,8 +223,18 @@ class InFlight:
         task.add_done_callback(self._tasks.discard)
         return task
 
+    async def settled(self) -> None:
+        """Wait, for the grace period at most, until what is being answered now is answered
+        (cancelling nothing)."""
+        current = asyncio.current_task()
+        pending = [t for t in self._tasks if t is not current and not t.done()]
+        if pending:
+            await asyncio.wait(pending, timeout=self.grace)
+
     async def finish(self) -> None:
-        """Let what is being answered finish, for the grace period; cancel what is left."""
+        """Take no more commands; let those acknowledged be answered, for the grace period;
+        cancel what is left."""
+        self.accepting = False
         current = asyncio.current_task()
         pending = [t for t in self._tasks if t is not current and not t.done()]
         if not pending:

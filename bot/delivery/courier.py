@@ -26,16 +26,15 @@ from __future__ import annotations
 
 import logging
 import random
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
 from datetime import timedelta
 
 from bot.adapter import Adapter, Earlier
 from bot.clock import Clock
 from bot.delivery.alert_groups import group_of, queue_stopped
-from bot.delivery.final_charts import FinalCharts
-from bot.delivery.pacing import Pacer, Route
+from bot.delivery.attempt import DeliveryPace, Progress, Stats, key_of, where
+from bot.delivery.final_charts import ChartStep, FinalCharts, chart_step
+from bot.delivery.pacing import Pacer
 from bot.delivery.places import Places
 from bot.domain.message import Message, Notice, Outgoing
 from bot.errors import (
@@ -56,75 +55,29 @@ from bot.subscription import ChannelRef, Platform
 log = logging.getLogger("bot.delivery.worker")
 
 
-def where(d: Delivery) -> dict[str, object]:
-    """What every delivery log line carries (``extra=``)."""
-    return {
-        "count": d.count_id,
-        "platform": d.channel.platform,
-        "channel": f"{d.channel.workspace}/{d.channel.channel}",
-        "delivery": d.id,
-        "action": d.action.value,
-    }
-
-
-def key_of(d: Delivery) -> str:
-    """The delivery's key: the same on every attempt, carried by the message it posts."""
-    return f"tb{d.id}"
-
-
-@dataclass
-class Stats:
-    sent: int = 0
-    edited: int = 0
-    retried: int = 0
-    rate_limited: int = 0
-    """Retries after a 429 (not counted as failed attempts)."""
-    dead: int = 0
-    superseded: int = 0
-    disabled: int = 0
-    cancelled: int = 0
-    """Dropped because their subscription was removed or disabled."""
-    confirmed: int = 0
-    """Found in their channel, posted by an earlier attempt, and not sent again."""
-    checks: int = 0
-    """Reads of a channel to look for earlier posts (one serves all of a channel's)."""
+def looked_for(d: Delivery) -> str:
+    """The key of the message that shows ``d`` once it went out: its own, or for a chart step
+    the key of the message the chart goes with."""
+    return ChartStep.of(d).key if d.action is DeliveryAction.CHART else key_of(d)
 
 
 Outcome = Callable[[Delivery, str], None]
 """Told what became of each delivery: sent, edited, retried, rate_limited, dead, cancelled."""
 
 
-class DeliveryPace:
-    """The ``Pace`` an adapter gets for one delivery (or a check): each request waits for its
-    route's buckets; one that ``delivers`` notes the attempt first (``note``), and is refused
-    with :class:`DeliveryCancelled` when the delivery must no longer go out. A 429 holds the
-    route's buckets for its Retry-After."""
-
-    def __init__(self, pacer: Pacer, note: Callable[[], Awaitable[bool]] | None = None) -> None:
-        self.pacer = pacer
-        self.note = note
-
-    @asynccontextmanager
-    async def __call__(self, route: Route, *, delivers: bool = False) -> AsyncIterator[None]:
-        async with self.pacer.slot(route, self._noted if delivers else None):
-            await self.pacer.turn(route)  # the instance still holds the budget: last
-            try:
-                yield
-            except RateLimited as exc:
-                self.pacer.hold(route, exc.retry_after if exc.retry_after is not None else 1.0)
-                raise
-
-    async def _noted(self) -> None:
-        if self.note is not None and not await self.note():
-            raise DeliveryCancelled("its subscription was removed or disabled")
-
-
 class ChannelCheck:
     """One read of a channel for every delivery of it that may have gone out already."""
 
-    def __init__(self, courier: Courier, channel: ChannelRef, items: Sequence[Delivery]) -> None:
+    def __init__(
+        self,
+        courier: Courier,
+        channel: ChannelRef,
+        items: Sequence[Delivery],
+        progress: Progress | None = None,
+    ) -> None:
         self.courier = courier
         self.channel = channel
+        self.progress = progress or Progress(courier.clock)
         self.doubtful = {d.id: d for d in items if courier.needs_check(d)}
         self._found: dict[str, Earlier] | None = None
 
@@ -134,13 +87,19 @@ class ChannelCheck:
             return None
         if self._found is None:
             times = [x.sending_at for x in self.doubtful.values() if x.sending_at is not None]
-            keys = [key_of(x) for x in self.doubtful.values()]
+            keys = [looked_for(x) for x in self.doubtful.values()]
             c = self.courier
             c.stats.checks += 1
-            self._found = await c.adapter.find_posted(
-                self.channel, keys, since=min(times), pace=DeliveryPace(c.pacer)
-            )
-        found = self._found.get(key_of(d))
+            async with self.progress.repairing():
+                self._found = await c.adapter.find_posted(
+                    self.channel,
+                    keys,
+                    since=min(times),
+                    pace=DeliveryPace(c.pacer, progress=self.progress),
+                )
+        found = self._found.get(looked_for(d))
+        if d.action is DeliveryAction.CHART and found is not None and not found.with_attachment:
+            found = None  # the message is there, its chart is not
         if found is not None:
             self.courier.stats.confirmed += 1
             log.info("already posted by an earlier attempt: not sent again", extra=where(d))
@@ -195,8 +154,12 @@ class Courier:
         window = self.adapter.dedup_window
         return window <= 0 or (self.clock.now() - d.sending_at).total_seconds() >= window
 
-    def check_for(self, channel: ChannelRef, items: Sequence[Delivery]) -> ChannelCheck:
-        return ChannelCheck(self, channel, items)
+    def check_for(
+        self, channel: ChannelRef, items: Sequence[Delivery], progress: Progress | None = None
+    ) -> ChannelCheck:
+        """What reads ``channel`` (once) for those of ``items`` that may have gone out already;
+        ``progress``: where the channel's deliveries stand (see :class:`Progress`)."""
+        return ChannelCheck(self, channel, items, progress)
 
     async def deliver(self, d: Delivery, check: ChannelCheck) -> bool:
         """Send ``d`` and record the outcome; False when the rest of its channel must wait.
@@ -218,21 +181,38 @@ class Courier:
             return False
 
     async def _deliver(self, d: Delivery, check: ChannelCheck) -> bool:
-        content: Outgoing = (
-            Notice.from_json(d.payload)
-            if d.action is DeliveryAction.ALERT
-            else Message.from_json(d.payload)
+        content: Outgoing
+        if d.action is DeliveryAction.ALERT:
+            content = Notice.from_json(d.payload)
+        elif d.action is DeliveryAction.CHART:
+            content = ChartStep.of(d).message
+        else:
+            content = Message.from_json(d.payload)
+        pace = DeliveryPace(
+            self.pacer,
+            lambda: self._note_attempt(d),
+            check.progress,
+            unnote=None if d.sending_at is not None else lambda: self._unnote_attempt(d),
         )
-        pace = DeliveryPace(self.pacer, lambda: self._note_attempt(d))
+        then = None
         try:
             earlier = None if d.action is DeliveryAction.REPLY else await check.earlier(d)
             if d.action is DeliveryAction.EDIT_LIVE:
                 message_id = await self._edit_live(d, content, pace, earlier)
+            elif d.action is DeliveryAction.CHART:
+                message_id = await self._show_chart(d, content, pace, earlier)
             elif d.action is DeliveryAction.REPLY:
                 chart = await self.charts.for_delivery(d, content, where(d))
                 message_id = await self.places.reply(
                     d, content, key_of(d), pace, chart, lambda x: self._find(x, check)
                 )
+            elif self.adapter.charts_apart:  # the chart follows as a step of its own
+                message_id = await self.adapter.post(
+                    d.channel, content, key=key_of(d), pace=pace, earlier=earlier
+                )
+                shown = earlier is not None and earlier.with_attachment
+                if self.charts.wanted(d, content) and not shown:
+                    then = chart_step(d, message_id, key_of(d), self.clock.now())
             else:
                 chart = await self.charts.for_delivery(d, content, where(d))
                 message_id = await self.adapter.post(
@@ -246,8 +226,21 @@ class Courier:
         except DeliveryError as exc:
             await self._give_up(d, exc)
             return True
-        await self._sent(d, message_id)
+        await self._sent(d, message_id, then)
         return True
+
+    async def _show_chart(
+        self, d: Delivery, content: Outgoing, pace: DeliveryPace, earlier: Earlier | None
+    ) -> str:
+        """Show the chart of a ``CHART`` step with its message, unless an earlier attempt did;
+        the message's id."""
+        on = ChartStep.of(d).on
+        if earlier is not None:
+            return on
+        chart = await self.charts.for_delivery(d, content, where(d))
+        if chart is not None:
+            await self.adapter.show_chart(d.channel, on, content, chart, pace=pace)
+        return on
 
     async def _find(self, d: Delivery, check: ChannelCheck) -> Earlier | None:
         """Where an earlier attempt of ``d`` posted it, in its channel or its thread."""
@@ -256,9 +249,13 @@ class Courier:
         if not self.needs_check(d) or d.sending_at is None:
             return None
         self.stats.checks += 1
-        found = await self.adapter.find_posted(
-            d.channel, [key_of(d)], since=d.sending_at, pace=DeliveryPace(self.pacer)
-        )
+        async with check.progress.repairing():
+            found = await self.adapter.find_posted(
+                d.channel,
+                [key_of(d)],
+                since=d.sending_at,
+                pace=DeliveryPace(self.pacer, progress=check.progress),
+            )
         return found.get(key_of(d))
 
     async def tell(self, d: Delivery, text: str) -> None:
@@ -272,6 +269,10 @@ class Courier:
     async def _note_attempt(self, d: Delivery) -> bool:
         async with self.db.begin() as conn:
             return await outbox.mark_attempt(conn, d.id, at=self.clock.now(), by=self.claimant)
+
+    async def _unnote_attempt(self, d: Delivery) -> bool:
+        async with self.db.begin() as conn:
+            return await outbox.unmark_attempt(conn, d.id, by=self.claimant)
 
     async def _edit_live(
         self, d: Delivery, content: Outgoing, pace: DeliveryPace, earlier: Earlier | None
@@ -297,15 +298,22 @@ class Courier:
                 await sub_rows.set_live_message(conn, d.subscription_id, message_id)
         return message_id
 
-    async def _sent(self, d: Delivery, message_id: str) -> None:
+    async def _sent(self, d: Delivery, message_id: str, then: NewDelivery | None = None) -> None:
+        """Record ``d`` as sent and, in the same transaction, queue what follows it (the step
+        that shows its chart)."""
         async with self.db.begin() as conn:
             await outbox.mark_sent(conn, d.id, platform_message_id=message_id, at=self.clock.now())
-        edited = d.action is DeliveryAction.EDIT_LIVE
-        if edited:
+            if then is not None:
+                await outbox.enqueue(conn, [then])
+        what = {DeliveryAction.EDIT_LIVE: "edited", DeliveryAction.CHART: "charted"}
+        outcome = what.get(d.action, "sent")
+        if outcome == "edited":
             self.stats.edited += 1
+        elif outcome == "charted":
+            self.stats.charts += 1
         else:
             self.stats.sent += 1
-        self.outcome(d, "edited" if edited else "sent")
+        self.outcome(d, outcome)
         latency = (self.clock.now() - d.created_at).total_seconds()
         self.metrics.delivered(d.channel.platform, d.action.value, latency)
         # One line per fan-out says how it went (bot.delivery.worker.fanout): each post is debug.

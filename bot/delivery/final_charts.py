@@ -5,12 +5,23 @@ For a POST of a final ``Message`` the chart of the count's history up to that up
 to ``Adapter.post`` as an attachment. Drawing happens before the delivery takes its rate slot.
 A chart that cannot be drawn (an error, or longer than ``timeout``) is left out and the log
 says why: the final message itself always goes.
+
+On a platform that shows a chart with requests of its own after the message
+(``Adapter.charts_apart``: Slack uploads it into the message's thread), the chart is a step of
+its own: the post is recorded SENT as soon as it is out, and in the same transaction a
+``DeliveryAction.CHART`` delivery is queued (:func:`chart_step`) that shows the chart with that
+message. It is claimed, noted, confirmed and retried like any delivery, so a message never
+waits for its chart, a kill while charts go out leaves at most the charts on their way in
+doubt, and the chart is shown exactly once.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
+from dataclasses import dataclass
+from datetime import datetime
 
 from cachetools import LRUCache
 
@@ -19,7 +30,7 @@ from bot.domain.message import Attachment, Message, Outgoing
 from bot.store import Database
 from bot.store import counts as count_rows
 from bot.store import tallies as tally_rows
-from bot.store.outbox import Delivery, DeliveryAction
+from bot.store.outbox import Delivery, DeliveryAction, NewDelivery
 
 CHART_TIMEOUT_S = 30.0
 """How long a final message waits for its chart to be drawn before it goes without it."""
@@ -28,6 +39,37 @@ KEPT = 8
 
 log = logging.getLogger("bot.delivery.worker")
 _Drawing = asyncio.Task[Attachment | None]
+
+
+@dataclass(frozen=True, slots=True)
+class ChartStep:
+    """What a ``CHART`` delivery shows: ``message``'s chart, with its post ``on`` (the message
+    id), which carries the key ``key`` (where ``find_posted`` finds it again)."""
+
+    message: Message
+    on: str
+    key: str
+
+    @classmethod
+    def of(cls, d: Delivery) -> ChartStep:
+        raw = json.loads(d.payload)
+        return cls(Message.from_json(raw["message"]), str(raw["on"]), str(raw["key"]))
+
+
+def chart_step(post: Delivery, message_id: str, key: str, at: datetime) -> NewDelivery:
+    """The ``CHART`` delivery that shows the chart of ``post`` (a final, posted as
+    ``message_id`` with ``key``), queued at ``at``."""
+    payload = json.dumps({"message": post.payload, "on": message_id, "key": key})
+    return NewDelivery(
+        subscription_id=post.subscription_id,
+        channel=post.channel,
+        count_id=post.count_id,
+        tally_seq=post.tally_seq,
+        action=DeliveryAction.CHART,
+        significant=True,
+        payload=payload,
+        created_at=at,
+    )
 
 
 class FinalCharts:
@@ -41,16 +83,20 @@ class FinalCharts:
         self.timeout = timeout
         self._drawing: LRUCache[tuple[str, int | None], _Drawing] = LRUCache(KEPT)
 
+    def wanted(self, d: Delivery, content: Outgoing) -> bool:
+        """Whether a chart goes with ``d``: a post (or its chart step) of a final message."""
+        return (
+            self.charts is not None
+            and d.action in (DeliveryAction.POST, DeliveryAction.REPLY, DeliveryAction.CHART)
+            and isinstance(content, Message)
+            and content.final
+        )
+
     async def for_delivery(
         self, d: Delivery, content: Outgoing, where: dict[str, object]
     ) -> Attachment | None:
-        """The chart that goes with ``d``: for a POST of a final message, else None."""
-        if (
-            self.charts is None
-            or d.action not in (DeliveryAction.POST, DeliveryAction.REPLY)
-            or not isinstance(content, Message)
-            or not content.final
-        ):
+        """The chart that goes with ``d``: for a post of a final message, else None."""
+        if not self.wanted(d, content):
             return None
         key = (d.count_id, d.tally_seq)
         task = self._drawing.get(key)

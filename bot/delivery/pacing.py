@@ -12,15 +12,22 @@ line in an adapter's table, not a field here.
 Slots are taken in one fixed order (channel buckets first, then platform buckets, each by
 name), so two requests can never each hold a slot the other waits for. A 429 the platform
 answered anyway (it counts limits we do not know, or shares them with other apps) holds a
-platform-wide route's buckets for the ``retry_after`` it gave (:meth:`Pacer.hold`).
+platform-wide route's buckets for the ``retry_after`` it gave (:meth:`Pacer.hold`); a global one
+(:meth:`Pacer.said`) also lowers the bucket's limit to what this instance's own requests show
+the platform let through, which climbs back later and is reset when the instance takes a
+shared budget over (:meth:`Pacer.reset`).
+A route marked ``urgent`` (a command's reply, ``bot.delivery.replies``) takes each slot
+before the routine requests waiting for it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -50,6 +57,17 @@ class Bucket:
     name: str
     window: Window
     per_channel: bool = False
+    reserved: int = 0
+    """On a store shared by instances, the requests per window a platform-wide bucket keeps
+    for those made outside the pacer, by any instance (start-ups: ``bot.delivery.shared``'s
+    :class:`~bot.delivery.shared.OutsideShare`); the holder of the budget paces the rest."""
+
+    def split(self) -> tuple[Window, Window]:
+        """The window the holder paces, and the reserved one (at least one request left to
+        the holder)."""
+        kept = min(self.reserved, self.window.limit - 1)
+        w = self.window
+        return Window(w.limit - kept, w.seconds), Window(kept, w.seconds)
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +76,9 @@ class Route:
 
     method: str
     channel: str | None = None
+    urgent: bool = False
+    """A command's reply (``bot.delivery.replies``): someone is waiting for it, so it goes
+    before the routine requests waiting for the same buckets, and outside ``ROOM``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,10 +91,14 @@ class Limits:
     startup_requests: int = 0
     """Requests the adapter makes while starting, under ``every`` (the pacer counts them, so
     that the first paced requests do not pile on top of them in one window)."""
+    apart: frozenset[str] = frozenset()
+    """Routes that do not draw from ``every`` (Discord's interaction responses are not bound
+    to its global limit)."""
 
     def buckets(self, route: Route) -> tuple[Bucket, ...]:
         """The buckets ``route`` draws from, in the order their slots are taken."""
-        mine = {b.name: b for b in (*self.routes.get(route.method, ()), *self.every)}
+        every = () if route.method in self.apart else self.every
+        mine = {b.name: b for b in (*self.routes.get(route.method, ()), *every)}
         return tuple(sorted(mine.values(), key=lambda b: (not b.per_channel, b.name)))
 
     def named(self) -> dict[str, Bucket]:
@@ -93,12 +118,29 @@ class Limits:
 
         def swap(b: Bucket) -> Bucket:
             w = windows.get(b.name)
-            return b if w is None else Bucket(b.name, w, b.per_channel)
+            return b if w is None else Bucket(b.name, w, b.per_channel, b.reserved)
 
         return Limits(
             routes={m: tuple(swap(b) for b in bs) for m, bs in self.routes.items()},
             every=tuple(swap(b) for b in self.every),
             startup_requests=self.startup_requests,
+            apart=self.apart,
+        )
+
+    def for_holder(self) -> Limits:
+        """These limits as the holder of a budget shared by instances paces them: each
+        platform-wide bucket less its reserved share, in which the start-up requests are
+        counted too (``Bucket.reserved``)."""
+
+        def held(b: Bucket) -> Bucket:
+            if b.per_channel or not b.reserved:
+                return b
+            return Bucket(b.name, b.split()[0], b.per_channel, b.reserved)
+
+        return Limits(
+            routes={m: tuple(held(b) for b in bs) for m, bs in self.routes.items()},
+            every=tuple(held(b) for b in self.every),
+            apart=self.apart,
         )
 
 
@@ -109,8 +151,15 @@ LimitSaid = Callable[[str, float], None]
 """What an adapter calls when the platform answered a 429 for a whole platform-wide bucket
 (Discord's global limit), which its client library may have waited out by itself: the bucket's
 name and the seconds the platform said to wait (``Pacer.said``)."""
+PACED: ContextVar[bool] = ContextVar("paced", default=False)
+"""True while a request runs inside its slots (``bot.delivery.courier.DeliveryPace``): an
+adapter that sees every request its client library makes tells those the pacer counted from
+those made outside it (``OutsideShare``)."""
 ROOM = 4
-"""Requests at most between their channel's slots and the platform-wide ones (``Pacer.slot``)."""
+"""Requests of one method at most between their channel's slots and the platform-wide ones
+(``Pacer.slot``): each method has its own room, so that requests waiting for one method's
+budget (Slack's uploads) never keep another method's (its posts) from theirs. Urgent ones
+take no room: they note no attempt."""
 SWEEP_EVERY = 256
 """Per-channel limiters made between two sweeps of the idle ones (they are forgotten)."""
 
@@ -120,7 +169,7 @@ class Pace(Protocol):
 
     ``delivers``: the request carries the delivery out (it posts or edits its message). Once
     its channel's turn is granted, just before it waits for the platform-wide one (among at
-    most ``ROOM`` requests), the dispatcher durably notes the attempt
+    most ``ROOM`` requests of its method), the dispatcher durably notes the attempt
     (so that a crash afterwards leaves the delivery "in doubt", to be confirmed from the channel
     before it is sent again), or raises :class:`~bot.errors.DeliveryCancelled` instead when the
     delivery must no longer go out (its subscription was removed meanwhile). Errors are to be
@@ -135,7 +184,7 @@ class Pace(Protocol):
 
 @asynccontextmanager
 async def unpaced(route: Route, *, delivers: bool = False) -> AsyncIterator[None]:
-    """A :class:`Pace` that does not wait (commands' own replies, tests)."""
+    """A :class:`Pace` that does not wait (tests)."""
     yield
 
 
@@ -148,25 +197,29 @@ class Turns(Protocol):
     async def hold(self, seconds: float) -> None:
         """Take no turn, in any instance, for ``seconds``."""
 
+    def mine(self) -> bool:
+        """Whether this instance sends under the bucket now (as far as it knows)."""
+
 
 class Pacer:
     """The slots of one platform's buckets, taken per request as its route says; ``shared``:
     the platform-wide buckets shared with other instances, by name, whose turn a request also
-    waits for once its own slots are granted (:meth:`turn`)."""
+    waits for once its own slots are granted (:meth:`turn`), and whose holder's share only it
+    paces (``Limits.for_holder``)."""
 
     def __init__(
         self, limits: Limits, clock: Clock, sleep: Sleep, shared: Mapping[str, Turns] = {}
     ) -> None:
-        self.limits = limits
+        self.limits = limits.for_holder() if shared else limits
         self.clock = clock
         self.sleep = sleep
         self.shared = dict(shared)
         self._holds: set[asyncio.Task[None]] = set()
         self._limiters: dict[tuple[str, str | None], RateLimiter] = {}
         self._made = 0
-        self._room = asyncio.Semaphore(ROOM)
-        for bucket in limits.every:
-            self._limiter(bucket, None).note(limits.startup_requests)
+        self._rooms: dict[str, asyncio.Semaphore] = {}
+        for bucket in self.limits.every:
+            self._limiter(bucket, None).note(self.limits.startup_requests)
 
     def _limiter(self, bucket: Bucket, channel: str | None) -> RateLimiter:
         key = (bucket.name, channel if bucket.per_channel else None)
@@ -200,24 +253,40 @@ class Pacer:
         return self._limiter(bucket, None).limit
 
     def said(self, name: str, retry_after: float) -> None:
-        """The platform answered a 429 for the whole platform-wide bucket ``name``: it allows
-        no more than the requests that ended since its window began (it said to wait out the
-        rest of it, ``retry_after``), so the bucket's limit is lowered to that
-        (never raised), and it takes no request, here or in any instance, for ``retry_after``."""
+        """The platform answered a 429 for the whole platform-wide bucket ``name``: no request
+        is taken under it, here or in any instance, for ``retry_after``; and what the platform
+        let through is learned, from this instance's own requests under the bucket only.
+
+        Its window began a window before it ends (``retry_after`` from now), so the platform
+        allowed no more than the requests that ended since: the limit is lowered to that
+        (climbing back later: ``bot.delivery.ratelimit``). Nothing is learned when the 429 says
+        nothing about this instance's pace: it does not send under the bucket now (another
+        instance holds a shared one: its own requests were start-ups, made outside the pacer);
+        none of its requests fell in the window (another app's, or a start-up's); or
+        ``retry_after`` is a window or more (a hold, not the rest of a window: a storm)."""
         bucket = self.limits.named().get(name)
         if bucket is None or bucket.per_channel:
             return
         limiter = self._limiter(bucket, None)
-        before = limiter.limit
-        # Discord's window began this long before now (it said to wait out the rest of it).
-        began = self.clock.monotonic() + retry_after - bucket.window.seconds
-        limiter.lower(limiter.counted(since=began))
-        if limiter.limit < before:
-            log.warning(
-                "the platform allows fewer requests than %s: pacing it for %d per %g s",
-                bucket.window, limiter.limit, bucket.window.seconds,
-            )  # fmt: skip
+        turns = self.shared.get(name)
+        if retry_after < bucket.window.seconds and (turns is None or turns.mine()):
+            # Discord's window began this long before now (it said to wait out the rest of it).
+            began = self.clock.monotonic() + retry_after - bucket.window.seconds
+            before, counted = limiter.limit, limiter.counted(since=began)
+            if 0 < counted < before:
+                limiter.lower(counted)
+                log.warning(
+                    "the platform allows fewer requests than %s: pacing it for %d per %g s",
+                    bucket.window, limiter.limit, bucket.window.seconds,
+                )  # fmt: skip
         self._hold(bucket, retry_after)
+
+    def reset(self) -> None:
+        """Forget every lowered limit (this instance took a shared budget over: it starts
+        from the setting, not from what it learned while another instance sent)."""
+        for (_, channel), limiter in self._limiters.items():
+            if channel is None:
+                limiter.reset()
 
     @asynccontextmanager
     async def slot(
@@ -228,22 +297,28 @@ class Pacer:
 
         ``ready`` (noting the attempt in the store) is awaited once the channel's slots are
         granted and before the platform-wide ones are waited for, by at most ``ROOM`` requests
-        at a time: so that its time does not count inside the platform-wide slots (a slot is
-        taken again a window after its request *ended*: what the slot holds slows the rate),
-        and a crash leaves at most that many deliveries noted but not sent."""
+        of the route's method at a time: so that its time does not count inside the
+        platform-wide slots (a slot is taken again a window after its request *ended*: what the
+        slot holds slows the rate), and a crash leaves at most that many deliveries per method
+        noted but not sent. Each method has its own room: a request waiting for one method's
+        budget never holds up a request of another."""
         buckets = self.limits.buckets(route)
+        urgent = route.urgent
         async with AsyncExitStack() as taken:
             for bucket in buckets:
                 if bucket.per_channel:
                     limiter = self._limiter(bucket, route.channel)
-                    await taken.enter_async_context(limiter.slot(self.sleep))
-            async with self._room:
+                    await taken.enter_async_context(limiter.slot(self.sleep, urgent=urgent))
+            room = self._rooms.get(route.method)
+            if room is None:
+                room = self._rooms[route.method] = asyncio.Semaphore(ROOM)
+            async with contextlib.nullcontext() if urgent else room:
                 if ready is not None:
                     await ready()
                 for bucket in buckets:
                     if not bucket.per_channel:
                         limiter = self._limiter(bucket, None)
-                        await taken.enter_async_context(limiter.slot(self.sleep))
+                        await taken.enter_async_context(limiter.slot(self.sleep, urgent=urgent))
             yield
 
     async def turn(self, route: Route) -> None:

@@ -11,20 +11,31 @@ so a slot counts from when the request *finished* (``done``), not from when it w
 requests that share a slot then arrive at least a window apart, whatever the network did in
 between. That satisfies both sliding windows and Discord's fixed windows.
 
-Callers take their turns in arrival order, so concurrent callers are served fairly; a caller
-waits until fewer than ``limit`` requests have finished within the last window or are still in
-flight, and the limiter is never overdrawn.
+Callers take their turns in arrival order, so concurrent callers are served fairly, except
+that an ``urgent`` caller (a command's reply, someone is waiting for it) goes before every
+routine one still waiting (:class:`Turns`); a caller waits until fewer than ``limit`` requests
+have finished within the last window or are still in flight, and the limiter is never
+overdrawn.
+A limit the platform showed to be smaller (:meth:`RateLimiter.lower`, after a 429) is not kept
+for ever: once ``RECOVER_AFTER`` windows have passed without another lowering it climbs back
+towards its setting by a tenth of the setting (at least one request) per window, as TCP's
+additive increase does (a limit that really is smaller costs one 429 per climb, a spurious
+lowering heals within about ten windows); :meth:`RateLimiter.reset` puts it back at once.
 """
 
 from __future__ import annotations
 
 import asyncio
+import heapq
+import itertools
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 
 from bot.clock import Clock
 
 Sleep = Callable[[float], Awaitable[None]]
+RECOVER_AFTER = 5
+"""Windows without a lowering before a lowered limit starts to climb back."""
 
 
 class Slot:
@@ -37,6 +48,45 @@ class Slot:
         self.finished = False
 
 
+class Turns:
+    """One turn at a time, first come first served within each of two classes: every urgent
+    caller waiting goes before every routine one (an ``asyncio.Lock`` with a priority)."""
+
+    def __init__(self) -> None:
+        self._held = False
+        self._waiting: list[tuple[bool, int, asyncio.Future[None]]] = []
+        self._order = itertools.count()
+
+    @asynccontextmanager
+    async def turn(self, *, urgent: bool = False) -> AsyncIterator[None]:
+        """Wait for the turn (``urgent``: before the routine callers waiting), hold it in the
+        block."""
+        if self._held or self._waiting:
+            granted: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            heapq.heappush(self._waiting, (not urgent, next(self._order), granted))
+            try:
+                await granted
+            except asyncio.CancelledError:
+                if granted.done() and not granted.cancelled():
+                    self._pass()  # handed the turn just as it was cancelled: hand it on
+                raise
+        else:
+            self._held = True
+        try:
+            yield
+        finally:
+            self._pass()
+
+    def _pass(self) -> None:
+        """Hand the turn to the first caller still waiting, or free it."""
+        while self._waiting:
+            _, _, granted = heapq.heappop(self._waiting)
+            if not granted.done():
+                granted.set_result(None)  # it holds the turn now: nobody cuts in
+                return
+        self._held = False
+
+
 class RateLimiter:
     def __init__(
         self, limit: int, window: float, clock: Clock, *, margin: float = 0.002, even: bool = False
@@ -46,14 +96,17 @@ class RateLimiter:
         late: evenly spaced, each answers at once and the limit is used nearly whole)."""
         if limit < 1 or window <= 0:
             raise ValueError("a rate limit needs at least one request per positive window")
-        self.limit = limit
+        self.setting = limit
+        """The limit configured (what a lowered one climbs back to)."""
+        self._lowered = limit
+        self._lowered_at = float("-inf")
         self.window = window * (1 + margin)
         self.even = even
         self.clock = clock
         self._due = float("-inf")
         self._slots: list[Slot] = []
         self._held_until = float("-inf")
-        self._turn = asyncio.Lock()  # first come, first served
+        self._turns = Turns()  # first come, first served; urgent ones first
 
     def delay(self) -> float:
         """Seconds until a request could start, as far as is known now.
@@ -75,9 +128,27 @@ class RateLimiter:
         """Let no request start for ``seconds`` from now (the platform said to wait)."""
         self._held_until = max(self._held_until, self.clock.monotonic() + max(0.0, seconds))
 
+    @property
+    def limit(self) -> int:
+        """The requests let through per window now: the setting, or a lowered limit climbing
+        back to it (see the module docstring)."""
+        if self._lowered >= self.setting:
+            return self.setting
+        quiet = self.clock.monotonic() - self._lowered_at - RECOVER_AFTER * self.window
+        if quiet < 0:
+            return self._lowered
+        step = max(1, self.setting // 10)
+        return min(self.setting, self._lowered + step * (1 + int(quiet / self.window)))
+
     def lower(self, limit: int) -> None:
-        """The platform allows fewer requests per window than ``limit`` said: ``limit`` now."""
-        self.limit = max(1, min(self.limit, limit))
+        """The platform allows fewer requests per window than the limit says: ``limit`` now
+        (never below one), climbing back from here once no more lowerings come."""
+        self._lowered = max(1, min(self.limit, limit))
+        self._lowered_at = self.clock.monotonic()
+
+    def reset(self) -> None:
+        """Forget what was lowered: the setting again."""
+        self._lowered = self.setting
 
     def counted(self, since: float) -> int:
         """Requests that finished at or after ``since`` (the platform has counted them)."""
@@ -102,9 +173,10 @@ class RateLimiter:
         slot.at = max(slot.at, self.clock.monotonic())
         slot.finished = True
 
-    async def acquire(self, sleep: Sleep) -> Slot:
-        """Wait for this request's turn; the caller must ``done()`` the slot when it finishes."""
-        async with self._turn:
+    async def acquire(self, sleep: Sleep, *, urgent: bool = False) -> Slot:
+        """Wait for this request's turn (``urgent``: before the routine ones waiting); the
+        caller must ``done()`` the slot when it finishes."""
+        async with self._turns.turn(urgent=urgent):
             while (wait := self.delay()) > 0:
                 await sleep(wait)
             slot = Slot(self.clock.monotonic())
@@ -118,9 +190,9 @@ class RateLimiter:
             return slot
 
     @asynccontextmanager
-    async def slot(self, sleep: Sleep) -> AsyncIterator[None]:
+    async def slot(self, sleep: Sleep, *, urgent: bool = False) -> AsyncIterator[None]:
         """Wait for a turn, run the request in the block, and count the slot from its end."""
-        taken = await self.acquire(sleep)
+        taken = await self.acquire(sleep, urgent=urgent)
         try:
             yield
         finally:

@@ -16,6 +16,19 @@ last request, so that the next holder starts with the window clear.
 A 429 the platform answered for a platform-wide bucket holds the bucket's row
 (``bot.store.buckets``) for every instance (:class:`SharedBudget`): the next holder waits it
 out too.
+
+Requests that no pacer counts count against the same limit: every instance's start-up (the
+client's login, the gateway's facts, the command sync, each shard's login), made by its client
+library while another instance may be sending at full pace. So a bucket is split into two
+fixed shares (``Bucket.reserved``): the holder paces the larger (``Limits.for_holder``: 46 of
+Discord's 50 a second), and every request made outside a pacer, in any instance, takes a turn
+of the reserved one (:class:`OutsideShare`), spaced among the instances through the store as
+session starts are (``bot.cluster.turns``, 3 a second of the 4, for the arrivals no instance
+sees). Neither share can overdraw the other, whoever sends and however the instances start,
+stop or die; the price is the reserved share's rate, unused by the holder while no instance
+starts. (Asking the holder for a slot through the store instead would make every start-up wait
+for the holder's next look at the store, and stall when it dies.) Answers to commands are not
+counted: interaction callbacks and follow-ups are outside Discord's global limit.
 """
 
 from __future__ import annotations
@@ -26,6 +39,7 @@ from datetime import timedelta
 
 from bot.adapter import Adapter
 from bot.clock import Clock
+from bot.cluster.turns import SharedTurns
 from bot.delivery.ratelimit import Sleep
 from bot.errors import StoreError, TransientDeliveryError
 from bot.store import Database, buckets, leases
@@ -146,6 +160,10 @@ class SharedBudget:
             await self.sleep(wait)
         await self.lease.ensure()
 
+    def mine(self) -> bool:
+        """Whether this instance holds the lease now (its requests are the bucket's)."""
+        return self.lease.held
+
     def held_for(self, seconds: float) -> None:
         """The store says the bucket is held ``seconds`` more (read on taking the lease)."""
         self._held_until = max(self._held_until, self.clock.monotonic() + seconds)
@@ -187,14 +205,15 @@ class PlatformBudget:
         """How long after its last request an instance's lease stays its own when it hands it
         back: the longest window of the buckets (the next holder starts with it clear)."""
 
-    async def leased(self) -> bool:
+    async def leased(self, taken: Callable[[], None] = lambda: None) -> bool:
         """Whether this instance may claim and send the platform's deliveries now: it holds the
-        lease (taking it if it is free; a new holder first reads how long a 429 holds the
-        buckets)."""
+        lease (taking it if it is free: then ``taken`` is called, and the new holder first
+        reads how long a 429 holds the buckets)."""
         if self.lease.held:
             return True
         if not await self.lease.take():
             return False
+        taken()
         try:
             async with self.db.connect() as conn:
                 for budget in self.buckets.values():
@@ -210,3 +229,34 @@ class PlatformBudget:
     async def _hold(self, name: str, seconds: float) -> None:
         async with self.db.begin() as conn:
             await buckets.hold(conn, name, seconds)
+
+
+class OutsideShare:
+    """The reserved shares of a platform's platform-wide buckets (see the module docstring):
+    :meth:`turn` before each request made outside the pacer, in any instance of the store."""
+
+    def __init__(
+        self, db: Database, platform: Platform, adapter: Adapter, clock: Clock, sleep: Sleep
+    ) -> None:
+        self.db = db
+        self.sleep = sleep
+        key = f"{adapter.budget_key}:" if adapter.budget_key else ""
+        shares = [(b.name, b.split()[1]) for b in adapter.limits.named().values()]
+        self.turns = [
+            SharedTurns(f"{platform}:{key}{name}:outside", w, clock, sleep, self._take)
+            for name, w in shares
+            if w.limit > 0
+        ]
+
+    async def turn(self) -> None:
+        """Wait for a turn in each reserved share (a store that fails: a window's wait)."""
+        for turns in self.turns:
+            try:
+                await turns.turn()
+            except StoreError as exc:
+                log.warning("cannot reserve a turn of %s (%s): waiting a window", turns.name, exc)
+                await self.sleep(turns.window.seconds)
+
+    async def _take(self, name: str, turns: int, every: float) -> float:
+        async with self.db.begin() as conn:
+            return await buckets.reserve(conn, name, turns=turns, every=every)

@@ -3,9 +3,11 @@
 For each platform a worker loop takes the deliveries that are due, drops those whose
 subscription is gone (CANCELLED, logged, never sent) and the routine ones that a newer message
 for the same channel already covers (``coalesce``), then sends channel by channel, in order
-within a channel and concurrently across channels. How one delivery is confirmed, sent and
-recorded is :mod:`bot.delivery.courier`; every request waits for its slots under the platform's
-limits (:mod:`bot.delivery.pacing`).
+within a channel and concurrently across channels: each channel is a task of its own, and the
+worker claims more while channels are being sent, so a channel that is slow (repairing, waiting
+for its own bucket, not answered) holds up no other, within a bound on the work in hand. How
+one delivery is confirmed, sent and recorded is :mod:`bot.delivery.courier`; every request
+waits for its slots under the platform's limits (:mod:`bot.delivery.pacing`).
 
 Every delivery is claimed (SENDING) before it is worked on; right before a request that could
 post it goes out, the attempt is noted. A crash in between leaves it SENDING: on start those go
@@ -18,7 +20,8 @@ the failure is logged, the platform counts as down for ``/readyz`` (``problems``
 reason, and the loop starts again after a backoff, first putting back what it left claimed.
 One info line per fan-out (the deliveries of one update on one platform) says how it went.
 On a shared store only the holder of a platform's rate budget lease (``bot.delivery.shared``)
-claims and sends its deliveries, claiming more while the previous ones are sent."""
+claims and sends its deliveries; it puts a dead instance's expired claims back to the queue
+while it drains, not only when a drain starts."""
 
 from __future__ import annotations
 
@@ -28,15 +31,16 @@ import logging
 import random
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from bot.adapter import Adapter
 from bot.chart import ChartCache
 from bot.clock import Clock
 from bot.cluster.identity import new_instance_id
+from bot.delivery.attempt import Progress, Stats, where
 from bot.delivery.coalesce import coalesce
-from bot.delivery.courier import ChannelCheck, Courier, Stats, where
+from bot.delivery.courier import ChannelCheck, Courier
+from bot.delivery.fanouts import Fanouts
 from bot.delivery.final_charts import CHART_TIMEOUT_S, FinalCharts
 from bot.delivery.pacing import Pacer
 from bot.delivery.ratelimit import Sleep
@@ -46,35 +50,29 @@ from bot.memory import give_back
 from bot.ops.hooks import NO_HOOKS, Hooks
 from bot.retry import backoff
 from bot.store import Database, outbox
-from bot.store.outbox import Delivery, DeliveryAction
+from bot.store.outbox import Delivery
 from bot.subscription import ChannelRef, Platform
 
 BATCH = 5000
+"""Channels in hand at most, slow ones included."""
 FIRST_BATCH = 50
 """On a store shared by several instances (PostgreSQL), the first claim of a drain: small, so
 that the first requests go out at once. The next claims, made while the previous ones are being
-sent, keep at most ``AHEAD`` channels' deliveries in hand, claiming more when ``REFILL`` are
-left (the memory of a fan-out does not grow with its size)."""
+sent, keep at most ``AHEAD`` fast channels' deliveries in hand, claiming more when ``REFILL``
+are left (the memory of a fan-out does not grow with its size)."""
 AHEAD = 250
 REFILL = 100
+SLOW_S = 5.0
+"""A channel whose request has not answered for this long is slow (``Progress``): it no longer
+counts against the room of the fast ones."""
 RESCAN_S = 1.0
 """On a shared store, how often an idle worker looks for work queued by other instances (and for
 claims that expired)."""
 RESTART_CAP_S = 60.0  # the longest wait before a stopped worker loop starts again
 
 log = logging.getLogger(__name__)
-summary = logging.getLogger("bot.delivery.worker.fanout")
-"""One line per finished fan-out (the per-delivery lines are debug)."""
 
 __all__ = ["CHART_TIMEOUT_S", "Dispatcher", "Stats", "coalesce"]
-
-
-@dataclass
-class Fanout:
-    """What became of the deliveries of one update on one platform, for its summary line."""
-
-    started: float
-    outcomes: dict[str, int] = field(default_factory=lambda: defaultdict(int))
 
 
 class Dispatcher:
@@ -110,6 +108,7 @@ class Dispatcher:
         self.sleep = sleep
         self.rng = rng or random.Random()
         self.stats = Stats()
+        self.fanouts = Fanouts(db, clock)
         self.charts = FinalCharts(db, charts, timeout=chart_timeout)
         self.budgets = {
             p: PlatformBudget(db, p, a, self.claimant, clock, sleep, seconds=claim_seconds)
@@ -133,7 +132,7 @@ class Dispatcher:
                 charts=self.charts,
                 stats=self.stats,
                 metrics=metrics,
-                outcome=self._outcome,
+                outcome=self.fanouts.outcome,
                 alerted=self.wake,
                 alert_channels=alert_channels,
                 max_attempts=max_attempts,
@@ -145,9 +144,10 @@ class Dispatcher:
         }
         self._wake = {p: asyncio.Event() for p in self.adapters}
         self._draining = {p: asyncio.Lock() for p in self.adapters}
-        self._fanouts: dict[tuple[Platform, str, int | None], Fanout] = {}
         self._down: dict[Platform, str] = {}
         self._recovered: set[Platform] = set()
+        self._released: dict[Platform, float] = {}
+        """When each platform's expired claims were last released (monotonic)."""
         self._running = False
 
     def wake(self, platforms: set[Platform]) -> None:
@@ -270,7 +270,7 @@ class Dispatcher:
         async with self.db.connect() as conn:
             if not await outbox.depth(conn, platform):
                 return False
-        return await budget.leased()
+        return await budget.leased(taken=self.pacers[platform].reset)  # from the setting
 
     async def _next_due_in(self, platform: Platform) -> float | None:
         async with self.db.connect() as conn:
@@ -285,50 +285,83 @@ class Dispatcher:
         async with self._draining[platform]:
             if platform not in self._recovered:
                 await self._recover(platform)
+            self._released.pop(platform, None)  # a drain starts by releasing expired claims
             handled = await self._drain(platform)
-            if self._fanouts:
-                await self._summarise(platform)
+            await self.fanouts.summarise(platform)
             return handled
 
     async def _drain(self, platform: Platform) -> int:
-        now = self.clock.now()
-        if self.shared:  # a dead instance's deliveries, confirmed before they go again
-            async with self.db.begin() as conn:
-                expired = await outbox.release_expired(conn, platform, now=now)
-            if expired:
-                log.info("took over %d deliveries whose claim expired", expired)
+        """Claim and send until nothing is due and nothing is in hand.
+
+        Each channel's deliveries are sent by a task of their own, in order; channels do not
+        wait for each other. Claims go on while channels are being sent, whenever the *fast*
+        channels in hand are down to ``REFILL`` (a slow one, see ``Progress``, takes no room
+        of theirs), up to ``AHEAD`` fast ones and ``BATCH`` in all."""
         courier = self._couriers[platform]
+        wake = self._wake[platform]
         handled = 0
-        limit = FIRST_BATCH if self.shared else BATCH
-        due, send = await self._claim(platform, limit)  # a store that fails says so, unwrapped
-        # A TaskGroup: on cancellation (shutdown) it waits for every channel's task to finish.
-        in_hand: set[asyncio.Task[None]] = set()
-        room = asyncio.Event()
+        first = True
+        in_hand: dict[asyncio.Task[None], Progress] = {}
 
         def finished(task: asyncio.Task[None]) -> None:
-            in_hand.discard(task)
-            if len(in_hand) <= REFILL:
-                room.set()
+            in_hand.pop(task, None)
+            wake.set()
 
-        async with asyncio.TaskGroup() as group:
-            while True:
-                handled += len(due)
-                by_channel: dict[ChannelRef, list[Delivery]] = defaultdict(list)
-                for d in send:
-                    self._fanout(d)  # it starts now, if it has not before
-                    by_channel[d.channel].append(d)
-                for channel, items in by_channel.items():
-                    check = courier.check_for(channel, items)
-                    task = group.create_task(self._send_channel(courier, items, check))
-                    in_hand.add(task)
-                    task.add_done_callback(finished)
-                if not self.shared or not due or not self.budgets[platform].lease.held:
-                    break
-                room.clear()  # the next claim while these are sent, once few are left
-                if len(in_hand) > REFILL:
-                    await room.wait()
-                due, send = await self._claim(platform, AHEAD - len(in_hand))
+        try:
+            # A TaskGroup: on cancellation (shutdown) it waits for every channel's task to finish.
+            async with asyncio.TaskGroup() as group:
+                while True:
+                    wake.clear()
+                    if self.shared:
+                        await self._release_expired(platform)
+                    fast = sum(1 for p in in_hand.values() if not p.slow(SLOW_S))
+                    may = first or not self.shared or self.budgets[platform].lease.held
+                    room = min(AHEAD - fast, BATCH - len(in_hand))
+                    due: list[Delivery] = []
+                    limit = 0
+                    if may and fast <= REFILL and room > 0:
+                        limit = min(room, FIRST_BATCH) if first and self.shared else room
+                        first = False
+                        due, send = await self._claim(platform, limit)  # a store that fails says so
+                        handled += len(due)
+                        by_channel: dict[ChannelRef, list[Delivery]] = defaultdict(list)
+                        for d in send:
+                            self.fanouts.of(d)  # it starts now, if it has not before
+                            by_channel[d.channel].append(d)
+                        for channel, items in by_channel.items():
+                            progress = Progress(self.clock, wake.set)
+                            check = courier.check_for(channel, items, progress)
+                            task = group.create_task(self._send_channel(courier, items, check))
+                            in_hand[task] = progress
+                            task.add_done_callback(finished)
+                    if due and len(due) >= limit:
+                        continue  # more may be due at once
+                    if not in_hand:
+                        break
+                    # Until a channel is done or turns slow, new work is queued, or a while passed
+                    # (a retry may have come due, a request may have stopped answering).
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(wake.wait(), timeout=RESCAN_S)
+        except ExceptionGroup as group_error:  # the store failed: say so, unwrapped
+            if len(group_error.exceptions) == 1:
+                raise group_error.exceptions[0] from None
+            raise
         return handled
+
+    async def _release_expired(self, platform: Platform) -> None:
+        """A dead instance's deliveries back to the queue, confirmed before they go again: at
+        the start of a drain and every third of a claim's life while it lasts, so that a
+        takeover picks them up first (they are the oldest)."""
+        now = self.clock.monotonic()
+        if now < self._released.get(platform, float("-inf")) + self.claim_seconds / 3:
+            return
+        self._released[platform] = now
+        async with self.db.begin() as conn:  # not this instance's own, being sent now
+            expired = await outbox.release_expired(
+                conn, platform, now=self.clock.now(), keep=self.claimant
+            )
+        if expired:
+            log.info("took over %d deliveries whose claim expired", expired)
 
     async def _claim(self, platform: Platform, limit: int) -> tuple[list[Delivery], list[Delivery]]:
         """Claim up to ``limit`` due deliveries (with those queued behind them): all of them,
@@ -346,12 +379,12 @@ class Dispatcher:
                 )
         for d in due:
             if d.id in orphans:
-                self._outcome(d, "cancelled")
+                self.fanouts.outcome(d, "cancelled")
                 log.info("dropped, never sent: its subscription is gone", extra=where(d))
         self.stats.cancelled += len(orphans)
         self.stats.superseded += len(drop)
         for d in drop:
-            self._outcome(d, "superseded")
+            self.fanouts.outcome(d, "superseded")
         return due, send
 
     async def _send_channel(
@@ -365,35 +398,3 @@ class Dispatcher:
                     async with self.db.begin() as conn:
                         await outbox.release(conn, rest)
                 return
-
-    def _fanout(self, d: Delivery) -> Fanout | None:
-        """The fan-out ``d`` belongs to (None for an alert to admins: not part of one)."""
-        if d.action is DeliveryAction.ALERT:
-            return None
-        key = (d.channel.platform, d.count_id, d.tally_seq)
-        fanout = self._fanouts.get(key)
-        if fanout is None:
-            fanout = self._fanouts[key] = Fanout(self.clock.monotonic())
-        return fanout
-
-    def _outcome(self, d: Delivery, what: str) -> None:
-        fanout = self._fanout(d)
-        if fanout is not None:
-            fanout.outcomes[what] += 1
-
-    async def _summarise(self, platform: Platform) -> None:
-        """One info line for each fan-out on ``platform`` that has nothing left to send."""
-        async with self.db.connect() as conn:
-            still = await outbox.open_updates(conn, platform)
-        for key in [k for k in self._fanouts if k[0] == platform and k[1:] not in still]:
-            fanout = self._fanouts.pop(key)
-            _, count_id, seq = key
-            o = fanout.outcomes
-            took = self.clock.monotonic() - fanout.started
-            summary.info(
-                "fan-out of %s update #%s to %s done in %.1f s: %d sent, %d edited, %d gave up, "
-                "%d cancelled, %d superseded; %d retries, %d rate limited",
-                count_id, seq, platform, took, o["sent"], o["edited"], o["dead"],
-                o["cancelled"], o["superseded"], o["retried"], o["rate_limited"],
-                extra={"count": count_id, "platform": platform},
-            )  # fmt: skip

@@ -5,7 +5,8 @@ specific to one platform.
 
 Every delivery reaches its channel exactly once: when the platform carried out a post but its
 answer was lost (a final's chart included), after a server error, and whatever happens to another
-channel (removed, failing): nothing one channel does stops delivery to the others. An edit of a
+channel (removed, failing, or slow: a request the platform never answers): nothing one channel
+does stops or delays delivery to the others. An edit of a
 message that is gone is ``MessageGone``; a server error is transient, a channel that is gone is
 permanent. ``health()`` tells the truth. Text from a count shows as typed and pings nobody.
 
@@ -15,6 +16,7 @@ channel to remove and no message to delete, so the tests of those run on the oth
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -27,7 +29,7 @@ from bot.errors import MessageGone, PermanentDeliveryError, TransientDeliveryErr
 from bot.ops import readiness
 from bot.store import outbox
 from bot.store import subscriptions as sub_rows
-from bot.store.outbox import Delivery, DeliveryStatus
+from bot.store.outbox import Delivery, DeliveryAction, DeliveryStatus
 from bot.store.schema import outbox as outbox_table
 from bot.subscription import ChannelRef, Mode
 from tests.adapters.rigs import Rig
@@ -143,11 +145,46 @@ async def test_a_post_whose_answer_was_lost_is_shown_once(
         rig.lose_next_answer(chart=lost == "chart")
         final = await ingest(rig, 738, 1798, final=True)
         await rig.settle()
-        (sent,) = await deliveries(rig)
+        sent, *chart = await deliveries(rig)  # the chart may be a step of its own (Slack)
+        apart = adapter(rig).charts_apart
     (shown,) = rig.seen(channel)
     assert times_shown(rig, channel, final.headline) == 1
     assert shown.images == 1
     assert (sent.status, sent.platform_message_id) == (DeliveryStatus.SENT, shown.message_id)
+    assert [(c.action, c.status) for c in chart] == (
+        [(DeliveryAction.CHART, DeliveryStatus.SENT)] if apart else []
+    )
+
+
+async def shown_after(rig: Rig, channel: ChannelRef, message: Message) -> float:
+    """Seconds from queued to shown in ``channel`` of ``message``, on the bot's clock."""
+    await rig.wait_until(lambda: times_shown(rig, channel, message.headline) == 1)
+    (d,) = [
+        d
+        for d in await deliveries(rig)
+        if d.channel == channel and d.tally_seq == message.seq and d.action is DeliveryAction.POST
+    ]
+    return (rig.clock.now() - d.created_at).total_seconds()
+
+
+@answering
+async def test_one_slow_channel_does_not_delay_the_others(rig: Rig, tmp_path: Path) -> None:
+    async with rig.run(tmp_path):
+        slow, other = rig.channels
+        await subscribe(rig, slow, other)
+        first = await ingest(rig, 84, 201)  # no fault: the others' latency as it should be
+        usual = await shown_after(rig, other, first)
+        await rig.settle()
+        answer = rig.hang(slow)  # the platform takes the slow channel's requests, answers none
+        lead = await ingest(rig, 400, 300)
+        await shown_after(rig, other, lead)
+        again = await ingest(rig, 400, 500)  # while the slow channel still has no answer
+        late = await shown_after(rig, other, again)
+        answer.set()
+        await rig.settle()
+    assert late <= usual + 1.0, (usual, late)
+    for message in (first, lead, again):  # the slow channel gets each in turn, once
+        assert [times_shown(rig, c, message.headline) for c in rig.channels] == [1, 1]
 
 
 @answering
@@ -298,3 +335,49 @@ async def test_a_store_error_after_a_post_stops_no_other_and_doubles_nothing(
         sent = await deliveries(rig)
     assert [times_shown(rig, c, first.headline) for c in rig.channels] == [1, 1]
     assert [d.status for d in sent] == [DeliveryStatus.SENT] * 2
+
+
+# ------------------------------------------------------------------------ commands
+
+
+@answering
+async def test_a_hundred_commands_at_once_are_all_answered(rig: Rig, tmp_path: Path) -> None:
+    async with rig.run(tmp_path):
+        await ingest(rig, 84, 201)
+        await rig.settle()
+        asked = await asyncio.gather(
+            *(rig.command(rig.channels[i % 2], i, f"status {COUNT}") for i in range(100))
+        )
+        await rig.wait(lambda: rig.answered(asked) == 100, timeout=120)
+    assert rig.answered(asked) == 100
+
+
+@answering
+async def test_a_reply_that_draws_a_429_is_answered_after_the_wait(
+    rig: Rig, tmp_path: Path
+) -> None:
+    async with rig.run(tmp_path):
+        await ingest(rig, 84, 201)
+        await rig.settle()
+        said = rig.limit_next_reply(retry_after=45)
+        asked_at = rig.clock.monotonic()
+        asked = [await rig.command(rig.channels[0], 0, f"status {COUNT}")]
+        await rig.wait(lambda: rig.answered(asked) == 1)
+        waited = rig.clock.monotonic() - asked_at
+    assert waited >= said  # on the bot's clock: the wait was the platform's, not skipped
+
+
+@answering
+async def test_one_members_commands_are_carried_out_in_the_order_sent(
+    rig: Rig, tmp_path: Path
+) -> None:
+    async with rig.run(tmp_path):
+        channel = rig.channels[0]
+        asked = [
+            await rig.command(channel, 0, f"subscribe {COUNT}"),
+            await rig.command(channel, 0, f"unsubscribe {COUNT}"),
+        ]
+        await rig.wait(lambda: rig.answered(asked) == 2)
+        async with rig.app.db.connect() as conn:
+            left = [s for s in await sub_rows.for_channel(conn, channel) if s.enabled]
+    assert left == []  # subscribed, then unsubscribed: not the other way round

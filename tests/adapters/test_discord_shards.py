@@ -1,7 +1,8 @@
 """Discord shards in the adapter, with the real discord.py against the fake: one gateway session
 per shard this instance runs, each identifying as ``[N, COUNT]``; on SQLite one instance runs
 them all; on PostgreSQL two instances (here two apps in one process) divide them, every slash
-command reaches one of them, and a shard handed on is run by the other. Rounds are stepped by
+command is carried out by one of them, and a shard handed on (over the share, or leaving) keeps
+its session until the other's is up, a command in between carried out once. Rounds are stepped by
 hand (the leases last an hour), so no test waits on the real clock."""
 
 from __future__ import annotations
@@ -156,29 +157,81 @@ async def test_two_instances_divide_the_shards_and_one_takes_over_the_others(
                 assert adapter.leases is not None
                 assert adapter.shards is not None
                 await adapter.leases.step(adapter.shards.start, adapter.shards.stop)
-            await b.leases.step(b.shards.start, b.shards.stop)  # type: ignore[union-attr]
-            assert app_a.instance.shards == {0}
-            assert app_b.instance.shards == {1}
-            await fake.wait_for(lambda: all(fake.gateway.live_sessions(g) for g, _ in places))
+            assert a.leases is not None
+            assert a.shards is not None
+            assert b.leases is not None
+            assert b.shards is not None
+            await b.leases.step(b.shards.start, b.shards.stop)  # b takes the shard a handed on
+            await fake.wait_for(lambda: fake.gateway.live_sessions(places[1][0]) == 2)
             async with asyncio.timeout(5):
                 await b.gateway_client(places[1][0]).wait_until_ready()
+            # a's session of shard 1 still runs: both get its events, one carries each out
+            assert fake.gateway.live_sessions(places[1][0]) == 2
+            assert app_a.instance.shards == {0, 1}
+            assert app_b.instance.shards == set()  # not shown before its round sees it up
+            during = await fake.inject_slash_command(
+                places[1][0], places[1][1], ALICE, "count", [], subcommand="list"
+            )
+            await fake.wait_for(lambda: len(during.callbacks) == 2)
+            assert sorted(c.status < 300 for c in during.callbacks) == [False, True]
+            await b.leases.step(b.shards.start, b.shards.stop)  # marks its session up
+            await a.leases.step(a.shards.start, a.shards.stop)  # a sees it: lets shard 1 go
+            assert app_a.instance.shards == {0}
+            assert app_b.instance.shards == {1}
+            await fake.wait_for(lambda: all(fake.gateway.live_sessions(g) == 1 for g, _ in places))
             for guild, channel in places:
                 assert len((await ask(fake, guild, channel)).callbacks) == 1
 
-            # a stops its shards and hands them on (as leaving does); b's next round takes them
-            assert a.shards is not None
-            assert a.leases is not None
-            await a.shards.stop_all()
-            await a.leases.release_all()
-            await b.leases.step(b.shards.start, b.shards.stop)  # type: ignore[union-attr]
-            assert app_b.instance.shards == {0, 1}
-            await fake.wait_for(lambda: fake.gateway.live_sessions(places[0][0]) == 1)
+            # a leaves: it hands shard 0 on and serves it until b's session of it is up
+            leaving = asyncio.create_task(a.leases.hand_over_all(a.shards.stop))
+            await fake.wait_for(lambda: not app_a.instance.shards)
+            await b.leases.step(b.shards.start, b.shards.stop)
+            assert fake.gateway.live_sessions(places[0][0]) >= 1  # never without a session
+            await fake.wait_for(lambda: fake.gateway.live_sessions(places[0][0]) == 2)
             async with asyncio.timeout(5):
                 await b.gateway_client(places[0][0]).wait_until_ready()
+            await b.leases.step(b.shards.start, b.shards.stop)
+            async with asyncio.timeout(5):
+                await leaving
+            assert app_b.instance.shards == {0, 1}
+            await fake.wait_for(lambda: fake.gateway.live_sessions(places[0][0]) == 1)
             for guild, channel in places:
                 assert len((await ask(fake, guild, channel)).callbacks) == 1
             assert (await b.health()).connected
     finally:
         await _pg_execute(PG_URL, f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
     assert fake.gateway.identify_refused == 0
-    assert fake.gateway.overlaps == 0
+    assert fake.gateway.overlaps == 2  # the two hand-overs, each until the new session was up
+
+
+@pytest.mark.postgres
+async def test_start_up_requests_on_a_shared_store_keep_to_the_reserved_share(
+    tmp_path: Path,
+) -> None:
+    """Another instance may be sending at the holder's full pace (46 of the 50): an instance's
+    start-up requests (its login, the gateway's facts, each shard's login, the command sync)
+    go at the reserved share's pace, so a fake that lets only that share through answers none
+    of them 429."""
+    await _require_postgres()
+    schema = f"test_{uuid.uuid4().hex[:16]}"
+    window = 0.25  # the bot's global window shortened alike: 50 per 0.25 s, 4 kept
+    async with FakeDiscord(
+        token=TOKEN,
+        max_concurrency=SHARDS,
+        recommended_shards=SHARDS,
+        global_limit_per_s=4,  # the reserved share only: the rest is the holder's
+        global_window_s=window,
+    ) as fake:
+        places = setup(fake)
+        cfg = config(
+            tmp_path, fake, [g for g, _ in places], PG_URL, limits={"global": [50, window]}
+        )
+        try:
+            async with running(fake, cfg, VirtualTime(), schema) as (app, adapter):
+                assert app.instance.shards == {0, 1}
+                counted = list(fake.requests)
+                assert adapter.global_429s.outside_turns >= 2 + 1 + 2 * SHARDS + len(places)
+        finally:
+            await _pg_execute(PG_URL, f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+    assert [r.path for r in counted if r.status == 429] == []
+    assert fake.count_429 == 0

@@ -4,7 +4,8 @@
   doubt only what was on its way, not every delivery that was queued.
 - What is in doubt is confirmed with one conversations.history read per channel (whatever the
   number of its deliveries in doubt), paced under that method's own budget (Tier 3).
-- A 429 is never a failed attempt: the delivery waits and goes again, however often.
+- A 429 is never a failed attempt: the delivery waits and goes again, however often, and is
+  not in doubt (Slack posted nothing): no history read before it goes again.
 - A final's chart uploads (files.getUploadURLExternal, files.completeUploadExternal) are paced
   under their own budgets (Tier 4): no 429s.
 
@@ -75,6 +76,8 @@ async def test_a_429_is_never_a_failed_attempt(
     assert len(bot_posts(fake, channel)) == 1
     assert (delivery.status, delivery.attempts) == (DeliveryStatus.SENT, 0)
     assert (stats.rate_limited, stats.retried, stats.dead) == (12, 0, 0)
+    # A 429 means nothing was posted: the post is not in doubt, its channel is not read.
+    assert (stats.checks, len(fake.calls_to("conversations.history"))) == (0, 0)
 
 
 async def test_posts_in_doubt_are_confirmed_with_one_paced_read_per_channel(

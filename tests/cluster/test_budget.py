@@ -6,13 +6,18 @@ from __future__ import annotations
 
 import pytest
 
-from bot.delivery.shared import SendingLease
+from adapters.discord.delivery import DISCORD_LIMITS, GLOBAL
+from adapters.discord.places import POST_ROUTE
+from bot.delivery.pacing import Pacer, Route
+from bot.delivery.shared import PlatformBudget, SendingLease
 from bot.errors import TransientDeliveryError
 from bot.secrets import Secret
 from bot.store import Database, buckets
 from bot.subscription import Platform
+from bot.testing.adapter import RecordingAdapter
 from bot.testing.clock import FakeClock
 from tests.cluster.test_claims import T0, two
+from tests.test_ratelimit import Sleeper
 
 __all__ = ["two"]
 pytestmark = pytest.mark.postgres
@@ -81,3 +86,31 @@ async def test_a_hold_after_a_429_holds_the_budget_for_every_instance(
         await buckets.hold(conn, "discord:key:global", 1.0)  # a shorter hold shortens nothing
     async with b.connect() as conn:
         assert await buckets.held_for(conn, "discord:key:global") > 2.0
+
+
+async def test_a_non_holders_429_does_not_lower_the_pace_it_takes_the_lease_over_with(
+    two: tuple[Database, Database],
+) -> None:
+    a, b = two
+    clock = FakeClock(T0)
+    sleep = Sleeper(clock)
+    adapter = RecordingAdapter("discord", DISCORD_LIMITS)
+    holder = PlatformBudget(a, DISCORD, adapter, "i0", clock, sleep, seconds=3.0)
+    standby = PlatformBudget(b, DISCORD, adapter, "i1", clock, sleep, seconds=3.0)
+    pacer = Pacer(DISCORD_LIMITS, clock, sleep, standby.buckets)  # the standby's, as wired
+    assert await holder.leased()
+    assert not await standby.leased()
+    # The standby starts a shard while the holder sends: its start-up requests draw a global
+    # 429 that says nothing about its own pace (it sends nothing under the budget).
+    pacer.said(GLOBAL, 0.5)
+    assert pacer.limit_of(GLOBAL) == 46  # the holder's share of the 50
+    clock.advance(3.01)  # the holder died
+    assert await standby.leased()
+    began = clock.monotonic()
+    for n in range(100):
+        async with pacer.slot(Route(POST_ROUTE, f"c{n}")):
+            await pacer.turn(Route(POST_ROUTE, f"c{n}"))
+    # At the holder's 46 a second, not 1 or 7 (after the 429's hold, which the store's row
+    # still holds: the database runs on its own clock).
+    assert pacer.limit_of(GLOBAL) == 46
+    assert clock.monotonic() - began < 100 / 46 + 0.5 + 0.1

@@ -10,12 +10,14 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 
 from bot.delivery.worker import Dispatcher
-from bot.domain.message import Message
+from bot.domain.message import Message, Notice, Outgoing
 from bot.ingest.pipeline import Pipeline
 from bot.store import Database, outbox
 from bot.store import counts as count_rows
@@ -159,3 +161,55 @@ async def test_two_dispatchers_deliver_every_message_once_in_order_and_take_over
     for c in channels:
         assert len([p for p in adapter.posted if p.channel == c]) == 5
     assert adapter.reads == 30  # each channel looked at once, none sent blindly
+
+
+async def test_a_takeover_sends_a_dead_instances_expired_claims_while_its_drain_goes_on(
+    two: tuple[Database, Database],
+) -> None:
+    a, b = two
+    clock = FakeClock(T0)
+    slow = channel(99)
+    answer = asyncio.Event()
+
+    hanging, ten = asyncio.Event(), asyncio.Event()
+
+    class Hanging(RecordingAdapter):
+        """A post to ``slow`` is answered only when the test says so."""
+
+        async def post(self, channel: ChannelRef, content: Outgoing, **kw: Any) -> str:
+            if channel == slow:
+                hanging.set()
+                await answer.wait()
+            message_id = await super().post(channel, content, **kw)
+            if len(self.posted) == 10:
+                ten.set()
+            return message_id
+
+    adapter = Hanging()
+    notice = Notice("results are in", "bessemer-2021").to_json()
+    async with a.begin() as conn:
+        dead = await outbox.enqueue(conn, [replace(item(i, 1), payload=notice) for i in range(10)])
+        await outbox.claimable(conn, CONSOLE, now=T0, limit=100)
+        until = T0 + timedelta(seconds=30)
+        await outbox.mark_sending(conn, dead, by="dead", until=until, at=T0)
+        await outbox.enqueue(conn, [replace(item(0, 2), channel=slow, payload=notice)])
+    other = Dispatcher(b, {CONSOLE: adapter}, clock, instance="other", claim_seconds=30)
+    assert await other.budgets[CONSOLE].leased()
+    drain = asyncio.create_task(other.drain(CONSOLE))
+    try:
+        await asyncio.wait_for(hanging.wait(), timeout=10)
+        assert adapter.posted == []
+        clock.advance(20)
+        await other.budgets[CONSOLE].lease.renew()  # as its renewal task does, and its claims
+        async with b.begin() as conn:
+            await outbox.renew(conn, "other", until=clock.now() + timedelta(seconds=30))
+        clock.advance(11)  # the dead instance's claims expire while that post hangs
+        other.wake({CONSOLE})
+        await asyncio.wait_for(ten.wait(), timeout=10)
+        assert not drain.done()
+        assert {p.channel for p in adapter.posted} == {channel(i) for i in range(10)}
+        assert adapter.reads == 10  # each looked for first: it may have gone out
+    finally:
+        answer.set()
+        await drain
+    assert [p.channel for p in adapter.posted][-1] == slow

@@ -1,6 +1,7 @@
 """Shard leases: the instances of a PostgreSQL store divide a gateway's shards among themselves,
-each runs its share, a dead instance's shards are taken over once their leases expire, a lease
-lost means its session stops first; SQLite runs them all. Session starts keep to one per bucket
+each runs its share, a shard handed on keeps its session until the new holder's is up, a dead
+instance's shards are taken over once their leases expire, a lease lost means its session stops
+first; SQLite runs them all. Session starts keep to one per bucket
 per window across instances."""
 
 from __future__ import annotations
@@ -22,27 +23,39 @@ LEASE_S = 9.0  # a round every 3 s
 
 
 class Sessions:
-    """The sessions each instance runs, as its ``start``/``stop`` see them; never two at once
-    for one shard."""
+    """The sessions each instance runs, as its ``start``/``stop`` see them: two of one shard
+    only while it is handed over, and never a shard left without one by a hand-over."""
 
     def __init__(self) -> None:
-        self.running: dict[int, str] = {}
+        self.running: dict[int, list[str]] = {}
         self.log: list[tuple[str, str, int]] = []
+        self.overlaps = 0
+        self.gaps: list[int] = []
+        """Shards whose last session a stop ended."""
 
     def of(self, name: str) -> tuple[Change, Change]:
         async def start(shard: int) -> None:
-            assert shard not in self.running, f"shard {shard} runs twice"
-            self.running[shard] = name
+            names = self.running.setdefault(shard, [])
+            assert name not in names, f"shard {shard} runs twice in {name}"
+            self.overlaps += bool(names)
+            names.append(name)
             self.log.append(("start", name, shard))
 
         async def stop(shard: int) -> None:
-            assert self.running.pop(shard) == name
+            self.running[shard].remove(name)
+            if not self.running[shard]:
+                del self.running[shard]
+                self.gaps.append(shard)
             self.log.append(("stop", name, shard))
 
         return start, stop
 
     def held_by(self, name: str) -> set[int]:
-        return {s for s, n in self.running.items() if n == name}
+        return {s for s, names in self.running.items() if name in names}
+
+    def died(self, name: str) -> None:
+        self.running = {s: [n for n in ns if n != name] for s, ns in self.running.items()}
+        self.running = {s: ns for s, ns in self.running.items() if ns}
 
 
 async def rounds(sessions: Sessions, *keepers: tuple[str, ShardLeases]) -> None:
@@ -67,9 +80,18 @@ async def test_instances_divide_the_shards_and_take_over_a_dead_ones(
     assert sessions.held_by("other") == set()
     clock.advance(3)
     await rounds(sessions, ("one", ka), ("other", kb))  # two instances: two shards each
+    assert ka.held == {0, 1}
+    assert sessions.held_by("other") == {2, 3}
+    assert sessions.held_by("one") == {0, 1, 2, 3}  # handed on: served until the new are up
+    assert one.shards == {0, 1, 2, 3}
+    clock.advance(3)
+    await rounds(sessions, ("other", kb), ("one", ka))  # other's are up: one lets them go
     assert sessions.held_by("one") == {0, 1}
     assert sessions.held_by("other") == {2, 3}
     assert other.shards == {2, 3}
+    assert one.shards == {0, 1}
+    assert sessions.gaps == []  # a guild was never without a session
+    assert sessions.overlaps == 2
     for _ in range(3):  # stable
         clock.advance(3)
         await rounds(sessions, ("one", ka), ("other", kb))
@@ -82,7 +104,7 @@ async def test_instances_divide_the_shards_and_take_over_a_dead_ones(
     taken_at = None
     for _ in range(6):
         clock.advance(3)
-        sessions.running = {s: n for s, n in sessions.running.items() if n != "one"}
+        sessions.died("one")
         await rounds(sessions, ("other", kb))
         if sessions.held_by("other") == {0, 1, 2, 3}:
             taken_at = clock.now()

@@ -2,9 +2,9 @@
 shards as one: they divide the shards (one gateway session per shard), every slash command is
 answered exactly once, a shard's holder killed with SIGKILL is replaced within the lease bound
 and its guilds' commands are answered again; no IDENTIFY goes over Discord's limit (the fake
-answers one beyond ``max_concurrency`` per 5 s with Invalid Session), and no session of a shard
-starts while another of it is connected (shards handed on while the instances settle stop
-before their leases go).
+answers one beyond ``max_concurrency`` per 5 s with Invalid Session), and two sessions of a
+shard are connected only while it is handed on (as the instances settle: the old session runs
+until the new one is up, and each command is still carried out once).
 """
 
 from __future__ import annotations
@@ -166,4 +166,5 @@ async def test_three_instances_divide_the_shards_and_take_over_a_killed_ones(
     assert all(len(ix.callbacks) == 1 for ix in asked), "a command answered twice"
     assert "already been acknowledged" not in logs
     assert d.gateway.identify_refused == 0  # the instances kept to max_concurrency together
-    assert d.gateway.overlaps == 0  # never two sessions of one shard at once
+    # two sessions of one shard only while it was handed on, until the new one was up
+    assert d.gateway.overlaps <= logs.count('handed on"')

@@ -27,6 +27,7 @@ from sqlalchemy.pool import NullPool
 
 from bot.clock import SystemClock
 from bot.config import load
+from bot.domain.model import TallyState
 from bot.ingest.pipeline import Pipeline
 from bot.store import Database, outbox
 from bot.store import counts as count_rows
@@ -39,6 +40,8 @@ from tests.helpers import bessemer, tally
 
 REAL = 1
 """``scale`` for the platforms' real limits."""
+UPLOADS = ("files.getUploadURLExternal", "files.completeUploadExternal")
+"""The Tier 4 methods of a Slack final's chart upload (100 a minute each)."""
 
 
 @dataclass
@@ -57,12 +60,17 @@ class Figures:
     (dropped by their nonce) and channel reads; Slack's history reads."""
     seconds: float
     """From the bot's first start until every channel had the message."""
+    charts_lost: int = 0
+    """Slack channels whose final went without its chart (a final only)."""
+    charts_doubled: int = 0
+    """Slack channels shown the final's chart more than once."""
 
     def line(self) -> str:
+        charts = f", charts lost {self.charts_lost} doubled {self.charts_doubled}"
         return (
             f"killed at {self.killed_at}: in doubt {self.in_doubt}, lost {self.lost}, "
-            f"doubled {self.doubled}, 429s {self.http_429}, extra requests {self.extra}, "
-            f"{self.seconds:.1f} s"
+            f"doubled {self.doubled}{charts}, 429s {self.http_429}, "
+            f"extra requests {self.extra}, {self.seconds:.1f} s"
         )
 
 
@@ -102,7 +110,10 @@ def fakes(scale: int) -> tuple[FakeDiscord, FakeSlack]:
         FakeSlack(
             post_burst=1,
             method_windows={"chat.postMessage": (5 * scale, 1.0)},
-            method_limits_per_min={"conversations.history": 50 * scale},
+            method_limits_per_min={
+                "conversations.history": 50 * scale,
+                **{m: 100 * scale for m in UPLOADS},
+            },
         ),
     )
 
@@ -122,6 +133,7 @@ def write_config(
         f"[slack]\napi_base = {toml_value(s.api_url)}",
         f'[slack.limits]\n"chat.postMessage" = [{5 * scale}, 1.0]',
         f'"conversations.history" = [{50 * scale}, 60.0]',
+        *(f'"{m}" = [{100 * scale}, 60.0]' for m in UPLOADS),
         "[[counts]]",
         'id = "bessemer-2021"\ntitle = "Amazon BHM1 union election, Bessemer AL"',
         'tie_holder = "no"\nreceived = 3215',
@@ -176,7 +188,12 @@ async def crash_and_restart(
     kill_at: int,
     scale: int,
     limit: float = 600,
+    final: bool = False,
+    charts_at: int | None = None,
 ) -> Figures:
+    """``final``: the update is the count's final, with its chart (on Slack, an upload into
+    each message's thread); ``charts_at``: kill once that many of them were shown (in the
+    chart phase), instead of at ``kill_at`` messages."""
     guild = d.add_guild("Bessemer organisers")
     d_chans = [d.add_channel(guild, f"count-{i}") for i in range(channels)]
     s_chans = [s.add_channel(f"count-{i}") for i in range(channels)]
@@ -192,9 +209,15 @@ async def crash_and_restart(
                 await sub_rows.subscribe(
                     conn, ref, "bessemer-2021", Mode.EVENTS, by="t", at=clock.now()
                 )
-        result = await Pipeline(db, clock).ingest(tally(84, 201))
+        update = (
+            tally(738, 1798, challenged=505, received=3041, state=TallyState.FINAL)
+            if final
+            else tally(84, 201)
+        )
+        result = await Pipeline(db, clock).ingest(update)
         assert result.message is not None
         assert result.message.significant
+        assert result.message.final == final
 
     env = {
         **{k: v for k, v in os.environ.items() if "PROXY" not in k.upper()},
@@ -215,8 +238,14 @@ async def crash_and_restart(
     def on_d() -> int:
         return sum(1 for c in d_chans if d.messages(c))
 
+    def posts_s(c: str) -> int:  # the bot's messages in the channel, not in threads
+        return sum(1 for m in s.messages(c) if m.thread_ts is None and not m.files)
+
     def on_s() -> int:
-        return sum(1 for c in s_chans if s.messages(c))
+        return sum(1 for c in s_chans if posts_s(c))
+
+    def charts_s(c: str) -> int:
+        return sum(1 for u in s.uploads if u.channel == c)
 
     def started() -> bool:
         return posts_d() + len(s.calls_to("chat.postMessage")) >= 1
@@ -224,8 +253,12 @@ async def crash_and_restart(
     log = tmp / "bot.log"
     began = time.monotonic()
     first = await start_bot(config, env, log)
+    if charts_at is not None:
+        kill = lambda: len(s.uploads) >= charts_at  # noqa: E731
+    else:
+        kill = started if kill_at == 0 else lambda: on_d() + on_s() >= kill_at
     try:
-        await either(d, s, started if kill_at == 0 else lambda: on_d() + on_s() >= kill_at, limit)
+        await either(d, s, kill, limit)
     except TimeoutError:
         raise AssertionError(log.read_text()[-3000:]) from None
     finally:
@@ -250,6 +283,7 @@ async def crash_and_restart(
             on_d() == on_s() == channels
             and posts_d() - posts_before >= sends_d
             and len(s.calls_to("conversations.history")) - history_before[1] >= len(doubt_s)
+            and (not final or all(charts_s(c) for c in s_chans))
         )
 
     second = await start_bot(config, env, log)
@@ -261,7 +295,8 @@ async def crash_and_restart(
     finally:
         await stop(second, signal.SIGTERM)
     counts = [len([m for m in d.messages(c) if m.embeds]) for c in d_chans]
-    counts += [len(s.messages(c)) for c in s_chans]
+    counts += [posts_s(c) for c in s_chans]
+    charts = [charts_s(c) for c in s_chans] if final else []
     slack_posts = len(s.calls_to("chat.postMessage")) - history_before[0]
     extra = {
         "discord posts": posts_d() - posts_before - missing_d,
@@ -277,4 +312,6 @@ async def crash_and_restart(
         http_429=d.count_429 + s.count_429,
         extra=extra,
         seconds=seconds,
+        charts_lost=sum(1 for n in charts if n == 0),
+        charts_doubled=sum(1 for n in charts if n > 1),
     )

@@ -9,6 +9,12 @@ on the same store. Every channel must end with the message exactly once: Discord
 repeated send by its nonce; on Slack the bot finds its earlier posts by their message metadata,
 one history read per channel in doubt. Only what was on its way at the kill is in doubt.
 
+A count's final goes the same way with its chart. On Slack the chart is a step of its own (an
+upload into the message's thread, at 100 a minute against the posts' 5 a second): the bot is
+also killed in that chart phase (at the first chart shown, and with a fifth of them shown),
+where a post is recorded as sent as soon as it is out, so again only what was on its way is in
+doubt, and every channel ends with its message and its chart once each.
+
 The fakes enforce the platforms' limits times ``SCALE`` and the bot is told the same
 (``[discord.limits]``, ``[slack.limits]``), so that a fan-out takes seconds;
 ``bench/crash.py`` runs the same at the real limits.
@@ -28,6 +34,8 @@ CHANNELS = 500
 SCALE = 40
 KILL_POINTS = {"before": 0, "during": CHANNELS, "after": 2 * CHANNELS}
 """Messages in the channels (of 2 x 500) when the bot is killed; 0: at its first request."""
+CHART_KILLS = {"first chart": 1, "charts under way": CHANNELS // 5}
+"""Slack charts shown when the bot is killed in a final's chart phase."""
 
 
 @pytest.fixture(autouse=True)
@@ -72,4 +80,27 @@ async def test_kill_9_in_a_500_channel_fan_out_then_restart_delivers_each_messag
     assert extra["discord reads"] == 0, figures.line()  # restarted within the nonce window
     # Noted only once a request's slot was granted: at most a window's worth in doubt.
     assert figures.in_doubt["slack"] <= 2 * 5 * SCALE, figures.line()
+    assert figures.in_doubt["discord"] <= 2 * 50 * SCALE, figures.line()
+
+
+@pytest.mark.timeout(150)
+@pytest.mark.parametrize("kill", list(CHART_KILLS))
+async def test_kill_9_in_a_slack_finals_chart_phase_leaves_only_what_was_on_its_way_in_doubt(
+    crash_store: str, tmp_path: Path, kill: str
+) -> None:
+    discord_fake, slack_fake = fakes(SCALE)
+    async with discord_fake, slack_fake:
+        figures = await crash_and_restart(
+            discord_fake, slack_fake, crash_store, tmp_path, channels=CHANNELS, kill_at=0,
+            scale=SCALE, limit=120, final=True, charts_at=CHART_KILLS[kill],
+        )  # fmt: skip
+    print(f"\nfinal, {kill} ({crash_store.split(':')[0]}): {figures.line()}")
+    assert (figures.lost, figures.doubled) == (0, 0), figures.line()
+    assert (figures.charts_lost, figures.charts_doubled) == (0, 0), figures.line()
+    assert figures.http_429 == 0, figures.line()
+    extra = figures.extra
+    assert extra["slack posts"] == 0, figures.line()
+    assert extra["slack reads"] <= figures.in_doubt["slack"], figures.line()
+    # The posts made while their charts wait are sent, not in doubt: a window's worth at most.
+    assert figures.in_doubt["slack"] <= 5 * SCALE, figures.line()
     assert figures.in_doubt["discord"] <= 2 * 50 * SCALE, figures.line()

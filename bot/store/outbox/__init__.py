@@ -25,6 +25,7 @@ from bot.store.outbox.moves import (
     release,
     revise,
     supersede,
+    unmark_attempt,
 )
 from bot.store.outbox.queue import (
     OPEN,
@@ -73,5 +74,6 @@ __all__ = [
     "renew",
     "revise",
     "supersede",
+    "unmark_attempt",
     "waiting_channels",
 ]

@@ -1,16 +1,16 @@
 """Claiming deliveries: which instance sends what, and for how long.
 
-On SQLite one instance runs (``bot.cluster.single``): it takes every due delivery, holding back
-the channels that have one waiting for a retry, as it always has.
-
-On PostgreSQL any number of instances share the outbox. Each claims due work with ``SELECT ...
-FOR UPDATE SKIP LOCKED`` and marks it SENDING under a claim (``claimed_by``,
-``claim_expires_at``) that it renews while it sends. A channel's deliveries stay in order
-across instances: only the *head* of a channel (its oldest open delivery, due now) can be
-claimed, and with it the due deliveries queued behind it; a channel whose head is claimed,
-in flight or waiting for a retry is claimed by nobody else. A delivery whose claim has expired
-(its instance died) goes back to the queue with its ``sending_at`` kept, so that its next
-sender first confirms from the channel whether it went out (``bot.delivery.courier``), never
+On SQLite one instance runs (``bot.cluster.single``); on PostgreSQL any number of instances
+share the outbox. Either way a dispatcher claims more while it sends (a slow channel holds up
+no other), so the rule is the same: each claims due work with ``SELECT ... FOR UPDATE SKIP
+LOCKED`` (no locks on SQLite, which has one writer) and marks it SENDING under a claim
+(``claimed_by``, ``claim_expires_at``) that it renews while it sends (on a shared store). A
+channel's deliveries stay in order across instances and while one is in flight: only the
+*head* of a channel (its oldest open delivery, due now) can be claimed, and with it the due
+deliveries queued behind it; a channel whose head is claimed, in flight or waiting for a retry
+is claimed by nobody else. A delivery whose claim has expired (its instance died) goes back to
+the queue with its ``sending_at`` kept, so that its next sender first confirms from the channel
+whether it went out (``bot.delivery.courier``), never
 resends blindly. A live instance's claims are never touched.
 """
 
@@ -19,10 +19,10 @@ from __future__ import annotations
 from collections import defaultdict
 from datetime import datetime
 
-from sqlalchemy import exists, select, tuple_, update
+from sqlalchemy import exists, or_, select, tuple_, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from bot.store.outbox.queue import OPEN, Delivery, DeliveryStatus, _delivery, due, waiting_channels
+from bot.store.outbox.queue import OPEN, Delivery, DeliveryStatus, _delivery
 from bot.store.schema import outbox
 from bot.subscription import ChannelRef, Platform
 
@@ -36,10 +36,6 @@ async def claimable(
     """The due deliveries this instance may claim now, oldest first, locked until the end of the
     transaction on PostgreSQL (see the module docstring); mark them with
     :func:`~bot.store.outbox.mark_sending` in the same transaction."""
-    if conn.dialect.name == "sqlite":
-        found = await due(conn, platform, now=now, limit=limit)
-        waiting = await waiting_channels(conn, platform, now=now)
-        return [d for d in found if d.channel not in waiting]  # keep each channel in order
     earlier = outbox.alias("earlier")
     earlier_open = exists().where(
         earlier.c.platform == outbox.c.platform,
@@ -102,16 +98,21 @@ async def renew(conn: AsyncConnection, instance: str, *, until: datetime) -> int
     return result.rowcount
 
 
-async def release_expired(conn: AsyncConnection, platform: Platform, *, now: datetime) -> int:
+async def release_expired(
+    conn: AsyncConnection, platform: Platform, *, now: datetime, keep: str | None = None
+) -> int:
     """Put back to PENDING the SENDING deliveries of ``platform`` whose claim expired before
-    ``now`` (their instance died or stalled), keeping ``sending_at``; how many."""
+    ``now`` (their instance died or stalled), keeping ``sending_at``; how many. ``keep``: an
+    instance whose claims stay as they are (its own, still being sent while it drains, whose
+    renewal came late)."""
+    where = [
+        outbox.c.platform == str(platform),
+        outbox.c.status == SENDING,
+        outbox.c.claim_expires_at < now,
+    ]
+    if keep is not None:
+        where.append(or_(outbox.c.claimed_by.is_(None), outbox.c.claimed_by != keep))
     result = await conn.execute(
-        update(outbox)
-        .where(
-            outbox.c.platform == str(platform),
-            outbox.c.status == SENDING,
-            outbox.c.claim_expires_at < now,
-        )
-        .values(status=PENDING, claimed_by=None, claim_expires_at=None)
+        update(outbox).where(*where).values(status=PENDING, claimed_by=None, claim_expires_at=None)
     )
     return result.rowcount

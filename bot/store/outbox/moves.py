@@ -73,6 +73,17 @@ async def mark_attempt(
     return result.rowcount == 1
 
 
+async def unmark_attempt(conn: AsyncConnection, delivery_id: int, *, by: str | None = None) -> bool:
+    """The attempt :func:`mark_attempt` noted surely did not reach the platform (it refused the
+    request, a 429) and no earlier one had been noted: the delivery is not in doubt any more
+    (``sending_at`` unset). Only while it is SENDING (under ``by``'s claim); whether it was."""
+    mine = and_(outbox.c.id == delivery_id, outbox.c.status == str(DeliveryStatus.SENDING))
+    if by is not None:
+        mine = and_(mine, outbox.c.claimed_by == by)
+    result = await conn.execute(update(outbox).where(mine).values(sending_at=None))
+    return result.rowcount == 1
+
+
 def _orphaned() -> ColumnElement[bool]:
     """The delivery belongs to a subscription that is gone or disabled."""
     live = exists().where(

@@ -26,6 +26,10 @@ class DeliveryAction(StrEnum):
     REPLY = "reply"
     """Post into the subscription's thread (its ``thread`` option; a final also shows in the
     channel)."""
+    CHART = "chart"
+    """Show a final's chart with its message, already posted and recorded SENT, on a platform
+    that shows it with requests of its own (Slack's upload into the message's thread); queued
+    when the post is recorded (``bot.delivery.final_charts.chart_step``)."""
 
 
 class DeliveryStatus(StrEnum):

@@ -6,7 +6,8 @@ of its tests runs on."""
 from __future__ import annotations
 
 import abc
-from collections.abc import AsyncIterator
+import asyncio
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -117,6 +118,16 @@ class Rig(abc.ABC):
         platform, but its answer never reaches the bot."""
         raise AssertionError(f"{self.name} has no answer to lose")
 
+    def hang(self, channel: ChannelRef) -> asyncio.Event:
+        """From now on the platform takes every request about ``channel`` and answers none
+        (nor carries it out) until the event returned is set."""
+        raise AssertionError(f"{self.name} has no request to hang")
+
+    async def wait_until(self, check: Callable[[], bool]) -> None:
+        """Return once ``check()`` holds, re-checked whenever the platform records something
+        (10 s at most)."""
+        raise AssertionError(f"{self.name} records nothing to wait for")
+
     def fail_next_post(self, times: int = 1) -> None:
         """The next ``times`` posts fail, surely without posting anything (a server error, or
         where the platform may post despite one, a 429)."""
@@ -129,6 +140,26 @@ class Rig(abc.ABC):
     async def delete(self, channel: ChannelRef, message_id: str) -> None:
         """A moderator deletes one of the bot's messages."""
         raise AssertionError(f"{self.name} cannot delete what it showed")
+
+    # Commands: members typing ``/count ...``; a platform without members keeps the refusal.
+
+    async def command(self, channel: ChannelRef, member: int, text: str) -> Any:
+        """``/count text`` typed by member number ``member`` (0 to 99) in ``channel``;
+        returns, once the bot has it, what ``answered`` asks about."""
+        raise AssertionError(f"{self.name} has no members to type commands")
+
+    def answered(self, asked: list[Any]) -> int:
+        """How many of the commands ``asked`` have been answered."""
+        raise AssertionError(f"{self.name} has no members to answer")
+
+    async def wait(self, check: Callable[[], bool], timeout: float = 30.0) -> None:  # noqa: ASYNC109
+        """Until ``check()`` holds, re-checked whenever the platform's fake records something."""
+        raise AssertionError(f"{self.name} has nothing to wait for")
+
+    def limit_next_reply(self, retry_after: int) -> int:
+        """The platform answers the bot's next reply to a command with a 429, saying to wait
+        ``retry_after`` seconds (where the platform lets it say so): the seconds it says."""
+        raise AssertionError(f"{self.name} has no rate limits")
 
     async def take_down(self) -> str | None:
         """The platform becomes unreachable; the reason ``health()`` should give, or None

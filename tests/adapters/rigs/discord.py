@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import aiohttp
 
@@ -20,6 +20,8 @@ from tests.adapters import test_discord as discord_tests
 from tests.adapters.rigs.base import Rig, Seen, count_table
 
 POSTS = r"^/channels/\d+/messages$"
+MEMBERS = 100
+MEMBER0 = 555_000_000_000_000_000
 
 
 class DiscordRig(Rig):
@@ -57,6 +59,8 @@ class DiscordRig(Rig):
             guild = fake.add_guild("Bessemer Watch")
             channels = [fake.add_channel(guild, n) for n in ("results", "union", "news", "admin")]
             role = fake.add_role(guild, "count-admins")
+            for member in range(MEMBERS):  # who may subscribe a channel
+                fake.add_member(guild, MEMBER0 + member, f"member-{member}", permissions=1 << 4)
             self._world = discord_tests.World(fake, self.vt, guild, *channels, role)
             cfg = discord_tests.config(tmp_path, self._world, count_table(title))
             async with discord_tests.running(self._world, cfg) as bot:
@@ -90,6 +94,12 @@ class DiscordRig(Rig):
         # The chart goes in the same request as its message: one answer to lose either way.
         self.fake.fail_next(POSTS, 503, after_commit=True)
 
+    def hang(self, channel: ChannelRef) -> asyncio.Event:
+        return self.fake.hangs.hang(channel.channel)
+
+    async def wait_until(self, check: Callable[[], bool]) -> None:
+        await self.fake.wait_for(check, timeout=10)
+
     def fail_next_post(self, times: int = 1) -> None:
         self.fake.fail_next(POSTS, 503, times)
 
@@ -107,6 +117,24 @@ class DiscordRig(Rig):
         headers = {"Authorization": f"Bot {discord_tests.TOKEN}"}
         async with aiohttp.ClientSession(headers=headers) as mod, mod.delete(url) as resp:
             assert resp.status == 204
+
+    async def command(self, channel: ChannelRef, member: int, text: str) -> Any:
+        verb, *rest = text.split()
+        options = [{"name": "count", "type": 3, "value": rest[0]}] if rest else []
+        return await self.fake.inject_slash_command(
+            self.world.guild, int(channel.channel), MEMBER0 + member, "count", options,
+            subcommand=verb,
+        )  # fmt: skip
+
+    def answered(self, asked: list[Any]) -> int:
+        return sum(1 for ix in asked if discord_tests.answered(ix))
+
+    async def wait(self, check: Callable[[], bool], timeout: float = 30.0) -> None:  # noqa: ASYNC109
+        await self.fake.wait_for(check, timeout=timeout)
+
+    def limit_next_reply(self, retry_after: int) -> int:
+        self.fake.fail_next(r"^/webhooks/", 429, method="POST", retry_after=retry_after)
+        return retry_after
 
     async def take_down(self) -> str | None:
         await self.fake.kill_gateway()

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from slack_sdk.web.async_client import AsyncWebClient
 
@@ -31,6 +32,7 @@ class SlackRig(Rig):
         self.vt = slack_tests.VirtualTime()
         self._fake: FakeSlack | None = None
         self._channels: tuple[str, str] = ("", "")
+        self._members: list[str] = []
 
     @property
     def fake(self) -> FakeSlack:
@@ -51,6 +53,7 @@ class SlackRig(Rig):
         async with FakeSlack(clock=self.vt.monotonic) as fake:
             self._fake = fake
             self._channels = (fake.add_channel("results"), fake.add_channel("union"))
+            self._members = [fake.add_user(f"member{i}") for i in range(100)]
             cfg = slack_tests.config(tmp_path, fake, title=title)
             async with slack_tests.running(fake, cfg, self.vt) as bot:
                 yield bot.app
@@ -75,6 +78,12 @@ class SlackRig(Rig):
         method = "files.completeUploadExternal" if chart else "chat.postMessage"
         self.fake.fail_next(method, drop=True, commit=True)
 
+    def hang(self, channel: ChannelRef) -> asyncio.Event:
+        return self.fake.hangs.hang(channel.channel)
+
+    async def wait_until(self, check: Callable[[], bool]) -> None:
+        await self.fake.wait_for(check, timeout=10)
+
     def fail_next_post(self, times: int = 1) -> None:
         self.fake.fail_next("chat.postMessage", status=503, times=times)
 
@@ -84,6 +93,22 @@ class SlackRig(Rig):
     async def delete(self, channel: ChannelRef, message_id: str) -> None:
         client = AsyncWebClient(token=self.fake.bot_token, base_url=self.fake.api_url)
         await client.chat_delete(channel=channel.channel, ts=message_id)
+
+    async def command(self, channel: ChannelRef, member: int, text: str) -> Any:
+        return await self.fake.send_slash_command(
+            command="/count", text=text, user_id=self._members[member], channel_id=channel.channel
+        )
+
+    def answered(self, asked: list[Any]) -> int:
+        shown = {p.url for p in self.fake.response_url_posts if p.status == 200}
+        return sum(1 for delivery in asked if delivery.response_url in shown)
+
+    async def wait(self, check: Callable[[], bool], timeout: float = 30.0) -> None:  # noqa: ASYNC109
+        await self.fake.wait_for(check, timeout=timeout)
+
+    def limit_next_reply(self, retry_after: int) -> int:
+        self.fake.fail_next("response_url", status=429)
+        return 1  # what the fake's response_url says
 
     async def take_down(self) -> str | None:
         await self.fake.kill_socket()

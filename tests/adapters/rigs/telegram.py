@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import asyncio
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from bot.app import App
 from bot.config import parse
 from bot.subscription import ChannelRef, Platform
 from bot.testing.clock import FakeClock
-from bot.testing.fakes.telegram_fake import Chat, FakeTelegram
+from bot.testing.fakes.telegram_fake import Chat, FakeTelegram, User
 from bot.testing.fakes.telegram_fake.testing import aiogram_bot
 from tests.adapters.rigs.base import Rig, Seen, count_table
 from tests.adapters.telegram import test_app as telegram_tests
@@ -31,6 +32,7 @@ class TelegramRig(Rig):
         self.vt = telegram_tests.VirtualTime(self._clock)
         self._fake: FakeTelegram | None = None
         self._groups: list[Chat] = []
+        self._members: list[User] = []
 
     @property
     def fake(self) -> FakeTelegram:
@@ -55,6 +57,10 @@ class TelegramRig(Rig):
         async with FakeTelegram(clock=self._clock.monotonic) as fake:
             self._fake = fake
             self._groups = [fake.add_group("Results"), fake.add_group("Union hall")]
+            self._members = [fake.add_user(f"Member {i}", f"member{i}") for i in range(100)]
+            for group in self._groups:
+                for member in self._members:
+                    fake.add_member(group, member)
             cfg = parse(
                 {
                     "store": {"url": f"sqlite+aiosqlite:///{tmp_path / 'tallybot.sqlite3'}"},
@@ -77,6 +83,12 @@ class TelegramRig(Rig):
     def lose_next_answer(self, *, chart: bool = False) -> None:
         self.fake.lose_answer("sendPhoto" if chart else "sendMessage")
 
+    def hang(self, channel: ChannelRef) -> asyncio.Event:
+        return self.fake.hangs.hang(channel.channel)
+
+    async def wait_until(self, check: Callable[[], bool]) -> None:
+        await self.fake.wait_for(check, timeout=10)
+
     def fail_next_post(self, times: int = 1) -> None:
         # A 429: Telegram surely posted nothing (after a 5xx it may have: the adapter repairs
         # that itself, see test_a_post_whose_answer_was_lost_is_shown_once).
@@ -88,6 +100,29 @@ class TelegramRig(Rig):
     async def delete(self, channel: ChannelRef, message_id: str) -> None:
         async with aiogram_bot(self.fake) as moderator:
             assert await moderator.delete_message(int(channel.channel), int(message_id))
+
+    async def command(self, channel: ChannelRef, member: int, text: str) -> Any:
+        return self.fake.command(self.chat(channel), self._members[member], f"/count {text}")
+
+    def answered(self, asked: list[Any]) -> int:
+        """Telegram's answers name no command: per chat, the bot's messages since the first
+        command asked there, at most one per command."""
+        found = 0
+        for chat_id in {i.message.chat_id for i in asked}:
+            mine = [i.message.message_id for i in asked if i.message.chat_id == chat_id]
+            (chat,) = [g for g in self._groups if g.id == chat_id]
+            since = [
+                m for m in telegram_tests.from_bot(self.fake, chat) if m.message_id > min(mine)
+            ]
+            found += min(len(mine), len(since))
+        return found
+
+    async def wait(self, check: Callable[[], bool], timeout: float = 30.0) -> None:  # noqa: ASYNC109
+        await self.fake.wait_for(check, timeout=timeout)
+
+    def limit_next_reply(self, retry_after: int) -> int:
+        self.fake.fail_next("sendMessage", status=429, retry_after=retry_after)
+        return retry_after
 
     async def take_down(self) -> str | None:
         self.fake.fail_next("getUpdates", status=502, times=10_000)

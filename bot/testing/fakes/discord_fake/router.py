@@ -215,6 +215,7 @@ async def _answer(
     if route.auth and request.headers.get("Authorization") != f"Bot {fake.token}":
         raise ApiError(401, 0, "401: Unauthorized")
 
+    await fake.hangs.wait(params.get("channel_id"))
     failure = fake.take_failure(request.method, path, after_commit=False)
     if failure is not None:
         return _injected(failure)

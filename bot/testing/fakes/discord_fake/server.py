@@ -13,6 +13,8 @@ from typing import Any
 
 from aiohttp import web
 
+from bot.testing.fakes.hangs import Hangs
+
 from . import inject, interactions, rest, threads
 from .gateway import GatewayHub
 from .interaction import FakeInteraction
@@ -114,6 +116,7 @@ class FakeDiscord(WorldSetup):
         self.registered_commands: dict[int | None, list[JSON]] = {}
         self.interactions: list[FakeInteraction] = []
         self._failures: list[Failure] = []
+        self.hangs = Hangs()
         self.internal_errors: list[Exception] = []  # bugs in the fake; raised at exit
         self._changed = asyncio.Event()
         self.gateway = GatewayHub(self)

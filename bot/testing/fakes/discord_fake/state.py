@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol
 
+from bot.testing.fakes.hangs import Hangs
+
 from .gateway import GatewayHub
 from .interaction import FakeInteraction
 from .limits import RateLimits
@@ -48,6 +50,7 @@ class FakeDiscord(Protocol):
     requests: list[RecordedRequest]
     count_429: int
     count_invalid: int
+    hangs: Hangs
     registered_commands: dict[int | None, list[JSON]]
     interactions: list[FakeInteraction]
     internal_errors: list[Exception]

@@ -86,6 +86,7 @@ class FakeSlack(HttpMode, Installs, Modals):
             base_url=lambda: self.base_url,
             on_change=self._notifier.notify,
         )
+        self.hangs = self._web.hangs  # a channel whose requests hang (bot.testing.fakes.hangs)
         self._socket = SocketModeServer(
             workspace=self._workspace,
             ws_base=lambda: self.base_url.replace("http://", "ws://", 1),
@@ -290,16 +291,18 @@ class FakeSlack(HttpMode, Installs, Modals):
         commit: bool = False,
         drop: bool = False,
     ) -> None:
-        """Make the next `times` calls of `method` fail.
+        """Make the next `times` calls of `method` ("response_url": posts to one) fail.
 
         The answer is HTTP `status` with {"ok": false, "error": error} (default error by
         status: 429 ratelimited + Retry-After, 503 service_unavailable, else internal_error).
-        commit=True: the call takes effect first and only the answer is the failure.
-        drop=True: the connection is closed without an answer (a lost response).
+        commit=True: it takes effect, only its answer fails; drop=True: no answer (lost).
         """
-        self._web.fail_next(
-            method, status=status, error=error, times=times, commit=commit, drop=drop
-        )
+        if method == "response_url":  # only 429s, with Retry-After: 1
+            self._interactions.limited_responses += times
+        else:
+            self._web.fail_next(
+                method, status=status, error=error, times=times, commit=commit, drop=drop
+            )
 
     async def wait_for(
         self,

@@ -60,6 +60,8 @@ class Interactions:
         self._notifier = notifier
         self._urls: dict[str, _ResponseUrl] = {}
         self.response_url_posts: list[ResponseUrlPost] = []
+        self.limited_responses = 0
+        """The next this many posts to a response_url are answered 429 (nothing shown)."""
 
     # -------------------------------------------------------------- payloads
 
@@ -148,7 +150,12 @@ class Interactions:
         else:
             await request.read()
         status, error = 200, None
+        headers: dict[str, str] = {}
         try:
+            if self.limited_responses > 0:
+                self.limited_responses -= 1
+                headers["Retry-After"] = "1"
+                raise SlackError("ratelimited", status=429)
             if entry is None:
                 raise SlackError("invalid_url", status=404)
             if self._clock() - entry.created_at > RESPONSE_URL_TTL_S:
@@ -175,7 +182,7 @@ class Interactions:
         answer: dict[str, Any] = {"ok": error is None}
         if error is not None:
             answer["error"] = error
-        return web.json_response(answer, status=status)
+        return web.json_response(answer, status=status, headers=headers)
 
     def _apply_response(self, entry: _ResponseUrl, body: dict[str, Any]) -> None:
         response_type = body.get("response_type")

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from aiohttp import web
 
+from bot.testing.fakes.hangs import Hangs
 from bot.testing.limits import SlidingWindow, TokenBucket
 
 from .args import JsonDict, read_args, truthy
@@ -91,6 +92,7 @@ class WebApi:
         self.app_token = app_token
         self.clock = clock
         self.retry_after = retry_after
+        self.hangs = Hangs()
         self._open_socket_url = open_socket_url
         self._base_url = base_url
         self._on_change = on_change
@@ -141,6 +143,8 @@ class WebApi:
             status, body = exc.status, {"ok": False, "error": exc.error}
             headers: dict[str, str] = {}
         else:
+            channel = args.get("channel", args.get("channel_id"))
+            await self.hangs.wait(channel if isinstance(channel, str) else None)
             try:
                 status, body, headers = self.dispatch(method, args, token)
             except DroppedConnection:

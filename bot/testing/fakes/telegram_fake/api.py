@@ -11,6 +11,8 @@ from typing import Any
 
 from aiohttp import web
 
+from bot.testing.fakes.hangs import Hangs
+
 from . import chats, messages
 from .args import Args, read_args
 from .core import Core
@@ -69,6 +71,7 @@ class Api:
         self.updates = updates
         self.token = token
         self._rules: dict[str, list[FailRule]] = {}
+        self.hangs = Hangs()
 
     def fail_next(
         self,
@@ -132,6 +135,7 @@ class Api:
         if method is None:
             body = {"ok": False, "error_code": 404, "description": "Not Found: method not found"}
             return _respond(404, body)
+        await self.hangs.wait(args.text("chat_id"))
         record = RecordedRequest(
             method=method,
             args=args.normalized(),

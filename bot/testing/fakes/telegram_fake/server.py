@@ -63,6 +63,7 @@ class FakeTelegram:
             self._core, own_url=lambda: self.base_url, require_https=webhook_requires_https
         )
         self._api = Api(self._core, self._updates, token)
+        self.hangs = self._api.hangs  # a chat whose requests hang (bot.testing.fakes.hangs)
         self._query_ids = itertools.count(4_000_000_000_001)
         self._runner: web.AppRunner | None = None
         self._port: int | None = None
