@@ -59,7 +59,7 @@ COUNT = {
 TALLY = Tally("bessemer-2021", {"yes": 84, "no": 201}, datetime(2021, 4, 8, tzinfo=UTC), "bench")
 FINAL = Tally(
     "bessemer-2021", {"yes": 738, "no": 1798}, datetime(2021, 4, 9, tzinfo=UTC), "bench",
-    challenged=505, received=3215, state=TallyState.FINAL,
+    challenged=505, received=3041, state=TallyState.FINAL,  # a final accounts for every ballot
 )  # fmt: skip
 DISCORD_GLOBAL = (50, 1.0)
 _POSTS = next(b for b in SLACK_LIMITS.buckets(Route("chat.postMessage")) if not b.per_channel)

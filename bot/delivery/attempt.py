@@ -120,7 +120,8 @@ class DeliveryPace:
         progress = self.progress
         progress.waiting_own(True)
         try:
-            async with self.pacer.slot(route, lambda: self._ready(delivers)):
+            mine = lambda: progress.waiting_own(False)  # noqa: E731 - its channel's slots
+            async with self.pacer.slot(route, lambda: self._ready(delivers), granted=mine):
                 await self.pacer.turn(route)  # the instance still holds the budget: last
                 progress.flying(True)
                 paced = PACED.set(True)
@@ -140,6 +141,5 @@ class DeliveryPace:
             progress.waiting_own(False)
 
     async def _ready(self, delivers: bool) -> None:
-        self.progress.waiting_own(False)  # its channel's slots are granted
         if delivers and self.note is not None and not await self.note():
             raise DeliveryCancelled("its subscription was removed or disabled")

@@ -290,7 +290,11 @@ class Pacer:
 
     @asynccontextmanager
     async def slot(
-        self, route: Route, ready: Callable[[], Awaitable[None]] | None = None
+        self,
+        route: Route,
+        ready: Callable[[], Awaitable[None]] | None = None,
+        *,
+        granted: Callable[[], None] | None = None,
     ) -> AsyncIterator[None]:
         """Wait for a slot in each of the route's buckets, run the request in the block, and
         count every slot from the request's end.
@@ -301,7 +305,8 @@ class Pacer:
         platform-wide slots (a slot is taken again a window after its request *ended*: what the
         slot holds slows the rate), and a crash leaves at most that many deliveries per method
         noted but not sent. Each method has its own room: a request waiting for one method's
-        budget never holds up a request of another."""
+        budget never holds up a request of another. ``granted`` is told as soon as the
+        channel's own slots are granted (what the request waits for after that is shared)."""
         buckets = self.limits.buckets(route)
         urgent = route.urgent
         async with AsyncExitStack() as taken:
@@ -309,6 +314,8 @@ class Pacer:
                 if bucket.per_channel:
                     limiter = self._limiter(bucket, route.channel)
                     await taken.enter_async_context(limiter.slot(self.sleep, urgent=urgent))
+            if granted is not None:
+                granted()
             room = self._rooms.get(route.method)
             if room is None:
                 room = self._rooms[route.method] = asyncio.Semaphore(ROOM)
