@@ -38,6 +38,7 @@ from bot.delivery.pacing import Pacer, Route
 from bot.delivery.places import Places
 from bot.domain.message import Message, Notice, Outgoing
 from bot.errors import (
+    ChannelMoved,
     DeliveryCancelled,
     DeliveryError,
     MessageGone,
@@ -49,6 +50,7 @@ from bot.ops.hooks import Hooks
 from bot.retry import backoff
 from bot.store import Database, outbox
 from bot.store import subscriptions as sub_rows
+from bot.store.channel_moves import follow
 from bot.store.outbox import Delivery, DeliveryAction, NewDelivery
 from bot.subscription import ChannelRef, Platform
 
@@ -242,6 +244,10 @@ class Courier:
             return False
         except DeliveryCancelled:
             raise
+        except ChannelMoved as exc:  # d, its channel's subscriptions and deliveries move there
+            async with self.db.begin() as conn:
+                await follow(conn, d, exc, at=self.clock.now())
+            return False  # the rest of the old channel's batch: moved too, claimed anew
         except DeliveryError as exc:
             await self._give_up(d, exc)
             return True

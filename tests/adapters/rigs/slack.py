@@ -6,7 +6,7 @@ import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from slack_sdk.web.async_client import AsyncWebClient
 
@@ -31,6 +31,7 @@ class SlackRig(Rig):
         self.vt = slack_tests.VirtualTime()
         self._fake: FakeSlack | None = None
         self._channels: tuple[str, str] = ("", "")
+        self._cfg: Any = None
 
     @property
     def fake(self) -> FakeSlack:
@@ -51,9 +52,14 @@ class SlackRig(Rig):
         async with FakeSlack(clock=self.vt.monotonic) as fake:
             self._fake = fake
             self._channels = (fake.add_channel("results"), fake.add_channel("union"))
-            cfg = slack_tests.config(tmp_path, fake, title=title)
-            async with slack_tests.running(fake, cfg, self.vt) as bot:
-                yield bot.app
+            self._cfg = slack_tests.config(tmp_path, fake, title=title)
+            async with self.bots() as app:
+                yield app
+
+    @asynccontextmanager
+    async def bot(self) -> AsyncIterator[App]:
+        async with slack_tests.running(self.fake, self._cfg, self.vt) as bot:
+            yield bot.app
 
     def seen(self, channel: ChannelRef) -> list[Seen]:
         found = []

@@ -183,7 +183,8 @@ async def test_a_group_subscribes_and_gets_the_update_and_the_final_chart(tmp_pa
             sent = await bot.sent()
             (update_id,) = sent
             assert isinstance(bot.adapter.ledger, StoreLedger)  # kept in the App's store
-            assert await bot.adapter.ledger.last(group.id) == update_id
+            known = await bot.adapter.ledger.known(group.id, "tb1")
+            assert known.top == update_id
             update = fake.messages(group)[
                 [m.message_id for m in fake.messages(group)].index(update_id)
             ]

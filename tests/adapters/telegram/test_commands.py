@@ -155,7 +155,7 @@ async def test_replies_errors_and_charts(fake: FakeTelegram, bot: Bot, clock: Fa
     sent = fake.calls_to("sendMessage")
     assert sent[0].args["reply_parameters"]["message_id"] == asked.message_id
     assert ours[1].photo is not None
-    assert await ledger.others(group.id) == {m.message_id for m in ours}
+    assert (await ledger.known(group.id, "tb1")).others == {m.message_id for m in ours}
 
 
 @pytest.mark.parametrize("text", HOSTILE[:8])

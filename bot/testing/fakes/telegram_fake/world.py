@@ -77,6 +77,10 @@ class StoredMessage:
     """Sent by an anonymous group admin (on behalf of the chat)."""
     deleted: bool = False
     edit_date: int | None = None
+    migrate_to_chat_id: int | None = None
+    """A service message: the group became the supergroup with this id."""
+    migrate_from_chat_id: int | None = None
+    """A service message: the supergroup was the group with this id."""
     revisions: list[Revision] = field(default_factory=list)
 
     @property
