@@ -56,6 +56,7 @@ from .commands import AdminCheck, TelegramCommands, channel_of, menu
 from .lifecycle import TelegramLifecycle, make_bot
 from .limits import TELEGRAM_LIMITS
 from .once import Ledger, MemoryLedger, StoreLedger, post_once
+from .private import PrivateReplies
 from .render import caption, render
 from .send import Outgoing, TelegramSender
 from .settings import BOT_TOKEN, WEBHOOK_SECRET, TelegramSettings
@@ -139,6 +140,12 @@ class TelegramAdapter(Adapter):
                 self.bot,
                 ttl=self.settings.admin_cache_seconds,
                 monotonic=self.context.clock.monotonic,
+            ),
+            private=PrivateReplies(
+                self.context.throttle,
+                self.context.clock.monotonic,
+                platform=self.platform,
+                bot_username=me.username or "",
             ),
             zone=self.zone,
             verbs=self.context.verbs,

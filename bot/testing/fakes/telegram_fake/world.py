@@ -191,7 +191,10 @@ class World:
         )
 
     def chat_for_bot(self, ref: int | str, *, post: bool = False) -> Chat:
-        """The chat, if the bot is in it (and, with ``post``, may post in it)."""
+        """The chat, if the bot is in it (and, with ``post``, may post in it). A user who
+        never opened a private chat with the bot cannot be written to (403), as on Telegram."""
+        if isinstance(ref, int) and ref in self.users and ref not in self.chats:
+            raise forbidden("bot can't initiate conversation with a user")
         chat = self.find_chat(ref)
         if chat.type == "private":
             if chat.blocked:
