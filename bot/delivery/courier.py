@@ -14,7 +14,9 @@
 3. **Record** the outcome: SENT with the platform's message id; a transient failure retried
    with jittered exponential backoff (a 429 waits its Retry-After and is not counted as an
    attempt); a permanent one (channel gone, permission lost) DEAD, the subscription disabled
-   and the admins told. Nothing is retried forever: after ``max_attempts`` it is DEAD too.
+   and the admins told; a channel that got a new id (``ChannelMoved``) takes its subscriptions
+   and deliveries there (``bot.store.channel_moves``). Nothing is retried forever: after
+   ``max_attempts`` it is DEAD too.
 
 Nothing that goes wrong with one delivery escapes :meth:`Courier.deliver`: a store error, a
 renderer bug or a payload it cannot read is logged with the delivery and retried like a
