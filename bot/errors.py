@@ -124,6 +124,16 @@ class PermanentDeliveryError(DeliveryError):
         self.fix = fix
 
 
+class ChannelMoved(PermanentDeliveryError):
+    """The channel has a new id on its platform (a Telegram group became a supergroup): its
+    subscriptions and deliveries move there (``bot.store.channel_moves``) and go on."""
+
+    def __init__(self, message: str, *, workspace: str, channel: str) -> None:
+        super().__init__(message)
+        self.workspace = workspace
+        self.channel = channel
+
+
 class MessageGone(DeliveryError):
     """A message to edit (a live scoreboard) was deleted or can no longer be edited."""
 

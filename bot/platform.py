@@ -27,7 +27,8 @@ A plug-in describes (:class:`Plugin`):
   :class:`Context` every adapter gets (the command handler, the clock, the command limits, its
   admin policy and secrets, the store for reads, the display zone), and
   ``context.sent_ledger(name)``: where it keeps what it knows of its own messages across
-  restarts (for an exactly-once repair), None without a store.
+  restarts (for an exactly-once repair), None without a store; ``context.channel_moved``:
+  what it calls when the platform gives a channel a new id.
 * optionally ``commands``: subcommands of the ``tallybot`` CLI (Discord's ``invite``).
 
 The adapter (:class:`bot.adapter.Adapter`, re-exported here) is an async context manager with
@@ -69,6 +70,7 @@ from bot.errors import ConfigError
 from bot.secrets import Secret
 from bot.settings.values import PlatformTable, suggest
 from bot.store import Database
+from bot.store.channel_moves import move_channel
 from bot.store.sent_ledger import SentLedger
 from bot.subscription import ChannelRef, Extra, Platform
 
@@ -188,6 +190,15 @@ class Context:
         """Where ``platform``'s adapter keeps what it knows of its own messages across restarts
         (``bot.store.sent_ledger``, for an exactly-once repair); None without a store."""
         return None if self.store is None else SentLedger(self.store, platform, self.clock)
+
+    async def channel_moved(self, old: ChannelRef, new: ChannelRef, why: str) -> int:
+        """The platform says ``old`` has the new id ``new`` (a Telegram group became a
+        supergroup): its subscriptions and open deliveries move there, audited
+        (``bot.store.channel_moves``); how many subscriptions moved (0 without a store)."""
+        if self.store is None:
+            return 0
+        async with self.store.begin() as conn:
+            return await move_channel(conn, old, new, at=self.clock.now(), why=why)
 
     def secret(self, name: str) -> Secret:
         """A secret the plug-in declared as required (checked before the adapter is built)."""

@@ -38,12 +38,15 @@ from bot.domain.render_text import render, show
 from bot.domain.safe_text import clean
 from bot.domain.times import Zone
 from bot.platform import Context
+from bot.store.sent_ledger import SentLedger
 from bot.subscription import ChannelRef, Platform
 
 CONSOLE_CHANNEL = ChannelRef(Platform("console"), "local", "console")
 CHART_DIR = Path("tallybot-charts")
 """Where attachments are written by default (relative: in the current directory)."""
 COLOURS = ("magenta", "cyan", "yellow", "green", "blue", "red")
+LEDGER_HORIZON = 1000
+"""Posts per channel whose printing the ledger remembers (beyond them, two days)."""
 MAX_WIDTH = 80
 """Output wraps at 80 columns (or the terminal's width, if narrower)."""
 
@@ -56,7 +59,9 @@ def text(words: str, style: str = "") -> Text:
 class ConsoleAdapter(Adapter):
     platform = CONSOLE_CHANNEL.platform
     dedup_window = 0.0
-    """A terminal cannot be read back: a line cut off by a crash may be printed again."""
+    """A terminal cannot be read back; what was printed is kept in the sent ledger instead
+    (``ledger``), so a restart does not print again a post whose record the outbox missed (only
+    one cut off by a crash between printing and writing the ledger may be printed twice)."""
 
     def __init__(
         self,
@@ -68,8 +73,13 @@ class ConsoleAdapter(Adapter):
         user: str = "console",
         save_dir: Path = CHART_DIR,
         zone: Zone = None,
+        ledger: SentLedger | None = None,
     ) -> None:
         self.context = context
+        self.ledger = ledger if ledger is not None or context is None else (
+            context.sent_ledger(CONSOLE_CHANNEL.platform)
+        )  # fmt: skip
+        """What was printed, per channel and delivery key (None: no store, nothing kept)."""
         """Where typed commands go, with the console's admin policy (``attach``)."""
         self.limits = limits
         self.zone = zone
@@ -109,11 +119,19 @@ class ConsoleAdapter(Adapter):
     ) -> str:
         if earlier is not None:
             return earlier.message_id
+        known = None if self.ledger is None else await self.ledger.known(channel.channel, key)
+        if known is not None and known.copies:
+            return f"console-{known.copies[0].message}"  # printed before a restart
         async with pace(Route("print"), delivers=True):
             self.show(content)
             if attachment is not None:
                 self.save(attachment)
-        self._posted += 1
+        top = known.top if known is not None else None
+        self._posted = max(self._posted, top or 0) + 1
+        if self.ledger is not None:
+            await self.ledger.posted(
+                channel.channel, key, self._posted, silent=False, horizon=LEDGER_HORIZON
+            )
         return f"console-{self._posted}"
 
     async def edit(
@@ -130,7 +148,14 @@ class ConsoleAdapter(Adapter):
         since: datetime,
         pace: Pace = unpaced,
     ) -> dict[str, Earlier]:
-        return {}  # what was printed cannot be read back
+        if self.ledger is None:
+            return {}  # what was printed cannot be read back
+        found = {}
+        for key in keys:
+            known = await self.ledger.known(channel.channel, key)
+            if known.copies:
+                found[key] = Earlier(f"console-{known.copies[0].message}")
+        return found
 
     def show(self, content: Outgoing) -> None:
         if isinstance(content, Notice):

@@ -1,25 +1,30 @@
 """The Telegram adapter: the internals of ``adapters.telegram`` behind the core's ``Adapter``.
 
 Delivery. ``post`` renders the message (HTML, ``render``) and sends it through
-``TelegramSender`` by way of ``once.post_once``: a post whose answer was lost (``MaybeSent``) is
-repaired at once (sent again silently, the ids between the ledger's ``L`` and the new one
-probed, every extra copy deleted). A chart goes out as a photo (``sendPhoto``) with the message
-as its caption (1,024 characters at most). Telegram has no history a bot can read, so
-``find_posted`` confirms nothing: it returns no earlier message. The courier asks it about
-every delivery an earlier attempt may have posted (``dedup_window`` is 0: Telegram drops no
-repeat); such a post is *in doubt* and goes straight to the repair
-(``post_once(in_doubt=True)``) instead of a blind second send, unless this process saw every
-earlier attempt of it fail with an error answer (a 429, a refusal: nothing was posted), which
-it remembers per key. After a restart it knows nothing, so every such post is repaired.
-``edit`` treats "message is not modified" as done and a message that is gone as
-``MessageGone``.
+``TelegramSender`` by way of ``once.post_once``, which writes the ledger around every send (a
+doubt before the request, the copy after its answer): a post whose answer was lost
+(``MaybeSent``) is repaired at once (sent again silently, the ids above the doubt's floor
+probed, one notified copy kept, every other deleted), and so is one that a crash left in
+doubt, whatever the crash interrupted. A chart goes out as a photo (``sendPhoto``) with the
+message as its caption (1,024 characters at most). Telegram has no history a bot can read, so
+``find_posted`` confirms only what this process posted itself; the courier asks it about every
+delivery an earlier attempt may have posted (``dedup_window`` is 0: Telegram drops no repeat),
+and ``post`` then goes by the ledger. ``edit`` treats "message is not modified" as done and a
+message that is gone as ``MessageGone``.
 
-The ledger (``once.Ledger``: per chat the last settled id ``L`` and the bot's command replies
-above it) is kept in the store (``once.StoreLedger`` on ``Context.sent_ledger``), so a repair
-after a restart still probes down to ``L`` and finds the copy a lost answer left. Without a
-store (tests) it is kept in memory (``once.MemoryLedger``): a restart forgets ``L``, so a
-repair then probes only the ``probe_window`` ids below its silent copy and reports a *possible
-duplicate* (``Posted.possible_duplicate``, logged) when no copy is found there.
+The ledger (``once.Ledger``: per chat the bot's messages, which delivery each carries, and the
+sends whose answer is missing) is kept in the store (``once.StoreLedger`` on
+``Context.sent_ledger``), so a repair after a restart knows exactly what is whose. Without a
+store (tests) it is kept in memory (``once.MemoryLedger``): a restart forgets it, so a post the
+courier says is in doubt is then probed over the ``probe_window`` ids below its silent copy,
+and a *possible duplicate* (``Posted.possible_duplicate``, logged) reported when no copy is
+found there.
+
+A group that becomes a supergroup (a 400 with ``migrate_to_chat_id``, ``ChannelMoved``, or
+the service messages ``migrate_to_chat_id`` / ``migrate_from_chat_id``) takes its
+subscriptions and pending deliveries to the new chat id (``Context.channel_moved``, audited;
+the courier does the same on ``ChannelMoved``), and its ledger is forgotten (ids count anew in
+the supergroup).
 
 Lifecycle. ``async with`` (``aopen``) starts ``TelegramLifecycle`` (``getMe``, the command
 menu, long polling or the webhook); its end (``aclose``) stops it. ``health()`` is the
@@ -36,7 +41,7 @@ from collections.abc import Collection
 from datetime import UTC, datetime
 
 from aiogram.client.session.aiohttp import AiohttpSession
-from aiogram.types import Update
+from aiogram.types import Message, Update
 from aiohttp import web
 from cachetools import LRUCache
 
@@ -44,14 +49,14 @@ from bot.delivery.pacing import Pace, unpaced
 from bot.delivery.ratelimit import Sleep
 from bot.domain.message import Attachment
 from bot.domain.message import Outgoing as Content
-from bot.errors import ConfigError, DeliveryError, PermanentDeliveryError
+from bot.errors import ChannelMoved, ConfigError, PermanentDeliveryError
 from bot.platform import Adapter, ChannelRef, Context, Earlier, Health, Platform
 
-from .commands import AdminCheck, TelegramCommands, menu
-from .errors import MaybeSent
+from .commands import AdminCheck, TelegramCommands, channel_of, menu
 from .lifecycle import TelegramLifecycle, make_bot
 from .limits import TELEGRAM_LIMITS
 from .once import Ledger, MemoryLedger, StoreLedger, post_once
+from .private import PrivateReplies
 from .render import caption, render
 from .send import Outgoing, TelegramSender
 from .settings import BOT_TOKEN, WEBHOOK_SECRET, TelegramSettings
@@ -60,7 +65,7 @@ log = logging.getLogger("tallybot.telegram")
 
 PLATFORM = Platform("telegram")
 KEYS_KEPT = 4096
-"""Delivery keys whose attempts this process remembers (see ``_maybe_posted``)."""
+"""Delivery keys this process remembers (``_in_doubt``, ``_posted``)."""
 
 
 def chat_of(channel: ChannelRef) -> int:
@@ -113,10 +118,9 @@ class TelegramAdapter(Adapter):
             menu=menu(context.verbs),
         )
         self.commands: TelegramCommands | None = None
-        self._maybe_posted: LRUCache[str, bool] = LRUCache(KEYS_KEPT)
-        """Per delivery key, what this process knows: True, an earlier attempt may have posted
-        it (its answer was lost, a repair did not finish); False, every attempt surely failed
-        (an error answer: a 429, a refusal). Unknown keys the courier asks about are in doubt."""
+        self._in_doubt: LRUCache[str, bool] = LRUCache(KEYS_KEPT)
+        """Delivery keys the courier asked about (an earlier attempt may have posted them):
+        what a ledger that does not outlive the process goes by (``post_once(in_doubt=)``)."""
         self._posted: LRUCache[str, Earlier] = LRUCache(KEYS_KEPT)
         """Delivery keys this process posted, with their message: a retry of one (its record
         in the store failed after the post went out) finds it here instead of posting again."""
@@ -137,6 +141,12 @@ class TelegramAdapter(Adapter):
                 ttl=self.settings.admin_cache_seconds,
                 monotonic=self.context.clock.monotonic,
             ),
+            private=PrivateReplies(
+                self.context.throttle,
+                self.context.clock.monotonic,
+                platform=self.platform,
+                bot_username=me.username or "",
+            ),
             zone=self.zone,
             verbs=self.context.verbs,
             replies=self.replies,
@@ -149,8 +159,26 @@ class TelegramAdapter(Adapter):
         await self.lifecycle.stop()
 
     async def _on_update(self, update: Update) -> None:
-        if self.commands is not None:
+        message = update.message
+        if message is not None and (message.migrate_to_chat_id or message.migrate_from_chat_id):
+            await self._migrated(message)
+        elif self.commands is not None:
             await self.commands.handle_update(update)
+
+    async def _migrated(self, message: Message) -> None:
+        """A group became a supergroup (the service message in either): its subscriptions
+        follow (``Context.channel_moved``, audited), its ledger is forgotten."""
+        if message.migrate_to_chat_id:
+            old, new = message.chat.id, message.migrate_to_chat_id
+        else:
+            old, new = message.migrate_from_chat_id or 0, message.chat.id
+        why = f"the Telegram group {old} became the supergroup {new}"
+        moved = await self.context.channel_moved(
+            channel_of(old, self.platform), channel_of(new, self.platform), why
+        )
+        await self.ledger.forget(old)
+        if moved:
+            log.warning("%s: %d subscription(s) moved there", why, moved)
 
     async def health(self) -> Health:
         now = self.lifecycle.health()
@@ -180,27 +208,20 @@ class TelegramAdapter(Adapter):
             return earlier.message_id
         chat = chat_of(channel)
         out = self._outgoing(content, attachment)
-        if not self._maybe_posted.get(key, False):
-            try:
-                sent = await self.sender.send(chat, out, pace=pace)
-            except MaybeSent as exc:
-                log.warning("telegram post %s to %s: %s; repairing", key, chat, exc)
-            except DeliveryError:
-                self._remember(key, False)  # an error answer: Telegram posted nothing
-                raise
-            else:
-                await self.ledger.settle(chat, sent)
-                return self._done(key, sent, attachment)
-        self._remember(key, True)  # until the repair is through, a copy may be out there
-        posted = await post_once(
-            self.sender,
-            self.ledger,
-            chat,
-            out,
-            in_doubt=True,
-            pace=pace,
-            window=self.settings.probe_window,
-        )
+        try:
+            posted = await post_once(
+                self.sender,
+                self.ledger,
+                chat,
+                out,
+                key,
+                in_doubt=self._in_doubt.get(key, False),
+                pace=pace,
+                window=self.settings.probe_window,
+            )
+        except ChannelMoved:
+            await self.ledger.forget(chat)  # its ids mean nothing in the supergroup
+            raise
         if posted.possible_duplicate:
             log.warning(
                 "telegram post %s to %s: a duplicate may remain (probed %d ids)",
@@ -210,12 +231,9 @@ class TelegramAdapter(Adapter):
 
     def _done(self, key: str, message_id: int, attachment: Attachment | None) -> str:
         """``key`` is posted as ``message_id`` (a photo with its caption, with a chart)."""
-        self._maybe_posted.pop(key, None)
+        self._in_doubt.pop(key, None)
         self._posted[key] = Earlier(str(message_id), with_attachment=attachment is not None)
         return str(message_id)
-
-    def _remember(self, key: str, maybe: bool) -> None:
-        self._maybe_posted[key] = maybe
 
     async def edit(
         self, channel: ChannelRef, message_id: str, content: Content, *, pace: Pace = unpaced
@@ -224,7 +242,12 @@ class TelegramAdapter(Adapter):
             target = int(message_id)
         except ValueError:
             raise PermanentDeliveryError(f"telegram: {message_id!r} is no message id") from None
-        await self.sender.edit(chat_of(channel), target, self._outgoing(content, None), pace=pace)
+        chat = chat_of(channel)
+        try:
+            await self.sender.edit(chat, target, self._outgoing(content, None), pace=pace)
+        except ChannelMoved:
+            await self.ledger.forget(chat)
+            raise
 
     async def find_posted(
         self,
@@ -235,9 +258,9 @@ class TelegramAdapter(Adapter):
         pace: Pace = unpaced,
     ) -> dict[str, Earlier]:
         """What this process posted itself; nothing else can be confirmed (a bot cannot read a
-        chat's history): the other keys asked about are noted as in doubt, so that their
-        ``post`` repairs instead of sending blindly."""
+        chat's history): the other keys asked about are noted as in doubt, for a ledger that
+        forgets on restart (the store's knows)."""
         found = {key: self._posted[key] for key in keys if key in self._posted}
         for key in set(keys) - set(found):
-            self._remember(key, self._maybe_posted.get(key, True))
+            self._in_doubt[key] = True
         return found

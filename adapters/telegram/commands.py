@@ -12,12 +12,15 @@ write) *inside a chat the operator lists* in ``admin_chats``. Authority stops at
 those chats: an admin of any other group is nobody here. ``getChatMember`` is asked only for
 admin commands from listed chats, cached briefly, and fails closed.
 
-Replies go to the chat the command came from; an error replies to the command message itself.
-Each is sent through the adapter's replies (``bot.delivery.replies``) on the ``reply`` route:
-paced with the chat's posts, ahead of them, a 429 waited out. One member's commands in one
-chat are carried out in the order they arrived (``bot.commands.inflight.InOrder``). A reply's
-id is noted in the ledger (``Ledger.note_other``) so that the exactly-once repair never
-mistakes it for a copy of a delivery.
+Replies go to the chat the command came from, an error in reply to the command message itself;
+a private reply from a group goes to the member's private chat, or the group gets one short
+notice instead (``adapters.telegram.private``). ``/start`` in a private chat is answered with
+what the bot does; in one's private chat a person administers their own counts (``create``).
+Each reply is sent through the adapter's replies (``bot.delivery.replies``) on the ``reply``
+route: paced with the chat's posts, ahead of them, a 429 waited out. One member's commands in
+one chat are carried out in the order they arrived (``bot.commands.inflight.InOrder``). A
+reply's id is noted in the ledger (``Ledger.note_other``) so that the exactly-once repair
+never mistakes it for a copy of a delivery.
 """
 
 from __future__ import annotations
@@ -37,13 +40,14 @@ from bot.commands.request import Reply, Request
 from bot.commands.verbs import Verbs
 from bot.delivery.replies import Replies
 from bot.domain.times import Zone
-from bot.errors import DeliveryError
+from bot.errors import DeliveryError, PermanentDeliveryError
 from bot.platform import AdminPolicy, Asker, Verdict
 from bot.subscription import ChannelRef, Platform
 
 from .errors import FAILURES, translate
 from .limits import REPLY, route
 from .once import Ledger
+from .private import PrivateReplies
 from .render import CAPTION_LIMIT, render_reply
 from .send import NO_PREVIEW
 from .settings import TelegramSettings
@@ -54,6 +58,12 @@ COMMAND = "count"
 COMMAND_SUMMARY = "Vote counts: /count help, /count status <count>"
 Handler = Callable[[Request], Awaitable[Reply]]
 Monotonic = Callable[[], float]
+WELCOME = (
+    "tallybot posts live vote counts. Type /count help to see what it can do, and "
+    "/count status to see a count. Answers meant for you alone, to commands you type in a "
+    "group, come here."
+)
+"""The answer to ``/start`` in a private chat."""
 ADMIN_LOOKUPS_KEPT = 4096
 """getChatMember answers remembered (per chat and user, each for ``admin_cache_seconds``)."""
 
@@ -129,6 +139,16 @@ def incoming(update: Update, bot_username: str, verbs: Container[str] = ()) -> I
     )
 
 
+def started(message: Message) -> bool:
+    """``/start`` in a private chat: the person opened the bot (Telegram's Start button)."""
+    text = message.text or ""
+    return message.chat.type == "private" and text.split(maxsplit=1)[:1] == ["/start"]
+
+
+async def _nothing(reply: Reply) -> None:
+    """A failed welcome is only logged (``guarded``)."""
+
+
 class AdminCheck:
     """Whether Telegram says a user administers a chat (``getChatMember``), cached briefly."""
 
@@ -200,10 +220,12 @@ class TelegramCommands:
         platform: Platform,
         bot_username: str,
         admins: AdminCheck,
+        private: PrivateReplies,
         zone: Zone = UTC,
         verbs: Verbs = VERBS,
         replies: Replies | None = None,
     ) -> None:
+        self.private = private
         self.bot = bot
         self.replies = replies if replies is not None else Replies()
         self.order = InOrder()
@@ -220,7 +242,9 @@ class TelegramCommands:
         """The core's request for ``got``, with Telegram's word on admin status where it counts."""
         admin = False
         if self.verbs.needs_admin(got.text):
-            if got.as_chat:
+            if got.chat_type == "private":
+                admin = True  # a private chat is its one member's own place
+            elif got.as_chat:
                 admin = True  # only a chat's admins can post as the chat
             elif got.user_id is not None:  # a configured admin may be this chat's too
                 admin = await self.admins.is_admin(got.chat_id, got.user_id)
@@ -237,17 +261,20 @@ class TelegramCommands:
             place="chat",
             tenant_admin=verdict.tenant_admin,
             home=verdict.home,
-            private_replies=False,  # every answer shows in the chat
+            private_replies=not got.as_chat,  # their private chat, never the group (private.py)
         )
 
     async def handle_update(self, update: Update) -> None:
         """Answer the update's ``/count`` (if it holds one); never raises for one update."""
         got = incoming(update, self.bot_username, self.verbs)
         if got is None:
+            if update.message is not None and started(update.message):
+                self.private.started(update.message.chat.id)
+                await guarded("telegram /start", self._welcome(update.message), _nothing)
             return
 
         async def failed(reply: Reply) -> None:
-            await self.show(got, reply)
+            await self.answer(got, reply)
 
         if not self.order.room():  # more than could be finished in time
             await guarded("telegram busy answer", self.show(got, BUSY), failed)
@@ -258,16 +285,35 @@ class TelegramCommands:
     async def _answer(self, got: Incoming) -> None:
         reply = await self.handle(await self.request(got))
         try:
-            await self.show(got, reply)
+            await self.answer(got, reply)
         except DeliveryError as exc:
             log.warning("telegram: could not answer /count in %s: %s", got.chat_id, exc)
 
-    async def show(self, got: Incoming, reply: Reply) -> None:
-        """Post ``reply`` in the command's chat (an error as a reply to the command)."""
-        answer_to = None if reply.ok else ReplyParameters(
+    async def _welcome(self, message: Message) -> None:
+        await self.bot.send_message(message.chat.id, WELCOME, link_preview_options=NO_PREVIEW)
+
+    async def answer(self, got: Incoming, reply: Reply) -> None:
+        """Show ``reply`` where it belongs: in the chat, or privately (``private``)."""
+        asker = None if got.as_chat else got.user_id
+        where = self.private.first(got.chat_id, got.chat_type, asker, reply)
+        if where is not None and where.private:
+            try:
+                await self.show(got, where.reply, to=where.chat_id)
+                return
+            except PermanentDeliveryError:  # never started the bot, or blocked it
+                self.private.unreachable(where.chat_id)
+            where = self.private.fallback(got.chat_id, asker, reply)
+        if where is not None:
+            await self.show(got, where.reply, to=where.chat_id)
+
+    async def show(self, got: Incoming, reply: Reply, *, to: int | None = None) -> None:
+        """Post ``reply`` in the command's chat (an error as a reply to the command), or in
+        the chat ``to``."""
+        chat = got.chat_id if to is None else to
+        answer_to = None if reply.ok or chat != got.chat_id else ReplyParameters(
             message_id=got.message_id, allow_sending_without_reply=True
         )  # fmt: skip
-        where = f"telegram reply in {got.chat_id}"
+        where = f"telegram reply in {chat}"
         attachment = reply.attachment if reply.ok else None
 
         async def send() -> Message:
@@ -275,14 +321,14 @@ class TelegramCommands:
                 if attachment is not None:
                     text = render_reply(reply, self.zone, limit=CAPTION_LIMIT)
                     return await self.bot.send_photo(
-                        got.chat_id,
+                        chat,
                         BufferedInputFile(attachment.data, attachment.filename),
                         caption=text.html,
                         parse_mode=text.parse_mode,
                     )
                 text = render_reply(reply, self.zone)
                 return await self.bot.send_message(
-                    got.chat_id,
+                    chat,
                     text.html,
                     parse_mode=text.parse_mode,
                     link_preview_options=NO_PREVIEW,
@@ -291,5 +337,5 @@ class TelegramCommands:
             except FAILURES as exc:
                 raise translate(exc, where) from exc
 
-        sent = await self.replies.send(route(REPLY, got.chat_id), send)
-        await self.ledger.note_other(got.chat_id, sent.message_id)
+        sent = await self.replies.send(route(REPLY, chat), send)
+        await self.ledger.note_other(chat, sent.message_id)

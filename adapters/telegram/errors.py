@@ -3,7 +3,8 @@
 Every Bot API answer with an ``error_code`` means Telegram did nothing: 429 waits
 ``retry_after`` (``RateLimited``); 403 (kicked, blocked, not a member) and 400 "chat not
 found" or any other refusal are permanent; "message to edit not found" / "message can't be
-edited" make an edit ``MessageGone``; "message is not modified" is no error at all (the
+edited" make an edit ``MessageGone``; a 400 with ``migrate_to_chat_id`` (a group that became a
+supergroup) is ``ChannelMoved``, to the new chat; "message is not modified" is no error at all (the
 caller checks ``not_modified`` first). No answer is different: ``maybe_sent`` tells a request
 that never reached Telegram (the connection was refused: a plain retry is safe) from one that
 may have been carried out (a dropped connection, a timeout, a 5xx, an answer we could not
@@ -30,6 +31,7 @@ from aiogram.exceptions import (
 )
 
 from bot.errors import (
+    ChannelMoved,
     DeliveryError,
     MessageGone,
     PermanentDeliveryError,
@@ -41,7 +43,8 @@ NOT_MODIFIED = "message is not modified"
 GONE = ("message to edit not found", "message can't be edited", "there is no text in the message",
         "there is no caption in the message")  # fmt: skip
 DELETED_ALREADY = "message to delete not found"
-ADD_BOT = "add the bot to the chat again (as an administrator in a channel)"
+ADD_BOT = "add the bot to the chat again (to a channel as an administrator who may post)"
+"""The fix when Telegram does not say what kind of chat it is."""
 FAILURES = (AiogramError, aiohttp.ClientError, OSError, TimeoutError)
 """What a Bot API call through aiogram can raise for a failure of the call itself."""
 
@@ -49,6 +52,17 @@ FAILURES = (AiogramError, aiohttp.ClientError, OSError, TimeoutError)
 def description(exc: BaseException) -> str:
     """Telegram's description of an error answer ("Bad Request: chat not found")."""
     return exc.message if isinstance(exc, TelegramAPIError) else str(exc)
+
+
+def fix_for(said: str) -> str:
+    """What the admins do about a 403, by the kind of chat Telegram names in it."""
+    if "channel chat" in said:
+        return "add the bot to the channel again, as an administrator who may post messages"
+    if "group chat" in said:  # a group or a supergroup
+        return "add the bot to the group again"
+    if "user" in said:
+        return "the person must start the bot (or unblock it) again"
+    return ADD_BOT
 
 
 def not_modified(exc: BaseException) -> bool:
@@ -92,12 +106,12 @@ def translate(exc: BaseException, where: str, *, editing: bool = False) -> Deliv
     if editing and edit_gone(exc):
         return MessageGone(f"{where}: the message to edit is gone ({said})")
     if isinstance(exc, TelegramMigrateToChat):
-        return PermanentDeliveryError(
-            f"{where}: the group became a supergroup with the id {exc.migrate_to_chat_id}: "
-            "subscribe there again"
+        new = str(exc.migrate_to_chat_id)
+        return ChannelMoved(
+            f"{where}: the group became the supergroup {new}", workspace=new, channel=new
         )
     if isinstance(exc, TelegramForbiddenError):
-        return PermanentDeliveryError(f"{where}: Telegram refused ({said}): {ADD_BOT}")
+        return PermanentDeliveryError(f"{where}: Telegram refused ({said}): {fix_for(said)}")
     if isinstance(exc, TelegramUnauthorizedError | TelegramNotFound):
         return PermanentDeliveryError(
             f"{where}: Telegram refused the bot's token ({said}): check TELEGRAM_BOT_TOKEN"

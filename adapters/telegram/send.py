@@ -25,7 +25,7 @@ from bot.delivery.pacing import Pace, unpaced
 from bot.domain.message import Attachment
 
 from .errors import DELETED_ALREADY, FAILURES, description, edit_gone, not_modified, translate
-from .limits import route
+from .limits import PROBE, route
 from .render import Rendered
 
 NO_PREVIEW = LinkPreviewOptions(is_disabled=True)
@@ -117,10 +117,10 @@ class TelegramSender:
         self, chat_id: int, message_id: int, out: Outgoing, *, pace: Pace = unpaced
     ) -> Probe:
         """Whether the message ``message_id`` is a copy of ``out``: an edit to the very same
-        content, which Telegram answers "message is not modified" for a copy."""
-        method = "editMessageCaption" if out.photo is not None else "editMessageText"
+        content, which Telegram answers "message is not modified" for a copy. Paced as a probe
+        (``limits.PROBES``), not as an edit."""
         where = f"telegram probe of {message_id} in {chat_id}"
-        async with pace(route(method, chat_id)):
+        async with pace(route(PROBE, chat_id)):
             try:
                 await self._edit(chat_id, message_id, out)
             except FAILURES as exc:

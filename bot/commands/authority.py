@@ -67,7 +67,12 @@ def may_administer(request: Request, count: Count, grants: Iterable[Grant]) -> b
 
 
 def refusal(request: Request, count: Count, what: str) -> NotAuthorized:
-    """The refusal of ``what`` on a count the person may see but not administer."""
+    """The refusal of ``what`` on a count the person may see but not administer. An admin of
+    this place (who may not administer the operator's counts) is told the policy's own reason,
+    not to ask an admin of the place they administer."""
+    if count.owner == OPERATOR and request.tenant_admin:
+        why = request.refusal.removeprefix("refused: ")
+        return NotAuthorized(f"only the operator's admins can {what} of {count.id}: {why}")
     if count.owner == OPERATOR:
         return NotAuthorized(f"only admins can {what}; ask an admin of this {request.place}")
     return NotTheirs(

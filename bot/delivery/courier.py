@@ -14,7 +14,9 @@
 3. **Record** the outcome: SENT with the platform's message id; a transient failure retried
    with jittered exponential backoff (a 429 waits its Retry-After and is not counted as an
    attempt); a permanent one (channel gone, permission lost) DEAD, the subscription disabled
-   and the admins told. Nothing is retried forever: after ``max_attempts`` it is DEAD too.
+   and the admins told; a channel that got a new id (``ChannelMoved``) takes its subscriptions
+   and deliveries there (``bot.store.channel_moves``). Nothing is retried forever: after
+   ``max_attempts`` it is DEAD too.
 
 Nothing that goes wrong with one delivery escapes :meth:`Courier.deliver`: a store error, a
 renderer bug or a payload it cannot read is logged with the delivery and retried like a
@@ -38,6 +40,7 @@ from bot.delivery.pacing import Pacer
 from bot.delivery.places import Places
 from bot.domain.message import Message, Notice, Outgoing
 from bot.errors import (
+    ChannelMoved,
     DeliveryCancelled,
     DeliveryError,
     MessageGone,
@@ -49,6 +52,7 @@ from bot.ops.hooks import Hooks
 from bot.retry import backoff
 from bot.store import Database, outbox, place_alerts
 from bot.store import subscriptions as sub_rows
+from bot.store.channel_moves import follow
 from bot.store.outbox import Delivery, DeliveryAction, NewDelivery
 from bot.subscription import ChannelRef, Platform
 
@@ -223,6 +227,10 @@ class Courier:
             return False
         except DeliveryCancelled:
             raise
+        except ChannelMoved as exc:  # d, its channel's subscriptions and deliveries move there
+            async with self.db.begin() as conn:
+                await follow(conn, d, exc, at=self.clock.now())
+            return False  # the rest of the old channel's batch: moved too, claimed anew
         except DeliveryError as exc:
             await self._give_up(d, exc)
             return True

@@ -82,9 +82,9 @@ tallies = Table(
     Column("received", FIGURE, nullable=True),
     Column("state", WORD, nullable=False),
     Column("correction", Boolean, nullable=False),
-    # revision 0010: challenges sustained, and the headline each update was published with
+    # revision 0011: challenges sustained, and the headline each update was published with
     Column("sustained", FIGURE, nullable=False, server_default="0"),
-    Column("headline", Text, nullable=True),  # NULL: published before revision 0010
+    Column("headline", Text, nullable=True),  # NULL: published before revision 0011
     UniqueConstraint("count_id", "seq"),
 )
 """Accepted tallies, the history of each count; ``seq`` runs 1, 2, 3... per count."""
@@ -194,11 +194,30 @@ sent_ledger = Table(
     Column("message", FIGURE, primary_key=True),
     Column("settled", Boolean, nullable=False),
     Column("at", UTCDateTime, nullable=False),
+    Column("key", String(64), nullable=True),  # revision 0015: the delivery it carries
+    Column("silent", Boolean, nullable=False),  # revision 0015: sent without a notification
 )
-"""What a platform's adapter knows of its own numbered messages, per place (revision 0005;
-``bot.store.sent_ledger``): the highest *settled* id (every id up to it is accounted for) and
-the ids above it that are not deliveries. Kept so that an exactly-once repair after a restart
-still knows where to look."""
+"""What a platform's adapter knows of its own numbered messages, per place (revision 0005,
+``bot.store.sent_ledger``): each row one message of the bot's, a delivery's copy (``key``: the
+delivery's key; ``silent``: sent without a notification) or, with no key, a command reply. Kept
+so that an exactly-once repair after a restart still knows what is whose and where to look."""
+
+sent_doubts = Table(
+    "sent_doubts",
+    metadata,
+    Column("platform", WORD, primary_key=True),
+    Column("place", String(128), primary_key=True),
+    Column("key", String(64), primary_key=True),
+    Column("floor", FIGURE, nullable=True),
+    Column("blind", Integer, nullable=False),
+    Column("at", UTCDateTime, nullable=False),
+)
+"""Sends of a delivery whose answer is not in ``sent_ledger`` yet (revision 0015,
+``bot.store.sent_ledger``): written before the request goes out, so that after a crash or a
+lost answer the repair knows a copy may exist, and above which id (``floor``: the highest id
+known in the place then; None: nothing known). ``blind``: 1 while a silent send of the repair
+is on its way, 2 once one's answer was lost. Deleted once the repair has accounted for every
+copy."""
 
 count_admins = Table(
     "count_admins",

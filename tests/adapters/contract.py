@@ -318,6 +318,33 @@ BEGIN SELECT RAISE(ABORT, 'disk I/O error (injected)'); END
 """
 
 
+async def test_a_kill_between_send_and_mark_leaves_one_notified_copy(
+    rig: Rig, tmp_path: Path
+) -> None:
+    """The post went out and its answer came back (what the adapter keeps of it written), then
+    the bot died before the outbox marked it sent (here: the mark fails, and the bot is
+    replaced by a new one with fresh memory, as a kill -9 and a restart do)."""
+    async with rig.run(tmp_path):
+        channel = rig.channels[0]
+        await subscribe(rig, channel)
+        async with rig.app.db.begin() as conn:
+            await conn.execute(text(SENT_FAILS.format(channel=channel.channel)))
+        message = await ingest(rig, 84, 201)
+        await rig.app.idle()  # posted; marking it sent failed
+        assert times_shown(rig, channel, message.headline) == 1
+        await rig.restart()
+        async with rig.app.db.begin() as conn:
+            await conn.execute(text("DROP TRIGGER sent_fails"))
+        await rig.settle()
+        (sent,) = await deliveries(rig)
+    assert times_shown(rig, channel, message.headline) == 1
+    (shown,) = [s for s in rig.seen(channel) if words(message.headline) in words(s.text)]
+    assert not shown.quiet  # members were notified of it
+    assert sent.status is DeliveryStatus.SENT
+    if rig.name != "console":  # a terminal has no message ids
+        assert sent.platform_message_id == shown.message_id
+
+
 @answering
 async def test_a_store_error_after_a_post_stops_no_other_and_doubles_nothing(
     rig: Rig, tmp_path: Path

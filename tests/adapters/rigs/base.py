@@ -8,7 +8,7 @@ from __future__ import annotations
 import abc
 import asyncio
 from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -49,6 +49,9 @@ class Seen:
     """Pictures shown with it (a final's chart)."""
     pings: tuple[str, ...]
     """Whom the platform notified because of it."""
+    quiet: bool = False
+    """Sent without a notification (Telegram's ``disable_notification``, Discord's
+    SUPPRESS_NOTIFICATIONS): members were not told of it."""
 
 
 class Rig(abc.ABC):
@@ -57,6 +60,7 @@ class Rig(abc.ABC):
 
     def __init__(self) -> None:
         self._app: App | None = None
+        self._bots: AsyncExitStack | None = None
 
     @property
     def app(self) -> App:
@@ -85,6 +89,27 @@ class Rig(abc.ABC):
                 yield app
             finally:
                 self._app = None
+
+    @abc.abstractmethod
+    def bot(self) -> AbstractAsyncContextManager[App]:
+        """The bot on the rig's store and fake (``running`` set them up), fresh memory."""
+
+    @asynccontextmanager
+    async def bots(self) -> AsyncIterator[App]:
+        """What ``running`` yields from: the bot, which ``restart`` may replace."""
+        self._bots = AsyncExitStack()
+        try:
+            yield await self._bots.enter_async_context(self.bot())
+        finally:
+            await self._bots.aclose()
+
+    async def restart(self) -> None:
+        """The bot dies (what it had under way stays as it was, in the store and on the
+        platform; its memory is gone) and a new one starts on the same store and fake."""
+        assert self._bots is not None, "the rig is not running"
+        await self._bots.aclose()
+        self._bots = AsyncExitStack()
+        self._app = await self._bots.enter_async_context(self.bot())
 
     @abc.abstractmethod
     def seen(self, channel: ChannelRef) -> list[Seen]:

@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 from adapters.console.adapter import ConsoleAdapter
 from bot.app import App
 from bot.config import parse
+from bot.store.sent_ledger import SentLedger
 from bot.subscription import ChannelRef, Platform
 from bot.testing.clock import FakeClock
 from tests.adapters.rigs.base import Rig, Seen, count_table
@@ -39,6 +40,7 @@ class ConsoleRig(Rig):
         self._clock = FakeClock()
         self.out = Terminal()
         self.charts = Path()
+        self._cfg: Any = None
 
     @property
     def clock(self) -> FakeClock:
@@ -64,10 +66,19 @@ class ConsoleRig(Rig):
             tmp_path / "tallybot.toml",
         )
 
-        def factory(commands: Any) -> ConsoleAdapter:
-            return ConsoleAdapter(out=self.out, rich=False, save_dir=self.charts)
+        self._cfg = cfg
+        async with self.bots() as app:
+            yield app
 
-        app = App(cfg, {self.platform: factory}, clock=self._clock, sleep=self.sleep, poll=False)
+    @asynccontextmanager
+    async def bot(self) -> AsyncIterator[App]:
+        def factory(commands: Any) -> ConsoleAdapter:
+            ledger = SentLedger(commands.db, self.platform, self._clock)
+            return ConsoleAdapter(out=self.out, rich=False, save_dir=self.charts, ledger=ledger)
+
+        app = App(
+            self._cfg, {self.platform: factory}, clock=self._clock, sleep=self.sleep, poll=False
+        )
         async with app:
             yield app
 

@@ -16,6 +16,7 @@ from bot.subscription import ChannelRef, Platform
 from bot.testing.clock import FakeClock
 from bot.testing.fakes.discord_fake import FakeDiscord
 from bot.testing.fakes.discord_fake.markdown import visible
+from bot.testing.fakes.discord_fake.models import FLAG_SUPPRESS_NOTIFICATIONS
 from tests.adapters import test_discord as discord_tests
 from tests.adapters.rigs.base import Rig, Seen, count_table
 
@@ -32,6 +33,7 @@ class DiscordRig(Rig):
         super().__init__()
         self.vt = discord_tests.VirtualTime()
         self._world: discord_tests.World | None = None
+        self._cfg: Any = None
 
     @property
     def world(self) -> discord_tests.World:
@@ -62,9 +64,14 @@ class DiscordRig(Rig):
             for member in range(MEMBERS):  # who may subscribe a channel
                 fake.add_member(guild, MEMBER0 + member, f"member-{member}", permissions=1 << 4)
             self._world = discord_tests.World(fake, self.vt, guild, *channels, role)
-            cfg = discord_tests.config(tmp_path, self._world, count_table(title))
-            async with discord_tests.running(self._world, cfg) as bot:
-                yield bot.app
+            self._cfg = discord_tests.config(tmp_path, self._world, count_table(title))
+            async with self.bots() as app:
+                yield app
+
+    @asynccontextmanager
+    async def bot(self) -> AsyncIterator[App]:
+        async with discord_tests.running(self.world, self._cfg) as bot:
+            yield bot.app
 
     @property
     def adapter(self) -> DiscordAdapter:
@@ -87,7 +94,8 @@ class DiscordRig(Rig):
             if m.mention_everyone:
                 pings.append("everyone")
             shown = "\n".join(visible(t) for t in texts if t)
-            found.append(Seen(str(m.id), shown, len(m.attachments), tuple(pings)))
+            quiet = bool(m.flags & FLAG_SUPPRESS_NOTIFICATIONS)
+            found.append(Seen(str(m.id), shown, len(m.attachments), tuple(pings), quiet))
         return found
 
     def lose_next_answer(self, *, chart: bool = False) -> None:

@@ -33,6 +33,7 @@ class SlackRig(Rig):
         self._fake: FakeSlack | None = None
         self._channels: tuple[str, str] = ("", "")
         self._members: list[str] = []
+        self._cfg: Any = None
 
     @property
     def fake(self) -> FakeSlack:
@@ -54,9 +55,14 @@ class SlackRig(Rig):
             self._fake = fake
             self._channels = (fake.add_channel("results"), fake.add_channel("union"))
             self._members = [fake.add_user(f"member{i}") for i in range(100)]
-            cfg = slack_tests.config(tmp_path, fake, title=title)
-            async with slack_tests.running(fake, cfg, self.vt) as bot:
-                yield bot.app
+            self._cfg = slack_tests.config(tmp_path, fake, title=title)
+            async with self.bots() as app:
+                yield app
+
+    @asynccontextmanager
+    async def bot(self) -> AsyncIterator[App]:
+        async with slack_tests.running(self.fake, self._cfg, self.vt) as bot:
+            yield bot.app
 
     def seen(self, channel: ChannelRef) -> list[Seen]:
         found = []

@@ -33,6 +33,7 @@ class TelegramRig(Rig):
         self._fake: FakeTelegram | None = None
         self._groups: list[Chat] = []
         self._members: list[User] = []
+        self._started: tuple[Path, Any] = (Path(), None)
 
     @property
     def fake(self) -> FakeTelegram:
@@ -69,15 +70,23 @@ class TelegramRig(Rig):
                 },
                 tmp_path / "tallybot.toml",
             )
-            async with telegram_tests.running(tmp_path, fake, self.vt, cfg) as bot:
-                yield bot.app
+            self._started = (tmp_path, cfg)
+            async with self.bots() as app:
+                yield app
+
+    @asynccontextmanager
+    async def bot(self) -> AsyncIterator[App]:
+        tmp_path, cfg = self._started
+        async with telegram_tests.running(tmp_path, self.fake, self.vt, cfg) as bot:
+            yield bot.app
 
     def seen(self, channel: ChannelRef) -> list[Seen]:
         found = []
         for m in telegram_tests.from_bot(self.fake, self.chat(channel)):
             entities = [*m.entities, *m.caption_entities]
             pings = tuple(f"{e['type']} {e['offset']}" for e in entities if e["type"] in PINGS)
-            found.append(Seen(str(m.message_id), shown(m), int(m.photo is not None), pings))
+            quiet = m.disable_notification
+            found.append(Seen(str(m.message_id), shown(m), int(m.photo is not None), pings, quiet))
         return found
 
     def lose_next_answer(self, *, chart: bool = False) -> None:

@@ -22,7 +22,6 @@ from adapters.telegram.once import StoreLedger
 from adapters.telegram.plugin import PLUGIN
 from adapters.telegram.settings import BOT_TOKEN, TelegramSettings
 from bot.app import App
-from bot.commands.throttle import Throttle
 from bot.config import Config, parse
 from bot.domain.message import Message
 from bot.domain.model import TallyState
@@ -134,7 +133,7 @@ async def running(
         context = Context(
             handle=commands.handle,
             clock=vt.clock,
-            throttle=Throttle(vt.clock),
+            throttle=commands.throttle,  # the core's own limits, as bot.plugins gives them
             admins=PLUGIN.admins(settings),
             place=PLUGIN.place,
             secrets={BOT_TOKEN: Secret(BOT_TOKEN, fake.token)},
@@ -161,6 +160,7 @@ async def test_a_group_subscribes_and_gets_the_update_and_the_final_chart(tmp_pa
         group = fake.add_group("Union hall")
         fake.add_member(group, member)
         fake.add_member(group, admin, "administrator")
+        member_dm, admin_dm = fake.private_chat(member), fake.private_chat(admin)
         cfg = config(tmp_path, fake, admin_chats=[group.id])
         assert cfg.plugins["telegram"] is PLUGIN  # found through the entry point
         async with running(tmp_path, fake, vt, cfg) as bot:
@@ -171,19 +171,21 @@ async def test_a_group_subscribes_and_gets_the_update_and_the_final_chart(tmp_pa
             assert "Subscribed" in shown(from_bot(fake, group)[0])
 
             fake.command(group, member, "/count update bessemer-2021 yes=1 no=2")
-            await fake.wait_for(lambda: len(from_bot(fake, group)) == 2)
-            refusal = from_bot(fake, group)[1]
+            await fake.wait_for(lambda: len(from_bot(fake, member_dm)) == 1)
+            (refusal,) = from_bot(fake, member_dm)  # privately: the group sees nothing of it
             assert (
                 shown(refusal) == "Error: only admins can update figures; ask an admin of this chat"
             )
 
             fake.command(group, admin, "/count update bessemer-2021 yes=463 no=1100")
-            await fake.wait_for(lambda: len(from_bot(fake, group)) == 3)
+            await fake.wait_for(lambda: len(from_bot(fake, admin_dm)) == 1)
             await bot.settle()
+            assert len(from_bot(fake, group)) == 2  # the subscription's answer and the update
             sent = await bot.sent()
             (update_id,) = sent
             assert isinstance(bot.adapter.ledger, StoreLedger)  # kept in the App's store
-            assert await bot.adapter.ledger.last(group.id) == update_id
+            known = await bot.adapter.ledger.known(group.id, "tb1")
+            assert known.top == update_id
             update = fake.messages(group)[
                 [m.message_id for m in fake.messages(group)].index(update_id)
             ]

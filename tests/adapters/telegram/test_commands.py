@@ -10,9 +10,11 @@ from aiogram import Bot
 
 from adapters.telegram.commands import AdminCheck, TelegramCommands, admin_policy, incoming
 from adapters.telegram.once import MemoryLedger
+from adapters.telegram.private import PrivateReplies
 from adapters.telegram.render import WORD_JOINER
 from adapters.telegram.settings import TelegramSettings
 from bot.commands.request import FAILED, Reply, Request
+from bot.commands.throttle import Throttle
 from bot.domain.message import Attachment
 from bot.platform import Asker
 from bot.subscription import Platform
@@ -83,9 +85,13 @@ def commands(
     bot: Bot, clock: FakeClock, core: Core, settings: TelegramSettings, ledger: MemoryLedger
 ) -> TelegramCommands:
     admins = AdminCheck(bot, ttl=settings.admin_cache_seconds, monotonic=clock.monotonic)
-    return TelegramCommands(
-        bot, core, settings, ledger, platform=PLATFORM, bot_username="tallybot", admins=admins
+    private = PrivateReplies(
+        Throttle(clock), clock.monotonic, platform=PLATFORM, bot_username="tallybot"
     )
+    return TelegramCommands(
+        bot, core, settings, ledger, platform=PLATFORM, bot_username="tallybot", admins=admins,
+        private=private,
+    )  # fmt: skip
 
 
 async def handle_all(bot: Bot, tc: TelegramCommands) -> None:
@@ -131,8 +137,7 @@ async def test_admin_status_from_get_chat_member_in_listed_chats_only(
 
 async def test_replies_errors_and_charts(fake: FakeTelegram, bot: Bot, clock: FakeClock) -> None:
     alice = fake.add_user("Alice")
-    group = fake.add_group("Union hall")
-    fake.add_member(group, alice)
+    group = fake.private_chat(alice)  # where every reply shows (private.py: not in groups)
     ledger = MemoryLedger()
     core = Core(Reply("Error: unknown count 'x'", ok=False))
     tc = commands(bot, clock, core, TelegramSettings(), ledger)
@@ -155,7 +160,7 @@ async def test_replies_errors_and_charts(fake: FakeTelegram, bot: Bot, clock: Fa
     sent = fake.calls_to("sendMessage")
     assert sent[0].args["reply_parameters"]["message_id"] == asked.message_id
     assert ours[1].photo is not None
-    assert await ledger.others(group.id) == {m.message_id for m in ours}
+    assert (await ledger.known(group.id, "tb1")).others == {m.message_id for m in ours}
 
 
 @pytest.mark.parametrize("text", HOSTILE[:8])

@@ -11,7 +11,7 @@ import pytest
 from aiogram import Bot
 
 from adapters.telegram.errors import MaybeSent
-from adapters.telegram.limits import TELEGRAM_LIMITS, route
+from adapters.telegram.limits import GROUP_EDITS, PROBE, PROBES, TELEGRAM_LIMITS, route
 from adapters.telegram.render import render
 from adapters.telegram.send import Outgoing, Probe, TelegramSender
 from bot.delivery.pacing import Pacer, Route
@@ -77,8 +77,14 @@ async def test_errors_become_delivery_errors(fake: FakeTelegram, bot: Bot) -> No
         await sender.send(group.id, out("x"))
     assert limited.value.retry_after == 7
     fake.set_bot_status(group, "kicked")
-    with pytest.raises(PermanentDeliveryError, match="kicked"):
+    with pytest.raises(PermanentDeliveryError, match="kicked") as kicked:
         await sender.send(group.id, out("x"))
+    assert str(kicked.value).endswith("add the bot to the group again")  # not "in a channel"
+    news = fake.add_channel("News")
+    fake.set_bot_status(news, "kicked")
+    with pytest.raises(PermanentDeliveryError, match="kicked") as kicked:
+        await sender.send(news.id, out("x"))
+    assert "channel again, as an administrator who may post" in str(kicked.value)
     fake.set_bot_status(group, "left")
     with pytest.raises(PermanentDeliveryError, match="not a member"):
         await sender.send(group.id, out("x"))
@@ -149,3 +155,12 @@ async def test_paced_by_telegram_buckets_no_429(
     assert clock.monotonic() - start >= 60  # the 21st post to the group waited a minute
     assert route("sendMessage", group.id).method == "sendMessage in group"
     assert route("editMessageText", dm.id).method == "editMessageText"
+
+
+def test_probes_are_paced_as_probes_not_as_group_edits() -> None:
+    """A probe changes nothing (answered "not modified" or "not found"): it draws from the
+    probes bucket (30 a second), never from a group's 20 edits a minute."""
+    group = -1001500000001
+    assert TELEGRAM_LIMITS.buckets(route(PROBE, group)) == (PROBES,)
+    assert GROUP_EDITS in TELEGRAM_LIMITS.buckets(route("editMessageText", group))
+    assert PROBES.window.limit / PROBES.window.seconds >= 20

@@ -1,7 +1,8 @@
 """The ledger in the store (``StoreLedger`` on ``Context.sent_ledger``), on SQLite and PostgreSQL:
-a post whose answer was lost, and whose repair was cut short, is repaired to one copy by a
-*restarted* adapter (fresh memory, same store), which still knows ``L`` and the command replies
-above it; without a store the same restart has no ``L`` to stop at."""
+a *restarted* adapter (fresh memory, same store) finds the copy a kill left between the answer
+and the outbox's mark without a request, repairs a post whose answer was lost and whose repair
+was cut short to one notified copy, and probes a first post only above what the chat showed
+it; without a store the same restart has nothing to stop at."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from bot.errors import TransientDeliveryError
 from bot.platform import ChannelRef, Context, Platform
 from bot.secrets import Secret
 from bot.store import Database
+from bot.store.sent_ledger import Copy, Doubt, Known
 from bot.testing.clock import FakeClock
 from bot.testing.fakes.telegram_fake import FakeTelegram, FloodLimits
 from bot.testing.fakes.telegram_fake.testing import LoopbackSession
@@ -63,19 +65,43 @@ async def adapter(fake: FakeTelegram, store: Database | None) -> AsyncIterator[T
         await built.bot.session.close()
 
 
+async def test_a_kill_after_the_answer_before_the_outbox_mark_leaves_the_one_copy(
+    fake: FakeTelegram, db: Database
+) -> None:
+    """The exact interleaving of a kill -9: sent, answered, the ledger written, the outbox not
+    marked yet, killed. The restarted adapter finds the delivery in doubt, and the ledger
+    knows its copy: kept as it is, with its notification, and no request at all."""
+    group = fake.add_group("Union hall")
+    channel = ChannelRef(Platform("telegram"), str(group.id), str(group.id))
+    async with adapter(fake, db) as first:
+        assert await first.post(channel, BOARD, key="board-1") == "1"
+        assert await first.post(channel, FINAL, key=KEY) == "2"  # then killed: not marked
+    before = len(fake.requests)
+    async with adapter(fake, db) as second:
+        since = datetime(2026, 1, 1, tzinfo=UTC)
+        assert await second.find_posted(channel, [KEY], since=since) == {}  # in doubt
+        assert await second.post(channel, FINAL, key=KEY) == "2"
+    assert len(fake.requests) == before
+    assert [m.message_id for m in fake.visible(group)] == [1, 2]
+    assert not fake.visible(group)[1].disable_notification
+
+
 async def test_a_restarted_adapter_repairs_to_one_copy(fake: FakeTelegram, db: Database) -> None:
     group = fake.add_group("Union hall")
     channel = ChannelRef(Platform("telegram"), str(group.id), str(group.id))
     async with adapter(fake, db) as first:
         assert isinstance(first.ledger, StoreLedger)
         assert await first.post(channel, BOARD, key="board-1") == "1"
-        fake.lose_answer("sendMessage", times=2)
+        fake.lose_answer("sendMessage")
+        fake.fail_next("editMessageText", status=502)  # the repair's probe: then "killed"
         with pytest.raises(TransientDeliveryError):
             await first.post(channel, FINAL, key=KEY)
-    assert len(fake.visible(group)) == 3  # the board and two copies of the final: "crashed"
+    assert len(fake.visible(group)) == 3  # the board and two copies of the final
 
     async with adapter(fake, db) as second:  # fresh memory, the same store
-        assert await second.ledger.last(group.id) == 1
+        known = await second.ledger.known(group.id, KEY)
+        assert known.doubt == Doubt(1, blind=False)
+        assert known.copies == (Copy(3, silent=True),)
         since = datetime(2026, 1, 1, tzinfo=UTC)
         assert await second.find_posted(channel, [KEY], since=since) == {}
         kept = await second.post(channel, FINAL, key=KEY)
@@ -87,7 +113,53 @@ async def test_a_restarted_adapter_repairs_to_one_copy(fake: FakeTelegram, db: D
     assert not fake.visible(group)[1].disable_notification
     assert {m.message_id for m in fake.messages(group) if m.deleted} == {3, 4}
     async with adapter(fake, db) as third:
-        assert await third.ledger.last(group.id) == 4
+        assert await third.ledger.known(group.id, KEY) == Known(
+            2, (Copy(2, False),), None, frozenset({1})
+        )
+
+
+async def test_a_lost_silent_send_ends_in_one_notified_copy(
+    fake: FakeTelegram, db: Database
+) -> None:
+    """Both the post's and the repair's answers lost, then a restart: which unknown copy was
+    notified cannot be told, so every copy goes and the post is sent again, notified."""
+    group = fake.add_group("Union hall")
+    channel = ChannelRef(Platform("telegram"), str(group.id), str(group.id))
+    async with adapter(fake, db) as first:
+        await first.post(channel, BOARD, key="board-1")
+        fake.lose_answer("sendMessage", times=2)
+        with pytest.raises(TransientDeliveryError):
+            await first.post(channel, FINAL, key=KEY)
+    async with adapter(fake, db) as second:
+        await second.find_posted(channel, [KEY], since=datetime(2026, 1, 1, tzinfo=UTC))
+        kept = await second.post(channel, FINAL, key=KEY)
+    assert [m.message_id for m in fake.visible(group)] == [1, int(kept)]
+    assert not fake.visible(group)[1].disable_notification
+    assert {m.message_id for m in fake.messages(group) if m.deleted} == {2, 3, 4}
+
+
+async def test_a_first_post_is_probed_only_above_what_the_chat_showed_the_bot(
+    fake: FakeTelegram, db: Database
+) -> None:
+    """The first post to a chat, its answer lost: the probe stops at the reply the ledger
+    noted (the subscribe command's answer), not 50 ids down."""
+    alice = fake.add_user("Alice")
+    group = fake.add_group("Union hall")
+    fake.add_member(group, alice)
+    channel = ChannelRef(Platform("telegram"), str(group.id), str(group.id))
+    for i in range(30):
+        fake.user_says(group, alice, f"before the bot {i}")
+    async with adapter(fake, db) as first:
+        reply = await first.sender.send(group.id, Outgoing(render(Notice("Subscribed"))))
+        await first.ledger.note_other(group.id, reply)  # what TelegramCommands does
+        fake.user_says(group, alice, "thanks")
+        fake.lose_answer("sendMessage")
+        posted = await first.post(channel, FINAL, key=KEY)
+    probes = [r for r in fake.calls_to("editMessageText")]
+    assert len(probes) == 2  # "thanks" and the lost post; nothing at or below the reply
+    assert [m.message_id for m in fake.visible(group) if m.source == "sendMessage"] == [
+        reply, int(posted),
+    ]  # fmt: skip
 
 
 async def test_a_command_reply_noted_before_a_restart_is_not_probed(
@@ -99,15 +171,16 @@ async def test_a_command_reply_noted_before_a_restart_is_not_probed(
         await first.post(channel, BOARD, key="board-1")
         reply = await first.sender.send(group.id, Outgoing(render(Notice("Subscribed"))))
         await first.ledger.note_other(group.id, reply)  # what TelegramCommands does
-        fake.lose_answer("sendMessage", times=2)
+        fake.lose_answer("sendMessage")
+        fake.fail_next("editMessageText", status=502)
         with pytest.raises(TransientDeliveryError):
             await first.post(channel, FINAL, key=KEY)
     async with adapter(fake, db) as second:
-        assert await second.ledger.others(group.id) == {2}
+        assert (await second.ledger.known(group.id, KEY)).others == {1, 2}
         await second.find_posted(channel, [KEY], since=datetime(2026, 1, 1, tzinfo=UTC))
         assert await second.post(channel, FINAL, key=KEY) == "3"
-        assert await second.ledger.others(group.id) == frozenset()  # settled past it
     assert shown(fake.visible(group)[1]).endswith("Subscribed")
+    assert fake.visible(group)[1].revisions == []  # never probed
     assert [m.message_id for m in fake.visible(group)] == [1, 2, 3]
 
 

@@ -32,6 +32,7 @@ async def test_filters_yes_threads_pins_and_mentions_not_on_telegram(
     alice = fake.add_user("Alice")
     group = fake.add_group("Union hall")
     fake.add_member(group, alice)
+    dm = fake.private_chat(alice)  # errors are private: they go there
     async with Database(f"sqlite+aiosqlite:///{tmp_path / 't.sqlite3'}") as db:
         async with db.begin() as conn:
             await count_rows.upsert(conn, replace(bessemer(), public=True))  # seen in any chat
@@ -43,7 +44,10 @@ async def test_filters_yes_threads_pins_and_mentions_not_on_telegram(
         await handle_all(bot, tc)
         async with db.connect() as conn:
             subs = await sub_rows.for_count(conn, "bessemer-2021")
-    said = [shown(m) for m in fake.visible(group) if m.source != "user"]
+    said = [shown(m) for m in fake.visible(dm) if m.source != "user"]
+    assert [m for m in fake.visible(group) if m.source != "user"] == [
+        m for m in fake.visible(group) if "Subscribed" in shown(m)
+    ]
     assert said == [
         "Error: thread is not supported on Telegram; leave it out",
         "Error: pin is not supported on Telegram; leave it out",

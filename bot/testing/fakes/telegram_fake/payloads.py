@@ -97,6 +97,10 @@ def message(m: StoredMessage, world: World) -> JSON:
         out["reply_markup"] = m.reply_markup
     if m.edit_date is not None:
         out["edit_date"] = m.edit_date
+    if m.migrate_to_chat_id is not None:
+        out["migrate_to_chat_id"] = m.migrate_to_chat_id
+    if m.migrate_from_chat_id is not None:
+        out["migrate_from_chat_id"] = m.migrate_from_chat_id
     return out
 
 

@@ -188,13 +188,22 @@ class FakeTelegram:
         """The user blocks (or unblocks) the bot: sends to their private chat answer 403."""
         self.private_chat(user).blocked = blocked
 
-    def migrate_to_supergroup(self, chat: Chat) -> Chat:
-        """Upgrade a basic group: the old id answers 400 with migrate_to_chat_id."""
+    def migrate_to_supergroup(self, chat: Chat, *, notify: bool = True) -> Chat:
+        """Upgrade a basic group (as its owner does): the old id answers 400 with
+        migrate_to_chat_id from now on, and the bot gets the two service messages Telegram
+        sends, ``migrate_to_chat_id`` in the old group and ``migrate_from_chat_id`` in the new
+        supergroup (``notify=False``: the updates are lost, only the 400 tells)."""
         if chat.type != "group":
             raise ValueError("only a basic group can be upgraded")
         new = self._core.world.add_chat("supergroup", chat.title, chat.username)
         new.members, new.rights = dict(chat.members), dict(chat.rights)
+        owner = next(u for u, s in chat.members.items() if s == "creator")
+        old_side = self._core.store(chat, owner, "service", migrate_to_chat_id=new.id)
+        new_side = self._core.store(new, owner, "service", migrate_from_chat_id=chat.id)
         chat.migrated_to = new.id
+        if notify:
+            for message in (old_side, new_side):
+                self._updates.push("message", payloads.message(message, self._core.world))
         return new
 
     # ------------------------------------------------------------ what users do

@@ -77,6 +77,10 @@ class StoredMessage:
     """Sent by an anonymous group admin (on behalf of the chat)."""
     deleted: bool = False
     edit_date: int | None = None
+    migrate_to_chat_id: int | None = None
+    """A service message: the group became the supergroup with this id."""
+    migrate_from_chat_id: int | None = None
+    """A service message: the supergroup was the group with this id."""
     revisions: list[Revision] = field(default_factory=list)
 
     @property
@@ -187,7 +191,10 @@ class World:
         )
 
     def chat_for_bot(self, ref: int | str, *, post: bool = False) -> Chat:
-        """The chat, if the bot is in it (and, with ``post``, may post in it)."""
+        """The chat, if the bot is in it (and, with ``post``, may post in it). A user who
+        never opened a private chat with the bot cannot be written to (403), as on Telegram."""
+        if isinstance(ref, int) and ref in self.users and ref not in self.chats:
+            raise forbidden("bot can't initiate conversation with a user")
         chat = self.find_chat(ref)
         if chat.type == "private":
             if chat.blocked:
