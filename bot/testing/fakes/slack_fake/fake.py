@@ -13,6 +13,7 @@ from bot.testing.notify import ChangeNotifier
 
 from .http_mode import HttpMode
 from .interactions import Interactions
+from .manifest import Manifest, load_manifest
 from .oauth import Installs
 from .records import (
     ACK_DEADLINE_S,
@@ -52,6 +53,7 @@ class FakeSlack(HttpMode, Installs, Modals):
         retry_after: int | None = None,
         method_limits_per_min: Mapping[str, int] | None = None,
         method_windows: Mapping[str, tuple[int, float]] | None = None,
+        manifest: Manifest | None = None,
     ) -> None:
         """`retry_after` fixes the Retry-After header (e.g. 0) instead of the honest wait.
 
@@ -59,6 +61,9 @@ class FakeSlack(HttpMode, Installs, Modals):
         (defaults: chat.update `update_per_min`, Tier 3 methods 50, Tier 4 methods 100).
         `method_windows` sets a workspace-wide limit of N calls in any W seconds by method name,
         e.g. ``{"chat.postMessage": (5, 1.0)}`` (on top of chat.postMessage's per-channel one).
+        `manifest` is the app as configured (default: the shipped config/slack-manifest.yml):
+        the fake grants its scopes, sends its events and applies its interactivity and
+        should_escape, as Slack would (manifest.py).
         """
         if not bot_token.startswith("xoxb-") or not app_token.startswith("xapp-"):
             raise ValueError("bot_token must start with xoxb- and app_token with xapp-")
@@ -69,10 +74,12 @@ class FakeSlack(HttpMode, Installs, Modals):
         self.clock: Callable[[], float] = clock or time.monotonic
         self._notifier = ChangeNotifier()
         self._workspace = Workspace()
+        self.manifest = manifest or load_manifest()
         self._port: int | None = None
         self._runner: web.AppRunner | None = None
         self._web = WebApi(
             workspace=self._workspace,
+            manifest=self.manifest,
             bot_token=bot_token,
             app_token=app_token,
             clock=self.clock,
@@ -100,6 +107,7 @@ class FakeSlack(HttpMode, Installs, Modals):
             clock=self.clock,
             notifier=self._notifier,
             views=self.views,
+            manifest=self.manifest,
         )
 
     # ------------------------------------------------------------ lifecycle
