@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from types import TracebackType
 from typing import Any
 
 from aiohttp import web
@@ -61,9 +60,7 @@ class FakeSlack(HttpMode, Installs, Modals):
         (defaults: chat.update `update_per_min`, Tier 3 methods 50, Tier 4 methods 100).
         `method_windows` sets a workspace-wide limit of N calls in any W seconds by method name,
         e.g. ``{"chat.postMessage": (5, 1.0)}`` (on top of chat.postMessage's per-channel one).
-        `manifest` is the app as configured (default: the shipped config/slack-manifest.yml):
-        the fake grants its scopes, sends its events and applies its interactivity and
-        should_escape, as Slack would (manifest.py).
+        `manifest`: the app as Slack makes it from one (default the shipped; manifest.py).
         """
         if not bot_token.startswith("xoxb-") or not app_token.startswith("xapp-"):
             raise ValueError("bot_token must start with xoxb- and app_token with xapp-")
@@ -135,12 +132,7 @@ class FakeSlack(HttpMode, Installs, Modals):
         self._port = int(runner.addresses[0][1])
         return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def __aexit__(self, *exc: object) -> None:
         runner, self._runner = self._runner, None
         if runner is None:
             return
