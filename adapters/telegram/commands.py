@@ -85,11 +85,38 @@ class Incoming:
     """Sent as the chat itself: a channel post, or an anonymous admin of the group."""
 
 
-def menu(verbs: Verbs) -> list[BotCommand]:
-    """The command menu (``setMyCommands``): ``/count``, and each verb as a command of its own,
-    described by its summary."""
-    every = [BotCommand(command=spec.name, description=spec.summary) for spec in verbs]
-    return [BotCommand(command=COMMAND, description=COMMAND_SUMMARY), *every]
+PLACE_NOUNS = (("this server or workspace", "this chat"), ("server or workspace", "chat"))
+"""The table's summaries speak of Discord's servers and Slack's workspaces; Telegram has chats."""
+
+
+@dataclass(frozen=True, slots=True)
+class Menu:
+    """The command menu (``setMyCommands``): what every member sees (the default scope), and
+    what the chats' administrators see instead (``BotCommandScopeAllChatAdministrators``)."""
+
+    members: tuple[BotCommand, ...]
+    admins: tuple[BotCommand, ...]
+
+
+def worded(summary: str) -> str:
+    """A verb's summary in Telegram's nouns (a chat, not a server or workspace)."""
+    for theirs, ours in PLACE_NOUNS:
+        summary = summary.replace(theirs, ours)
+    return summary
+
+
+def menu(verbs: Verbs) -> Menu:
+    """``/count``, and each verb as a command of its own, described by its summary: the admin
+    verbs only in the administrators' menu."""
+    count = BotCommand(command=COMMAND, description=COMMAND_SUMMARY)
+    every = [
+        (spec.admin is not None, BotCommand(command=spec.name, description=worded(spec.summary)))
+        for spec in verbs
+    ]
+    return Menu(
+        members=(count, *(c for admin, c in every if not admin)),
+        admins=(count, *(c for _, c in every)),
+    )
 
 
 def command_text(message: Message, bot_username: str, verbs: Container[str] = ()) -> str | None:

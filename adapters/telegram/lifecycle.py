@@ -2,7 +2,8 @@
 
 ``make_bot`` points aiogram at ``settings.api_base`` (api.telegram.org, a local Bot API
 server, or a test's fake). ``TelegramLifecycle.start`` asks ``getMe`` (the token is checked
-and the bot's username learnt), publishes the command menu (``setMyCommands``), then either
+and the bot's username learnt), publishes the command menu (``setMyCommands``: the members'
+verbs in the default scope, every verb for the chats' administrators), then either
 deletes any webhook and starts long polling (``getUpdates`` with ``offset`` and ``timeout``,
 in one asyncio task), or sets the webhook with its secret token, whose route
 (``http_routes``) the ops server mounts. ``stop`` cancels the poll at once (an unconfirmed
@@ -20,7 +21,7 @@ import asyncio
 import hmac
 import json
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,7 +29,7 @@ from aiogram import Bot
 from aiogram.client.session.aiohttp import AiohttpSession
 from aiogram.client.telegram import TelegramAPIServer
 from aiogram.exceptions import TelegramConflictError
-from aiogram.types import BotCommand, Update, User
+from aiogram.types import BotCommandScopeAllChatAdministrators, Update, User
 from aiohttp import web
 from cachetools import LRUCache
 from pydantic import ValidationError
@@ -39,7 +40,7 @@ from bot.commands.inflight import GRACE_S, InFlight
 from bot.delivery.ratelimit import Sleep
 from bot.errors import ConfigError
 
-from .commands import menu
+from .commands import Menu, menu
 from .errors import FAILURES, translate
 from .settings import TelegramSettings
 
@@ -47,7 +48,7 @@ log = logging.getLogger("tallybot.telegram")
 
 ALLOWED_UPDATES = ["message", "channel_post"]
 SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
-MENU = tuple(menu(VERBS))
+MENU = menu(VERBS)
 """The command menu of the built-in verbs (the adapter publishes that of its context's)."""
 SEEN_UPDATES = 1024
 """Update ids remembered to drop a webhook delivery Telegram repeats."""
@@ -81,7 +82,7 @@ class TelegramLifecycle:
         sleep: Sleep = asyncio.sleep,
         webhook_secret: str | None = None,
         finish_timeout: float = GRACE_S,
-        menu: Sequence[BotCommand] = MENU,
+        menu: Menu = MENU,
         seen_updates: int = SEEN_UPDATES,
     ) -> None:
         if settings.mode == "webhook" and not webhook_secret:
@@ -92,7 +93,7 @@ class TelegramLifecycle:
         self.clock = clock
         self.sleep = sleep
         self.webhook_secret = webhook_secret
-        self.menu = list(menu)
+        self.menu = menu
         self.me: User | None = None
         self.offset: int | None = None
         self.last_poll: float | None = None
@@ -110,7 +111,10 @@ class TelegramLifecycle:
         """Check the token, publish the menu, start receiving updates; the bot's own user."""
         try:
             self.me = await self.bot.get_me()
-            await self.bot.set_my_commands(self.menu)
+            await self.bot.set_my_commands(list(self.menu.members))
+            await self.bot.set_my_commands(
+                list(self.menu.admins), scope=BotCommandScopeAllChatAdministrators()
+            )
             if self.settings.mode == "webhook":
                 assert self.settings.webhook_url is not None
                 await self.bot.set_webhook(

@@ -36,6 +36,18 @@ from bot.store import Database
 from bot.subscription import Platform
 from bot.web.links import PageLink, no_link
 
+DEFUSERS = re.compile("[\u200b\u2060\ufeff]")
+"""The invisible characters the surfaces put into what they show so that nothing in it pings or
+links (Discord's and Slack's zero-width space, Telegram's word joiner, U+FEFF): a command
+copied from the bot's own words carries them, and they are never part of a command."""
+
+
+def pasted(text: str) -> str:
+    """``text`` as typed, without the defusing characters a copy of the bot's words carries:
+    ``mention=@\\u200b1175…`` or ``threshold=2/\\u20603`` read as ``mention=@1175…`` and
+    ``threshold=2/3``."""
+    return DEFUSERS.sub("", text)
+
 
 class Verb(StrEnum):
     """The built-in verbs' names (their specs are :data:`bot.commands.builtin.VERBS`)."""
@@ -247,7 +259,7 @@ class Verbs:
     def parse(self, text: str, *, form: bool = False) -> Command:
         """Parse one command line (without the platform's ``/count`` prefix); an empty line
         asks for help. ``form``: the line asks for the verb's form (``VerbSpec.form_command``)."""
-        words = text.strip().split()
+        words = pasted(text).strip().split()
         if not words:
             return Command(Verb.HELP)
         head = words[0].lower()

@@ -7,6 +7,7 @@ import re
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from typing import Any
 from urllib.parse import urlencode
 
@@ -20,7 +21,7 @@ from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetry
 from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.webhook.async_client import AsyncWebhookClient
 
-from bot.testing.fakes.slack_fake import FakeSlack
+from bot.testing.fakes.slack_fake import FakeSlack, load_manifest
 
 TS_RE = re.compile(r"^\d{10}\.\d{6}$")
 PROXY_VARS = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy")
@@ -44,9 +45,14 @@ def _no_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name, raising=False)
 
 
+SHIPPED = load_manifest()
+WITH_READ = replace(SHIPPED, scopes=SHIPPED.scopes | {"channels:read"})
+"""The shipped app, and conversations.info too (which tallybot does not call)."""
+
+
 @pytest.fixture
 async def fake() -> AsyncIterator[FakeSlack]:
-    async with FakeSlack() as f:
+    async with FakeSlack(manifest=WITH_READ) as f:
         yield f
 
 
@@ -425,7 +431,7 @@ async def test_socket_mode_slash_command_ack_respond_say(fake: FakeSlack) -> Non
     app = AsyncApp(client=web_client(fake), signing_secret=fake.signing_secret)
     seen: list[dict[str, Any]] = []
 
-    @app.command("/tally")
+    @app.command("/count")
     async def tally(ack: Any, respond: Any, say: Any, command: dict[str, Any]) -> None:
         await ack("counting...")
         seen.append(command)
@@ -435,7 +441,7 @@ async def test_socket_mode_slash_command_ack_respond_say(fake: FakeSlack) -> Non
 
     async with socket_app(fake, app):
         delivery = await fake.send_slash_command(
-            command="/tally", text="poll-1", user_id=user, channel_id=channel
+            command="/count", text="poll-1", user_id=user, channel_id=channel
         )
         await fake.wait_for(lambda: len(fake.messages(channel)) == 2)
 
@@ -445,7 +451,7 @@ async def test_socket_mode_slash_command_ack_respond_say(fake: FakeSlack) -> Non
     assert delivery.type == "slash_commands"
     assert delivery.envelope["accepts_response_payload"] is True
     [command] = seen
-    assert (command["command"], command["text"], command["user_id"]) == ("/tally", "poll-1", user)
+    assert (command["command"], command["text"], command["user_id"]) == ("/count", "poll-1", user)
     assert (command["channel_name"], command["team_id"]) == ("general", fake.team_id)
     assert command["response_url"] == delivery.response_url
     posts = fake.response_url_posts
@@ -496,7 +502,7 @@ async def test_socket_disconnect_makes_client_reconnect(fake: FakeSlack) -> None
     user = fake.add_user("ada")
     app = AsyncApp(client=web_client(fake), signing_secret=fake.signing_secret)
 
-    @app.command("/tally")
+    @app.command("/count")
     async def tally(ack: Any) -> None:
         await ack()
 
@@ -506,7 +512,7 @@ async def test_socket_disconnect_makes_client_reconnect(fake: FakeSlack) -> None
             lambda: len(fake.socket_connections) == 2 and len(fake.live_socket_connections) == 1
         )
         delivery = await fake.send_slash_command(
-            command="/tally", text="", user_id=user, channel_id=channel
+            command="/count", text="", user_id=user, channel_id=channel
         )
         old, new = fake.socket_connections
         assert (old.closed, old.draining, new.closed, new.draining) == (True, True, False, False)
@@ -526,7 +532,7 @@ async def test_raw_socket_protocol_and_late_ack() -> None:
             async with session.ws_connect(opened["url"]) as ws:
                 hello = await ws.receive_json()
                 delivery = await fake.send_slash_command(
-                    command="/tally", text="t", user_id=user, channel_id=channel, ack_wait=0
+                    command="/count", text="t", user_id=user, channel_id=channel, ack_wait=0
                 )
                 envelope = await ws.receive_json()
                 unacked_late = delivery.late
@@ -568,7 +574,7 @@ async def test_http_mode_signed_slash_command() -> None:
         channel, user = fake.add_channel("general"), fake.add_user("ada")
         app = AsyncApp(client=web_client(fake), signing_secret=fake.signing_secret)
 
-        @app.command("/tally")
+        @app.command("/count")
         async def tally(ack: Any, respond: Any) -> None:
             await ack("got it")
             await respond("done")
@@ -585,11 +591,11 @@ async def test_http_mode_signed_slash_command() -> None:
             await web.TCPSite(runner, "127.0.0.1", 0).start()
             url = f"http://127.0.0.1:{runner.addresses[0][1]}/slack/events"
             ok = await fake.send_slash_command_http(
-                url, command="/tally", text="p", user_id=user, channel_id=channel
+                url, command="/count", text="p", user_id=user, channel_id=channel
             )
             await fake.wait_for(lambda: len(fake.response_url_posts) == 1)
             payload = fake.slash_command_payload(
-                command="/tally", text="p", user_id=user, channel_id=channel
+                command="/count", text="p", user_id=user, channel_id=channel
             )
             body = urlencode(payload).encode()
             forged = dict(fake.signed_headers(body), **{"X-Slack-Signature": "v0=" + "0" * 64})
@@ -623,8 +629,12 @@ async def test_response_url_use_and_age_limits() -> None:
     clock = ManualClock()
     async with FakeSlack(clock=clock) as fake:
         channel, user = fake.add_channel("general"), fake.add_user("ada")
-        first = fake.slash_command_payload(command="/t", text="", user_id=user, channel_id=channel)
-        second = fake.slash_command_payload(command="/t", text="", user_id=user, channel_id=channel)
+        first = fake.slash_command_payload(
+            command="/count", text="", user_id=user, channel_id=channel
+        )
+        second = fake.slash_command_payload(
+            command="/count", text="", user_id=user, channel_id=channel
+        )
         hook = AsyncWebhookClient(first["response_url"])
         statuses = [(await hook.send(text=f"r{i}")).status_code for i in range(6)]
         no_text = await AsyncWebhookClient(second["response_url"]).send_dict({"blocks": []})

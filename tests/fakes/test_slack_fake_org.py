@@ -35,7 +35,7 @@ async def test_commands_carry_the_workspace_they_were_run_in(fake: FakeSlack) ->
     app = AsyncApp(client=web_client(fake), signing_secret=fake.signing_secret)
     seen: list[dict[str, Any]] = []
 
-    @app.command("/tally")
+    @app.command("/count")
     async def tally(ack: Any, command: dict[str, Any]) -> None:
         await ack()
         seen.append(command)
@@ -43,7 +43,7 @@ async def test_commands_carry_the_workspace_they_were_run_in(fake: FakeSlack) ->
     async with socket_app(fake, app):
         for channel in (home_channel, other_channel):
             await fake.send_slash_command(
-                command="/tally", text="x", user_id=owner, channel_id=channel
+                command="/count", text="x", user_id=owner, channel_id=channel
             )
         await fake.wait_for(lambda: len(seen) == 2)
     info = (await web_client(fake).users_info(user=owner))["user"]
@@ -60,7 +60,7 @@ async def test_commands_carry_the_workspace_they_were_run_in(fake: FakeSlack) ->
 
 async def test_a_single_workspace_install_has_no_enterprise(fake: FakeSlack) -> None:
     payload = fake.slash_command_payload(
-        command="/tally", text="x", user_id=fake.add_user("ada"), channel_id=fake.add_channel("g")
+        command="/count", text="x", user_id=fake.add_user("ada"), channel_id=fake.add_channel("g")
     )
     assert payload["team_id"] == fake.team_id
     assert payload["is_enterprise_install"] == "false"

@@ -60,7 +60,15 @@ async def test_polling_receives_and_stops_within_a_second(
     dm = fake.private_chat(alice)
     me = await lifecycle.start()
     assert me.username == "tallybot"
-    assert [c["command"] for c in fake.commands()] == ["count", *(s.name for s in VERBS)]
+    members = [s.name for s in VERBS if s.admin is None]
+    assert [c["command"] for c in fake.commands()] == ["count", *members]
+    admins = fake.commands("all_chat_administrators")
+    assert [c["command"] for c in admins] == ["count", *(s.name for s in VERBS)]
+    assert {"update", "final", "create", "admins"} <= {c["command"] for c in admins} - set(members)
+    words = " ".join(c["description"] for c in admins)
+    assert "chat" in words
+    assert "server" not in words
+    assert "workspace" not in words
     assert lifecycle.health().ok
     fake.command(dm, alice, "/count status bessemer-2021")
     await fake.wait_for(lambda: len(received.updates) == 1)
@@ -71,7 +79,12 @@ async def test_polling_receives_and_stops_within_a_second(
     assert fake.pending_updates == []  # the handled update was confirmed at stop
     first = fake.calls_to("getUpdates")[0].args
     assert (first["timeout"], first["allowed_updates"]) == (30, ["message", "channel_post"])
-    assert [r.method for r in fake.requests[:3]] == ["getMe", "setMyCommands", "deleteWebhook"]
+    assert [r.method for r in fake.requests[:4]] == [
+        "getMe",
+        "setMyCommands",
+        "setMyCommands",
+        "deleteWebhook",
+    ]
 
 
 async def test_health_reports_a_poll_that_gets_no_answer(

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from types import TracebackType
 from typing import Any
 
 from aiohttp import web
@@ -13,6 +12,7 @@ from bot.testing.notify import ChangeNotifier
 
 from .http_mode import HttpMode
 from .interactions import Interactions
+from .manifest import Manifest, load_manifest
 from .oauth import Installs
 from .records import (
     ACK_DEADLINE_S,
@@ -52,6 +52,7 @@ class FakeSlack(HttpMode, Installs, Modals):
         retry_after: int | None = None,
         method_limits_per_min: Mapping[str, int] | None = None,
         method_windows: Mapping[str, tuple[int, float]] | None = None,
+        manifest: Manifest | None = None,
     ) -> None:
         """`retry_after` fixes the Retry-After header (e.g. 0) instead of the honest wait.
 
@@ -59,6 +60,7 @@ class FakeSlack(HttpMode, Installs, Modals):
         (defaults: chat.update `update_per_min`, Tier 3 methods 50, Tier 4 methods 100).
         `method_windows` sets a workspace-wide limit of N calls in any W seconds by method name,
         e.g. ``{"chat.postMessage": (5, 1.0)}`` (on top of chat.postMessage's per-channel one).
+        `manifest`: the app as Slack makes it from one (default the shipped; manifest.py).
         """
         if not bot_token.startswith("xoxb-") or not app_token.startswith("xapp-"):
             raise ValueError("bot_token must start with xoxb- and app_token with xapp-")
@@ -69,10 +71,12 @@ class FakeSlack(HttpMode, Installs, Modals):
         self.clock: Callable[[], float] = clock or time.monotonic
         self._notifier = ChangeNotifier()
         self._workspace = Workspace()
+        self.manifest = manifest or load_manifest()
         self._port: int | None = None
         self._runner: web.AppRunner | None = None
         self._web = WebApi(
             workspace=self._workspace,
+            manifest=self.manifest,
             bot_token=bot_token,
             app_token=app_token,
             clock=self.clock,
@@ -101,6 +105,7 @@ class FakeSlack(HttpMode, Installs, Modals):
             clock=self.clock,
             notifier=self._notifier,
             views=self.views,
+            manifest=self.manifest,
         )
 
     # ------------------------------------------------------------ lifecycle
@@ -128,12 +133,7 @@ class FakeSlack(HttpMode, Installs, Modals):
         self._port = int(runner.addresses[0][1])
         return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def __aexit__(self, *exc: object) -> None:
         runner, self._runner = self._runner, None
         if runner is None:
             return

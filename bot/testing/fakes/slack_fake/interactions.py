@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -14,6 +15,7 @@ from aiohttp import web
 from bot.testing.notify import ChangeNotifier
 
 from .limits import SlackError, validate_blocks, validate_text
+from .manifest import Manifest
 from .records import ResponseUrlPost
 from .views import Views
 from .workspace import Workspace
@@ -51,8 +53,10 @@ class Interactions:
         clock: Callable[[], float],
         notifier: ChangeNotifier,
         views: Views,
+        manifest: Manifest,
     ) -> None:
         self._ws = workspace
+        self._manifest = manifest
         self._views = views
         self._verification_token = verification_token
         self._base_url = base_url
@@ -71,8 +75,12 @@ class Interactions:
         """The slash-command fields, as form values (strings), like Slack sends them."""
         if not command.startswith("/"):
             raise ValueError("a slash command starts with '/'")
+        declared = self._manifest.commands.get(command)
+        if declared is None:
+            raise ValueError(f"the manifest declares no {command}: Slack would not send it")
         channel = self._ws.known_channel(channel_id)
         user = self._ws.known_user(user_id)
+        text = self._as_sent(text, channel.team_id, escape=declared.should_escape)
         hook_id = self._ws.next_id("H")
         secret = hashlib.sha256(f"{hook_id}{self._clock()}".encode()).hexdigest()[:24]
         # The workspace the command was run in: the channel's. With an org-wide install, Slack
@@ -100,6 +108,32 @@ class Interactions:
             "trigger_id": trigger_id,
         }
 
+    def _as_sent(self, text: str, team: str, *, escape: bool) -> str:
+        """The command text as Slack sends it: with should_escape, a typed ``@name`` of a member
+        becomes ``<@U…|name>``, ``#name`` of a channel ``<#C…|name>`` and @here / @channel /
+        @everyone ``<!here>`` …; without it, the text as typed (escaped forms never occur)."""
+        if not escape:
+            if re.search(r"<[@#!]", text):
+                raise ValueError(
+                    "should_escape is false in the manifest: Slack sends mentions as typed "
+                    f"(@name), never escaped: {text!r}"
+                )
+            return text
+        users = {u.name: u.id for u in self._ws.users.values() if u.team_id == team}
+        channels = {c.name: c.id for c in self._ws.channels.values() if c.team_id == team}
+
+        def one(match: re.Match[str]) -> str:
+            sigil, name = match[1], match[2]
+            if sigil == "@" and name in ("here", "channel", "everyone"):
+                return f"<!{name}>"
+            if sigil == "@" and name in users:
+                return f"<@{users[name]}|{name}>"
+            if sigil == "#" and name in channels:
+                return f"<#{channels[name]}|{name}>"
+            return match[0]
+
+        return re.sub(r"(?<![<\w|^])([@#])([\w.-]+)", one, text)
+
     def event_callback(
         self, event: dict[str, Any], *, event_id: str | None, team_id: str | None = None
     ) -> dict[str, Any]:
@@ -109,6 +143,10 @@ class Interactions:
         event = dict(event)
         if "type" not in event:
             raise ValueError("an event needs a type")
+        if event["type"] not in self._manifest.bot_events:
+            raise ValueError(
+                f"the manifest subscribes to no {event['type']!r} event: Slack would not send it"
+            )
         event.setdefault("ts", self._ws.next_ts())
         event.setdefault("event_ts", event["ts"])
         if event["type"] in ("app_mention", "message"):

@@ -16,6 +16,7 @@ from typing import Any, Protocol
 
 from .args import JsonDict
 from .limits import SlackError
+from .manifest import Manifest
 from .records import ACK_DEADLINE_S, SocketDelivery
 from .workspace import Workspace
 
@@ -162,6 +163,7 @@ class _Sender(Protocol):
     """What :class:`Modals` reads of ``fake.FakeSlack``."""
 
     views: Views
+    manifest: Manifest
 
     async def _deliver(
         self,
@@ -181,7 +183,12 @@ class Modals:
         self: _Sender, opened: OpenedView, values: dict[str, str], *, user_id: str | None = None
     ) -> SocketDelivery:
         """Send an ``interactive`` envelope: ``opened`` submitted with ``values`` (by
-        block_id); return once acked (its payload is the app's answer, e.g. errors)."""
+        block_id); return once acked (its payload is the app's answer, e.g. errors).
+
+        Slack sends view_submission only to an app with interactivity on: with the manifest's
+        off, the user's submit goes nowhere, and this raises."""
+        if not self.manifest.interactivity:
+            raise ValueError("interactivity is off in the manifest: Slack sends no view_submission")
         payload = self.views.submission(opened, values, user_id or opened.user_id)
         wait = ACK_DEADLINE_S + 1.0
         delivery = await self._deliver("interactive", payload, True, {}, None, wait)

@@ -22,6 +22,7 @@ from .limits import (
     validate_metadata,
     validate_text,
 )
+from .manifest import Manifest
 from .oauth import FakeOAuth
 from .records import (
     MessageRevision,
@@ -36,9 +37,6 @@ from .workspace import Workspace
 
 Handler = Callable[[JsonDict], JsonDict]
 
-BOT_SCOPES = (
-    "app_mentions:read,channels:history,chat:write,commands,files:write,pins:write,users:read"
-)
 DEFAULT_WINDOW_LIMITS: Mapping[str, int] = {
     # Slack's tiers, per method per workspace per minute.
     "chat.delete": 50,
@@ -73,6 +71,7 @@ class WebApi:
         self,
         *,
         workspace: Workspace,
+        manifest: Manifest,
         bot_token: str,
         app_token: str,
         clock: Callable[[], float],
@@ -87,6 +86,7 @@ class WebApi:
         on_change: Callable[[], None],
     ) -> None:
         self.ws = workspace
+        self.manifest = manifest
         self.oauth = FakeOAuth(workspace=workspace, clock=clock, on_change=on_change)
         self.bot_token = bot_token
         self.app_token = app_token
@@ -195,6 +195,14 @@ class WebApi:
             return self._failure(rule)
         try:
             team = self._check_token(token, kind, args)
+            needed = self.manifest.missing_scope(method) if kind == "bot" else None
+            if needed is not None:  # the app was not granted the scope: Slack says which
+                provided = ",".join(sorted(self.manifest.scopes))
+                return (
+                    200,
+                    {"ok": False, "error": "missing_scope", "needed": needed, "provided": provided},
+                    {},
+                )
             self._check_rate(method, args)
             scoped = self.oauth.scoped(team, method, args) if team else None
             result = handler(args) if scoped is None else scoped
