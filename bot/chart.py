@@ -49,10 +49,24 @@ def render_chart(count: Count, history: Sequence[Tally]) -> bytes:
 def render_chart_svg(count: Count, history: Sequence[Tally]) -> bytes:
     """The same chart as :func:`render_chart`, as SVG (for the public page: sharp on any
     screen). Text is drawn as outlines, so a label is shapes, never markup."""
+    from bot.domain.chart_figure import WIDTH_PX
+
+    return _svg(count, history, WIDTH_PX)
+
+
+def render_chart_svg_narrow(count: Count, history: Sequence[Tally]) -> bytes:
+    """The chart of :func:`render_chart_svg`, narrow for a phone (``chart_figure.NARROW_PX``):
+    the same words and figures, in the same type."""
+    from bot.domain.chart_figure import NARROW_PX
+
+    return _svg(count, history, NARROW_PX)
+
+
+def _svg(count: Count, history: Sequence[Tally], width_px: int) -> bytes:
     from bot.domain.chart_figure import chart_figure
 
     with _RENDER_LOCK:
-        fig = chart_figure(count, history)
+        fig = chart_figure(count, history, width_px=width_px)
         out = io.BytesIO()
         fig.savefig(out, format="svg", metadata={"Date": None})
     return out.getvalue()

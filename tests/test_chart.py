@@ -27,7 +27,14 @@ from bot.charts_process import CHARTS
 from bot.cli import demo_config_path
 from bot.commands.request import Reply
 from bot.domain.arithmetic import counted
-from bot.domain.chart_figure import HEIGHT_PX, WIDTH_PX, chart_figure, colour
+from bot.domain.chart_figure import (
+    HEIGHT_PX,
+    NARROW_HEIGHT_PX,
+    NARROW_PX,
+    WIDTH_PX,
+    chart_figure,
+    colour,
+)
 from bot.domain.format import chart_description as describe
 from bot.domain.message import Attachment, Notice
 from bot.domain.model import Choice, Count, CountStatus, DecisionRule, RuleKind, Tally, TallyState
@@ -151,7 +158,7 @@ def assert_no_overlap(fig: Figure) -> None:
     boxes = [(t.get_text(), t.get_window_extent()) for t in texts(fig)]
     for (a, box_a), (b, box_b) in itertools.combinations(boxes, 2):
         assert not box_a.overlaps(box_b), f"{a!r} overlaps {b!r}"
-    whole = Bbox.from_bounds(0, 0, WIDTH_PX, HEIGHT_PX)
+    whole = Bbox.from_bounds(0, 0, fig.bbox.width, fig.bbox.height)
     for text, box in boxes:
         assert whole.containsx(box.x0), f"{text!r} runs off the left"
         assert whole.containsx(box.x1), f"{text!r} runs off the right"
@@ -185,6 +192,33 @@ def test_bessemer_chart_pause_clinch_and_final(tallies: int, subtitle: str) -> N
     assert "505\nchallenged" in shown
     assert ("clinched" in shown) == (tallies >= 10)  # marked where it happened
     assert_no_overlap(fig)
+
+
+PHONE_CSS_PX = 300
+"""How wide a chart shows on a phone 320 CSS pixels wide (the page's margins and border)."""
+
+
+def words_of(fig: Figure) -> list[str]:
+    """The words the chart says (line breaks aside), tick labels left out."""
+    return [" ".join(t.get_text().split()) for t in [*fig.texts, *fig.axes[0].texts]]
+
+
+@pytest.mark.parametrize("case", ["paused", "final", "runoff"])
+def test_the_narrow_chart_says_the_same_in_type_a_phone_reads(case: str) -> None:
+    """Issue 27 part 5: the phone's chart, shown 300 CSS pixels wide, has no type under 10 CSS
+    pixels, and says every word and figure the wide one does."""
+    count, history = {
+        "paused": (bessemer(), bessemer_history()[:6]),
+        "final": (bessemer(), bessemer_history()),
+        "runoff": (RIVERSIDE, riverside_history()),
+    }[case]
+    narrow = chart_figure(count, history, width_px=NARROW_PX)
+    assert (narrow.bbox.width, narrow.bbox.height) == (NARROW_PX, NARROW_HEIGHT_PX) == (600, 900)
+    shown_px = min(t.get_fontsize() for t in texts(narrow)) * 100 / 72  # points at 100 dpi
+    assert shown_px * PHONE_CSS_PX / NARROW_PX >= 10
+    assert sorted(words_of(narrow)) == sorted(words_of(chart_figure(count, history)))
+    assert not any(text.endswith("…") for text in words_of(narrow))
+    assert_no_overlap(narrow)
 
 
 def test_the_chart_of_a_corrected_final_says_corrected() -> None:

@@ -2,7 +2,9 @@
 
 Running totals per choice against the ballots counted, the line a side has to reach to clinch
 (majority and threshold rules), the pauses, the challenged ballots set aside, the latest figures,
-1200x800 pixels with type large enough for a phone. Labels are measured as they are placed, so
+1200x800 pixels, or 600x900 for a phone's screen (:data:`NARROW_PX`: the same words and
+figures, each on as many lines as it takes, so that shown across a phone it is read without
+zooming; ``bot.web`` serves both and the browser picks). Labels are measured as they are placed, so
 that none overlaps another or runs off the picture. Every figure and every phrase comes from
 ``bot.domain.arithmetic`` and ``bot.domain.format``: this module only draws them.
 
@@ -29,6 +31,12 @@ from bot.domain.model import Count, RuleKind, Tally, TallyState
 
 WIDTH_PX = 1200
 HEIGHT_PX = 800
+NARROW_PX = 600
+NARROW_HEIGHT_PX = 900
+"""The size of the narrow chart, whose words take as many lines as they need (on the wide one
+they are smaller or cut short to fit one or two): shown 300 CSS pixels wide, on a phone 320
+pixels wide, its type of :data:`SMALL_PT` is 11.8 pixels high (a word too long for a line of its
+own shrinks to 3 points less, 9.7 pixels)."""
 DPI = 100
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000")
 """The Okabe-Ito colours (told apart with every common colour blindness), by choice position."""
@@ -39,8 +47,9 @@ SUBTITLE_PT = 24
 TEXT_PT = 22
 NOTE_PT = 19
 SMALL_PT = 17
-"""Type sizes: at 100 dpi, the smallest is 24 pixels high, about 8 on a phone showing the chart
-across its width, before zooming."""
+"""Type sizes: at 100 dpi, the smallest is 24 pixels high (about 8 on a phone showing the wide
+chart across its width, 13 showing the narrow one); a label made to fit shrinks to 3 points
+less at the most."""
 MARGIN_PX = 24
 AXES_BOTTOM = 0.19
 """The plot's bottom, as a fraction of the figure's height, above the latest figures. Its top is
@@ -67,16 +76,18 @@ def tallies_shown(count: Count) -> int:
     return max(2, FIGURED // len(count.choices) ** 3)
 
 
-def chart_figure(count: Count, history: Sequence[Tally]) -> Figure:
-    """The chart of ``history`` (accepted tallies of ``count``, oldest first) on an Agg canvas;
-    the latest :func:`tallies_shown` of them.
+def chart_figure(count: Count, history: Sequence[Tally], *, width_px: int = WIDTH_PX) -> Figure:
+    """The chart of ``history`` (accepted tallies of ``count``, oldest first) on an Agg canvas,
+    ``width_px`` wide (:data:`WIDTH_PX` or :data:`NARROW_PX`); the latest :func:`tallies_shown`
+    of them.
 
     Not thread-safe: ``bot.chart.render_chart`` calls it under a lock.
     """
     if not history:
         raise ValueError(f"{count.id}: no tallies to chart")
     history = history[-tallies_shown(count) :]
-    fig = Figure(figsize=(WIDTH_PX / DPI, HEIGHT_PX / DPI), dpi=DPI)
+    high = HEIGHT_PX if width_px >= WIDTH_PX else NARROW_HEIGHT_PX
+    fig = Figure(figsize=(width_px / DPI, high / DPI), dpi=DPI)
     FigureCanvasAgg(fig)
     _draw(fig, count, history, [standing(count, t) for t in history])
     return fig
@@ -89,13 +100,53 @@ def _draw(
     standings: Sequence[Standing],
 ) -> None:
     last, s = history[-1], standings[-1]
+    wide = int(fig.bbox.width)
     xs = [st.counted for st in standings]
     targets = [_target(count, st) for st in standings]
     x_max = max([*xs, s.received or 0, 1])
     y_top = max([*(v for t in history for v in t.votes.values()), *_known(targets), 1])
+    under, bottom = (_narrow_frame if wide < WIDTH_PX else _wide_frame)(fig, count, history, s)
+    labels = _end_labels(fig, count, s)
+    room = max([LABEL_ROOM[0] * wide, *(t.get_window_extent().width for t in labels)])
+    top = (under.get_window_extent().y0 - 28) / fig.bbox.height
+    ax_left = (MARGIN_PX + 46 + chart_text.width(fig, fmt.n(int(y_top * 1.25)), NOTE_PT)) / wide
+    ax_right = 1 - (MARGIN_PX + 16 + room) / wide
+    ax = fig.add_axes((ax_left, bottom, ax_right - ax_left, top - bottom))
+    ax.set_xlim(0, x_max)
+    ax.set_ylim(0, y_top * 1.25)
+    tick_room = chart_text.width(fig, fmt.n(x_max), NOTE_PT) + 40  # no two axis numbers touch
+    _style_axes(ax, x_ticks=max(2, min(5, int(ax.get_window_extent().width // tick_room))))
+
+    _challenged_band(ax, last, s, x_max)
+    paused = _pauses(ax, history, xs, x_max)
+    at = _clinched_at(history, xs, standings)
+    clinched = _clinch_label(ax, at)
+    _target_line(ax, count, xs, targets, avoid=[*paused, *clinched])
+    markers = len(history) <= 40
+    for position, choice in enumerate(count.choices):
+        ax.plot(
+            xs,
+            [t.votes[choice.id] for t in history],
+            color=colour(position),
+            linewidth=4,
+            marker="o" if markers else None,
+            markersize=6,
+            solid_joinstyle="round",
+            zorder=3,
+        )
+    _clinch_ring(ax, at)
+    _place_end_labels(fig, ax, labels, count, s, x=ax_right + 16 / wide)
+
+
+def _wide_frame(
+    fig: Figure, count: Count, history: Sequence[Tally], s: Standing
+) -> tuple[Text, float]:
+    """The title and subtitle above the plot, the progress and source below it, on the wide
+    chart: one line each (the subtitle two), smaller or cut short to fit; returns the subtitle
+    and the plot's bottom (a fraction of the figure's height)."""
+    last = history[-1]
     full_width = WIDTH_PX - 2 * MARGIN_PX
     left = MARGIN_PX / WIDTH_PX
-
     title = chart_text.text(fig, left, 0.97, count.title, size=TITLE_PT, weight="bold", va="top")
     chart_text.shrink(title, full_width, smallest=SUBTITLE_PT)
     under = chart_text.text(
@@ -109,38 +160,51 @@ def _draw(
     chart_text.wrap(under, full_width, smallest=NOTE_PT)
     progress = chart_text.text(fig, left, 0.06, fmt.progress_line(last, s), size=NOTE_PT)
     chart_text.shrink(progress, full_width, smallest=SMALL_PT - 2)
-    source = f"Source: {last.source} · as of update #{last.seq}"  # times: in the text beside
-    footer = chart_text.text(fig, left, 0.015, source, size=SMALL_PT, colour=MUTED)
+    footer = chart_text.text(fig, left, 0.015, _source(last), size=SMALL_PT, colour=MUTED)
     chart_text.shrink(footer, full_width, smallest=SMALL_PT - 3)
+    return under, AXES_BOTTOM
 
-    labels = _end_labels(fig, count, s)
-    room = max([LABEL_ROOM[0] * WIDTH_PX, *(t.get_window_extent().width for t in labels)])
-    top = (under.get_window_extent().y0 - 28) / HEIGHT_PX
-    ax_left = (MARGIN_PX + 46 + chart_text.width(fig, fmt.n(int(y_top * 1.25)), NOTE_PT)) / WIDTH_PX
-    ax_right = 1 - (MARGIN_PX + 16 + room) / WIDTH_PX
-    ax = fig.add_axes((ax_left, AXES_BOTTOM, ax_right - ax_left, top - AXES_BOTTOM))
-    ax.set_xlim(0, x_max)
-    ax.set_ylim(0, y_top * 1.25)
-    tick_room = chart_text.width(fig, fmt.n(x_max), NOTE_PT) + 40  # no two axis numbers touch
-    _style_axes(ax, x_ticks=max(2, min(5, int(ax.get_window_extent().width // tick_room))))
 
-    _challenged_band(ax, last, s, x_max)
-    paused = _pauses(ax, history, xs, x_max)
-    _target_line(ax, count, xs, targets, avoid=paused)
-    markers = len(history) <= 40
-    for position, choice in enumerate(count.choices):
-        ax.plot(
-            xs,
-            [t.votes[choice.id] for t in history],
-            color=colour(position),
-            linewidth=4,
-            marker="o" if markers else None,
-            markersize=6,
-            solid_joinstyle="round",
-            zorder=3,
-        )
-    _clinch_mark(ax, history, xs, standings)
-    _place_end_labels(fig, ax, labels, count, s, x=ax_right + 16 / WIDTH_PX)
+def _narrow_frame(
+    fig: Figure, count: Count, history: Sequence[Tally], s: Standing
+) -> tuple[Text, float]:
+    """The same words as :func:`_wide_frame`, on the narrow chart: each on as many lines as it
+    takes, stacked from the top and from the bottom."""
+    last = history[-1]
+    high = fig.bbox.height
+    full_width = fig.bbox.width - 2 * MARGIN_PX
+    left = MARGIN_PX / fig.bbox.width
+    title = chart_text.text(
+        fig, left, 1 - MARGIN_PX / high, count.title, size=SUBTITLE_PT, weight="bold", va="top"
+    )
+    chart_text.flow(title, full_width, smallest=NOTE_PT)
+    under = chart_text.text(
+        fig,
+        left,
+        (title.get_window_extent().y0 - 12) / high,
+        fmt.chart_subtitle(count, last, s, fmt.corrects_a_final(history)),
+        size=NOTE_PT,
+        va="top",
+    )
+    chart_text.flow(under, full_width, smallest=SMALL_PT)
+    footer = chart_text.text(
+        fig, left, MARGIN_PX / 2 / high, _source(last), size=SMALL_PT, colour=MUTED, va="bottom"
+    )
+    chart_text.flow(footer, full_width, smallest=SMALL_PT - 3)
+    progress = chart_text.text(
+        fig,
+        left,
+        (footer.get_window_extent().y1 + 8) / high,
+        fmt.progress_line(last, s),
+        size=SMALL_PT,
+        va="bottom",
+    )
+    chart_text.flow(progress, full_width, smallest=SMALL_PT - 2)
+    return under, (progress.get_window_extent().y1 + 90) / high
+
+
+def _source(last: Tally) -> str:
+    return f"Source: {last.source} · as of update #{last.seq}"  # times: in the text beside
 
 
 def _style_axes(ax: Axes, *, x_ticks: int) -> None:
@@ -201,14 +265,26 @@ def _target_line(
     threshold = count.rule.threshold
     rule = "a majority" if threshold is None else f"{threshold.numerator}/{threshold.denominator}"
     words = f"To clinch {rule}: {fmt.n(latest)}"
-    label = chart_text.text(
-        ax, xs[drawn[0]], max(_known(targets)), words, size=NOTE_PT, va="bottom", offset=(8, 5)
-    )
-    if any(label.get_window_extent().overlaps(other.get_window_extent()) for other in avoid):
+    places = [(max(_known(targets)), "bottom", (8, 5)), (min(_known(targets)), "top", (8, -7))]
+    for y, va, offset in places:
+        label = chart_text.text(ax, xs[drawn[0]], y, words, size=NOTE_PT, va=va, offset=offset)
+        _within_plot(ax, label)
+        box = label.get_window_extent()
+        if not any(box.overlaps(other.get_window_extent()) for other in avoid):
+            return
         label.remove()
-        chart_text.text(
-            ax, xs[drawn[0]], min(_known(targets)), words, size=NOTE_PT, va="top", offset=(8, -7)
-        )
+    y, va, offset = places[0]  # no room either way: above it
+    _within_plot(
+        ax, chart_text.text(ax, xs[drawn[0]], y, words, size=NOTE_PT, va=va, offset=offset)
+    )
+
+
+def _within_plot(ax: Axes, label: Text) -> None:
+    """``label`` on as many lines as it takes not to run past the plot's right edge (on the
+    narrow chart)."""
+    box, plot = label.get_window_extent(), ax.get_window_extent()
+    if box.x1 > plot.x1:
+        chart_text.flow(label, plot.x1 - box.x0, smallest=SMALL_PT)
 
 
 def _challenged_band(ax: Axes, tally: Tally, s: Standing, x_max: int) -> None:
@@ -294,43 +370,55 @@ def _pauses(ax: Axes, history: Sequence[Tally], xs: Sequence[int], x_max: int) -
     return labels
 
 
-def _clinch_mark(
-    ax: Axes, history: Sequence[Tally], xs: Sequence[int], standings: Sequence[Standing]
-) -> None:
-    """A ring where a choice first clinched, if that was before the final tally."""
+def _clinched_at(
+    history: Sequence[Tally], xs: Sequence[int], standings: Sequence[Standing]
+) -> tuple[int, int] | None:
+    """Where a choice first clinched (ballots counted, its votes), if before the final tally."""
     for i, s in enumerate(standings):
         if s.decided is None:
             continue
         winner = s.decided.winner
         if history[i].state is TallyState.FINAL or s.decided.kind is not OutcomeKind.WIN:
-            return
+            return None
         assert winner is not None
-        votes = history[i].votes[winner]
-        ax.plot(
-            [xs[i]],
-            [votes],
-            marker="o",
-            markersize=22,
-            markerfacecolor="none",
-            markeredgecolor=INK,
-            markeredgewidth=2.5,
-            zorder=4,
-        )
+        return xs[i], history[i].votes[winner]
+    return None
+
+
+def _clinch_label(ax: Axes, at: tuple[int, int] | None) -> list[Text]:
+    """ "clinched" beside the ring :func:`_clinch_ring` draws; returns it (none: no ring)."""
+    if at is None:
+        return []
+    x, votes = at
+    label = chart_text.text(ax, x, votes, "clinched", size=NOTE_PT, va="top", offset=(14, -14))
+    if label.get_window_extent().x1 > ax.get_window_extent().x1:  # no room on the right
+        label.remove()
         label = chart_text.text(
-            ax, xs[i], votes, "clinched", size=NOTE_PT, va="top", offset=(14, -14)
+            ax, x, votes, "clinched", size=NOTE_PT, ha="right", va="top", offset=(-14, -14)
         )
-        if label.get_window_extent().x1 > ax.get_window_extent().x1:  # no room on the right
-            label.remove()
-            chart_text.text(
-                ax, xs[i], votes, "clinched", size=NOTE_PT, ha="right", va="top", offset=(-14, -14)
-            )
+    return [label]
+
+
+def _clinch_ring(ax: Axes, at: tuple[int, int] | None) -> None:
+    """A ring where a choice first clinched (:func:`_clinched_at`)."""
+    if at is None:
         return
+    ax.plot(
+        [at[0]],
+        [at[1]],
+        marker="o",
+        markersize=22,
+        markerfacecolor="none",
+        markeredgecolor=INK,
+        markeredgewidth=2.5,
+        zorder=4,
+    )
 
 
 def _end_labels(fig: Figure, count: Count, s: Standing) -> list[Text]:
     """Each choice's name and latest figures, in its colour, to go right of the plot; names that
     are too long for the most room there wrap or shrink, and figures shrink to fit if they can."""
-    most = LABEL_ROOM[1] * WIDTH_PX
+    most = LABEL_ROOM[1] * fig.bbox.width
     labels: list[Text] = []
     for position, choice in enumerate(count.choices):
         figures = f"{fmt.n(s.votes[choice.id])} ({fmt.pct(s.shares[choice.id])})"
@@ -344,7 +432,10 @@ def _end_labels(fig: Figure, count: Count, s: Standing) -> list[Text]:
             weight="bold" if s.leader == choice.id else "normal",
             va="center",
         )
-        chart_text.wrap(label, most, smallest=NOTE_PT)
+        if fig.bbox.width < WIDTH_PX:
+            chart_text.flow(label, most, smallest=NOTE_PT)
+        else:
+            chart_text.wrap(label, most, smallest=NOTE_PT)
         label.set_text(f"{label.get_text()}\n{figures}")
         chart_text.smaller(label, most, smallest=SMALL_PT)
         labels.append(label)

@@ -1,5 +1,6 @@
 """Words on the chart, measured as they are placed: type set exactly as given, made to fit a
-width (smaller, on two lines, or cut short), and labels spread so that none overlaps another."""
+width (smaller, on two lines or as many as it takes, or cut short), and labels spread so that
+none overlaps another."""
 
 from __future__ import annotations
 
@@ -119,6 +120,26 @@ def wrap(text: Text, width_px: float, *, smallest: float) -> None:
 
     kept = max(1, _most_that_fits(first_fits, len(words) - 1))  # the longest first line that fits
     text.set_text(" ".join(words[:kept]) + "\n" + " ".join(words[kept:]))
+    shrink(text, width_px, smallest=smallest)
+
+
+def flow(text: Text, width_px: float, *, smallest: float) -> None:
+    """On as many lines as it takes, each at most ``width_px`` wide, broken between words (a
+    word too wide for a line of its own: ``shrink``), so that no word is lost to a narrow
+    picture. A measure a word."""
+    lines: list[str] = []
+    for line in text.get_text().split("\n"):
+        words = line.split(" ")
+        current = words[0]
+        for word in words[1:]:
+            text.set_text(f"{current} {word}")
+            if _wide(text) <= width_px:
+                current = f"{current} {word}"
+            else:
+                lines.append(current)
+                current = word
+        lines.append(current)
+    text.set_text("\n".join(lines))
     shrink(text, width_px, smallest=smallest)
 
 

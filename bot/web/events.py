@@ -30,8 +30,9 @@ CATCH_UP = HISTORY
 """The most missed updates sent to a viewer that reconnects (the page lists no more)."""
 
 
-def chart_path(count_id: str, seq: int, ext: str = "svg") -> str:
-    return f"/c/{count_id}/chart-{seq}.{ext}"
+def chart_path(count_id: str, seq: int, ext: str = "svg", *, narrow: bool = False) -> str:
+    """The address of the chart after update ``seq``; ``narrow``: the phone's (SVG only)."""
+    return f"/c/{count_id}/chart-{seq}{'-narrow' if narrow else ''}.{ext}"
 
 
 def encode(v: View) -> bytes:
@@ -127,6 +128,7 @@ class Counts:
             history,
             self.health(count.id),
             chart_url=lambda seq: chart_path(count.id, seq),
+            narrow_url=lambda seq: chart_path(count.id, seq, narrow=True),
         )
 
     async def page(self, count_id: str) -> Page | None:

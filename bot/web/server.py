@@ -6,7 +6,8 @@
 ``GET /c/<id>/events``              live updates (Server-Sent Events; ``Last-Event-ID`` or
                                     ``?last=SEQ`` catches up on what was missed)
 ``GET /c/<id>/chart-<seq>.svg``     the chart after update ``seq`` (the page's), and ``.png``
-                                    (the chat's, for link previews)
+                                    (the chat's, for link previews); ``chart-<seq>-narrow.svg``:
+                                    the same, narrow, for a phone (the page's ``<picture>``)
 ``GET /static/<file>``              the page's script and style
 ==================================  =============================================================
 
@@ -24,7 +25,7 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
-from bot.chart import ChartCache, render_chart_svg
+from bot.chart import ChartCache, render_chart_svg, render_chart_svg_narrow
 from bot.errors import ConfigError, RequestError, StoreError
 from bot.lifecycle import Closing
 from bot.settings.web import WebConfig
@@ -92,6 +93,7 @@ class WebServer(Closing):
         self.settings = settings
         self.charts = charts
         self.svgs = ChartCache(16, render=render_chart_svg)
+        self.narrow_svgs = ChartCache(16, render=render_chart_svg_narrow)
         self.pages = Pages()
         self.broadcaster = Broadcaster(
             counts.event,
@@ -108,6 +110,7 @@ class WebServer(Closing):
                 web.get("/c/{count_id}", self._page),
                 web.get("/c/{count_id}/events", self._events, allow_head=False),
                 web.get(r"/c/{count_id}/chart-{seq:\d{1,12}}.{ext:svg|png}", self._chart),
+                web.get(r"/c/{count_id}/chart-{seq:\d{1,12}}-narrow.{ext:svg}", self._chart),
                 web.get("/static/{name}", self._static),
             ]
         )
@@ -228,7 +231,10 @@ class WebServer(Closing):
         seq, ext = int(request.match_info["seq"]), request.match_info["ext"]
         if count is None:
             return not_found()
-        cache = self.svgs if ext == "svg" else self.charts
+        if request.path.endswith("-narrow.svg"):
+            cache = self.narrow_svgs
+        else:
+            cache = self.svgs if ext == "svg" else self.charts
         image = cache.get(count, seq)
         if image is None:  # any update's chart a page or a preview pointed at, from the store
             history = await self.counts.history(count.id, through=seq)

@@ -117,6 +117,8 @@ class View:
     entry: Entry | None
     chart: str
     """The chart's address (SVG), or empty without figures."""
+    chart_narrow: str
+    """The narrow chart's address (SVG, for a phone), or empty without figures."""
     description: str
     """The chart in words (its alt text)."""
 
@@ -202,6 +204,7 @@ def view(
     health: SourceHealth | None,
     *,
     chart_url: Callable[[int], str],
+    narrow_url: Callable[[int], str],
 ) -> View:
     """The page's view of ``count`` with its accepted ``history`` (oldest first) so far."""
     last = history[-1] if history else None
@@ -220,6 +223,7 @@ def view(
             (),
             fresh,
             None,
+            "",
             "",
             "",
         )
@@ -249,5 +253,6 @@ def view(
         fresh,
         entry(count, last, history[-2] if len(history) > 1 else None),
         chart_url(last.seq),
+        narrow_url(last.seq),
         clean(fmt.chart_description(count, history)),
     )

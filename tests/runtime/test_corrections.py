@@ -166,7 +166,7 @@ async def test_a_final_rule_changes_only_as_a_correction_and_history_stays(
     # The page's history shows what was published, as published, under the rule as it is now.
     assert entry(count, history[0], None).headline == first
     assert entry(count, history[1], history[0]).headline == said
-    page = view(count, history, None, chart_url=lambda seq: "")
+    page = view(count, history, None, chart_url=lambda seq: "", narrow_url=lambda seq: "")
     assert page.seq == 2
     assert page.description.count("Corrected final tally: ") == 1  # the chart says Corrected
     assert fmt.chart_description(count, history[:1]).count("Corrected") == 0

@@ -11,12 +11,13 @@ from dataclasses import replace
 from pathlib import Path
 
 from aiohttp import web
-from playwright.async_api import Browser, expect
+from playwright.async_api import Browser, Page, expect
 
 from bot import config as config_mod
 from bot.app import App
 from bot.cli import demo_config_path, replay_config
 from bot.commands.request import Request
+from bot.domain.chart_figure import NARROW_PX, SMALL_PT
 from bot.domain.message import Message
 from bot.domain.render_text import render
 from bot.ingest.sources.replay import ReplaySource
@@ -131,6 +132,43 @@ async def test_figures_in_the_dom_and_a_tally_shown_without_reload(
         assert (tmp_path / f"page-{width}.png").stat().st_size > 10_000
     await page.set_viewport_size({"width": 320, "height": 640})
     assert await page.evaluate("document.documentElement.scrollWidth") <= 320  # no sideways scroll
+    assert seen.errors == []
+
+
+async def chart_shown(page: Page, url: str) -> None:
+    """Wait until the chart the page shows is the image at ``url``, loaded."""
+    shows = "url => { const el = document.getElementById('chart');"
+    shows += " return el.currentSrc === url && el.complete && el.naturalWidth > 0; }"
+    await page.wait_for_function(shows, arg=url, timeout=5000)
+
+
+async def test_a_phone_shows_the_narrow_chart_across_its_screen(
+    site: Site, browser: Browser
+) -> None:
+    """Issue 27 part 5: at 320 px the chart shown is the narrow one, on the screen, its smallest
+    type 10 CSS px or more; a live update swaps it for the next narrow one; a desktop gets the
+    wide one."""
+    await site.tally(yes=84, no=201, challenged=10)
+    await site.tally(yes=463, no=1100, challenged=505)
+    seen = await opened(browser, f"{site.url}/c/{PUBLIC}", viewport={"width": 320, "height": 640})
+    page = seen.page
+    chart = page.locator("#chart")
+    await chart_shown(page, f"{site.url}/c/{PUBLIC}/chart-2-narrow.svg")
+    box = await chart.bounding_box()
+    assert box is not None
+    assert box["x"] >= 0  # across the screen, all of it
+    assert box["x"] + box["width"] <= 320
+    assert box["width"] / NARROW_PX * SMALL_PT * 100 / 72 >= 10  # points at 100 dpi, in CSS px
+    assert await page.evaluate("document.documentElement.scrollWidth") <= 320
+    status, headers, _ = await site.get(f"/c/{PUBLIC}/chart-2-narrow.svg")
+    assert (status, headers["Content-Type"]) == (200, "image/svg+xml")
+    assert headers["Cache-Control"] == "public, max-age=3600"
+
+    await site.tally(yes=500, no=1300, challenged=505)
+    await expect(page.locator("#headline")).to_have_text("No union leads by 800", timeout=LIVE)
+    await chart_shown(page, f"{site.url}/c/{PUBLIC}/chart-3-narrow.svg")
+    await page.set_viewport_size({"width": 1280, "height": 900})
+    await chart_shown(page, f"{site.url}/c/{PUBLIC}/chart-3.svg")
     assert seen.errors == []
 
 

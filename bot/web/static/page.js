@@ -117,6 +117,7 @@
     byId("freshness").hidden = v.freshness.length === 0;
     if (v.chart) {
       var chart = byId("chart");
+      byId("chart-narrow").srcset = v.chart_narrow;
       chart.src = v.chart;
       chart.alt = v.description;
       byId("chart-section").hidden = false;
