@@ -267,13 +267,16 @@ def detail_lines(
 
 def standing_line(count: Count, tally: Tally, s: Standing) -> str:
     """The standing as a sentence, the margin in points too: ``No union leads by 637 votes
-    (40.8 points).``"""
+    (40.8 points).``, and at a final that it decided ``No union won by 1,060 votes (41.8
+    points).``"""
     if s.valid == 0 and tally.state is TallyState.FINAL:
         return "No valid votes."
     if s.leader is None or count.rule.kind is RuleKind.THRESHOLD:
         return standing_phrase(count, s) + "."
     points = pct(margin_points(count.choice_ids, s.votes)).removesuffix("%")
-    lead = f"{count.label(s.leader)} leads by {count_of(s.margin, 'vote')}"
+    decided = s.decided if tally.state is TallyState.FINAL else None
+    verb = "won by" if decided is not None and decided.winner == s.leader else "leads by"
+    lead = f"{count.label(s.leader)} {verb} {count_of(s.margin, 'vote')}"
     return f"{lead} ({points} points)."
 
 

@@ -22,7 +22,6 @@ from bot.domain.message import Message, Moment, Part, Timed
 from bot.domain.model import Count, CountStatus, Tally, TallyState
 from bot.domain.safe_text import clean
 from bot.domain.times import clock_time
-from bot.domain.words import noun
 from bot.ingest.push_body import SOURCE as PUSHED
 from bot.ingest.sources.health import SourceHealth
 
@@ -164,18 +163,8 @@ def _footer(message: Message, last: Tally) -> Timed:
 
 
 def _lines(message: Message) -> tuple[str, ...]:
-    """The message's sentences; at a final, the winner "won by" what it led by."""
-    lines = [clean(line) for line in message.lines]
-    won = next((c for c in message.choices if c.winner), None)
-    if message.final and won is not None:
-        others = [c.votes for c in message.choices if c is not won]
-        by = won.votes - max(others, default=0)
-        leads = f"{clean(won.label)} leads by {fmt.n(by)}."
-        lines = [
-            f"{clean(won.label)} won by {fmt.n(by)} {noun(by, 'vote')}." if line == leads else line
-            for line in lines
-        ]
-    return tuple(lines)
+    """The message's sentences, as plain text."""
+    return tuple(clean(line) for line in message.lines)
 
 
 def freshness(count: Count, last: Tally | None, health: SourceHealth | None) -> Timed:

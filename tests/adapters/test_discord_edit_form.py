@@ -132,7 +132,7 @@ async def test_hostile_titles_and_labels_go_in_and_out_as_plain_text(
 ) -> None:
     title, label, new_title = HOSTILE[0], HOSTILE[1], HOSTILE[1] + " x"
     choices = (Choice("yes", label), Choice("no", "No"))
-    long = "Long " * 80  # 400 characters: cut to the field's 256 in the form
+    long = "Long " * 24  # 120 characters, the longest legal title: shown whole in the form
     async with running_bot(world, config(tmp_path, world)) as bot:
         async with bot.app.db.begin() as conn:
             await count_rows.upsert(conn, local_7(world.guild, title=title, choices=choices))

@@ -159,7 +159,7 @@ async def test_hostile_text_shows_as_typed_in_every_payload(tmp_path: Path, worl
     stamps = [int(t) for t in TIMESTAMP.findall(history.content)]
     assert stamps == [int(t.timestamp()) for t in seen]
     assert markup(history.content, ours=tuple(f"<t:{t}:f>" for t in stamps)) == []
-    assert f"({source})" in visible(history.content)
+    assert f"(source: {source})" in visible(history.content)
 
     # Autocomplete choices are plain text to Discord: as typed, no backslash added.
     assert ix.choices is not None

@@ -82,7 +82,7 @@ async def test_a_final_count_says_it_is_over(site: Site, browser: Browser) -> No
     page = seen.page
     await expect(page.locator("#headline")).to_have_text("Final tally: No union wins, 1,798 to 738")
     lines = await page.locator("#lines li").all_inner_texts()
-    assert lines[0] == "No union won by 1,060 votes."
+    assert lines[0] == "No union won by 1,060 votes (41.8 points)."
     assert not [line for line in lines if "leads by" in line]
     footer = await page.locator("#footer").inner_text()
     assert footer.startswith("Final tally · figures from nlrb-feed · as of ")
