@@ -33,6 +33,7 @@ class TelegramRig(Rig):
         self._fake: FakeTelegram | None = None
         self._groups: list[Chat] = []
         self._members: list[User] = []
+        self._private: dict[int, Chat] = {}
         self._started: tuple[Path, Any] = (Path(), None)
 
     @property
@@ -62,6 +63,8 @@ class TelegramRig(Rig):
             for group in self._groups:
                 for member in self._members:
                     fake.add_member(group, member)
+            # every member has pressed Start: a private answer goes to their own chat
+            self._private = {m.id: fake.private_chat(m) for m in self._members}
             cfg = parse(
                 {
                     "store": {"url": f"sqlite+aiosqlite:///{tmp_path / 'tallybot.sqlite3'}"},
@@ -115,8 +118,13 @@ class TelegramRig(Rig):
 
     def answered(self, asked: list[Any]) -> int:
         """Telegram's answers name no command: per chat, the bot's messages since the first
-        command asked there, at most one per command."""
+        command asked there, at most one per command; and a private answer, in the asker's
+        own chat with the bot (``adapters.telegram.private``), one per command at most."""
         found = 0
+        for user_id in {i.message.sender_id for i in asked}:
+            mine = [i for i in asked if i.message.sender_id == user_id]
+            private = telegram_tests.from_bot(self.fake, self._private[user_id])
+            found += min(len(mine), len(private))
         for chat_id in {i.message.chat_id for i in asked}:
             mine = [i.message.message_id for i in asked if i.message.chat_id == chat_id]
             (chat,) = [g for g in self._groups if g.id == chat_id]
