@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from bot.commands.inflight import BUSY, FLOOR
 from bot.store import tallies
 from bot.testing.fakes.slack_fake import FakeSlack
 from tests.adapters.test_slack import VirtualTime, config, running
@@ -33,15 +34,20 @@ async def test_two_hundred_status_commands_at_once_get_one_public_answer(
                 for _ in range(FLOOD)
             )
         )
-        await fake.wait_for(lambda: len(fake.response_url_posts) == FLOOD, timeout=30)
+        # past what it could finish before a stop, a command is answered busy in its ack
+        # (bot.commands.inflight.Backlog): answered, not carried out
+        busy = [d for d in deliveries if (d.ack_payload or {}).get("text") == BUSY.text]
+        taken = [d for d in deliveries if d not in busy]
+        await fake.wait_for(lambda: len(fake.response_url_posts) == len(taken), timeout=30)
 
     assert all(d.acked and not d.late for d in deliveries)
+    assert len(taken) >= FLOOR
     posts = fake.response_url_posts
-    assert {p.url for p in posts} == {d.response_url for d in deliveries}  # one answer each
+    assert {p.url for p in posts} == {d.response_url for d in taken}  # one answer each
     assert [p.response_type for p in posts].count("in_channel") == 1
     answered = [p for p in posts if p.body["text"] == "No union leads by 117"]
     slowed = [p for p in posts if p.body["text"].startswith("Slow down: at most 8 commands")]
-    assert (len(answered), len(slowed)) == (8, FLOOD - 8)
+    assert (len(answered), len(slowed)) == (8, len(taken) - 8)
     assert [m.source for m in fake.messages(channel)] == ["response_url"]
 
 

@@ -144,8 +144,9 @@ async def test_hostile_text_shows_as_typed_in_every_payload(
     assert "'**x**[y](https://evil.example)<!channel>:joy:'" in visible(unknown.body["text"])
 
     # History: one line per update, its time a Slack date.
-    lines = history.body["blocks"][1:]
-    assert [b["type"] for b in lines] == ["context"] * len(seen)
+    # (a line past a context block's limit goes on in a section: the hostile labels are long)
+    lines = [b for b in history.body["blocks"][1:] if b["type"] == "context"]
+    assert len(lines) == len(seen)
     dates = [DATE.fullmatch(b["elements"][1]["text"]) for b in lines]
     assert [int(d.group(1)) for d in dates if d] == [int(t.timestamp()) for t in seen]
     assert visible(lines[0]["elements"][2]).endswith(f"(admin {clean(NAME)})")
