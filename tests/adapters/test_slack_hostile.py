@@ -149,7 +149,10 @@ async def test_hostile_text_shows_as_typed_in_every_payload(
     assert len(lines) == len(seen)
     dates = [DATE.fullmatch(b["elements"][1]["text"]) for b in lines]
     assert [int(d.group(1)) for d in dates if d] == [int(t.timestamp()) for t in seen]
-    assert visible(lines[0]["elements"][2]).endswith(f"(admin {clean(NAME)})")
+    entry = "\n".join(
+        visible(b["text"]) for b in history.body["blocks"][2:] if b["type"] == "section"
+    )
+    assert entry.endswith(f"(source: admin {clean(NAME)})")
 
 
 @given(st.lists(HOSTILE_TEXT, min_size=2, max_size=4), HOSTILE_TEXT, HOSTILE_TEXT)
