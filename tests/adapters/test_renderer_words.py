@@ -99,6 +99,6 @@ def view_of(message: Message) -> str:
         correction=True,
         headline=message.headline,
     )
-    v = view(count, [shown], None, chart_url=lambda seq: "")
+    v = view(count, [shown], None, chart_url=lambda seq: "", narrow_url=lambda seq: "")
     assert v.entry is not None
     return "\n".join([v.entry.headline, *v.lines, v.description])

@@ -126,7 +126,9 @@ async def page_lines(rig: Typed, count_id: str) -> str:
         count = await count_rows.get(conn, count_id)
         history = await tally_rows.history(conn, count_id, limit=50)
     assert count is not None
-    shown = view(count, history, None, chart_url=lambda seq: f"/c/{seq}.svg")
+    shown = view(
+        count, history, None, chart_url=lambda seq: f"/c/{seq}.svg", narrow_url=lambda seq: ""
+    )
     return flat(" ".join([shown.headline, *(r.note for r in shown.rows), *shown.lines]))
 
 

@@ -45,7 +45,7 @@ def test_a_second_instance_on_one_sqlite_file_refuses_to_start_until_the_first_i
     url = first.url()
     status, body = get_json(f"{url}/healthz")
     assert status == 200
-    assert body["instance"] == {"id": "first", "counts": [], "shards": []}
+    assert body["instance"] == {"id": "first", "counts": 0, "shards": []}  # how many, not which
     with urllib.request.urlopen(f"{url}/metrics", timeout=10) as resp:
         samples = [x for x in resp.read().decode().splitlines() if x.startswith("tallybot_")]
     assert samples
@@ -64,7 +64,7 @@ def test_a_second_instance_on_one_sqlite_file_refuses_to_start_until_the_first_i
     first.stop(signal.SIGKILL)
     third = start(config, start_run, "third")
     status, body = get_json(f"{third.url()}/healthz")
-    assert body["instance"] == {"id": "third", "counts": [], "shards": []}
+    assert body["instance"] == {"id": "third", "counts": 0, "shards": []}
     third.stop(signal.SIGTERM)
     assert third.proc.returncode == 0, third.log()
 
