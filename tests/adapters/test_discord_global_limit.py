@@ -1,5 +1,5 @@
 """Discord's global limit read from its 429s: the operator sets the granted figure, and when
-Discord shows a smaller one (a global 429, which discord.py waits out and retries by itself)
+Discord shows a smaller one (a global 429, which the dispatcher waits out and retries: discord.py retries nothing)
 the bot lowers its pace to what Discord let through in the window, and draws no more 429s."""
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ async def test_a_smaller_global_limit_is_learned_from_the_first_global_429(
     accepted = sorted(r.time for r in requests if r.status != 429)
     assert limited, "the fake let everything through: nothing was learned"
     assert all(r.response["global"] for r in requests if r.status == 429)
-    assert seen == len(limited)  # every one of them was seen, though discord.py retried it
+    assert seen == len(limited)  # every one of them was seen
     first = min(limited)
     # Once the window of the first 429 is over, no more: the pace is Discord's figure...
     assert max(limited) < first + 1.0, sorted(t - first for t in limited)
@@ -57,6 +57,8 @@ async def test_a_smaller_global_limit_is_learned_from_the_first_global_429(
     # while the bot's stands still between its sleeps), never more.
     later = [t for t in accepted if t >= first + 1.0]
     most = max(sum(1 for u in later if t <= u < t + 1.0) for t in later)
-    assert GRANTED - 1 <= most <= GRANTED
+    # (the deliveries a 429 refused come back through the dispatcher's own retry, not
+    # discord.py's, so the second after the window may be spent partly waiting for them)
+    assert GRANTED // 2 <= most <= GRANTED
     for channel in channels:
         assert len(bot_posts(fake, channel)) == 1  # each once
