@@ -57,8 +57,11 @@ Change = Callable[[int], Awaitable[None]]
 HANDOVER_S = 60.0
 """The longest a shard handed on keeps its session here while its new holder's does not come
 up (it failed to start: the guilds need a session; rounds settle who runs it)."""
-STOP_HANDOVER_S = 15.0
-"""The longest a stopping instance waits for the new holders' sessions of its shards."""
+STOP_HANDOVER_S = 3.0
+"""The longest a stopping instance waits for the new holders' sessions of its shards: short,
+so that a stop stays within the 5 s an operator should wait (``bot.run``) when no other
+instance takes them (the whole fleet stopping); a shard not taken by then is taken at the
+next round, as after a kill."""
 HANDOVER_POLL_S = 0.2
 
 
