@@ -1,6 +1,7 @@
 """Discord's global limit read from its 429s: the operator sets the granted figure, and when
-Discord shows a smaller one (a global 429, which the dispatcher waits out and retries: discord.py retries nothing)
-the bot lowers its pace to what Discord let through in the window, and draws no more 429s."""
+Discord shows a smaller one (a global 429, which the dispatcher waits out and retries:
+discord.py retries nothing) the bot lowers its pace to what Discord let through in the window,
+and draws no more 429s."""
 
 from __future__ import annotations
 
