@@ -59,14 +59,28 @@ def _plugins() -> Plugins:
     return Plugins(plugins)
 
 
+def _cells(line: str) -> list[str]:
+    """A table row's cells: split at the pipes outside code spans, as Python-Markdown does
+    (``| `admins add|remove` | ... |`` is two cells)."""
+    cells, cell, code = [], "", False
+    for char in line.strip().removeprefix("|").removesuffix("|"):
+        if char == "`":
+            code = not code
+        if char == "|" and not code:
+            cells.append(cell.strip())
+            cell = ""
+        else:
+            cell += char
+    return [*cells, cell.strip()]
+
+
 def _rows(text: str) -> list[list[str]]:
     """The cells of every table row (not the header's rule) in ``text``."""
-    rows = []
-    for line in text.splitlines():
-        if line.startswith("|") and not re.match(r"^\|[-:| ]+\|$", line):
-            cells = re.split(r"(?<!\\)\|", line.strip().strip("|"))
-            rows.append([c.strip().replace("\\|", "|") for c in cells])
-    return rows
+    return [
+        _cells(line)
+        for line in text.splitlines()
+        if line.startswith("|") and not re.match(r"^\|[-:| ]+\|$", line)
+    ]
 
 
 def _sections(text: str) -> dict[str, str]:
