@@ -35,9 +35,10 @@ lint: $(STAMP)
 
 # The documentation site (mkdocs.yml, pages under docs/, Material theme) into site/, which git
 # ignores. --strict: a broken link or anchor, or a page left out of the navigation, fails it.
-# tests/test_docs_reference.py (in `make test`) checks the reference against the code.
+# tests/test_docs_reference.py (in `make test`) checks the reference against the code. No
+# --quiet: it hides the warnings that --strict counts, and a broken link would pass.
 docs: $(STAMP)
-	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 # The image installs requirements.lock (what tallybot needs to run); the venv and CI install
 # requirements-dev.lock (that and the dev tools). uv resolves for every platform (--universal)
