@@ -43,8 +43,9 @@ Commands flow the other way: the adapter turns what a user typed into a request 
 
 Adding a platform ``x``: ``adapters/x/`` (its plug-in, settings, policy, adapter), one line
 under ``[project.entry-points."tallybot.adapters"]`` in ``pyproject.toml``, its table in
-``config/example.toml`` and the README; no change in ``bot/``. Tests may skip the entry point
-and pass plug-ins explicitly (``Plugins([...])`` to ``bot.config.parse``).
+``config/example.toml`` and in ``docs/reference/configuration.md``
+(``docs/explanation/adding-a-platform.md``); no change in ``bot/``. Tests may skip the entry
+point and pass plug-ins explicitly (``Plugins([...])`` to ``bot.config.parse``).
 """
 
 from __future__ import annotations
