@@ -11,10 +11,15 @@ import discord
 import pytest
 
 from adapters.discord.invite import NEEDED, SCOPES, Permission, invite_url, permissions
+from adapters.discord.tree import intents
 from bot.cli import main
 from bot.testing.fakes.discord_fake import FakeDiscord
 from bot.testing.fakes.discord_fake.markdown import visible
-from bot.testing.fakes.discord_fake.models import VIEW_CHANNEL, RecordedRequest
+from bot.testing.fakes.discord_fake.models import (
+    PRIVILEGED_INTENTS,
+    VIEW_CHANNEL,
+    RecordedRequest,
+)
 from tests.adapters import test_discord
 from tests.adapters.test_discord import ALICE, World, answered, bot_posts, config, opts, running
 from tests.adapters.test_discord_subscriptions import replay, subscribe
@@ -125,3 +130,18 @@ async def test_the_fake_makes_the_bots_role_from_the_link() -> None:
         assert role.permissions == permissions()
     with pytest.raises(ValueError, match="do not add a bot"):
         FakeDiscord(invite="https://discord.com/oauth2/authorize?client_id=1&scope=identify")
+
+
+async def test_the_bot_asks_only_for_intents_an_app_has_without_portal_switches(
+    tmp_path: Path, world: World
+) -> None:
+    """The fake is an application with no privileged intent switched on in the Developer
+    Portal (members, presences, message content: it closes 4014 on any); the bot connects and
+    asks for exactly ``intents()``, which needs none of them."""
+    assert world.fake.privileged_intents == 0
+    async with running(world, config(tmp_path, world)):
+        pass
+    (identify,) = [p["d"] for p in world.fake.gateway.received if p["op"] == 2]
+    assert identify["intents"] == intents().value
+    assert not intents().value & PRIVILEGED_INTENTS
+    assert world.fake.gateway.close_codes == []
