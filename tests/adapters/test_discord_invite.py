@@ -88,8 +88,12 @@ def test_cli_invite(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.Monk
 # reading its own history, in a channel and in a thread.
 
 SHIPPED = {"invite": invite_url(APP_ID)}
-WITHOUT_PINS = {"invite": invite_url(APP_ID).replace(str(permissions()), str(permissions(tuple(
-    p for p in NEEDED if p is not Permission.PIN_MESSAGES))))}  # fmt: skip
+
+
+def without(right: Permission) -> dict[str, str]:
+    """The shipped link short of ``right``."""
+    short = permissions(tuple(p for p in NEEDED if p is not right))
+    return {"invite": invite_url(APP_ID).replace(str(permissions()), str(short))}
 
 
 async def _everything_the_bot_does(tmp_path: Path, world: World) -> list[RecordedRequest]:
@@ -114,13 +118,22 @@ async def test_the_shipped_invite_grants_all_the_bot_does(tmp_path: Path, world:
     assert [visible(p.content) for p in bot_posts(fake, world.admin)] == []  # nothing refused
 
 
-@pytest.mark.parametrize("world", [WITHOUT_PINS], indirect=True, ids=["invite-without-pins"])
+@pytest.mark.parametrize(
+    ("world", "refused_at"),
+    [
+        (without(Permission.PIN_MESSAGES), "/pins/"),
+        (without(Permission.EMBED_LINKS), "/messages"),  # an update is an embed
+        (without(Permission.CREATE_PUBLIC_THREADS), "/threads"),
+    ],
+    indirect=["world"],
+    ids=["no-pins", "no-embeds", "no-threads"],
+)
 async def test_an_invite_short_of_a_right_the_bot_uses_is_caught(
-    tmp_path: Path, world: World
+    tmp_path: Path, world: World, refused_at: str
 ) -> None:
     refused = await _everything_the_bot_does(tmp_path, world)
     assert refused
-    assert all("/pins/" in r.path for r in refused)
+    assert all(refused_at in r.path for r in refused)
 
 
 async def test_the_fake_makes_the_bots_role_from_the_link() -> None:
