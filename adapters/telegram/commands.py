@@ -26,6 +26,7 @@ never mistakes it for a copy of a delivery.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Awaitable, Callable, Container
 from dataclasses import dataclass
 from datetime import UTC
@@ -37,7 +38,7 @@ from cachetools import TTLCache
 from bot.commands.builtin import VERBS
 from bot.commands.inflight import BUSY, InOrder, guarded
 from bot.commands.request import Reply, Request
-from bot.commands.verbs import Verbs
+from bot.commands.verbs import Verbs, pasted
 from bot.delivery.replies import Replies
 from bot.domain.times import Zone
 from bot.errors import DeliveryError, PermanentDeliveryError
@@ -64,6 +65,8 @@ WELCOME = (
     "group, come here."
 )
 """The answer to ``/start`` in a private chat."""
+_PASTED_COMMAND = re.compile(r"/[A-Za-z0-9_]{1,32}(?:@[A-Za-z0-9_]{3,32})?(?=\s|$)")
+"""A command as Telegram finds one at the start of a message (``/name`` or ``/name@bot``)."""
 ADMIN_LOOKUPS_KEPT = 4096
 """getChatMember answers remembered (per chat and user, each for ``admin_cache_seconds``)."""
 
@@ -127,8 +130,16 @@ def command_text(message: Message, bot_username: str, verbs: Container[str] = ()
     entities = message.entities or []
     first = entities[0] if entities else None
     if first is None or first.type != "bot_command" or first.offset != 0:
-        return None
-    head = text.encode("utf-16-le")[: 2 * first.length].decode("utf-16-le", "replace")
+        # A copy of the bot's own words: "/count ..." with the word joiner after "/" that keeps
+        # Telegram from finding a command in them (render.py). Telegram delivers it where it
+        # delivers every message (a private chat, a reply to the bot, the bot an admin).
+        found = _PASTED_COMMAND.match(pasted(text)) if text != pasted(text) else None
+        if found is None:
+            return None
+        text = pasted(text)
+        head = found.group()
+    else:
+        head = text.encode("utf-16-le")[: 2 * first.length].decode("utf-16-le", "replace")
     name, _, addressee = head[1:].partition("@")
     name = name.lower()
     if addressee and addressee.lower() != bot_username.lower():
