@@ -183,7 +183,7 @@ class SlackAdapter(SlackCommands):
             self._revocations = AsyncTokenRevocationListeners(installations)
             self.bolt.event("app_uninstalled")(self._on_uninstalled)
             self.bolt.event("tokens_revoked")(self._on_tokens_revoked)
-        self.replays = Replays(monotonic or context.clock.monotonic)
+        self.replays = Replays(context.clock, context.store)
         self.bolt.use(self.replays.middleware)
         self.bolt.command("/count")(self._on_command)
         self.bolt.event("app_mention")(self._on_mention)

@@ -186,6 +186,17 @@ push_receipts = Table(
 replay inside that window is recognised (``bot.store.push_receipts``); by count and signature
 (a ``v0`` signature is the same for one body sent to two counts)."""
 
+request_receipts = Table(
+    "request_receipts",
+    metadata,
+    Column("digest", String(64), primary_key=True),  # SHA-256 hex of what names the request
+    Column("expires_at", UTCDateTime, nullable=False),
+    Index(None, "expires_at"),
+)
+"""Signed chat-platform requests taken in (Slack's HTTP mode), each kept while its signature
+verifies (revision 0016; ``bot.store.request_receipts``), so that a replay reaching another
+instance sharing the store is dropped too."""
+
 sent_ledger = Table(
     "sent_ledger",
     metadata,
