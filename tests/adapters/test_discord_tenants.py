@@ -231,17 +231,21 @@ async def test_grants_add_admins_inside_the_owning_server_only(
 
     assert answer(before).content.startswith("Error: only admins of the server that owns")
     assert answer(by_member).content.startswith("Error: only admins of the server that owns")
+    # Names, not ids (issue 28, part 4): plain text, and the replies ping nobody.
     assert [answer(ix).content for ix in added] == [
-        f"role {world.admin_role} now administers {SECRET}.",
-        f"user {EVE} now administers {SECRET}.",
+        f"the role count-admins now administers {SECRET}.",
+        f"eve now administers {SECRET}.",
     ]
     assert answer(listed).content == (
-        f"{SECRET} is also administered by: user {EVE}, role {world.admin_role}"
+        f"{SECRET} is also administered by: eve, the role count-admins"
     )
+    assert [(answer(ix).mentions, answer(ix).mention_roles) for ix in [*added, listed]] == [
+        ([], [])
+    ] * 3
     assert answer(by_role).content.startswith(f"Accepted update #1 for {SECRET}")
     assert answer(from_b).content == f"Error: unknown count '{SECRET}'"  # not from server B
     assert answer(from_a).content.startswith(f"Accepted update #2 for {SECRET}")
-    assert answer(removed).content == f"user {EVE} no longer administers {SECRET}."
+    assert answer(removed).content == f"eve no longer administers {SECRET}."
     assert answer(after).content.startswith("Error: only admins of the server that owns")
     assert audit == [
         ("pause", False),
