@@ -94,7 +94,7 @@ async def subscribe(call: Call) -> Reply:
         return Reply(f"Subscribed this channel to {said}", ephemeral=False)
     if not before.enabled:
         return Reply(f"Subscribed this channel again to {said}", ephemeral=False)
-    changed = wants.changes(before.wants)
+    changed = wants.changes(before.wants, pinged)
     if not changed:
         return Reply(f"This channel is already subscribed to {said}", ephemeral=False)
     return Reply(

@@ -53,6 +53,10 @@ async def test_a_role_is_pinged_on_the_clinch_and_the_final_only(
             "significant events only; pinging the role press on calls and the final."
         )
         await subscribe(bot, ALICE, world.news, "", mode="all")  # never pinged
+        desk = fake.add_role(world.guild, "desk", mentionable=True)
+        moved = await subscribe(bot, ALICE, world.news, f"mention=<@&{desk}>", mode="all")
+        assert moved.endswith("mention the role desk (was off)."), moved
+        await subscribe(bot, ALICE, world.news, "", mode="all")
         listed = visible(answer(await bot.slash(ALICE, "list", channel=world.results)).content)
         assert f"subscribed (events mention=@{press})" in listed
         await replay(bot)
