@@ -4,9 +4,9 @@ Slack signs every HTTP-mode request over its timestamp and body, and bolt takes 
 to five minutes old (:data:`WINDOW`): inside that window a captured request verifies again, and
 without this, a replayed ``apikey create`` made a key each time. A request is known by its
 signature (``X-Slack-Signature``: that body at that second) and by its own id, ``trigger_id``
-(slash commands, forms): one request re-signed, as a retry (``X-Slack-Retry-Num``), is the
-same request. Seen before, within the window, it is answered 200 with nothing and not carried
-out. (Events are known by their ``event_id``, which the mention handler checks.)
+(slash commands, forms) or ``event_id`` (Events API): one request re-signed, as a retry
+(``X-Slack-Retry-Num``), is the same request. Seen before, within the window, it is answered
+200 with nothing and not carried out.
 
 The ids are kept in the store (``bot.store.request_receipts``), hashed, until they stop
 verifying, so that a request replayed to another instance sharing the store is dropped there too;
@@ -55,15 +55,18 @@ class Replays:
         self._seen: TTLCache[str, None, float] = TTLCache(kept, WINDOW, timer=clock.monotonic)
 
     def ids(self, req: AsyncBoltRequest) -> list[str]:
-        """What names ``req``: its signature and its ``trigger_id``, when it has them."""
+        """What names ``req``: its signature, its ``trigger_id`` or ``event_id``, when it has
+        them."""
         found = []
         signature = _first(req.headers, "x-slack-signature")
         if signature:
             found.append(f"signature:{signature}")
         body: Any = req.body
-        trigger = body.get("trigger_id") if isinstance(body, dict) else None
-        if isinstance(trigger, str) and trigger:
-            found.append(f"trigger:{trigger}")
+        if isinstance(body, dict):
+            for field, kind in (("trigger_id", "trigger"), ("event_id", "event")):
+                value = body.get(field)
+                if isinstance(value, str) and value:
+                    found.append(f"{kind}:{value}")
         return found
 
     async def first(self, req: AsyncBoltRequest) -> bool:

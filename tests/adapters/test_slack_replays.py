@@ -95,6 +95,19 @@ async def test_a_replayed_request_is_dropped_by_another_instance_too(tmp_path: P
                 urls[1], command="/count", text="status", user_id=user, channel_id=channel
             )
             await fake.wait_for(lambda: len(handled) >= 2)
+            # An event, and Slack's retry of it (re-signed, the same event_id) to the other.
+            mention = {
+                "type": "app_mention",
+                "user": user,
+                "channel": channel,
+                "text": f"<@{fake.bot_user_id}> help",
+            }
+            for n, url in enumerate(urls):
+                sent = await fake.send_event_http(
+                    url, mention, retry_attempt=n, retry_reason="http_timeout" * n, event_id="Ev1"
+                )
+                assert sent.status == 200
+            await fake.wait_for(lambda: len(handled) >= 3)
             for x in (a, b):
                 await x.finish_commands()
             async with app_a.db.connect() as conn:
@@ -103,5 +116,5 @@ async def test_a_replayed_request_is_dropped_by_another_instance_too(tmp_path: P
         await _pg_execute(PG_URL, f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
     assert statuses == [200, 200, 200, 200]
     assert other.status == 200
-    assert handled == ["list", "status"]
-    assert kept == 5  # each signature seen (3) and each trigger_id (2)
+    assert handled == ["list", "status", "help"]
+    assert kept == 5 + 3  # each signature seen (3 + 2) and each trigger_id (2) and event_id
