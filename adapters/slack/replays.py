@@ -10,8 +10,8 @@ signature (``X-Slack-Signature``: that body at that second) and by its own id, `
 
 The ids are kept in the store (``bot.store.request_receipts``), hashed, until they stop
 verifying, so that a request replayed to another instance sharing the store is dropped there too;
-an adapter with no store (alone, in a test) keeps at most :data:`KEPT` in memory, the oldest
-going first.
+an adapter with no store (alone, in a test), or whose store fails for a moment, keeps them in
+its own memory (at most :data:`KEPT`, the oldest going first).
 
 The middleware runs after bolt's own, so only a request whose signature verified is remembered:
 a forged one cannot spoil a real one's id. Socket Mode requests carry no signature and keep
@@ -30,6 +30,7 @@ from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_bolt.response import BoltResponse
 
 from bot.clock import Clock
+from bot.errors import StoreError
 from bot.store import Database
 from bot.store import request_receipts as receipts
 
@@ -77,10 +78,13 @@ class Replays:
             return True
         if self.store is not None:
             now = self.clock.now()
-            async with self.store.begin() as conn:
-                return await receipts.first(
-                    conn, ids, at=now, expires_at=now + timedelta(seconds=WINDOW)
-                )
+            try:
+                async with self.store.begin() as conn:
+                    return await receipts.first(
+                        conn, ids, at=now, expires_at=now + timedelta(seconds=WINDOW)
+                    )
+            except StoreError as exc:  # this instance's memory, until the store is back
+                log.warning("slack: request receipts not kept in the store: %s", exc)
         new = not any(i in self._seen for i in ids)
         for i in ids:
             self._seen[i] = None

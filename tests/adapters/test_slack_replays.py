@@ -16,15 +16,19 @@ from urllib.parse import urlencode
 
 import aiohttp
 import pytest
+from slack_bolt.request.async_request import AsyncBoltRequest
+from sqlalchemy import text
 
 from adapters.slack.adapter import SlackAdapter
+from adapters.slack.replays import Replays
 from bot import plugins
 from bot.app import App
 from bot.commands.request import Reply, Request
 from bot.config import Config
 from bot.secrets import Secret
-from bot.store import request_receipts
+from bot.store import Database, request_receipts
 from bot.subscription import Platform
+from bot.testing.clock import FakeClock
 from bot.testing.fakes.slack_fake import FakeSlack
 from tests.adapters.test_slack import config
 from tests.conftest import PG_URL, _pg_execute, _require_postgres
@@ -118,3 +122,22 @@ async def test_a_replayed_request_is_dropped_by_another_instance_too(tmp_path: P
     assert other.status == 200
     assert handled == ["list", "status", "help"]
     assert kept == 5 + 3  # each signature seen (3 + 2) and each trigger_id (2) and event_id
+
+
+async def test_while_the_store_fails_an_instance_remembers_requests_itself(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    clock = FakeClock()
+    url = f"sqlite+aiosqlite:///{tmp_path / 'tallybot.sqlite3'}"
+    async with Database(url) as db:
+        replays = Replays(clock, db)
+        body = urlencode({"command": "/count", "text": "list", "trigger_id": "1.2.3"})
+        headers = {"x-slack-signature": "v0=ab", "x-slack-request-timestamp": "1"}
+        asked = AsyncBoltRequest(body=body, headers=headers)
+        assert await replays.first(asked)
+        assert not await replays.first(asked)  # from the store
+        async with db.begin() as conn:
+            await conn.execute(text("DROP TABLE request_receipts"))  # the store fails
+        again = AsyncBoltRequest(body=body.replace("1.2.3", "4.5.6"), headers={})
+        assert [await replays.first(again) for _ in range(2)] == [True, False]
+    assert "request receipts not kept in the store" in caplog.text
