@@ -170,6 +170,7 @@ outbox = Table(
     Index(None, "platform", "status", "id"),  # migration 2
     Index(None, "platform", "workspace", "channel", "id"),  # revision 0008: channel order
     Index(None, "subscription_id", "status"),
+    Index(None, "count_id", "created_at"),  # revision 0016: a count's recent alerts
 )
 """The delivery queue: one row per message to post or edit, worked through by status."""
 
