@@ -63,7 +63,7 @@ from bot.adapter import Adapter, Earlier, Health
 from bot.clock import Clock
 from bot.cluster.identity import Instance
 from bot.commands.builtin import VERBS
-from bot.commands.request import Mentions, Reply, Request
+from bot.commands.request import Mentions, Names, Reply, Request
 from bot.commands.throttle import Throttle
 from bot.commands.verbs import Verbs
 from bot.domain.message import Attachment, Notice, Outgoing
@@ -221,14 +221,15 @@ class Context:
         channel_admin: bool = True,
         supports: frozenset[Extra] = frozenset(),
         mentions: Mentions | None = None,
+        names: Names | None = None,
         form: bool = False,
     ) -> Request:
         """The request for a command typed by ``user_id`` in ``channel``, with the admin
         policy's verdict on them (an admin nowhere unless the policy says so). ``roles``: their
         roles' ids and names, for the policy; ``role_ids``: the ids alone, which per-count
         grants may name (a name is anyone's to give a role); the subscription options the
-        platform ``supports`` and who may be pinged (``mentions``); ``form``: the text asks for
-        the verb's form (``Request.form``)."""
+        platform ``supports`` and who may be pinged (``mentions``); who ids are (``names``);
+        ``form``: the text asks for the verb's form (``Request.form``)."""
         verdict = self.admins.verdict(Asker(user_id, channel.workspace, platform_admin, roles))
         return Request(
             channel,
@@ -244,6 +245,7 @@ class Context:
             channel_admin=channel_admin,
             supports=supports,
             mentions=mentions,
+            names=names,
             form=form,
         )
 

@@ -29,6 +29,7 @@ from adapters.discord.embeds import choice_name, escape, reply_parts
 from adapters.discord.forms import FormModal, ReopenButton
 from adapters.discord.lib import app_commands, discord
 from adapters.discord.mentions import NO_MENTIONS, DiscordMentions
+from adapters.discord.names import DiscordNames
 from bot.commands.args import Value
 from bot.commands.authority import visible_counts
 from bot.commands.forms import Opening
@@ -306,6 +307,7 @@ class SlashCommands:
             channel_admin=perms.manage_channels or perms.administrator,
             supports=SUPPORTS,
             mentions=DiscordMentions(interaction.guild, perms, interaction.app_permissions),
+            names=DiscordNames(interaction.guild),
             form=form,
         )
 

@@ -34,6 +34,7 @@ from adapters.slack.blocks import file_comment, reply_payload
 from adapters.slack.delivery import SLACK_LIMITS, SlackSender, translate
 from adapters.slack.forms import CALLBACK_PREFIX, Submitted, modal_view, submitted
 from adapters.slack.mentions import SlackMentions, strip_mention
+from adapters.slack.names import SlackNames
 from adapters.slack.payloads import AppMention, EventCallback, SlashCommand, as_json
 from adapters.slack.settings import SlackSettings
 from bot.commands.inflight import BUSY, InFlight
@@ -368,6 +369,7 @@ class SlackCommands(SlackSender):
             platform_admin=admin,
             supports=SUPPORTS,
             mentions=SlackMentions(),
+            names=SlackNames(lambda: self.client_of(workspace), text),
             form=form,
         )
 

@@ -47,6 +47,7 @@ from bot.subscription import ChannelRef, Platform
 
 from .errors import FAILURES, translate
 from .limits import REPLY, route
+from .names import TelegramNames, named_in
 from .once import Ledger
 from .private import PrivateReplies
 from .render import CAPTION_LIMIT, render_reply
@@ -86,6 +87,8 @@ class Incoming:
     """What follows ``/count`` (``status bessemer-2021``)."""
     as_chat: bool = False
     """Sent as the chat itself: a channel post, or an anonymous admin of the group."""
+    names: tuple[tuple[str, str], ...] = ()
+    """The users the update carries, by id, with their names (``adapters.telegram.names``)."""
 
 
 PLACE_NOUNS = (("this server or workspace", "this chat"), ("server or workspace", "chat"))
@@ -174,6 +177,7 @@ def incoming(update: Update, bot_username: str, verbs: Container[str] = ()) -> I
         user_name=name,
         text=text,
         as_chat=as_chat or chat.type == "channel",
+        names=tuple(named_in(message).items()),
     )
 
 
@@ -300,6 +304,7 @@ class TelegramCommands:
             tenant_admin=verdict.tenant_admin,
             home=verdict.home,
             private_replies=not got.as_chat,  # their private chat, never the group (private.py)
+            names=TelegramNames(self.bot, got.chat_id, got.names),
         )
 
     async def handle_update(self, update: Update) -> None:

@@ -22,7 +22,7 @@ from bot.commands.args import Choice, ChoiceArg, CountArg, FiguresArg
 from bot.commands.authority import find_count
 from bot.commands.hearing import WantsArg
 from bot.commands.manual import manual
-from bot.commands.request import Reply
+from bot.commands.request import Reply, group_called
 from bot.commands.subscribing import checked_wants, describe, mention_audit, scoreboard
 from bot.commands.verbs import Call, Verb, Verbs, VerbSpec
 from bot.domain.model import Count
@@ -88,12 +88,13 @@ async def subscribe(call: Call) -> Reply:
             await audit_rows.record(conn, mention_audit(call, count.id, wants, before))
     if board:
         s.on_queued({request.channel.platform})
-    said = f"{count.id}: {describe(wants)}."
+    pinged = await group_called(request, wants.mention) if wants.mention else None
+    said = f"{count.id}: {describe(wants, pinged)}."
     if created or before is None:
         return Reply(f"Subscribed this channel to {said}", ephemeral=False)
     if not before.enabled:
         return Reply(f"Subscribed this channel again to {said}", ephemeral=False)
-    changed = wants.changes(before.wants)
+    changed = wants.changes(before.wants, pinged)
     if not changed:
         return Reply(f"This channel is already subscribed to {said}", ephemeral=False)
     return Reply(
