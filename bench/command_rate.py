@@ -6,7 +6,10 @@ The core only (``bot.commands.handler.Commands.handle``, the path every adapter 
 has acknowledged a command), on a fresh store with the count ``bessemer-2021`` (public, a tally
 stored): ``--commands`` members each subscribe a channel of their own, all at once. Printed, with
 the load average: per store, the seconds from the first command to the last answer and the
-commands a second; ``--profile``: the functions where the time went (cProfile, cumulative).
+commands a second, which depend on how busy the machine is; and two figures that hardly do: the
+CPU time of the process per command (its threads' too), and on SQLite the round trips to the
+driver's thread per command (each waits for the event loop and the thread to be scheduled, so on
+a loaded machine they, not the SQL, set the pace). ``--profile``: where the time went (cProfile).
 """
 
 from __future__ import annotations
@@ -22,6 +25,9 @@ import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
+
+import aiosqlite
 
 from bot.clock import SystemClock
 from bot.commands.handler import Commands
@@ -42,6 +48,26 @@ def load() -> str:
     return "load " + " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
+class Hops:
+    """Counts the calls handed to aiosqlite's thread while the block runs."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self._original = aiosqlite.Connection._execute
+
+    def __enter__(self) -> None:
+        original = self._original
+
+        async def counted(conn: aiosqlite.Connection, fn: Any, *args: Any, **kw: Any) -> Any:
+            self.count += 1
+            return await original(conn, fn, *args, **kw)
+
+        aiosqlite.Connection._execute = counted  # type: ignore[method-assign]
+
+    def __exit__(self, *exc: object) -> None:
+        aiosqlite.Connection._execute = self._original  # type: ignore[method-assign]
+
+
 def request(i: int) -> Request:
     channel = ChannelRef(Platform("discord"), "g1", f"c{i}")
     return Request(channel, f"u{i}", f"member-{i}", "subscribe bessemer-2021", place="server")
@@ -57,21 +83,26 @@ async def rate(url: str, n: int, profile: bool) -> str:
         commands = Commands(db, Pipeline(db, clock), clock, throttle=roomy)
         await commands.handle(request(-1))  # warm: the first of everything imports and plans
         profiler = cProfile.Profile() if profile else None
+        hops = Hops()
+        cpu = time.process_time()
         began = time.perf_counter()
         if profiler is not None:
             profiler.enable()
-        replies = await asyncio.gather(*(commands.handle(request(i)) for i in range(n)))
+        with hops:
+            replies = await asyncio.gather(*(commands.handle(request(i)) for i in range(n)))
         if profiler is not None:
             profiler.disable()
         took = time.perf_counter() - began
+        cpu = time.process_time() - cpu
         async with db.connect() as conn:
             stored = len(await sub_rows.for_count(conn, "bessemer-2021"))
     failed = [r.text for r in replies if not r.ok]
     if failed:
         raise AssertionError(f"{len(failed)} failed, e.g. {failed[0]}")
+    trips = f", {hops.count / n:.1f} round trips" if url.startswith("sqlite") else ""
     line = (
-        f"{n:,} subscribes: {took:.2f} s, {n / took:.0f} commands/s, "
-        f"{stored - 1:,} stored ({load()})"
+        f"{n:,} subscribes: {took:.2f} s, {n / took:.0f} commands/s, {stored - 1:,} stored; "
+        f"per command {cpu / n * 1000:.2f} ms CPU{trips} ({load()})"
     )
     if profiler is not None:
         out = io.StringIO()

@@ -24,8 +24,6 @@ TURN_TIMEOUT_S = 30.0
 """How long a SQLite transaction waits for its turn before :class:`StoreError`."""
 PING_TIMEOUT_S = 10.0
 """How long a listening connection may take to answer :meth:`Listening.ping`."""
-GROUP = 32
-"""SQLite: the most :meth:`Database.begin` blocks committed together (one group commit)."""
 
 
 @dataclass(eq=False)
@@ -57,12 +55,6 @@ class Database(Closing):
     their own, seeing what was committed (WAL), without waiting.
     A task must therefore not open a second block while it is inside one (pass ``conn`` on
     instead); doing so raises :class:`StoreError` at once rather than waiting forever.
-
-    On SQLite, :meth:`begin` blocks waiting one behind the other are committed together (a group
-    commit: one ``COMMIT``, one sync to disk, for up to ``GROUP`` of them): each runs in a
-    savepoint of one transaction, so a block that raises undoes only its own work, and leaving a
-    block still means its work is committed (it waits for the group's ``COMMIT``; if that fails,
-    every block of the group raises :class:`StoreError`).
     """
 
     def __init__(self, url: str, *, schema: str | None = None) -> None:
@@ -77,12 +69,8 @@ class Database(Closing):
         self._urgent: AsyncEngine | None = None
         self._serial = asyncio.Lock() if self._dialect == "sqlite" else None
         self._holder: asyncio.Task[object] | None = None
-        self._group: _Group | None = None
         self._reading: AsyncEngine | None = None
         """A SQLite file's own connection for reading (WAL: readers never wait for writers)."""
-        """SQLite: the transaction the last writer left open for the next (a group commit)."""
-        self._waiting = {True: 0, False: 0}
-        """SQLite: the tasks waiting for their turn, writers (True) and readers."""
 
     @property
     def dialect_name(self) -> str:
@@ -193,11 +181,7 @@ class Database(Closing):
     async def _session(
         self, engine: AsyncEngine, what: str, *, commit: bool
     ) -> AsyncIterator[AsyncConnection]:
-        if commit and self._serial is not None:
-            async with self._grouped(engine, what) as grouped:
-                yield grouped
-            return
-        async with self._turn(writer=False):
+        async with self._turn(writer=commit):
             conn = engine.connect()
             with _translated(what, connecting=True):
                 await conn.start()
@@ -213,31 +197,9 @@ class Database(Closing):
                     await conn.close()
 
     @asynccontextmanager
-    async def _grouped(self, engine: AsyncEngine, what: str) -> AsyncIterator[AsyncConnection]:
-        """SQLite: a :meth:`begin` block in a savepoint of the group's transaction, which is
-        handed on to the writer next in line, or committed (see the class docstring)."""
-        async with self._turn(writer=True):
-            group, self._group = self._group, None
-            if group is None:
-                group = await _Group.begin(engine, what)
-            group.size += 1
-            try:
-                async with group.savepoint(what):
-                    with _translated(what):
-                        yield group.conn
-            finally:
-                more = self._waiting[True] and not self._waiting[False] and group.size < GROUP
-                if more and not group.broken:
-                    self._group = group  # the next writer goes on with it
-                else:
-                    await group.end(what)
-        await asyncio.shield(group.done)
-
-    @asynccontextmanager
     async def _turn(self, *, writer: bool) -> AsyncIterator[None]:
-        """On SQLite, wait (in arrival order) until no other task is using the store; a
-        reader first commits the group a writer left open. A SQLite file's readers, on their
-        own connection, wait for nobody."""
+        """On SQLite, wait (in arrival order) until no other task is using the store. A SQLite
+        file's readers, on their own connection, wait for nobody."""
         if self._serial is None:
             yield
             return
@@ -250,104 +212,17 @@ class Database(Closing):
         if not writer and self._reading is not None:
             yield
             return
-        self._waiting[writer] += 1
         try:
             async with asyncio.timeout(TURN_TIMEOUT_S):
                 await self._serial.acquire()
         except TimeoutError as exc:
             raise StoreError(f"the store was busy for {TURN_TIMEOUT_S:g}s") from exc
-        finally:
-            self._waiting[writer] -= 1
         self._holder = me
         try:
-            if not writer and self._group is not None:  # the writer meant to go on with it left
-                group, self._group = self._group, None
-                await group.end("a store transaction")
             yield
         finally:
             self._holder = None
             self._serial.release()
-
-
-@dataclass(eq=False)
-class _Group:
-    """SQLite: one transaction that several :meth:`Database.begin` blocks share."""
-
-    conn: AsyncConnection
-    done: asyncio.Future[None]
-    """Resolved once the transaction is committed (a StoreError if it could not be)."""
-    size: int = 0
-    broken: bool = False
-    """Something failed that a savepoint cannot undo: the whole group is rolled back."""
-
-    @classmethod
-    async def begin(cls, engine: AsyncEngine, what: str) -> _Group:
-        conn = engine.connect()
-        with _translated(what, connecting=True):
-            await conn.start()
-        try:
-            with _translated(what):
-                await conn.begin()
-        except BaseException:
-            with _translated(what):
-                await conn.close()
-            raise
-        done = asyncio.get_running_loop().create_future()
-        done.add_done_callback(_retrieved)
-        return cls(conn, done)
-
-    @asynccontextmanager
-    async def savepoint(self, what: str) -> AsyncIterator[None]:
-        """One block's savepoint: released when the block ends, rolled back when it raises;
-        the group is broken when the savepoint itself fails (nothing can be undone alone)."""
-        try:
-            with _translated(what):
-                savepoint = await self.conn.begin_nested()
-        except BaseException:
-            self.broken = True
-            raise
-        try:
-            yield
-        except BaseException:
-            try:
-                with _translated(what):
-                    await savepoint.rollback()
-            except BaseException:
-                self.broken = True
-                raise
-            raise
-        try:
-            with _translated(what):
-                await savepoint.commit()
-        except BaseException:
-            self.broken = True
-            raise
-
-    async def end(self, what: str) -> None:
-        """Commit (or, when broken, roll back) and close; resolve ``done`` either way."""
-        failed: StoreError | None = None
-        try:
-            with _translated(what):
-                if self.broken:
-                    await self.conn.rollback()
-                    failed = StoreError(f"{what} failed: rolled back with the others of its group")
-                else:
-                    await self.conn.commit()
-        except StoreError as exc:
-            failed = exc
-        finally:
-            with contextlib.suppress(StoreError), _translated(what):
-                await self.conn.close()
-            if failed is not None:
-                self.done.set_exception(failed)
-            else:
-                self.done.set_result(None)
-
-
-def _retrieved(done: asyncio.Future[None]) -> None:
-    """Mark a group's failure seen (each of its blocks raises it, or has raised its own)."""
-    if not done.cancelled():
-        done.exception()
 
 
 def _reader_options(dialect: str) -> dict[str, object]:
