@@ -19,8 +19,8 @@ still open (``bot.app.App.aclose``); only what is left then is cancelled. So tha
 acknowledged can be finished in that time, the commands under way in the process (every
 adapter's) are bounded by how fast they get done (:class:`Backlog`): one more than the bot could
 finish within the grace is answered at once that tallybot is busy (``BUSY``), not carried out;
-but each place (a server, a workspace, a chat) always has room for a few commands of its own, so
-that a flood from one place never gets another's members told "busy".
+but a little room beyond that is kept for the places (servers, workspaces, chats) with only a few
+commands under way, so that a flood from one place never gets another's members told "busy".
 """
 
 from __future__ import annotations
@@ -46,8 +46,10 @@ Answer = Callable[[Reply], Awaitable[object]]
 FLOOR = 100
 """Commands under way that are always taken (100 members typing at once are all answered)."""
 PLACE_FLOOR = 20
-"""Commands under way from one place (a server, a workspace, a chat) that are always taken:
-another place's flood never gets a place's own few commands answered busy."""
+"""Commands under way from one place (a server, a workspace, a chat) that are taken beyond
+the bound, into ``RESERVE``: another place's flood never gets a place's few answered busy."""
+RESERVE = 50
+"""Room beyond the bound kept for places with fewer than ``PLACE_FLOOR`` under way."""
 RATE_WINDOW_S = 10.0
 """How far back the pace of finished commands is measured."""
 SAMPLES = 10
@@ -63,8 +65,11 @@ BUSY = Reply(
 class Backlog:
     """The commands under way in this process (acknowledged, not finished), and how fast they
     get finished. Another is taken while all of them could be finished within ``grace``
-    seconds (``MARGIN`` of it) at the pace measured (always up to ``floor``), and always while
-    its place has fewer than ``place_floor`` under way.
+    seconds (``MARGIN`` of it) at the pace measured (always up to ``floor``); and, while its
+    place (server, workspace, chat) has fewer than ``place_floor`` under way, up to ``reserve``
+    more: a flood from one place fills the bound but never that reserve, so the members of
+    other places are not told "busy" because of it (and all in all no more than the bound and
+    the reserve are ever under way).
 
     The pace is the commands finished in the last ``RATE_WINDOW_S`` over the time within it
     that commands were under way: what the bot can do, not what it was asked (a quiet hour
@@ -75,11 +80,13 @@ class Backlog:
         grace: float = GRACE_S,
         floor: int = FLOOR,
         place_floor: int = PLACE_FLOOR,
+        reserve: int = RESERVE,
         monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self.grace = grace
         self.floor = floor
         self.place_floor = place_floor
+        self.reserve = reserve
         self.monotonic = monotonic
         self.open = 0
         self._places: Counter[Hashable] = Counter()
@@ -111,7 +118,10 @@ class Backlog:
 
     def room(self, where: Hashable) -> bool:
         """Whether one more command from ``where`` (its place) may be taken now."""
-        return self._places[where] < self.place_floor or self.open < self.bound()
+        bound = self.bound()
+        if self._places[where] < self.place_floor:
+            bound += self.reserve
+        return self.open < bound
 
     def opened(self, where: Hashable) -> None:
         if self.open == 0:

@@ -6,7 +6,15 @@ from __future__ import annotations
 
 import pytest
 
-from bot.commands.inflight import FLOOR, MARGIN, PLACE_FLOOR, RATE_WINDOW_S, Backlog, InOrder
+from bot.commands.inflight import (
+    FLOOR,
+    MARGIN,
+    PLACE_FLOOR,
+    RATE_WINDOW_S,
+    RESERVE,
+    Backlog,
+    InOrder,
+)
 
 
 class Ticks:
@@ -91,6 +99,13 @@ def test_a_flood_from_one_place_leaves_room_for_another(ticks: Ticks) -> None:
     assert take(backlog, "another-server", PLACE_FLOOR + 5) == PLACE_FLOOR
     finish(backlog, ticks, "quiet-server", 5, each=0.01)
     assert take(backlog, "quiet-server", 1) == 1
+
+
+def test_many_places_together_take_no_more_than_the_bound_and_the_reserve(ticks: Ticks) -> None:
+    backlog = Backlog(monotonic=ticks)
+    taken = sum(take(backlog, f"server-{i}", 5) for i in range(1000))
+    assert taken == FLOOR + RESERVE
+    assert take(backlog, "one-more-server", 1) == 0
 
 
 async def test_in_order_places_count_against_their_place(ticks: Ticks) -> None:
