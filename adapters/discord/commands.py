@@ -67,6 +67,13 @@ def member_of(interaction: Ix) -> tuple[int | None, int | None, int]:
     return interaction.guild_id, interaction.channel_id, interaction.user.id
 
 
+def place_of(interaction: Ix) -> str:
+    """The place a command comes from (its server, or the DM): each has its share of the
+    commands under way (``bot.commands.inflight.Backlog``)."""
+    guild = interaction.guild_id
+    return str(guild) if guild is not None else dm_place(interaction.channel_id)
+
+
 class SlashCommands:
     """Carries out ``/count`` subcommands through the core (``context.handle``)."""
 
@@ -137,11 +144,12 @@ class SlashCommands:
         if not self.inflight.accepting:
             return  # stopping: not acknowledged (Discord tells the member it failed)
         self._arrived[interaction.id] = self.replies.monotonic()
-        if not self.inflight.order.room():  # more than could be finished in time
+        where = place_of(interaction)
+        if not self.inflight.order.room(where):  # more than could be finished in time
             await self.answer_error(interaction, BUSY.text)
             self._arrived.pop(interaction.id, None)
             return
-        place = self.inflight.order.place(member_of(interaction))  # before any await
+        place = self.inflight.order.place(member_of(interaction), where)  # before any await
         try:
             try:
                 text = spec.line(values)
@@ -171,7 +179,7 @@ class SlashCommands:
         if place is None:
             if not self.inflight.accepting:
                 return
-            place = self.inflight.order.place(member_of(interaction))
+            place = self.inflight.order.place(member_of(interaction), place_of(interaction))
         new = interaction.id not in self._arrived  # a submitted form: arrived now
         if new:
             self._arrived[interaction.id] = self.replies.monotonic()
@@ -292,8 +300,7 @@ class SlashCommands:
             role_ids = frozenset(str(r.id) for r in named)
             roles = role_ids | {r.name for r in named}
         perms = interaction.permissions
-        guild = interaction.guild_id
-        workspace = str(guild) if guild is not None else dm_place(interaction.channel_id)
+        workspace = place_of(interaction)
         return self.context.request(
             ChannelRef(PLATFORM, workspace, str(interaction.channel_id)),
             str(user.id),

@@ -102,12 +102,13 @@ class SlackCommands(SlackSender):
     ) -> None:
         if not self.inflight.accepting:
             return  # stopping: not acknowledged (Slack tells the member it failed)
-        if not self.inflight.order.room():  # more than could be finished in time
+        team = command.get("team_id")
+        if not self.inflight.order.room(team):  # more than could be finished in time
             await ack(text=BUSY.text)
             return
         channel = str(command.get("channel_id") or "")
-        key = (command.get("team_id"), channel, command.get("user_id"))
-        place = self.inflight.order.place(key)  # before any await: the order they came in
+        key = (team, channel, command.get("user_id"))
+        place = self.inflight.order.place(key, team)  # before any await: the order they came in
         arrived = self.replies.monotonic()
         answer = paced(self.replies, respond, channel, arrived)
         try:

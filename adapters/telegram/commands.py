@@ -319,10 +319,10 @@ class TelegramCommands:
         async def failed(reply: Reply) -> None:
             await self.answer(got, reply)
 
-        if not self.order.room():  # more than could be finished in time
+        if not self.order.room(got.chat_id):  # more than could be finished in time
             await guarded("telegram busy answer", self.show(got, BUSY), failed)
             return
-        async with self.order.place((got.chat_id, got.user_id)):  # taken before any await
+        async with self.order.place((got.chat_id, got.user_id), got.chat_id):  # before any await
             await guarded(f"telegram /count {got.text[:200]!r}", self._answer(got), failed)
 
     async def _answer(self, got: Incoming) -> None:

@@ -78,11 +78,11 @@ async def subscribe(call: Call) -> Reply:
         sub, created = await sub_rows.subscribe(
             conn, request.channel, count.id, wants, by=request.actor, at=s.clock.now()
         )
-        last = await tally_rows.last(conn, count.id)
         # a scoreboard at once for a new live subscription (or one enabled again)
         fresh = before is None or not before.enabled or not before.wants.live
-        board = wants.live and last is not None and fresh
-        if board and last is not None:
+        last = await tally_rows.last(conn, count.id) if wants.live and fresh else None
+        board = last is not None
+        if last is not None:
             await outbox.enqueue(conn, [scoreboard(call, sub.id, count, last)])
         if wants.mention is not None and (before is None or before.wants.mention != wants.mention):
             await audit_rows.record(conn, mention_audit(call, count.id, wants, before))
