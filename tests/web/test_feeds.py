@@ -7,17 +7,37 @@ from __future__ import annotations
 import json
 import uuid
 import xml.etree.ElementTree as ET
-from datetime import datetime
+from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any
 
+import aiohttp
+import pytest
 from multidict import CIMultiDict
 
 from bot.domain import format as fmt
 from bot.domain.safe_text import clean
 from bot.store import counts as count_rows
+from bot.testing.clock import FakeClock
 from bot.web import documents
 from bot.web.standing import VERSION, document, rfc3339
-from tests.web.conftest import HOSTILE, HOSTILE_LABEL, HOSTILE_TITLE, PRIVATE, PUBLIC, Site
+from tests.conftest import PG_URL
+from tests.web.conftest import (
+    HOSTILE,
+    HOSTILE_LABEL,
+    HOSTILE_TITLE,
+    LONGEST,
+    LONGEST_WORD,
+    PRIVATE,
+    PUBLIC,
+    Site,
+    ingest,
+    make_app,
+    web_config,
+)
+from tests.web.test_feed import schema
+
+__all__ = ["schema"]  # the PostgreSQL schema fixture of test_feed, used here too
 
 NS = {"a": "http://www.w3.org/2005/Atom"}
 
@@ -252,3 +272,47 @@ async def test_the_page_names_its_feeds(site: Site) -> None:
     page = f"{site.url}/c/{PUBLIC}"
     assert f'<link rel="alternate" type="application/atom+xml" href="{page}/feed.atom"' in html
     assert f'<link rel="alternate" type="application/json" href="{page}.json"' in html
+
+
+async def test_a_count_at_every_limit_has_a_valid_feed(site: Site) -> None:
+    await site.tally(LONGEST, a=1, b=2, c=3)
+    _, _, body = await fetch(site, f"/c/{LONGEST}/feed.atom")
+    (only,) = check_rfc4287(body).findall("a:entry", NS)
+    assert LONGEST_WORD in text_of(only, "a:content")
+    _, _, raw = await fetch(site, f"/c/{LONGEST}.json")
+    assert json.loads(raw)["figures"][0]["label"] == LONGEST_WORD
+
+
+@pytest.mark.postgres
+async def test_every_instance_serves_the_same_bytes_of_the_latest_tally(
+    tmp_path: Path, schema: str
+) -> None:
+    clock = FakeClock(FakeClock().now() + timedelta(hours=6))
+    web = {"public_url": "https://count.example.org"}
+    a_app = make_app(web_config(tmp_path / "a", store_url=PG_URL, web=web), clock, schema=schema)
+    b_app = make_app(web_config(tmp_path / "b", store_url=PG_URL, web=web), clock, schema=schema)
+    async with a_app as a, b_app as b, aiohttp.ClientSession() as http:
+        assert a.web is not None
+        assert b.web is not None
+
+        async def both(path: str) -> tuple[bytes, bytes]:
+            out = []
+            for server in (a.web, b.web):
+                assert server is not None
+                async with http.get(server.url + path) as resp:
+                    assert resp.status == 200
+                    out.append(await resp.read())
+            return out[0], out[1]
+
+        await ingest(a, clock, yes=84, no=201)
+        for path in (f"/c/{PUBLIC}/feed.atom", f"/c/{PUBLIC}.json"):
+            on_a, on_b = await both(path)
+            assert on_a == on_b
+        await ingest(a, clock, yes=700, no=300)  # B made its documents at update #1
+        feed_a, feed_b = await both(f"/c/{PUBLIC}/feed.atom")
+        assert feed_a == feed_b
+        assert len(check_rfc4287(feed_b).findall("a:entry", NS)) == 2
+        json_a, json_b = await both(f"/c/{PUBLIC}.json")
+        assert json_a == json_b
+        assert json.loads(json_b)["seq"] == 2
+        assert json.loads(json_b)["url"] == "https://count.example.org/c/bessemer-2021"
