@@ -3,6 +3,8 @@
 Each is keyed by the count (as read: an edit of its title makes them anew) and the seq of its
 latest accepted tally, read from the store at each request (one small read, shared by a crowd
 asking at once): the same bytes until the next accepted tally, and a strong ``ETag`` from them.
+A crowd asking at a new tally shares one making, and the feed is made in slices of the event
+loop (judging a few hundred updates takes a while), so chat deliveries never wait for it.
 Nothing in either changes between tallies (no "last checked" time: the page says that), so
 every instance serves the same bytes.
 
@@ -14,6 +16,7 @@ console says them (:func:`bot.domain.render_text.render`).
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -25,6 +28,7 @@ from bot.domain import render_text
 from bot.domain.detect import Accepted, detect
 from bot.domain.model import Count, Tally, TallyState
 from bot.web import atom, standing
+from bot.web.broadcast import SLICE_SECONDS
 from bot.web.events import Counts
 from bot.web.view import HISTORY, STATE_OF_TALLY, STATE_WORDS, View, entry
 
@@ -67,6 +71,7 @@ class Documents:
         self.counts = counts
         self._made: OrderedDict[tuple[str, str], tuple[Count, int, Document]] = OrderedDict()
         self._cache = cache
+        self._making: dict[tuple[str, str, int], asyncio.Task[Document]] = {}
 
     async def feed(self, count_id: str, page_url: str) -> Document | None:
         """The Atom feed; None: no such public count."""
@@ -81,18 +86,30 @@ class Documents:
         if count is None:
             return None
         seq = await self.counts.latest_shared(count_id)
-        key = (kind, count_id)
-        found = self._made.get(key)
+        found = self._made.get((kind, count_id))
         if found is not None and found[0] == count and found[1] == seq:
-            self._made.move_to_end(key)
+            self._made.move_to_end((kind, count_id))
             return found[2]
-        history = await self.counts.history(count_id, through=seq or None)
+        key = (kind, count_id, seq)
+        task = self._making.get(key)
+        if task is None:  # a crowd asking at a new tally shares one making
+            task = self._making[key] = asyncio.ensure_future(self._make(kind, count, seq, page_url))
+            task.add_done_callback(lambda _done: self._making.pop(key, None))
+        made: Document = await asyncio.shield(task)  # one asker leaving does not stop it
+        return made
+
+    async def settle(self) -> None:
+        """Let the makings under way finish (the server is stopping, before the store closes)."""
+        await asyncio.gather(*self._making.values(), return_exceptions=True)
+
+    async def _make(self, kind: str, count: Count, seq: int, page_url: str) -> Document:
+        history = await self.counts.history(count.id, through=seq or None)
         if kind == "atom":
-            made = Document.of(self._atom(count, history, page_url))
+            made = Document.of(await self._atom(count, history, page_url))
         else:
             made = Document.of(self._json(count, history, page_url))
-        self._made[key] = (count, history[-1].seq if history else 0, made)
-        self._made.move_to_end(key)
+        self._made[(kind, count.id)] = (count, history[-1].seq if history else 0, made)
+        self._made.move_to_end((kind, count.id))
         while len(self._made) > self._cache:
             self._made.popitem(last=False)
         return made
@@ -121,9 +138,16 @@ class Documents:
         )
         return standing.encode(doc)
 
-    def _atom(self, count: Count, history: Sequence[Tally], page_url: str) -> bytes:
+    async def _atom(self, count: Count, history: Sequence[Tally], page_url: str) -> bytes:
+        """The feed; judging hundreds of updates takes a while: in slices, so that chat
+        deliveries and everything else get a turn."""
         entries: list[atom.FeedEntry] = []
+        loop = asyncio.get_running_loop()
+        until = loop.time() + SLICE_SECONDS
         for i in reversed(range(len(history))):
+            if loop.time() > until:
+                await asyncio.sleep(0)
+                until = loop.time() + SLICE_SECONDS
             tally = history[i]
             before = history[i - 1] if i else None
             if not significant(count, before, tally):

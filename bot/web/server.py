@@ -188,6 +188,7 @@ class WebServer(Closing):
         runner, self._runner = self._runner, None
         if runner is not None:
             await runner.cleanup()
+        await self.documents.settle()
         await self.counts.settle()
 
     async def _tick(self) -> None:

@@ -4,6 +4,7 @@ byte, the same bytes until the next accepted tally, and the feed's limit."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import uuid
 import xml.etree.ElementTree as ET
@@ -239,6 +240,8 @@ async def test_the_same_bytes_until_the_next_accepted_tally(site: Site) -> None:
     assert made is await web.documents.standing(PUBLIC, page)
     body = made.body
     await site.tally(yes=700, no=300)
+    crowd = await asyncio.gather(*(web.documents.feed(PUBLIC, page) for _ in range(8)))
+    assert all(made is crowd[0] for made in crowd)  # made once for all of them
     for path in (f"/c/{PUBLIC}/feed.atom", f"/c/{PUBLIC}.json"):
         status, headers, after = await fetch(site, path)
         assert status == 200
