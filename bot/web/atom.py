@@ -5,11 +5,13 @@ from the page's address and the update's number: the same on every instance and 
 restart, for as long as ``[web] public_url`` stays. Titles and contents are ``type="text"``:
 what the chat said, as text, never markup; the XML is written by :mod:`xml.etree`, which
 escapes every ``&``, ``<`` and ``>``, and every text has been through
-:func:`bot.domain.safe_text.clean` (no control characters, which XML 1.0 cannot hold).
+:func:`bot.domain.safe_text.clean` (no control characters, which XML 1.0 cannot hold; nor
+:data:`NOT_XML`).
 """
 
 from __future__ import annotations
 
+import re
 import uuid
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
@@ -22,6 +24,9 @@ from bot.web.standing import rfc3339
 ATOM = "http://www.w3.org/2005/Atom"
 CONTENT_TYPE = "application/atom+xml"
 AUTHOR = "tallybot"
+NOT_XML = re.compile("[\ud800-\udfff\ufffe\uffff]")
+"""What XML 1.0 cannot hold beyond the control characters ``clean`` removes: a lone surrogate
+(a chat's JSON can carry one), U+FFFE and U+FFFF."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,7 +51,7 @@ def feed_id(page_url: str) -> str:
 
 def _text(parent: ET.Element, tag: str, text: str, *, typed: bool = False) -> None:
     element = ET.SubElement(parent, tag, {"type": "text"} if typed else {})
-    element.text = clean(text)
+    element.text = NOT_XML.sub("\ufffd", clean(text))
 
 
 def _link(parent: ET.Element, rel: str, href: str, content_type: str) -> None:

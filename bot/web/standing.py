@@ -33,6 +33,7 @@ reader that shows one in markup must escape it.
 from __future__ import annotations
 
 import json
+import re
 from datetime import UTC, datetime
 from typing import Any
 
@@ -41,6 +42,7 @@ from bot.domain.safe_text import clean
 
 VERSION = 1
 CONTENT_TYPE = "application/json"
+SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def rfc3339(at: datetime) -> str:
@@ -107,5 +109,7 @@ def before_figures(
 
 
 def encode(doc: dict[str, Any]) -> bytes:
-    """The document as UTF-8 JSON, keys in the schema's order, ending with a newline."""
-    return json.dumps(doc, ensure_ascii=False, indent=1).encode() + b"\n"
+    """The document as UTF-8 JSON, keys in the schema's order, ending with a newline (a lone
+    surrogate, which UTF-8 cannot hold, as U+FFFD)."""
+    text = json.dumps(doc, ensure_ascii=False, indent=1)
+    return SURROGATE.sub("\ufffd", text).encode() + b"\n"

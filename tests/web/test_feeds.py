@@ -8,7 +8,7 @@ import asyncio
 import json
 import uuid
 import xml.etree.ElementTree as ET
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +20,8 @@ from bot.domain import format as fmt
 from bot.domain.safe_text import clean
 from bot.store import counts as count_rows
 from bot.testing.clock import FakeClock
-from bot.web import documents
-from bot.web.standing import VERSION, document, rfc3339
+from bot.web import atom, documents
+from bot.web.standing import VERSION, document, encode, rfc3339
 from tests.conftest import PG_URL
 from tests.web.conftest import (
     HOSTILE,
@@ -156,6 +156,22 @@ async def test_hostile_text_comes_back_as_text(site: Site) -> None:
     assert doc["title"] == HOSTILE_TITLE
     assert doc["figures"][0]["label"] == HOSTILE_LABEL
     assert headers["Content-Security-Policy"].startswith("default-src 'none'")
+
+
+def test_text_xml_and_utf_8_cannot_hold_is_replaced() -> None:
+    odd = "Yes \ud800 \ufffe \x00 & </title>"
+    at = datetime(2021, 4, 8, 18, tzinfo=UTC)
+    body = atom.render(
+        title=odd,
+        subtitle=odd,
+        page_url="https://count.example.org/c/x",
+        updated=at,
+        entries=[atom.FeedEntry(1, odd, odd, at)],
+    )
+    feed = check_rfc4287(body)
+    assert text_of(feed, "a:title") == "Yes \ufffd \ufffd  & </title>"
+    doc = json.loads(encode({"headline": odd}))
+    assert doc["headline"] == "Yes \ufffd \ufffe \x00 & </title>"  # JSON holds the rest escaped
 
 
 async def test_the_json_is_the_standing_in_the_chats_words(site: Site) -> None:
