@@ -149,6 +149,8 @@ class Documents:
                 await asyncio.sleep(0)
                 until = loop.time() + SLICE_SECONDS
             tally = history[i]
+            if i == 0 and tally.seq > 1:
+                break  # the oldest read of a long count: the update before it was not read
             before = history[i - 1] if i else None
             if not significant(count, before, tally):
                 continue
