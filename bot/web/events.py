@@ -64,7 +64,8 @@ class Counts:
         self._cache = cache
         self._visible: dict[str, tuple[float, Count | None]] = {}
         self._reading: dict[tuple[str, int | None], asyncio.Task[Any]] = {}
-        """Reads under way: a crowd asking at once (reconnecting after a restart) shares one."""
+        """Reads under way, by count id and seq (-1: the count, -2: its latest seq): a crowd
+        asking at once (reconnecting after a restart) shares one."""
 
     async def visible(self, count_id: str) -> Count | None:
         """The count if it is public, else None (StoreError: the store failed). Remembered for
@@ -121,6 +122,11 @@ class Counts:
         async with self.db.connect() as conn:
             last = await tally_rows.last(conn, count_id)
         return 0 if last is None else last.seq
+
+    async def latest_shared(self, count_id: str) -> int:
+        """:meth:`latest`, one read shared by everyone asking at once."""
+        seq: int = await self._shared((count_id, -2), lambda: self.latest(count_id))
+        return seq
 
     def view(self, count: Count, history: Sequence[Tally]) -> View:
         return view(

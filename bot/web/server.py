@@ -8,6 +8,9 @@
 ``GET /c/<id>/chart-<seq>.svg``     the chart after update ``seq`` (the page's), and ``.png``
                                     (the chat's, for link previews); ``chart-<seq>-narrow.svg``:
                                     the same, narrow, for a phone (the page's ``<picture>``)
+``GET /c/<id>/feed.atom``           the count's significant updates as an Atom feed (RFC 4287;
+                                    at most :data:`~bot.web.documents.FEED_ENTRIES`)
+``GET /c/<id>.json``                the count's standing as JSON (:mod:`bot.web.standing`)
 ``GET /static/<file>``              the page's script and style
 ==================================  =============================================================
 
@@ -29,7 +32,9 @@ from bot.chart import ChartCache, render_chart_svg, render_chart_svg_narrow
 from bot.errors import ConfigError, RequestError, StoreError
 from bot.lifecycle import Closing
 from bot.settings.web import WebConfig
+from bot.web import atom, standing
 from bot.web.broadcast import Broadcaster, Limits
+from bot.web.documents import Document, Documents
 from bot.web.events import Counts, chart_path
 from bot.web.feed import Feed
 from bot.web.pages import (
@@ -95,6 +100,7 @@ class WebServer(Closing):
         self.svgs = ChartCache(16, render=render_chart_svg, failed=charts.failed)
         self.narrow_svgs = ChartCache(16, render=render_chart_svg_narrow, failed=charts.failed)
         self.pages = Pages()
+        self.documents = Documents(counts)
         self.broadcaster = Broadcaster(
             counts.event,
             Limits(
@@ -107,7 +113,9 @@ class WebServer(Closing):
         self.web.on_response_prepare.append(security_headers)
         self.web.add_routes(
             [
+                web.get(r"/c/{count_id:[^{}/]+}.json", self._standing),  # before the page's
                 web.get("/c/{count_id}", self._page),
+                web.get("/c/{count_id}/feed.atom", self._feed),
                 web.get("/c/{count_id}/events", self._events, allow_head=False),
                 web.get(r"/c/{count_id}/chart-{seq:\d{1,12}}.{ext:svg|png}", self._chart),
                 web.get(r"/c/{count_id}/chart-{seq:\d{1,12}}-narrow.{ext:svg}", self._chart),
@@ -180,6 +188,7 @@ class WebServer(Closing):
         runner, self._runner = self._runner, None
         if runner is not None:
             await runner.cleanup()
+        await self.documents.settle()
         await self.counts.settle()
 
     async def _tick(self) -> None:
@@ -211,11 +220,33 @@ class WebServer(Closing):
             page_url=self.page_url(count_id),
             image_url=f"{self.public_url}{chart_path(count_id, seq, 'png')}" if seq else "",
             events_url=f"/c/{count_id}/events",
+            feed_url=f"{self.page_url(count_id)}/feed.atom",
         )
         headers = {"Content-Security-Policy": page_policy(origins), "Cache-Control": "no-cache"}
         if not origins:
             headers["X-Frame-Options"] = "DENY"
         return web.Response(text=html, content_type="text/html", headers=headers)
+
+    async def _feed(self, request: web.Request) -> web.Response:
+        count_id = request.match_info["count_id"]
+        found = await self.documents.feed(count_id, self.page_url(count_id))
+        return self._document(request, found, f"{atom.CONTENT_TYPE}; charset=utf-8")
+
+    async def _standing(self, request: web.Request) -> web.Response:
+        count_id = request.match_info["count_id"]
+        found = await self.documents.standing(count_id, self.page_url(count_id))
+        return self._document(request, found, f"{standing.CONTENT_TYPE}; charset=utf-8")
+
+    def _document(
+        self, request: web.Request, found: Document | None, content_type: str
+    ) -> web.Response:
+        """A feed or document: the same 404 as the page; 304 when the reader has these bytes."""
+        if found is None:
+            return not_found()
+        headers = {"Cache-Control": "no-cache", "ETag": found.etag}
+        if request.headers.get("If-None-Match") == found.etag:
+            return web.Response(status=304, headers=headers)
+        return web.Response(body=found.body, headers={**headers, "Content-Type": content_type})
 
     async def _events(self, request: web.Request) -> web.StreamResponse:
         try:
