@@ -1,0 +1,110 @@
+"""``tallybot doctor --config FILE`` against the fakes, through the real client libraries: a
+configuration file pointing each platform's client at its fake, the store's subscriptions, and
+one line per problem with its fix, nothing posted; exit 0 when nothing is wrong."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot.doctor import doctor
+from bot.ingest.live import reconcile
+from bot.preflight import load_checked
+from bot.store import Database
+from bot.store import subscriptions as sub_rows
+from bot.subscription import ChannelRef, Platform, Wants
+from bot.testing.clock import FakeClock
+from bot.testing.fakes.telegram_fake import FakeTelegram
+from tests.adapters.rigs.base import count_table
+
+pytestmark = pytest.mark.timeout(60)
+
+COUNT = "bessemer-2021"
+TELEGRAM = Platform("telegram")
+
+
+def write_config(tmp_path: Path, tables: Mapping[str, Any]) -> Path:
+    """A TOML file (tables of strings and lists, as JSON values are TOML values here)."""
+    lines = [f'[store]\nurl = "sqlite+aiosqlite:///{tmp_path / "tallybot.sqlite3"}"\n']
+    for name, table in tables.items():
+        lines.append(f"[{name}]")
+        lines += [f"{key} = {json.dumps(value)}" for key, value in table.items()]
+        lines.append("")
+    count = count_table()
+    lines.append("[[counts]]")
+    for key in ("id", "title", "rule", "tie_holder", "eligible", "received"):
+        lines.append(f"{key} = {json.dumps(count[key])}")
+    lines.append("source = { kind = 'manual' }")
+    for choice in count["choices"]:
+        lines += ["[[counts.choices]]", f"id = {json.dumps(choice['id'])}"]
+        lines.append(f"label = {json.dumps(choice['label'])}")
+    path = tmp_path / "tallybot.toml"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+async def subscribe(path: Path, env: Mapping[str, str], *subs: tuple[ChannelRef, Wants]) -> None:
+    cfg = load_checked(path, env)
+    async with Database(cfg.store_url) as db:
+        await reconcile(db, cfg.counts)
+        async with db.begin() as conn:
+            for channel, wants in subs:
+                at = FakeClock().now()
+                await sub_rows.subscribe(conn, channel, COUNT, wants, by="test", at=at)
+
+
+def telegram_ref(chat_id: int) -> ChannelRef:
+    return ChannelRef(TELEGRAM, str(chat_id), str(chat_id))
+
+
+async def test_telegram_every_chat_the_bot_cannot_post_or_pin_in(tmp_path: Path) -> None:
+    async with FakeTelegram() as fake:
+        fine = fake.add_group("Results", bot="administrator", bot_rights=["can_pin_messages"])
+        restricted = fake.add_group("Union hall")
+        kicked = fake.add_group("Old hall")
+        unpinnable = fake.add_group("Lobby")
+        fake.set_bot_status(restricted, "restricted")
+        fake.set_bot_status(kicked, "kicked")
+        env = {"TELEGRAM_BOT_TOKEN": fake.token}
+        path = write_config(tmp_path, {"telegram": {"api_base": fake.base_url}})
+        pinned = Wants(pin=True)
+        await subscribe(
+            path, env,
+            (telegram_ref(fine.id), pinned),
+            (telegram_ref(restricted.id), Wants()),
+            (telegram_ref(kicked.id), Wants()),
+            (telegram_ref(unpinnable.id), pinned),
+        )  # fmt: skip
+        status, lines = await doctor(path, env)
+        sent = [r for r in fake.requests if r.method.startswith(("send", "pin"))]
+    assert status == 1
+    assert sent == []
+    by_chat = {
+        c.id: [line for line in lines if f":{c.id}/" in line]
+        for c in (fine, restricted, kicked, unpinnable)
+    }
+    assert by_chat[fine.id] == []
+    assert any("may not send messages" in line for line in by_chat[restricted.id]), lines
+    assert any("kicked" in line.lower() or "cannot reach" in line for line in by_chat[kicked.id]), (
+        lines
+    )
+    assert [("pin" in line, "fix:" in line) for line in by_chat[unpinnable.id]] == [(True, True)]
+
+
+async def test_telegram_nothing_wrong_exits_0(tmp_path: Path) -> None:
+    async with FakeTelegram() as fake:
+        group = fake.add_group("Results")
+        env = {"TELEGRAM_BOT_TOKEN": fake.token}
+        path = write_config(tmp_path, {"telegram": {"api_base": fake.base_url}})
+        await subscribe(path, env, (telegram_ref(group.id), Wants()))
+        status, lines = await doctor(path, env)
+        wrong_token = {"TELEGRAM_BOT_TOKEN": "123456:ABCdefGHIjklMNOpqrSTUvwx"}
+        wrong, wrong_lines = await doctor(path, wrong_token)
+    assert status == 0
+    assert "no problem found" in lines[-1]
+    assert wrong == 1
+    assert any("refused the bot's token" in line for line in wrong_lines), wrong_lines
