@@ -4,6 +4,7 @@ one line per problem with its fix, nothing posted; exit 0 when nothing is wrong.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Mapping
 from pathlib import Path
@@ -18,6 +19,8 @@ from bot.store import Database
 from bot.store import subscriptions as sub_rows
 from bot.subscription import ChannelRef, Platform, Wants
 from bot.testing.clock import FakeClock
+from bot.testing.fakes.slack_fake import FakeSlack
+from bot.testing.fakes.slack_fake.manifest import load_manifest
 from bot.testing.fakes.telegram_fake import FakeTelegram
 from tests.adapters.rigs.base import count_table
 
@@ -25,6 +28,7 @@ pytestmark = pytest.mark.timeout(60)
 
 COUNT = "bessemer-2021"
 TELEGRAM = Platform("telegram")
+SLACK = Platform("slack")
 
 
 def write_config(tmp_path: Path, tables: Mapping[str, Any]) -> Path:
@@ -108,3 +112,43 @@ async def test_telegram_nothing_wrong_exits_0(tmp_path: Path) -> None:
     assert "no problem found" in lines[-1]
     assert wrong == 1
     assert any("refused the bot's token" in line for line in wrong_lines), wrong_lines
+
+
+def slack_env(fake: FakeSlack) -> dict[str, str]:
+    return {"SLACK_BOT_TOKEN": fake.bot_token, "SLACK_APP_TOKEN": fake.app_token}
+
+
+async def test_slack_scopes_the_app_lacks_and_channels_the_bot_is_not_in(tmp_path: Path) -> None:
+    shipped = load_manifest()
+    without_pins = dataclasses.replace(shipped, scopes=shipped.scopes - {"pins:write"})
+    async with FakeSlack(manifest=without_pins) as fake:
+        member, outside = fake.add_channel("results"), fake.add_channel("union")
+        fake.kick_bot(outside)
+        env = slack_env(fake)
+        path = write_config(tmp_path, {"slack": {"api_base": fake.api_url}})
+        other_team = ChannelRef(SLACK, "T0OTHER", "C0OTHER")
+        await subscribe(
+            path, env,
+            (ChannelRef(SLACK, fake.team_id, member), Wants()),
+            (ChannelRef(SLACK, fake.team_id, outside), Wants()),
+            (other_team, Wants()),
+        )  # fmt: skip
+        status, lines = await doctor(path, env)
+        posted = [c for c in fake.calls if c.method.startswith(("chat.", "files.", "pins."))]
+    assert status == 1
+    assert posted == []
+    assert [line for line in lines if member in line] == []
+    assert any("lacks the scope pins:write" in line for line in lines), lines
+    assert any(outside in line and "not a member" in line for line in lines), lines
+    assert any("T0OTHER" in line and "serves workspace" in line for line in lines), lines
+    assert all("fix:" in line for line in lines if "slack" in line), lines
+
+
+async def test_slack_as_shipped_and_invited_exits_0(tmp_path: Path) -> None:
+    async with FakeSlack() as fake:
+        channel = fake.add_channel("results")
+        env = slack_env(fake)
+        path = write_config(tmp_path, {"slack": {"api_base": fake.api_url}})
+        await subscribe(path, env, (ChannelRef(SLACK, fake.team_id, channel), Wants(pin=True)))
+        status, lines = await doctor(path, env)
+    assert status == 0, lines
