@@ -19,6 +19,7 @@ from bot.store import Database
 from bot.store import subscriptions as sub_rows
 from bot.subscription import ChannelRef, Platform, Wants
 from bot.testing.clock import FakeClock
+from bot.testing.fakes.discord_fake import FakeDiscord
 from bot.testing.fakes.slack_fake import FakeSlack
 from bot.testing.fakes.slack_fake.manifest import load_manifest
 from bot.testing.fakes.telegram_fake import FakeTelegram
@@ -29,6 +30,8 @@ pytestmark = pytest.mark.timeout(60)
 COUNT = "bessemer-2021"
 TELEGRAM = Platform("telegram")
 SLACK = Platform("slack")
+DISCORD = Platform("discord")
+DISCORD_TOKEN = "discord-test-token"
 
 
 def write_config(tmp_path: Path, tables: Mapping[str, Any]) -> Path:
@@ -152,3 +155,58 @@ async def test_slack_as_shipped_and_invited_exits_0(tmp_path: Path) -> None:
         await subscribe(path, env, (ChannelRef(SLACK, fake.team_id, channel), Wants(pin=True)))
         status, lines = await doctor(path, env)
     assert status == 0, lines
+
+
+async def test_discord_each_permission_a_channel_lacks_with_its_fix(tmp_path: Path) -> None:
+    async with FakeDiscord(token=DISCORD_TOKEN) as fake:
+        guild = fake.add_guild("Bessemer Watch")
+        names = ("results", "union", "news", "admin", "gone")
+        results, union, news, admin, gone = (fake.add_channel(guild, n) for n in names)
+        quiet_role = fake.add_role(guild, "count-admins")
+        loud_role = fake.add_role(guild, "watchers", mentionable=True)
+        fake.revoke_send(union)
+        fake.revoke_attach_files(news)
+        env = {"DISCORD_TOKEN": DISCORD_TOKEN}
+        tables = {"discord": {"api_base": fake.base_url, "gateway_url": fake.gateway_url}}
+        path = write_config(tmp_path, tables)
+
+        def ref(channel: int) -> ChannelRef:
+            return ChannelRef(DISCORD, str(guild), str(channel))
+
+        await subscribe(
+            path, env,
+            (ref(results), Wants(mention=str(loud_role))),
+            (ref(union), Wants()),
+            (ref(news), Wants()),
+            (ref(admin), Wants(pin=True, mention=str(quiet_role))),
+            (ref(gone), Wants()),
+        )  # fmt: skip
+        fake.delete_channel(gone)
+        status, lines = await doctor(path, env)
+        writes = [r for r in fake.requests if r.method != "GET"]
+    assert status == 1
+    assert writes == []
+
+    def about(channel: int) -> list[str]:
+        return [line for line in lines if line.startswith(f"{ref(channel)}:")]
+
+    assert about(results) == []
+    assert about(union) == [
+        f"{ref(union)}: the bot lacks Send Messages; fix: give the bot Send Messages in #union"
+    ]
+    assert about(news) == [
+        f"{ref(news)}: the bot lacks Attach Files; fix: give the bot Attach Files in #news"
+    ]
+    assert len(about(admin)) == 2
+    assert "Pin Messages" in about(admin)[0]
+    assert "may not ping @count-admins" in about(admin)[1]
+    assert [("no longer exists" in line) for line in about(gone)] == [True]
+
+
+async def test_discord_a_refused_token(tmp_path: Path) -> None:
+    async with FakeDiscord(token=DISCORD_TOKEN) as fake:
+        tables = {"discord": {"api_base": fake.base_url, "gateway_url": fake.gateway_url}}
+        path = write_config(tmp_path, tables)
+        status, lines = await doctor(path, {"DISCORD_TOKEN": "not-the-bot-token-at-all"})
+    assert status == 1
+    assert lines[0].startswith("discord: Discord refused DISCORD_TOKEN; fix:"), lines
