@@ -37,6 +37,10 @@ log = logging.getLogger(__name__)
 
 KEEP_S = 60.0
 """How long a rehearsal's messages stay before they are deleted again."""
+TRIES = 3
+"""Posts of one channel's test message at most, each 429 waited out."""
+SHOWN_FAILURES = 20
+"""Failed channels the reply lists one by one (the rest are counted)."""
 MARK = "Rehearsal — not a result"
 """What every rehearsal message says first (its headline)."""
 
@@ -88,7 +92,12 @@ class Outcome:
             head += " (kept)" if self.kept else f" (deleted again in {KEEP_S:g} s, best-effort)"
         if not self.failed:
             return head + "; none failed."
-        return head + "; failed:\n" + "\n".join(f"- {f}" for f in self.failed)
+        shown = [f"- {f}" for f in self.failed[:SHOWN_FAILURES]]
+        if len(self.failed) > SHOWN_FAILURES:
+            shown.append(
+                f"- and {len(self.failed) - SHOWN_FAILURES} more (the log lists every one)"
+            )
+        return head + f"; {len(self.failed)} failed:\n" + "\n".join(shown)
 
 
 def paced(pacer: Pacer | None) -> Pace:
@@ -138,6 +147,8 @@ class Rehearsals:
         )
         posted = tuple((c, r) for c, r in zip(channels, results, strict=True) if isinstance(r, str))
         failed = tuple(r for r in results if isinstance(r, Failed))
+        for f in failed:
+            log.warning("rehearsal of %s failed in %s", count_id, f)
         if posted and not keep:
             task = asyncio.create_task(self._delete_later(posted), name="rehearsal deletion")
             self._deletions.add(task)
@@ -148,14 +159,19 @@ class Rehearsals:
         adapter = self._adapters.get(channel.platform)
         if adapter is None:
             return Failed(channel, f"{channel.platform} is not enabled in this bot's configuration")
-        try:
-            return await adapter.post(
-                channel, message, key=key, pace=paced(self._pacers.get(channel.platform))
-            )
-        except PermanentDeliveryError as exc:
-            return Failed(channel, str(exc), exc.fix)
-        except DeliveryError as exc:
-            return Failed(channel, f"{exc} (a passing failure: try again)")
+        pace = paced(self._pacers.get(channel.platform))
+        for attempt in range(1, TRIES + 1):
+            try:
+                return await adapter.post(channel, message, key=key, pace=pace)
+            except RateLimited as exc:  # nothing wrong with the channel: wait, and again
+                if attempt == TRIES:
+                    return Failed(channel, f"{exc} (still rate limited: rehearse again later)")
+                await self.sleep(exc.retry_after if exc.retry_after is not None else 1.0)
+            except PermanentDeliveryError as exc:
+                return Failed(channel, str(exc), exc.fix)
+            except DeliveryError as exc:
+                return Failed(channel, f"{exc} (a passing failure: rehearse again)")
+        raise AssertionError("unreachable")  # pragma: no cover
 
     async def _delete_later(self, posted: Sequence[tuple[ChannelRef, str]]) -> None:
         await self.sleep(KEEP_S)
