@@ -79,9 +79,12 @@ def computed(
     return perms
 
 
-def intent_problems(flags: discord.ApplicationFlags) -> list[Problem]:
-    """Each privileged intent the bot asks for that the application does not have on."""
-    wanted = intents()
+def intent_problems(
+    flags: discord.ApplicationFlags, wanted: discord.Intents | None = None
+) -> list[Problem]:
+    """Each privileged intent the bot asks for (``wanted``, default: what the adapter connects
+    with) that the application does not have on."""
+    wanted = wanted if wanted is not None else intents()
     members = flags.gateway_guild_members or flags.gateway_guild_members_limited
     presences = flags.gateway_presence or flags.gateway_presence_limited
     content = flags.gateway_message_content or flags.gateway_message_content_limited

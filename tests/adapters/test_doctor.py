@@ -12,6 +12,9 @@ from typing import Any
 
 import pytest
 
+from adapters.discord.doctor import intent_problems
+from adapters.discord.lib import discord
+from adapters.slack.settings import SCOPES as SLACK_SCOPES
 from bot.doctor import doctor
 from bot.ingest.live import reconcile
 from bot.preflight import load_checked
@@ -210,3 +213,19 @@ async def test_discord_a_refused_token(tmp_path: Path) -> None:
         status, lines = await doctor(path, {"DISCORD_TOKEN": "not-the-bot-token-at-all"})
     assert status == 1
     assert lines[0].startswith("discord: Discord refused DISCORD_TOKEN; fix:"), lines
+
+
+def test_slack_doctor_wants_the_scopes_of_the_shipped_manifest() -> None:
+    assert set(SLACK_SCOPES) == load_manifest().scopes
+
+
+def test_discord_a_privileged_intent_asked_for_but_off() -> None:
+    off = discord.ApplicationFlags._from_value(0)
+    content = discord.Intents.none()
+    content.guilds = content.message_content = True
+    assert intent_problems(off, discord.Intents.none()) == []
+    assert intent_problems(off) == []  # tallybot asks for no privileged intent
+    (problem,) = intent_problems(off, content)
+    assert "Message Content" in problem.line()
+    on = discord.ApplicationFlags._from_value(1 << 19)  # GATEWAY_MESSAGE_CONTENT_LIMITED
+    assert intent_problems(on, content) == []
