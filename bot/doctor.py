@@ -25,10 +25,12 @@ from bot.store import subscriptions as sub_rows
 from bot.subscription import ChannelRef, Platform, Wants
 
 
-async def subscribed(cfg: Config) -> dict[Platform, tuple[Subscribed, ...]]:
+async def subscribed(
+    cfg: Config, env: Mapping[str, str] | None = None
+) -> dict[Platform, tuple[Subscribed, ...]]:
     """Every channel with an enabled subscription to a count that is not archived, by platform."""
     by_channel: dict[ChannelRef, list[tuple[str, Wants]]] = defaultdict(list)
-    db = Database(store_url(cfg.store_url, cfg.store_password_env))
+    db = Database(store_url(cfg.store_url, cfg.store_password_env, env))
     async with db, db.connect() as conn:
         for count in await count_rows.all_counts(conn):
             for sub in await sub_rows.for_count(conn, count.id):
@@ -45,7 +47,7 @@ async def examine(
 ) -> tuple[list[Problem], list[str]]:
     """The problems found, and a note per platform that has no checks."""
     secrets = platform_secrets(cfg, env)
-    channels = await subscribed(cfg)
+    channels = await subscribed(cfg, env)
     problems: list[Problem] = []
     notes: list[str] = []
     for platform, subs in sorted(channels.items()):
