@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
+from adapters.console.adapter import CONSOLE_CHANNEL
 from bot.commands.request import Reply, Request
 from bot.rehearsal import KEEP_S, MARK
 from bot.store.schema import audit_log
@@ -96,3 +97,17 @@ async def test_a_kept_rehearsal_stays(rig: Rig, tmp_path: Path) -> None:
     assert "posted to 2 of 2 channels (kept); none failed" in reply.text
     assert held.asked == []
     assert [rehearsals_shown(rig, c) for c in channels] == [1, 1]
+
+
+async def test_on_the_console_it_is_printed_and_then_said_withdrawn(tmp_path: Path) -> None:
+    rig = RIGS["console"]()
+    async with rig.run(tmp_path):
+        await subscribe(rig, CONSOLE_CHANNEL)
+        reply = await rig.app.commands.handle(
+            Request(CONSOLE_CHANNEL, "local", "local", f"rehearse {COUNT}", admin=True)
+        )
+        await rig.app.rehearsals.settled()
+    shown = [s.text for s in rig.seen(CONSOLE_CHANNEL)]
+    assert "posted to 1 of 1 channels (deleted again in 60 s, best-effort)" in reply.text
+    assert sum(MARK in text for text in shown) >= 1
+    assert any("withdrawn" in text for text in shown), shown
