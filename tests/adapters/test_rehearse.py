@@ -15,10 +15,14 @@ from sqlalchemy import select
 from adapters.console.adapter import CONSOLE_CHANNEL
 from bot.commands.request import Reply, Request
 from bot.rehearsal import KEEP_S, MARK
+from bot.store import subscriptions as sub_rows
 from bot.store.schema import audit_log
-from bot.subscription import ChannelRef
+from bot.subscription import ChannelRef, Mode
+from tests.adapters import test_discord as discord_tests
 from tests.adapters.contract import COUNT, RIGS, subscribe, words
 from tests.adapters.rigs import Rig
+from tests.adapters.test_discord import vt as vt
+from tests.adapters.test_discord import world as world
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -111,3 +115,26 @@ async def test_on_the_console_it_is_printed_and_then_said_withdrawn(tmp_path: Pa
     assert "posted to 1 of 1 channels (deleted again in 60 s, best-effort)" in reply.text
     assert sum(MARK in text for text in shown) >= 1
     assert any("withdrawn" in text for text in shown), shown
+
+
+async def test_discord_slash_rehearse_keep_is_answered_to_the_admin_alone(
+    tmp_path: Path, world: discord_tests.World
+) -> None:
+    cfg = discord_tests.config(tmp_path, world)
+    async with discord_tests.running(world, cfg) as bot:
+        refs = [world.ref(world.results), world.ref(world.union)]
+        async with bot.app.db.begin() as conn:
+            for ref in refs:
+                at = bot.app.clock.now()
+                await sub_rows.subscribe(conn, ref, COUNT, Mode.EVENTS, by="test", at=at)
+        world.fake.revoke_send(world.union)
+        options = discord_tests.opts(count=COUNT, after="keep")
+        asked = await bot.slash(discord_tests.DAVE, "rehearse", options, channel=world.admin)
+        kept = discord_tests.bot_posts(world.fake, world.results)
+    answer = discord_tests.answer(asked)
+    assert answer.ephemeral
+    assert (
+        "Rehearsal of bessemer-2021 posted to 1 of 2 channels (kept); 1 failed:" in answer.content
+    )
+    assert "#union" in answer.content
+    assert [MARK in m.embeds[0]["title"] for m in kept] == [True]
