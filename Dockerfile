@@ -1,5 +1,5 @@
 # syntax=docker/dockerfile:1
-# tallybot: `docker build -t tallybot .`, then see README (Docker) or docker-compose.yml.
+# tallybot: `docker build -t tallybot .`, then see docs/how-to/docker.md or docker-compose.yml.
 
 # Build stage: the pinned dependencies (requirements.lock, `make lock`), then tallybot itself,
 # into a virtualenv.

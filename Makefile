@@ -1,5 +1,5 @@
 # tallybot: `make demo` runs the console demo, `make test` runs the test suite,
-# `make migration MSG=...` writes a new store revision.
+# `make docs` builds the documentation site, `make migration MSG=...` writes a new store revision.
 #
 # The venv is made with the newest Python 3.11 or later that runs from PATH; choose another with
 # `make PYTHON=python3.12 test` (or a full path). It installs the pinned versions of
@@ -13,7 +13,7 @@ STAMP  := $(VENV)/.installed
 LOCK_COMPILE = $(BIN)/uv pip compile pyproject.toml --universal --python-version 3.11 \
 	--generate-hashes --quiet --custom-compile-command "make lock" $(ARGS)
 
-.PHONY: demo test lint lock bench migration clean
+.PHONY: demo test lint docs lock bench migration clean
 
 $(STAMP): pyproject.toml requirements-dev.lock
 	@test -n "$(PYTHON)" || { echo "No Python 3.11 or newer found: install one, or name it: make PYTHON=/path/to/python3.x" >&2; exit 1; }
@@ -33,6 +33,13 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
+# The documentation site (mkdocs.yml, pages under docs/, Material theme) into site/, which git
+# ignores. --strict: a broken link or anchor, or a page left out of the navigation, fails it.
+# tests/test_docs_reference.py (in `make test`) checks the reference against the code. No
+# --quiet: it hides the warnings that --strict counts, and a broken link would pass.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
 # The image installs requirements.lock (what tallybot needs to run); the venv and CI install
 # requirements-dev.lock (that and the dev tools). uv resolves for every platform (--universal)
 # and Python 3.11 and later; each pin carries its hashes.
@@ -50,4 +57,4 @@ migration: $(STAMP)
 	$(BIN)/python -m bot.store.migrations "$(MSG)"
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache site

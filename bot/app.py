@@ -19,7 +19,7 @@ from contextlib import AsyncExitStack
 from functools import partial
 
 from bot.adapter import Adapter
-from bot.chart import ChartCache
+from bot.chart import FAILURE_WINDOW, ChartCache, failure_notice
 from bot.charts_process import CHARTS
 from bot.clock import Clock, SystemClock
 from bot.cluster import Instance, instance_id_from
@@ -29,7 +29,7 @@ from bot.commands.handler import Commands
 from bot.config import Config
 from bot.delivery.ratelimit import Sleep
 from bot.delivery.worker import Dispatcher
-from bot.domain.model import CountStatus, Tally
+from bot.domain.model import Count, CountStatus, Tally
 from bot.ingest.live import LiveCounts, Seeded, reconcile
 from bot.ingest.pipeline import Pipeline
 from bot.ingest.poller import Poller
@@ -107,8 +107,9 @@ class App(Closing):
             on_accepted=self._accepted,
             page_link=self.page_link,
         )
-        self.charts = ChartCache()
-        """Charts drawn for the ``chart`` command and for final messages, shared by both."""
+        self.charts = ChartCache(failed=self._chart_failed)
+        """Charts drawn for the ``chart`` command and for final messages, shared by both; one
+        that could not be drawn is alerted to its count's place."""
         self.poll_leases = PollLeases(self.db, self.clock, self.instance, sleep=sleep)
         """Which counts this instance polls (on PostgreSQL, those whose lease it holds)."""
         self.live = LiveCounts(
@@ -157,6 +158,9 @@ class App(Closing):
     def _accepted(self, tally: Tally) -> None:
         if self.web is not None:  # the public pages' viewers get it live
             self.web.accepted(tally.count_id, tally.seq)
+
+    async def _chart_failed(self, count: Count, exc: Exception) -> None:
+        await self.pipeline.alert(failure_notice(count, exc), once_per=FAILURE_WINDOW)
 
     def _wake(self, platforms: set[Platform]) -> None:
         if self._dispatcher is not None:  # nothing is delivered before the app is entered

@@ -12,20 +12,24 @@ from __future__ import annotations
 
 import asyncio
 import io
+import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from datetime import timedelta
 
 from cachetools import LRUCache
 
 from bot.charts_process import CHARTS, Draws, Render
 from bot.domain import format as fmt
-from bot.domain.message import Attachment
+from bot.domain.message import Attachment, Notice
 from bot.domain.model import Count, Tally
+from bot.errors import ChartError
 
 CHART_TALLIES = 500
 """The most tallies a chart shows (the latest ones)."""
 
 _RENDER_LOCK = threading.Lock()
+log = logging.getLogger(__name__)
 
 
 def render_chart(count: Count, history: Sequence[Tally]) -> bytes:
@@ -73,6 +77,26 @@ def _svg(count: Count, history: Sequence[Tally], width_px: int) -> bytes:
 
 
 ChartKey = tuple[str, int]
+ChartFailed = Callable[[Count, Exception], Awaitable[None]]
+"""Told of a chart that could not be drawn: its count and why."""
+FAILURE_WINDOW = timedelta(hours=1)
+"""A count's place is told once in this long of its charts failing for one cause."""
+
+
+def failure_notice(count: Count, exc: Exception) -> Notice:
+    """The alert that ``count``'s chart could not be drawn because of ``exc``; grouped by count
+    and cause (abandoned after its time bound, or drawing failed), so that a count failing many
+    charts is told once per :data:`FAILURE_WINDOW`."""
+    if isinstance(exc, ChartError) and exc.abandoned:
+        cause, why = "abandoned", "it took too long to draw and was abandoned"
+    else:
+        cause, why = "failed", f"drawing it failed ({type(exc).__name__}; the log says more)"
+    return Notice(
+        f"The chart of {count.id} could not be drawn: {why}. Its messages go without a chart; "
+        "its figures are unaffected. (Told once an hour at most.)",
+        count.id,
+        group=f"chart|{count.id}|{cause}",
+    )
 
 
 class ChartCache:
@@ -89,13 +113,16 @@ class ChartCache:
         render: Render | None = None,
         *,
         process: Draws = CHARTS,
+        failed: ChartFailed | None = None,
     ) -> None:
         """``render``: how a chart is drawn (a module-level function); ``render_chart``, a PNG,
-        by default. ``process``: where it is drawn."""
+        by default. ``process``: where it is drawn. ``failed``: told of every chart that could
+        not be drawn (the app alerts the count's place: :func:`failure_notice`)."""
         if size < 1:
             raise ValueError(f"a chart cache holds at least one chart, got {size}")
         self.size = size
         self.process = process
+        self.failed = failed
         self._draw = render
         self._charts: LRUCache[ChartKey, tuple[Count, bytes]] = LRUCache(size)
         self._rendering: dict[tuple[ChartKey, Count], asyncio.Task[bytes]] = {}
@@ -127,7 +154,15 @@ class ChartCache:
         return await asyncio.shield(task)  # one asker giving up does not stop it for the others
 
     async def _render(self, count: Count, history: Sequence[Tally]) -> bytes:
-        png = await self.process.draw(self._draw or render_chart, count, history)
+        try:
+            png = await self.process.draw(self._draw or render_chart, count, history)
+        except Exception as exc:
+            if self.failed is not None:
+                try:
+                    await self.failed(count, exc)
+                except Exception:  # telling of it must not hide why the chart failed
+                    log.exception("the failed chart of %s could not be alerted", count.id)
+            raise
         self.put(count, history[-1].seq, png)
         return png
 

@@ -213,7 +213,8 @@ class ChartProcess:
         except TimeoutError:
             await self._drop(child, kill=True, asking=asking)
             raise ChartError(
-                f"the chart of {count.id} took longer than {self.timeout_s:g} s: abandoned"
+                f"the chart of {count.id} took longer than {self.timeout_s:g} s: abandoned",
+                abandoned=True,
             ) from None
         except _ChildGone as exc:
             await self._drop(child, kill=True)
@@ -243,7 +244,8 @@ class ChartProcess:
         except TimeoutError:
             await self._drop(child, kill=True)
             raise ChartError(
-                f"the chart process did not start in {self.start_s:g} s for {count.id}"
+                f"the chart process did not start in {self.start_s:g} s for {count.id}",
+                abandoned=True,
             ) from None
         except _ChildGone as exc:
             await self._drop(child, kill=True)

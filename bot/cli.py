@@ -177,7 +177,7 @@ def version() -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="tallybot", description="Live vote-count updates in Discord and Slack."
+        prog="tallybot", description="Live vote-count updates in Discord, Slack and Telegram."
     )
     parser.add_argument("--version", action="version", version=f"tallybot {version()}")
     sub = parser.add_subparsers(dest="command", required=True)

@@ -150,7 +150,12 @@ class DeliveryCancelled(DeliveryError):
 
 class ChartError(TallybotError):
     """A chart could not be drawn: the process that draws charts died (killed, out of memory)
-    before it answered. The next chart starts a new one."""
+    before it answered, or the chart was ``abandoned`` (it took longer than its time bound).
+    The next chart starts a new one."""
+
+    def __init__(self, message: str, *, abandoned: bool = False) -> None:
+        super().__init__(message)
+        self.abandoned = abandoned
 
 
 class RequestError(TallybotError):

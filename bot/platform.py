@@ -45,8 +45,9 @@ Commands flow the other way: the adapter turns what a user typed into a request 
 
 Adding a platform ``x``: ``adapters/x/`` (its plug-in, settings, policy, adapter), one line
 under ``[project.entry-points."tallybot.adapters"]`` in ``pyproject.toml``, its table in
-``config/example.toml`` and the README; no change in ``bot/``. Tests may skip the entry point
-and pass plug-ins explicitly (``Plugins([...])`` to ``bot.config.parse``).
+``config/example.toml`` and in ``docs/reference/configuration.md``
+(``docs/explanation/adding-a-platform.md``); no change in ``bot/``. Tests may skip the entry
+point and pass plug-ins explicitly (``Plugins([...])`` to ``bot.config.parse``).
 """
 
 from __future__ import annotations
@@ -65,7 +66,7 @@ from bot.checkup import Checkup, Problem
 from bot.clock import Clock
 from bot.cluster.identity import Instance
 from bot.commands.builtin import VERBS
-from bot.commands.request import Mentions, Reply, Request
+from bot.commands.request import Mentions, Names, Reply, Request
 from bot.commands.throttle import Throttle
 from bot.commands.verbs import Verbs
 from bot.domain.message import Attachment, Notice, Outgoing
@@ -225,14 +226,15 @@ class Context:
         channel_admin: bool = True,
         supports: frozenset[Extra] = frozenset(),
         mentions: Mentions | None = None,
+        names: Names | None = None,
         form: bool = False,
     ) -> Request:
         """The request for a command typed by ``user_id`` in ``channel``, with the admin
         policy's verdict on them (an admin nowhere unless the policy says so). ``roles``: their
         roles' ids and names, for the policy; ``role_ids``: the ids alone, which per-count
         grants may name (a name is anyone's to give a role); the subscription options the
-        platform ``supports`` and who may be pinged (``mentions``); ``form``: the text asks for
-        the verb's form (``Request.form``)."""
+        platform ``supports`` and who may be pinged (``mentions``); who ids are (``names``);
+        ``form``: the text asks for the verb's form (``Request.form``)."""
         verdict = self.admins.verdict(Asker(user_id, channel.workspace, platform_admin, roles))
         return Request(
             channel,
@@ -248,6 +250,7 @@ class Context:
             channel_admin=channel_admin,
             supports=supports,
             mentions=mentions,
+            names=names,
             form=form,
         )
 

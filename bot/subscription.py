@@ -139,8 +139,9 @@ class Wants:
         parts += [o for o, on in (("thread", self.thread), ("pin", self.pin)) if on]
         return " ".join(parts)
 
-    def changes(self, before: Wants) -> list[str]:
-        """What differs from ``before``, in words (``subscribe`` on a subscribed channel)."""
+    def changes(self, before: Wants, pinged: str | None = None) -> list[str]:
+        """What differs from ``before``, in words (``subscribe`` on a subscribed channel);
+        ``pinged``: who this one's ``mention`` is, by name."""
         out: list[str] = []
         if before.words != self.words:
             out.append(f"hears {self.words} (was {before.words})")
@@ -152,7 +153,8 @@ class Wants:
         )
         for name, old, new in pairs:
             if old != new:
-                out.append(f"{name} {_shown(new)} (was {_shown(old)})")
+                now = pinged if name == "mention" and new is not None and pinged else _shown(new)
+                out.append(f"{name} {now} (was {_shown(old)})")
         return out
 
 

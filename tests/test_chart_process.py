@@ -208,8 +208,11 @@ async def test_a_chart_that_takes_too_long_is_abandoned_and_the_next_gets_a_new_
         await process.draw(fake, bessemer(), HISTORY)
         child = process.pid
         assert child is not None
-        with pytest.raises(ChartError, match=r"the chart of bessemer-2021 took longer than 0.5 s"):
+        with pytest.raises(
+            ChartError, match=r"the chart of bessemer-2021 took longer than 0.5 s"
+        ) as abandoned:
             await process.draw(stuck, bessemer(), HISTORY)
+        assert abandoned.value.abandoned  # its alert says so (issue 27, part 6)
         assert gone(child)
         assert await process.draw(fake, bessemer(), HISTORY) == f"png {bessemer().title} 2".encode()
         assert process.pid not in (None, child)

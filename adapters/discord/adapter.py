@@ -36,6 +36,7 @@ import yarl
 from adapters.discord.admins import DiscordAdmins
 from adapters.discord.commands import SlashCommands
 from adapters.discord.delivery import DISCORD_LIMITS, FAILURES, DiscordSender
+from adapters.discord.gateway import HEARTBEAT_INTERVAL_S, heartbeat_timeout
 from adapters.discord.lib import discord
 from adapters.discord.mentions import NO_MENTIONS
 from adapters.discord.retries import without_retries
@@ -74,11 +75,14 @@ class DiscordAdapter(DiscordSender):
         client_options: Mapping[str, Any] | None = None,
         ready_timeout: float = 60.0,
         identify_window: Window = IDENTIFY_WINDOW,
+        heartbeat_interval_s: float = HEARTBEAT_INTERVAL_S,
     ) -> None:
         """``client_options`` go to ``discord.Client`` as they are (tests pass e.g. a short
         ``guild_ready_timeout``); ``ready_timeout`` bounds the wait for the gateway's READY;
         ``identify_window``: one session start per bucket in it (Discord's 5 s; tests shorten
-        it, with a fake whose limit they shorten alike)."""
+        it, with a fake whose limit they shorten alike); ``heartbeat_interval_s``: the gateway's
+        heartbeat interval, which a connection is given up a little past without an ACK
+        (Discord's; tests shorten it with the fake's)."""
         super().__init__(DISCORD_LIMITS.with_windows(settings.limits))
         self.config = settings
         self.context = context
@@ -90,6 +94,7 @@ class DiscordAdapter(DiscordSender):
         self._options: dict[str, Any] = {}
         self.ready_timeout = ready_timeout
         self.identify_window = identify_window
+        self.heartbeat_interval_s = heartbeat_interval_s
         self._client: TallybotClient | None = None
         self.shards: GatewayShards | None = None
         """The gateway sessions of the shards this instance runs (while open)."""
@@ -139,6 +144,7 @@ class DiscordAdapter(DiscordSender):
         self._point_at(self.config)
         self._options = {
             "intents": intents(),
+            "heartbeat_timeout": heartbeat_timeout(self.heartbeat_interval_s),
             "max_ratelimit_timeout": MAX_RATELIMIT_TIMEOUT,
             "allowed_mentions": NO_MENTIONS,
             "chunk_guilds_at_startup": False,

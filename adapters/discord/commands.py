@@ -26,11 +26,13 @@ from typing import Any
 from adapters.discord.admins import dm_place
 from adapters.discord.delivery import CALLBACK_ROUTE, FAILURES, FOLLOWUP_ROUTE, discord_file
 from adapters.discord.embeds import choice_name, escape, reply_parts
-from adapters.discord.forms import FormModal
+from adapters.discord.forms import FormModal, ReopenButton
 from adapters.discord.lib import app_commands, discord
 from adapters.discord.mentions import NO_MENTIONS, DiscordMentions
+from adapters.discord.names import DiscordNames
 from bot.commands.args import Value
 from bot.commands.authority import visible_counts
+from bot.commands.forms import Opening
 from bot.commands.inflight import BUSY, InFlight, Place
 from bot.commands.request import Reply, Request
 from bot.commands.verbs import VerbSpec
@@ -65,6 +67,13 @@ def member_of(interaction: Ix) -> tuple[int | None, int | None, int]:
     return interaction.guild_id, interaction.channel_id, interaction.user.id
 
 
+def place_of(interaction: Ix) -> str:
+    """The place a command comes from (its server, or the DM): each has its share of the
+    commands under way (``bot.commands.inflight.Backlog``)."""
+    guild = interaction.guild_id
+    return str(guild) if guild is not None else dm_place(interaction.channel_id)
+
+
 class SlashCommands:
     """Carries out ``/count`` subcommands through the core (``context.handle``)."""
 
@@ -74,6 +83,8 @@ class SlashCommands:
         self.inflight = InFlight()
         self.forms: dict[tuple[int, str], FormModal] = {}
         """The form each member has open, by member and verb (one at a time)."""
+        self.reopens: dict[tuple[int, str], ReopenButton] = {}
+        """The button that reopens each member's last failed form, by member and verb."""
         self._arrived: dict[int, float] = {}
         """When each interaction being answered arrived (by the replies' clock)."""
 
@@ -123,6 +134,9 @@ class SlashCommands:
     async def finish(self) -> None:
         """Let commands being answered finish, briefly; cancel what is left."""
         await self.inflight.finish()
+        for button in self.reopens.values():
+            button.stop()
+        self.reopens.clear()
 
     async def run(self, interaction: Ix, spec: VerbSpec, values: Values) -> None:
         """Carry out one ``/count`` subcommand and answer it (never raises); a verb with a form,
@@ -130,11 +144,12 @@ class SlashCommands:
         if not self.inflight.accepting:
             return  # stopping: not acknowledged (Discord tells the member it failed)
         self._arrived[interaction.id] = self.replies.monotonic()
-        if not self.inflight.order.room():  # more than could be finished in time
+        where = place_of(interaction)
+        if not self.inflight.order.room(where):  # more than could be finished in time
             await self.answer_error(interaction, BUSY.text)
             self._arrived.pop(interaction.id, None)
             return
-        place = self.inflight.order.place(member_of(interaction))  # before any await
+        place = self.inflight.order.place(member_of(interaction), where)  # before any await
         try:
             try:
                 text = spec.line(values)
@@ -150,14 +165,21 @@ class SlashCommands:
             self._arrived.pop(interaction.id, None)
 
     async def run_line(
-        self, interaction: Ix, spec: VerbSpec, text: str, place: Place | None = None
+        self,
+        interaction: Ix,
+        spec: VerbSpec,
+        text: str,
+        place: Place | None = None,
+        *,
+        filled: Opening | None = None,
     ) -> None:
         """Carry out ``text`` (the subcommand's options, or its submitted form, as a line) and
-        answer it (never raises); in ``place``, its member's turn (default: taken now)."""
+        answer it (never raises); in ``place``, its member's turn (default: taken now).
+        ``filled``: the form ``text`` was submitted with, offered again with an error."""
         if place is None:
             if not self.inflight.accepting:
                 return
-            place = self.inflight.order.place(member_of(interaction))
+            place = self.inflight.order.place(member_of(interaction), place_of(interaction))
         new = interaction.id not in self._arrived  # a submitted form: arrived now
         if new:
             self._arrived[interaction.id] = self.replies.monotonic()
@@ -166,7 +188,7 @@ class SlashCommands:
             await self.answer_error(interaction, reply.text)
 
         try:
-            work = self._run(interaction, spec, text, place)
+            work = self._run(interaction, spec, text, place, filled)
             await self.inflight.run(f"/count {spec.name}", work, failed)
         finally:
             place.leave()
@@ -188,11 +210,15 @@ class SlashCommands:
         if reply.form is None:
             await self.answer_error(interaction, reply.text)
             return
+        await self._send_form(interaction, spec, reply.form)
 
-        async def submit(submitted: Ix, line: str) -> None:
-            await self.run_line(submitted, spec, line)
+    async def _send_form(self, interaction: Ix, spec: VerbSpec, opening: Opening) -> None:
+        """Show ``opening`` as the answer to ``interaction`` (a command, or a reopen button)."""
 
-        modal = FormModal(reply.form, interaction.user.id, submit)
+        async def submit(submitted: Ix, line: str, filled: Opening) -> None:
+            await self.run_line(submitted, spec, line, filled=filled)
+
+        modal = FormModal(opening, interaction.user.id, submit)
         earlier = self.forms.pop((interaction.user.id, spec.name), None)
         if earlier is not None:
             earlier.close()
@@ -204,7 +230,23 @@ class SlashCommands:
         except UNANSWERED as exc:
             log.warning("could not open the form of /count %s: %s", spec.name, exc)
 
-    async def _run(self, interaction: Ix, spec: VerbSpec, text: str, place: Place) -> None:
+    def _reopen_button(self, interaction: Ix, spec: VerbSpec, filled: Opening) -> ReopenButton:
+        """A button that opens ``filled`` again (the member's earlier one of the verb stops)."""
+
+        async def reopen(pressed: Ix, opening: Opening) -> None:
+            self.reopens.pop((pressed.user.id, spec.name), None)
+            await self._send_form(pressed, spec, opening)
+
+        button = ReopenButton(filled, interaction.user.id, reopen)
+        earlier = self.reopens.pop((interaction.user.id, spec.name), None)
+        if earlier is not None:
+            earlier.stop()
+        self.reopens[interaction.user.id, spec.name] = button
+        return button
+
+    async def _run(
+        self, interaction: Ix, spec: VerbSpec, text: str, place: Place, filled: Opening | None
+    ) -> None:
         # The limits (bot.commands.throttle) are counted now, the public reply included: the
         # deferral below must say public or private before the answer is known, and a public
         # "thinking…" taken back would still have shown in the channel.
@@ -241,8 +283,11 @@ class SlashCommands:
             return
         async with place:  # after the member's earlier commands
             reply = await self.context.handle(request)
+            again = None
+            if filled is not None and not reply.ok:
+                again = self._reopen_button(interaction, spec, filled)
             try:
-                await self._follow_up(interaction, reply, deferred_public=public)
+                await self._follow_up(interaction, reply, deferred_public=public, view=again)
             except UNANSWERED as exc:
                 log.warning("could not answer /count %s: %s", spec.name, exc)
 
@@ -255,8 +300,7 @@ class SlashCommands:
             role_ids = frozenset(str(r.id) for r in named)
             roles = role_ids | {r.name for r in named}
         perms = interaction.permissions
-        guild = interaction.guild_id
-        workspace = str(guild) if guild is not None else dm_place(interaction.channel_id)
+        workspace = place_of(interaction)
         return self.context.request(
             ChannelRef(PLATFORM, workspace, str(interaction.channel_id)),
             str(user.id),
@@ -270,6 +314,7 @@ class SlashCommands:
             channel_admin=perms.manage_channels or perms.administrator,
             supports=SUPPORTS,
             mentions=DiscordMentions(interaction.guild, perms, interaction.app_permissions),
+            names=DiscordNames(interaction.guild),
             form=form,
         )
 
@@ -283,7 +328,14 @@ class SlashCommands:
             lambda: send(content, ephemeral=reply.ephemeral, allowed_mentions=NO_MENTIONS, **extra),
         )
 
-    async def _follow_up(self, interaction: Ix, reply: Reply, *, deferred_public: bool) -> None:
+    async def _follow_up(
+        self,
+        interaction: Ix,
+        reply: Reply,
+        *,
+        deferred_public: bool,
+        view: discord.ui.View | None = None,
+    ) -> None:
         ephemeral = not deferred_public
         if deferred_public and reply.ephemeral:
             # The "thinking…" placeholder is public, the answer (an error) is not: take the
@@ -299,6 +351,8 @@ class SlashCommands:
         if embed is None or content is not None:
             extra["content"] = content or "…"
         attachment = reply.attachment
+        if view is not None:
+            extra["view"] = view
 
         def send() -> Awaitable[object]:
             if attachment is not None:  # the chart under the text, with its alt text; a

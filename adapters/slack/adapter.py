@@ -183,7 +183,7 @@ class SlackAdapter(SlackCommands):
             self._revocations = AsyncTokenRevocationListeners(installations)
             self.bolt.event("app_uninstalled")(self._on_uninstalled)
             self.bolt.event("tokens_revoked")(self._on_tokens_revoked)
-        self.replays = Replays(monotonic or context.clock.monotonic)
+        self.replays = Replays(context.clock, context.store)
         self.bolt.use(self.replays.middleware)
         self.bolt.command("/count")(self._on_command)
         self.bolt.event("app_mention")(self._on_mention)
@@ -212,7 +212,7 @@ class SlackAdapter(SlackCommands):
         self.team_id = str(auth["team_id"])
         self.bot_user_id = str(auth["user_id"])
         self.bot_id = auth.get("bot_id")
-        self._single = Speaker(self.client, self.bot_id, self.bot_user_id, None)
+        self._single = Speaker(self.client, self.bot_id, self.bot_user_id, self.team_id)
         if self.workspaces is not None:
             self.workspaces.single = self._single
 
@@ -308,14 +308,14 @@ class SlackAdapter(SlackCommands):
         assert self._revocations is not None
         assert self.workspaces is not None
         await self._revocations.handle_app_uninstalled_events(context)
-        self.workspaces.forget(context.team_id)
+        self.workspaces.removed(context.team_id)
         log.warning("slack: the app was uninstalled from the workspace %s", context.team_id)
 
     async def _on_tokens_revoked(self, event: dict[str, object], context: AsyncBoltContext) -> None:
         assert self._revocations is not None
         assert self.workspaces is not None
         await self._revocations.handle_tokens_revoked_events(event, context)
-        self.workspaces.forget(context.team_id)
+        self.workspaces.removed(context.team_id)
         log.warning("slack: tokens were revoked in the workspace %s", context.team_id)
 
     async def _http(self, request: web.Request) -> web.Response:

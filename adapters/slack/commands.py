@@ -34,6 +34,7 @@ from adapters.slack.blocks import file_comment, reply_payload
 from adapters.slack.delivery import SLACK_LIMITS, SlackSender, translate
 from adapters.slack.forms import CALLBACK_PREFIX, Submitted, modal_view, submitted
 from adapters.slack.mentions import SlackMentions, strip_mention
+from adapters.slack.names import SlackNames
 from adapters.slack.payloads import AppMention, EventCallback, SlashCommand, as_json
 from adapters.slack.settings import SlackSettings
 from bot.commands.inflight import BUSY, InFlight
@@ -101,12 +102,13 @@ class SlackCommands(SlackSender):
     ) -> None:
         if not self.inflight.accepting:
             return  # stopping: not acknowledged (Slack tells the member it failed)
-        if not self.inflight.order.room():  # more than could be finished in time
+        team = command.get("team_id")
+        if not self.inflight.order.room(team):  # more than could be finished in time
             await ack(text=BUSY.text)
             return
         channel = str(command.get("channel_id") or "")
-        key = (command.get("team_id"), channel, command.get("user_id"))
-        place = self.inflight.order.place(key)  # before any await: the order they came in
+        key = (team, channel, command.get("user_id"))
+        place = self.inflight.order.place(key, team)  # before any await: the order they came in
         arrived = self.replies.monotonic()
         answer = paced(self.replies, respond, channel, arrived)
         try:
@@ -368,6 +370,7 @@ class SlackCommands(SlackSender):
             platform_admin=admin,
             supports=SUPPORTS,
             mentions=SlackMentions(),
+            names=SlackNames(lambda: self.client_of(workspace), text),
             form=form,
         )
 

@@ -26,6 +26,7 @@ never mistakes it for a copy of a delivery.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Awaitable, Callable, Container
 from dataclasses import dataclass
 from datetime import UTC
@@ -37,7 +38,7 @@ from cachetools import TTLCache
 from bot.commands.builtin import VERBS
 from bot.commands.inflight import BUSY, InOrder, guarded
 from bot.commands.request import Reply, Request
-from bot.commands.verbs import Verbs
+from bot.commands.verbs import Verbs, pasted
 from bot.delivery.replies import Replies
 from bot.domain.times import Zone
 from bot.errors import DeliveryError, PermanentDeliveryError
@@ -46,6 +47,7 @@ from bot.subscription import ChannelRef, Platform
 
 from .errors import FAILURES, translate
 from .limits import REPLY, route
+from .names import TelegramNames, named_in
 from .once import Ledger
 from .private import PrivateReplies
 from .render import CAPTION_LIMIT, render_reply
@@ -64,6 +66,8 @@ WELCOME = (
     "group, come here."
 )
 """The answer to ``/start`` in a private chat."""
+_PASTED_COMMAND = re.compile(r"/[A-Za-z0-9_]{1,32}(?:@[A-Za-z0-9_]{3,32})?(?=\s|$)")
+"""A command as Telegram finds one at the start of a message (``/name`` or ``/name@bot``)."""
 ADMIN_LOOKUPS_KEPT = 4096
 """getChatMember answers remembered (per chat and user, each for ``admin_cache_seconds``)."""
 
@@ -83,6 +87,8 @@ class Incoming:
     """What follows ``/count`` (``status bessemer-2021``)."""
     as_chat: bool = False
     """Sent as the chat itself: a channel post, or an anonymous admin of the group."""
+    names: tuple[tuple[str, str], ...] = ()
+    """The users the update carries, by id, with their names (``adapters.telegram.names``)."""
 
 
 PLACE_NOUNS = (("this server or workspace", "this chat"), ("server or workspace", "chat"))
@@ -127,8 +133,16 @@ def command_text(message: Message, bot_username: str, verbs: Container[str] = ()
     entities = message.entities or []
     first = entities[0] if entities else None
     if first is None or first.type != "bot_command" or first.offset != 0:
-        return None
-    head = text.encode("utf-16-le")[: 2 * first.length].decode("utf-16-le", "replace")
+        # A copy of the bot's own words: "/count ..." with the word joiner after "/" that keeps
+        # Telegram from finding a command in them (render.py). Telegram delivers it where it
+        # delivers every message (a private chat, a reply to the bot, the bot an admin).
+        found = _PASTED_COMMAND.match(pasted(text)) if text != pasted(text) else None
+        if found is None:
+            return None
+        text = pasted(text)
+        head = found.group()
+    else:
+        head = text.encode("utf-16-le")[: 2 * first.length].decode("utf-16-le", "replace")
     name, _, addressee = head[1:].partition("@")
     name = name.lower()
     if addressee and addressee.lower() != bot_username.lower():
@@ -163,6 +177,7 @@ def incoming(update: Update, bot_username: str, verbs: Container[str] = ()) -> I
         user_name=name,
         text=text,
         as_chat=as_chat or chat.type == "channel",
+        names=tuple(named_in(message).items()),
     )
 
 
@@ -289,6 +304,7 @@ class TelegramCommands:
             tenant_admin=verdict.tenant_admin,
             home=verdict.home,
             private_replies=not got.as_chat,  # their private chat, never the group (private.py)
+            names=TelegramNames(self.bot, got.chat_id, got.names),
         )
 
     async def handle_update(self, update: Update) -> None:
@@ -303,10 +319,10 @@ class TelegramCommands:
         async def failed(reply: Reply) -> None:
             await self.answer(got, reply)
 
-        if not self.order.room():  # more than could be finished in time
+        if not self.order.room(got.chat_id):  # more than could be finished in time
             await guarded("telegram busy answer", self.show(got, BUSY), failed)
             return
-        async with self.order.place((got.chat_id, got.user_id)):  # taken before any await
+        async with self.order.place((got.chat_id, got.user_id), got.chat_id):  # before any await
             await guarded(f"telegram /count {got.text[:200]!r}", self._answer(got), failed)
 
     async def _answer(self, got: Incoming) -> None:

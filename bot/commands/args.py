@@ -102,6 +102,8 @@ class CountArg(Arg):
     description: str = "The count"
     required: bool = True
     name: str = "count"
+    existing: bool = True
+    """Names a count that exists (offered as one types); ``False``: a new count's name."""
 
     @property
     def usage(self) -> str:
@@ -115,7 +117,8 @@ class CountArg(Arg):
         return replace(command, count=words[0].lower()), words[1:]
 
     def options(self) -> tuple[Option, ...]:
-        return (Option(self.name, self.description, OptionKind.COUNT, self.required),)
+        kind = OptionKind.COUNT if self.existing else OptionKind.TEXT
+        return (Option(self.name, self.description, kind, self.required),)
 
     def words(self, values: Mapping[str, Value]) -> list[str]:
         given = values.get(self.name)
@@ -123,10 +126,12 @@ class CountArg(Arg):
             return []
         count = str(given).strip()
         if not count or any(ch.isspace() for ch in count):
-            raise CommandError(
-                f"{given!r} is not a count name (they have no spaces): "
+            hint = (
                 "pick one from the list that appears as you type"
+                if self.existing
+                else "lowercase letters, digits and dashes"
             )
+            raise CommandError(f"{given!r} is not a count name (they have no spaces): {hint}")
         return [count]
 
 

@@ -23,7 +23,7 @@ from bot.commands.args import Choice, ChoiceArg, CountArg, FiguresArg
 from bot.commands.authority import find_count
 from bot.commands.hearing import WantsArg
 from bot.commands.manual import manual
-from bot.commands.request import Reply
+from bot.commands.request import Reply, group_called
 from bot.commands.subscribing import checked_wants, describe, mention_audit, scoreboard
 from bot.commands.verbs import Call, Verb, Verbs, VerbSpec
 from bot.domain.model import Count
@@ -79,22 +79,23 @@ async def subscribe(call: Call) -> Reply:
         sub, created = await sub_rows.subscribe(
             conn, request.channel, count.id, wants, by=request.actor, at=s.clock.now()
         )
-        last = await tally_rows.last(conn, count.id)
         # a scoreboard at once for a new live subscription (or one enabled again)
         fresh = before is None or not before.enabled or not before.wants.live
-        board = wants.live and last is not None and fresh
-        if board and last is not None:
+        last = await tally_rows.last(conn, count.id) if wants.live and fresh else None
+        board = last is not None
+        if last is not None:
             await outbox.enqueue(conn, [scoreboard(call, sub.id, count, last)])
         if wants.mention is not None and (before is None or before.wants.mention != wants.mention):
             await audit_rows.record(conn, mention_audit(call, count.id, wants, before))
     if board:
         s.on_queued({request.channel.platform})
-    said = f"{count.id}: {describe(wants)}."
+    pinged = await group_called(request, wants.mention) if wants.mention else None
+    said = f"{count.id}: {describe(wants, pinged)}."
     if created or before is None:
         return Reply(f"Subscribed this channel to {said}", ephemeral=False)
     if not before.enabled:
         return Reply(f"Subscribed this channel again to {said}", ephemeral=False)
-    changed = wants.changes(before.wants)
+    changed = wants.changes(before.wants, pinged)
     if not changed:
         return Reply(f"This channel is already subscribed to {said}", ephemeral=False)
     return Reply(

@@ -57,7 +57,18 @@ class CountSettingsArg(SettingsArg):
         return super().take(command, settings_words(words), usage)
 
 
-SETTINGS = CountSettingsArg(KEYS, "Settings as key=value: choices=yes:Yes,no:No rule=majority ...")
+class NewCountSettingsArg(CountSettingsArg):
+    """``create``'s settings: a new count needs its choices (two at least), so they are not
+    marked optional."""
+
+    @property
+    def usage(self) -> str:
+        return super().usage.replace("[choices=yes:Yes,no:No]", "choices=yes:Yes,no:No", 1)
+
+
+SETTINGS = NewCountSettingsArg(
+    KEYS, "Settings as key=value: choices=yes:Yes,no:No rule=majority ..."
+)
 CORRECTION = "correction"
 """``edit``'s own key: ``correction=yes`` sends the edit as a correction (see :func:`edit`)."""
 
@@ -71,7 +82,8 @@ class EditSettingsArg(CountSettingsArg):
 EDIT_SETTINGS = EditSettingsArg(
     (*KEYS, CORRECTION), "Settings as key=value: rule=threshold threshold=3/4 ..."
 )
-NEW = CountArg("The new count's name: lowercase letters, digits and dashes")
+NEW = CountArg("The new count's name: lowercase letters, digits and dashes", existing=False)
+"""Not autocompleted: the counts offered would be the names it cannot take."""
 TITLE = TextArg("title", "The count's title", required=False)
 UNDO = ChoiceArg(
     "undo",

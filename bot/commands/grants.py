@@ -13,7 +13,7 @@ import re
 
 from bot.commands.args import Choice, ChoiceArg, CountArg, TextArg
 from bot.commands.authority import find_count, owns, refusal
-from bot.commands.request import Reply
+from bot.commands.request import Reply, Request, group_called, user_called
 from bot.commands.verbs import Call, Verb, Verbs, VerbSpec
 from bot.errors import CommandError, NotAuthorized
 from bot.store import api_keys as key_rows
@@ -53,9 +53,12 @@ def subject(text: str) -> tuple[GrantKind, str]:
     )
 
 
-def shown(g: Grant) -> str:
-    """``role 123`` or ``user 456``: replies never ping, so no mention."""
-    return f"{g.kind} {g.subject}"
+async def shown(request: Request, kind: GrantKind, who: str) -> str:
+    """A grant's subject by name where the platform says it (``Ada``, ``the role
+    Organisers``), else ``user 456`` or ``the role 123``: plain text, never a mention."""
+    if kind is GrantKind.ROLE:
+        return await group_called(request, who)
+    return await user_called(request, who)
 
 
 @VERBS.verb(
@@ -76,7 +79,8 @@ async def admins(call: Call) -> Reply:
             every = await grant_rows.for_count(conn, count.id)
         if not every:
             return Reply(f"{count.id}: only its owner's admins; nobody added.")
-        return Reply(f"{count.id} is also administered by: " + ", ".join(map(shown, every)))
+        names = [await shown(request, g.kind, g.subject) for g in every]
+        return Reply(f"{count.id} is also administered by: " + ", ".join(names))
     if not owns(request, count):
         raise refusal(request, count, "add or remove a count's admins")
     if command.text is None:
@@ -88,7 +92,7 @@ async def admins(call: Call) -> Reply:
             done = await grant_rows.grant(conn, grant)
         else:
             done = await grant_rows.revoke(conn, count.id, kind, who)
-    name = shown(Grant(count.id, kind, who, "", s.clock.now()))
+    name = await shown(request, kind, who)
     if action == "add":
         said = "now administers" if done else "already administered"
         return Reply(f"{name} {said} {count.id}.")

@@ -18,7 +18,9 @@ acknowledged so far be carried out and answered, for up to ``GRACE_S``, while th
 still open (``bot.app.App.aclose``); only what is left then is cancelled. So that what is
 acknowledged can be finished in that time, the commands under way in the process (every
 adapter's) are bounded by how fast they get done (:class:`Backlog`): one more than the bot could
-finish within the grace is answered at once that tallybot is busy (``BUSY``), not carried out.
+finish within the grace is answered at once that tallybot is busy (``BUSY``), not carried out;
+but a little room beyond that is kept for the places (servers, workspaces, chats) with only a few
+commands under way, so that a flood from one place never gets another's members told "busy".
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Awaitable, Callable, Coroutine, Hashable, Iterator
 from types import TracebackType
 from typing import Any
@@ -43,8 +45,17 @@ GRACE_S = 7.0
 Answer = Callable[[Reply], Awaitable[object]]
 FLOOR = 100
 """Commands under way that are always taken (100 members typing at once are all answered)."""
+PLACE_FLOOR = 20
+"""Commands under way from one place (a server, a workspace, a chat) that are taken beyond
+the bound, into ``RESERVE``: another place's flood never gets a place's few answered busy."""
+RESERVE = 50
+"""Room beyond the bound kept for places with fewer than ``PLACE_FLOOR`` under way."""
 RATE_WINDOW_S = 10.0
 """How far back the pace of finished commands is measured."""
+SAMPLES = 10
+"""Commands finished within the window before their pace is trusted (until then: ``FLOOR``)."""
+MARGIN = 0.8
+"""The share of the grace the commands taken may need at the pace measured."""
 BUSY = Reply(
     "Error: tallybot is busy with other commands just now; try again in a minute.", ok=False
 )
@@ -53,35 +64,81 @@ BUSY = Reply(
 
 class Backlog:
     """The commands under way in this process (acknowledged, not finished), and how fast they
-    get finished: another is taken while all of them could be finished within ``grace``
-    seconds at the pace of the last ``RATE_WINDOW_S`` (and always up to ``FLOOR``)."""
+    get finished. Another is taken while all of them could be finished within ``grace``
+    seconds (``MARGIN`` of it) at the pace measured (always up to ``floor``); and, while its
+    place (server, workspace, chat) has fewer than ``place_floor`` under way, up to ``reserve``
+    more: a flood from one place fills the bound but never that reserve, so the members of
+    other places are not told "busy" because of it (and all in all no more than the bound and
+    the reserve are ever under way).
+
+    The pace is the commands finished in the last ``RATE_WINDOW_S`` over the time within it
+    that commands were under way: what the bot can do, not what it was asked (a quiet hour
+    before a burst does not make the burst look slow); ``SAMPLES`` are needed to trust it."""
 
     def __init__(
         self,
         grace: float = GRACE_S,
         floor: int = FLOOR,
+        place_floor: int = PLACE_FLOOR,
+        reserve: int = RESERVE,
         monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self.grace = grace
         self.floor = floor
+        self.place_floor = place_floor
+        self.reserve = reserve
         self.monotonic = monotonic
         self.open = 0
+        self._places: Counter[Hashable] = Counter()
         self._finished: deque[float] = deque()
+        self._busy: deque[tuple[float, float]] = deque()
+        """The spells (start, end) when commands were under way, the current one excepted."""
+        self._busy_since: float | None = None
 
-    def room(self) -> bool:
-        """Whether one more command may be taken now."""
+    def pace(self) -> float | None:
+        """Commands finished a second while some were under way, lately (None: too few)."""
         now = self.monotonic()
-        while self._finished and self._finished[0] < now - RATE_WINDOW_S:
+        since = now - RATE_WINDOW_S
+        while self._finished and self._finished[0] < since:
             self._finished.popleft()
-        pace = len(self._finished) / RATE_WINDOW_S
-        return self.open < max(self.floor, int(pace * self.grace * 0.8))
+        while self._busy and self._busy[0][1] < since:
+            self._busy.popleft()
+        spells = [*self._busy]
+        if self._busy_since is not None:
+            spells.append((self._busy_since, now))
+        busy = sum(end - max(start, since) for start, end in spells)
+        if len(self._finished) < SAMPLES or busy <= 0:
+            return None
+        return len(self._finished) / busy
 
-    def opened(self) -> None:
+    def bound(self) -> int:
+        """How many commands may be under way in all."""
+        pace = self.pace()
+        return self.floor if pace is None else max(self.floor, int(pace * self.grace * MARGIN))
+
+    def room(self, where: Hashable) -> bool:
+        """Whether one more command from ``where`` (its place) may be taken now."""
+        bound = self.bound()
+        if self._places[where] < self.place_floor:
+            bound += self.reserve
+        return self.open < bound
+
+    def opened(self, where: Hashable) -> None:
+        if self.open == 0:
+            self._busy_since = self.monotonic()
         self.open += 1
+        self._places[where] += 1
 
-    def closed(self) -> None:
+    def closed(self, where: Hashable) -> None:
+        now = self.monotonic()
         self.open -= 1
-        self._finished.append(self.monotonic())
+        self._places[where] -= 1
+        if not self._places[where]:
+            del self._places[where]
+        self._finished.append(now)
+        if self.open == 0 and self._busy_since is not None:
+            self._busy.append((self._busy_since, now))
+            self._busy_since = None
 
 
 BACKLOG = Backlog()
@@ -107,13 +164,18 @@ class Place:
     once."""
 
     def __init__(
-        self, before: asyncio.Future[None] | None, mine: asyncio.Future[None], backlog: Backlog
+        self,
+        before: asyncio.Future[None] | None,
+        mine: asyncio.Future[None],
+        backlog: Backlog,
+        where: Hashable,
     ) -> None:
         self._before = before
         self._mine = mine
         self._backlog = backlog
+        self._where = where
         self._left = False
-        backlog.opened()
+        backlog.opened(where)
 
     async def __aenter__(self) -> None:
         try:
@@ -137,7 +199,7 @@ class Place:
         if self._left:
             return
         self._left = True
-        self._backlog.closed()
+        self._backlog.closed(self._where)
         if before is None or before.done():
             mine.set_result(None)
         else:  # cancelled while waiting: the next still waits for the ones before
@@ -153,12 +215,13 @@ class InOrder:
     """Per key (a member in a channel), commands one after the other in the order they arrived
     (see the module docstring); nothing is kept of a key whose commands are done."""
 
-    def __init__(self, backlog: Backlog = BACKLOG) -> None:
-        self.backlog = backlog
+    def __init__(self, backlog: Backlog | None = None) -> None:
+        self.backlog = backlog if backlog is not None else BACKLOG
         self._last: dict[Hashable, asyncio.Future[None]] = {}
 
-    def place(self, key: Hashable) -> Place:
-        """The place of a command that has just arrived (take it before awaiting anything)."""
+    def place(self, key: Hashable, where: Hashable) -> Place:
+        """The place of a command that has just arrived (take it before awaiting anything),
+        from ``where`` (its server, workspace or chat: :meth:`Backlog.room`)."""
         before = self._last.get(key)
         mine: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._last[key] = mine
@@ -168,11 +231,11 @@ class InOrder:
                 del self._last[key]
 
         mine.add_done_callback(forget)
-        return Place(before, mine, self.backlog)
+        return Place(before, mine, self.backlog, where)
 
-    def room(self) -> bool:
-        """Whether another command may be taken (:class:`Backlog`)."""
-        return self.backlog.room()
+    def room(self, where: Hashable) -> bool:
+        """Whether another command from ``where`` may be taken (:class:`Backlog`)."""
+        return self.backlog.room(where)
 
     def __len__(self) -> int:
         """Members with commands under way."""

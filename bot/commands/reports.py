@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
@@ -19,6 +20,8 @@ from bot.store import counts as count_rows
 from bot.store import subscriptions as sub_rows
 from bot.store import tallies as tally_rows
 from bot.web.links import PageLink, link_note
+
+log = logging.getLogger(__name__)
 
 Health = Callable[[str], SourceHealth | None]
 """A count's source health by count id (None: not polled)."""
@@ -158,7 +161,11 @@ async def chart(db: Database, charts: ChartCache, count: Count) -> Reply:
         rows = await tally_rows.history(conn, count.id, limit=CHART_TALLIES)
     if not rows:
         return Reply(f"{count.id}: no figures yet.")
-    chart = await chart_attachment(count, rows, cache=charts)
+    try:
+        chart = await chart_attachment(count, rows, cache=charts)
+    except Exception as exc:  # the count's place is told too (``ChartCache.failed``)
+        log.warning("the chart of %s was not drawn: %s", count.id, exc, exc_info=exc)
+        return Reply(f"The chart of {count.id} could not be drawn just now; try again later.")
     return Reply(
         f"Chart of {count.title}, as of update #{rows[-1].seq}.",
         ephemeral=False,

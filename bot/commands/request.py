@@ -23,6 +23,34 @@ class Mentions(ABC):
         tallybot and this person may ping it here; a :class:`CommandError` why not."""
 
 
+class Names(ABC):
+    """Who an id is, where a command comes from (a platform gives one): what replies show
+    instead of the id, as plain text that pings nobody. ``None``: not known (the platform says
+    nothing, or a lookup needs a right tallybot lacks); the reply then says what the id is."""
+
+    @abstractmethod
+    async def user(self, user_id: str) -> str | None:
+        """The name of the user ``user_id`` here."""
+
+    @abstractmethod
+    async def group(self, group_id: str) -> str | None:
+        """The name of the role or user group ``group_id`` here (without a leading ``@``)."""
+
+
+async def user_called(request: Request, user_id: str) -> str:
+    """The user ``user_id`` in a reply to ``request``: their name, else ``user ID``."""
+    name = await request.names.user(user_id) if request.names is not None else None
+    return name if name else f"user {user_id}"
+
+
+async def group_called(request: Request, group_id: str) -> str:
+    """The group ``group_id`` in a reply: ``the role NAME`` (the platform's word for a
+    group), else ``the role ID``."""
+    kind = request.mentions.kind if request.mentions is not None else "role"
+    name = await request.names.group(group_id) if request.names is not None else None
+    return f"the {kind} {name}" if name else f"the {kind} {group_id}"
+
+
 REFUSED = "refused: not an admin"
 """The refusal a platform's policy gives when it has nothing more to say."""
 
@@ -61,6 +89,8 @@ class Request:
     """The subscription options the platform has (``thread``, ``pin``, ``mention``)."""
     mentions: Mentions | None = None
     """Who may be pinged, when the platform supports ``mention``."""
+    names: Names | None = None
+    """Who ids are here, for replies that name a user or a group (None: ids only)."""
     form: bool = False
     """The text asks for the verb's form (``VerbSpec.opens_form``), on a platform that shows
     forms: checked as the command is, and answered with the form (``Reply.form``), not carried

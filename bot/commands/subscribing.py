@@ -39,8 +39,9 @@ async def checked_wants(wants: Wants, request: Request) -> Wants:
     return replace(wants, mention=await request.mentions.resolve(wants.mention))
 
 
-def describe(wants: Wants) -> str:
-    """What a subscription hears, in words: ``a live scoreboard plus significant events``."""
+def describe(wants: Wants, pinged: str | None = None) -> str:
+    """What a subscription hears, in words: ``a live scoreboard plus significant events``;
+    ``pinged``: who its ``mention`` is, by name (:func:`bot.commands.request.group_called`)."""
     posts = [POSTS[h] for h in POSTS if h in wants.hears]
     if wants.close is not None:
         close = wants.close
@@ -54,7 +55,7 @@ def describe(wants: Wants) -> str:
             text = f"a live scoreboard plus {text}"
     extras = []
     if wants.mention is not None:
-        extras.append(f"pinging @{wants.mention} on calls and the final")
+        extras.append(f"pinging {pinged or f'@{wants.mention}'} on calls and the final")
     if wants.thread:
         extras.append("updates in a thread, the final in the channel too")
     if wants.pin:

@@ -9,7 +9,8 @@ push API and the store all build a :class:`~bot.domain.model.Count`, which check
 command grammar. Over a limit is a one-line error naming the field and the limit
 (:func:`too_long`). Lengths are in characters (code points), as a reader counts them.
 
-The README's reference of limits lists them (keep the two in step).
+The documentation's reference of limits (``docs/reference/limits.md``) lists them, with their
+values; ``tests/test_docs_reference.py`` holds the two in step.
 """
 
 from __future__ import annotations

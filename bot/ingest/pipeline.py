@@ -9,8 +9,10 @@ the outbox. So a crash can lose nothing that was accepted, and a restart re-anno
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
+from datetime import timedelta
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -32,6 +34,8 @@ from bot.store.outbox import DeliveryAction, NewDelivery
 from bot.store.push_receipts import Receipt
 from bot.subscription import CALL_EVENTS, LEAD_EVENTS, ChannelRef, Hear, Platform, Subscription
 from bot.web.links import PageLink, link_note, no_link
+
+log = logging.getLogger(__name__)
 
 STATUS_OF_STATE = {
     TallyState.COUNTING: CountStatus.COUNTING,
@@ -317,13 +321,24 @@ class Pipeline:
         if stored.received is not None and stored.received != count.received:
             await count_rows.set_received(conn, count.id, stored.received)
 
-    async def alert(self, notice: Notice) -> None:
+    async def alert(self, notice: Notice, *, once_per: timedelta | None = None) -> None:
         """Queue a notice to the admins of its count's owner (a source went stale, ...):
-        ``bot.store.place_alerts``."""
+        ``bot.store.place_alerts``. ``once_per``: a notice of a ``group`` is told once per
+        count in that long, whichever instance queued the first (later ones are logged)."""
         async with self.db.begin() as conn:
+            if once_per is not None and await self._told_within(conn, notice, once_per):
+                log.info("not told again within %s: %s", once_per, notice.text)
+                return
             queued = await self._alert(conn, notice, 0)
         if queued:
             self.on_queued(set(queued))
+
+    async def _told_within(self, conn: AsyncConnection, notice: Notice, within: timedelta) -> bool:
+        if notice.group is None or not notice.count_id:
+            return False
+        since = self.clock.now() - within
+        earlier = await outbox.alerts_since(conn, notice.count_id, since)
+        return any(Notice.from_json(d.payload).group == notice.group for d in earlier)
 
     async def _alert(self, conn: AsyncConnection, notice: Notice, seq: int) -> frozenset[Platform]:
         now = self.clock.now()

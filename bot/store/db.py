@@ -49,8 +49,10 @@ class Database(Closing):
     missing migrations; closing disposes of every connection. Errors from the database driver
     (cannot connect, constraint violated, locked, timed out) surface as :class:`StoreError`.
 
-    On SQLite every :meth:`begin` and :meth:`connect` block takes its turn on the one connection,
-    in arrival order, so concurrent tasks queue instead of failing with "database is locked".
+    On SQLite every :meth:`begin` block (and, in memory, every :meth:`connect` block) takes its
+    turn on the one writing connection, in arrival order, so concurrent tasks queue instead of
+    failing with "database is locked"; a file's :meth:`connect` blocks read on a connection of
+    their own, seeing what was committed (WAL), without waiting.
     A task must therefore not open a second block while it is inside one (pass ``conn`` on
     instead); doing so raises :class:`StoreError` at once rather than waiting forever.
     """
@@ -67,6 +69,8 @@ class Database(Closing):
         self._urgent: AsyncEngine | None = None
         self._serial = asyncio.Lock() if self._dialect == "sqlite" else None
         self._holder: asyncio.Task[object] | None = None
+        self._reading: AsyncEngine | None = None
+        """A SQLite file's own connection for reading (WAL: readers never wait for writers)."""
 
     @property
     def dialect_name(self) -> str:
@@ -92,7 +96,9 @@ class Database(Closing):
             await engine.dispose()
             raise
         self._engine = engine
-        self._reader = engine.execution_options(**_reader_options(self._dialect))
+        if self._dialect == "sqlite" and not is_memory(self._url):
+            self._reading = make_engine(self._url)
+        self._reader = (self._reading or engine).execution_options(**_reader_options(self._dialect))
         if self._dialect == "postgresql":
             self._urgent = make_engine(self._url, schema=self._schema, pool_size=URGENT_POOL)
 
@@ -100,8 +106,11 @@ class Database(Closing):
         """Close every connection. Safe to call on a store that failed to open."""
         engine, self._engine, self._reader = self._engine, None, None
         urgent, self._urgent = self._urgent, None
+        reading, self._reading = self._reading, None
         if engine is not None:
             await engine.dispose()
+        if reading is not None:
+            await reading.dispose()
         if urgent is not None:
             await urgent.dispose()
 
@@ -172,7 +181,7 @@ class Database(Closing):
     async def _session(
         self, engine: AsyncEngine, what: str, *, commit: bool
     ) -> AsyncIterator[AsyncConnection]:
-        async with self._turn():
+        async with self._turn(writer=commit):
             conn = engine.connect()
             with _translated(what, connecting=True):
                 await conn.start()
@@ -188,8 +197,9 @@ class Database(Closing):
                     await conn.close()
 
     @asynccontextmanager
-    async def _turn(self) -> AsyncIterator[None]:
-        """On SQLite, wait (in arrival order) until no other task is using the store."""
+    async def _turn(self, *, writer: bool) -> AsyncIterator[None]:
+        """On SQLite, wait (in arrival order) until no other task is using the store. A SQLite
+        file's readers, on their own connection, wait for nobody."""
         if self._serial is None:
             yield
             return
@@ -199,6 +209,9 @@ class Database(Closing):
                 "this task is already inside a SQLite store transaction: pass its `conn` on "
                 "instead of opening another (it would wait for itself forever)"
             )
+        if not writer and self._reading is not None:
+            yield
+            return
         try:
             async with asyncio.timeout(TURN_TIMEOUT_S):
                 await self._serial.acquire()

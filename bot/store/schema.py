@@ -170,6 +170,7 @@ outbox = Table(
     Index(None, "platform", "status", "id"),  # migration 2
     Index(None, "platform", "workspace", "channel", "id"),  # revision 0008: channel order
     Index(None, "subscription_id", "status"),
+    Index(None, "count_id", "created_at"),  # revision 0016: a count's recent alerts
 )
 """The delivery queue: one row per message to post or edit, worked through by status."""
 
@@ -185,6 +186,17 @@ push_receipts = Table(
 """Signed pushes taken in, each kept while its signature is fresh (revision 0004), so that a
 replay inside that window is recognised (``bot.store.push_receipts``); by count and signature
 (a ``v0`` signature is the same for one body sent to two counts)."""
+
+request_receipts = Table(
+    "request_receipts",
+    metadata,
+    Column("digest", String(64), primary_key=True),  # SHA-256 hex of what names the request
+    Column("expires_at", UTCDateTime, nullable=False),
+    Index(None, "expires_at"),
+)
+"""Signed chat-platform requests taken in (Slack's HTTP mode), each kept while its signature
+verifies (revision 0016; ``bot.store.request_receipts``), so that a replay reaching another
+instance sharing the store is dropped too."""
 
 sent_ledger = Table(
     "sent_ledger",

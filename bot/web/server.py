@@ -92,8 +92,8 @@ class WebServer(Closing):
         self.counts = counts
         self.settings = settings
         self.charts = charts
-        self.svgs = ChartCache(16, render=render_chart_svg)
-        self.narrow_svgs = ChartCache(16, render=render_chart_svg_narrow)
+        self.svgs = ChartCache(16, render=render_chart_svg, failed=charts.failed)
+        self.narrow_svgs = ChartCache(16, render=render_chart_svg_narrow, failed=charts.failed)
         self.pages = Pages()
         self.broadcaster = Broadcaster(
             counts.event,

@@ -426,6 +426,10 @@ async def test_status_is_deferred_at_once_then_answered_with_the_embed(
     ]
     assert subs["update"]["options"][2]["min_value"] == 0
     assert subs["subscribe"]["options"][0]["autocomplete"] is True
+    # a new count's name is not one of the counts there are (issue 28 part 5)
+    assert subs["create"]["options"][0]["name"] == "count"
+    assert not subs["create"]["options"][0].get("autocomplete", False)
+    assert subs["edit"]["options"][0]["autocomplete"] is True
     modes = [c["value"] for c in subs["subscribe"]["options"][1]["choices"]]
     assert modes == ["events", "all", "live"]
 

@@ -9,10 +9,13 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
+
 from bot.domain.model import TallyState
 from bot.store import subscriptions as sub_rows
 from bot.subscription import ChannelRef, Mode, Platform
 from bot.testing.fakes.discord_fake.markdown import visible
+from tests import charts
 from tests.adapters.test_discord import ALICE, World, bot_posts, running
 from tests.adapters.test_discord import vt as vt
 from tests.adapters.test_discord import world as world
@@ -111,3 +114,37 @@ async def test_the_bot_removed_from_a_server_is_one_alert_that_says_so(
     access = next(t for t in told if "removed" not in t)
     assert f"1 channel of discord:{world.guild}: the bot lost access" in access
     assert "View Channel" in access
+
+
+async def test_a_chart_that_could_not_be_drawn_is_told_to_its_place_once(
+    tmp_path: Path, world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 27, part 6: a tenant's count whose charts fail is told in the tenant's alerts
+    channel, once per cause however many charts fail, and never in the operator's."""
+    monkeypatch.setattr("bot.chart.render_chart", charts.broken)
+    fake = world.fake
+    fake.add_user("eve", user_id=EVE)
+    other = fake.add_guild("Somewhere Else", owner_id=EVE)
+    lounge = fake.add_channel(other, "lounge")
+    fake.add_member(other, EVE, "eve")
+    settings = "choices=yes:Yes,no:No"
+    async with running(world, two_servers(tmp_path, world, other)) as bot:
+        await slash_in(
+            bot, other, lounge, EVE, "create", count="b-vote", title="B vote", settings=settings
+        )
+        answers = []
+        for yes in (10, 11, 12):
+            await bot.app.pipeline.ingest(tally(yes, 4, count_id="b-vote"))
+            shown = await slash_in(bot, other, lounge, EVE, "chart", count="b-vote")
+            answers.append(shown.followups[-1].content)
+        await bot.settle()
+        told_once = [t for t in texts(world, lounge) if "chart" in t]
+        world.vt.advance(2 * 3600)  # a new window: told again
+        await slash_in(bot, other, lounge, EVE, "chart", count="b-vote")
+        await bot.settle()
+        told_later = [t for t in texts(world, lounge) if "chart" in t]
+    assert answers == ["The chart of b-vote could not be drawn just now; try again later."] * 3
+    (alert,) = told_once
+    assert "The chart of b-vote could not be drawn: drawing it failed" in alert
+    assert len(told_later) == 2
+    assert not [t for t in alerts(fake, world) if "b-vote" in t]  # the operator hears nothing

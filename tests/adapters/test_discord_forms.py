@@ -162,3 +162,41 @@ def test_the_fake_enforces_discords_modal_limits() -> None:
         body = validate_modal(bad).body()
         assert body is not None, bad
         assert body["code"] == 50035
+
+
+async def test_a_refused_form_offers_itself_again_as_the_member_filled_it_in(
+    tmp_path: Path, world: World
+) -> None:
+    """Issue 28 part 5: a form that fails loses nothing typed: its error has a button that
+    opens it again, filled in as submitted (an ephemeral error: only that member sees it)."""
+    bad = {**FILLED, "rules": "rule=unanimous"}
+    async with running_bot(world, config(tmp_path, world)) as bot:
+        fake = bot.fake
+        error = answer(await submit(bot, await open_form(bot, BOSS), bad))
+        assert error.content.startswith("Error: ")
+        (row,) = error.components
+        (button,) = row["components"]
+        assert (button["type"], button["label"]) == (2, "Reopen the form with what you typed")
+
+        async def press(user: int) -> FakeInteraction:
+            bot.world.vt.advance(6)
+            ix = await fake.inject_component(
+                world.guild, world.results, user, error.id, button["custom_id"]
+            )
+            await fake.wait_for(lambda: answered(ix) or ix.modal is not None)
+            return ix
+
+        with pytest.raises(ValueError, match="ephemeral"):  # nobody else sees the error
+            await press(ALICE)
+        with pytest.raises(ValueError, match="no component"):
+            await fake.inject_component(world.guild, world.results, BOSS, error.id, "tallybot:x")
+        again = await press(BOSS)
+        assert again.modal is not None
+        refilled = {i["custom_id"]: i.get("value") for i in text_inputs(again.modal)}
+        assert refilled == bad
+        made = await submit(bot, again, {**bad, "rules": "rule=majority tie=no"})
+        async with bot.app.db.connect() as conn:
+            count = await count_rows.get(conn, "local-7")
+    assert answer(made).content.startswith("Created local-7: Local 7 strike vote;")
+    assert answer(made).components == []  # a success offers nothing
+    assert count is not None

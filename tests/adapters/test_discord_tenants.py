@@ -17,6 +17,7 @@ from bot.store import subscriptions as sub_rows
 from bot.store import tallies as tally_rows
 from bot.subscription import Platform
 from bot.testing.fakes.discord_fake import FakeInteraction
+from bot.testing.fakes.discord_fake.markdown import visible
 from tests.adapters.test_discord import (
     ALICE,
     BOSS,
@@ -32,6 +33,7 @@ from tests.adapters.test_discord import (
 )
 from tests.adapters.test_discord import vt as vt
 from tests.adapters.test_discord import world as world
+from tests.hostile import HOSTILE, typed
 
 EVE = 555_555_555_555_555_555  # owns server B, where the bot is too
 SECRET = "local-7-strike-vote"
@@ -231,17 +233,21 @@ async def test_grants_add_admins_inside_the_owning_server_only(
 
     assert answer(before).content.startswith("Error: only admins of the server that owns")
     assert answer(by_member).content.startswith("Error: only admins of the server that owns")
+    # Names, not ids (issue 28, part 4): plain text, and the replies ping nobody.
     assert [answer(ix).content for ix in added] == [
-        f"role {world.admin_role} now administers {SECRET}.",
-        f"user {EVE} now administers {SECRET}.",
+        f"the role count-admins now administers {SECRET}.",
+        f"eve now administers {SECRET}.",
     ]
     assert answer(listed).content == (
-        f"{SECRET} is also administered by: user {EVE}, role {world.admin_role}"
+        f"{SECRET} is also administered by: eve, the role count-admins"
     )
+    assert [(answer(ix).mentions, answer(ix).mention_roles) for ix in [*added, listed]] == [
+        ([], [])
+    ] * 3
     assert answer(by_role).content.startswith(f"Accepted update #1 for {SECRET}")
     assert answer(from_b).content == f"Error: unknown count '{SECRET}'"  # not from server B
     assert answer(from_a).content.startswith(f"Accepted update #2 for {SECRET}")
-    assert answer(removed).content == f"user {EVE} no longer administers {SECRET}."
+    assert answer(removed).content == f"eve no longer administers {SECRET}."
     assert answer(after).content.startswith("Error: only admins of the server that owns")
     assert audit == [
         ("pause", False),
@@ -337,3 +343,21 @@ async def test_each_dm_is_a_place_of_its_own(tmp_path: Path, world: World) -> No
     assert answer(in_server).content.startswith("Error: unknown count 'dm'")
     assert "dm-secret" not in answer(in_server).content
     assert "Mine" in str(answer(own).embeds) + answer(own).content
+
+
+async def test_a_hostile_member_name_is_shown_as_typed_and_pings_nobody(
+    tmp_path: Path, world: World
+) -> None:
+    """Issue 28, part 4: a reply names a member by their display name, whatever it holds."""
+    fake, here, results = world.fake, world.guild, world.results
+    evil = fake.add_user(HOSTILE[1])
+    fake.add_member(here, evil, HOSTILE[1])
+    async with running(world, config(tmp_path, world)) as bot:
+        async with bot.app.db.begin() as conn:
+            await count_rows.upsert(conn, tenant_count(here))
+        added = await slash_in(
+            bot, here, results, BOSS, "admins", action="add", count=SECRET, who=f"<@{evil}>"
+        )
+    said = answer(added)
+    assert visible(said.content) == typed(f"{HOSTILE[1]} now administers {SECRET}.")
+    assert (said.mentions, said.mention_roles, said.mention_everyone) == ([], [], False)

@@ -4,11 +4,18 @@ answer, a flood is answered privately, and nothing of it reaches the channel but
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Coroutine
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
-from bot.commands.inflight import BUSY, FLOOR
-from bot.store import tallies
+import pytest
+
+from bot.commands import inflight
+from bot.commands.inflight import BUSY, FLOOR, Backlog
+from bot.store import counts, tallies
 from bot.testing.fakes.slack_fake import FakeSlack
+from bot.testing.fakes.slack_fake.records import SocketDelivery
 from tests.adapters.test_slack import VirtualTime, config, running
 from tests.adapters.test_slack import fake as fake
 from tests.adapters.test_slack import vt as vt
@@ -68,3 +75,41 @@ async def test_a_figure_of_4301_digits_gets_an_answer(
             assert answer.body["text"].startswith("Error: ")
         async with bot.app.db.connect() as conn:
             assert await tallies.last(conn, "bessemer-2021") is None
+
+
+async def test_a_flood_from_one_workspace_gets_no_command_of_another_answered_busy(
+    tmp_path: Path, fake: FakeSlack, vt: VirtualTime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """200 members of one workspace type at once, and 5 of another just after: the flood fills
+    what the bot takes (nothing finished yet: the floor), but the other workspace's commands are
+    carried out and answered, none "busy" (each place has room of its own)."""
+    frozen = Backlog(monotonic=lambda: 0.0)  # no pace measured: the floor, whatever ran before
+    monkeypatch.setattr(inflight, "BACKLOG", frozen)
+    other = fake.add_workspace("elsewhere")
+    flooded = fake.add_channel("general")
+    members = [fake.add_user(f"m{i}") for i in range(FLOOD)]
+    quiet = fake.add_channel("elsewhere-general", team_id=other)
+    theirs = [fake.add_user(f"o{i}", team_id=other) for i in range(5)]
+
+    def status(user: str, channel: str) -> Coroutine[Any, Any, SocketDelivery]:
+        return fake.send_slash_command(
+            command="/count", text=STATUS, user_id=user, channel_id=channel
+        )
+
+    async with running(fake, config(tmp_path, fake), vt) as bot:
+        async with bot.app.db.begin() as conn:  # the other workspace may follow it too
+            count = await counts.get(conn, "bessemer-2021")
+            assert count is not None
+            await counts.upsert(conn, replace(count, public=True))
+        await bot.ingest(84, 201)
+        flood = [asyncio.ensure_future(status(m, flooded)) for m in members]
+        await fake.wait_for(lambda: frozen.open >= FLOOR, timeout=30)  # the flood fills it
+        asked = await asyncio.gather(*(status(u, quiet) for u in theirs))
+        assert [d.ack_payload for d in asked] == [None] * 5  # taken: acked without an answer
+        flooding = await asyncio.gather(*flood)
+        urls = {d.response_url for d in asked}
+        await fake.wait_for(lambda: urls <= {p.url for p in fake.response_url_posts}, timeout=30)
+
+    assert all(d.acked and not d.late for d in flooding)
+    answers = [p.body["text"] for p in fake.response_url_posts if p.url in urls]
+    assert answers == ["No union leads by 117"] * 5

@@ -130,5 +130,11 @@ async def test_an_admin_typed_as_at_name_is_added(
     voter = fake.add_user("voter")
     async with running(fake, config(tmp_path, fake), vt) as bot:
         added = await bot.slash("admins add bessemer-2021 @voter", user=ada, channel=channel)
+        vt.clock.advance(6)
+        listed = await bot.slash("admins list bessemer-2021", user=ada, channel=channel)
     assert "is not a user" not in added.body["text"]
-    assert voter in added.body["text"]
+    # By name, as plain text (issue 28, part 4): no <@U…>, which would notify them.
+    assert added.body["text"] == "voter now administers bessemer-2021."
+    assert listed.body["text"] == "bessemer-2021 is also administered by: voter"
+    asked = [c.ok for c in fake.calls_to("users.info") if c.args["user"] == voter]
+    assert asked == [True, True]  # who they are, for each reply

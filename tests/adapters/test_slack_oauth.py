@@ -476,6 +476,54 @@ async def test_an_uninstalled_workspace_is_removed_and_its_subscription_disabled
         assert [c for c in fake.calls if c.token in revoked and c.time > delivery.sent_at] == []
 
 
+async def test_the_single_token_never_serves_a_workspace_that_removed_the_app(
+    tmp_path: Path, fake: FakeSlack, vt: VirtualTime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 28, part 2: with ``SLACK_BOT_TOKEN`` set next to OAuth, a workspace that
+    uninstalled the app (or revoked its tokens) is not served with the single token, which is
+    another workspace's: nothing goes to its channels with it, the operator is told the app is
+    not installed there (not that a channel was deleted), and its commands are not answered."""
+    alpha, beta = fake.add_team("alpha"), fake.add_team("beta")
+    home, ops = fake.add_channel("home"), fake.add_channel("ops")  # the single token's own
+    news_a = fake.add_channel("news-alpha", team_id=alpha)
+    news_b = fake.add_channel("news-beta", team_id=beta)
+    ann = fake.add_user("ann")
+    ada, bo = fake.add_user("ada", team_id=alpha), fake.add_user("bo", team_id=beta)
+    cfg = config(tmp_path, fake, alerts=f"slack:{fake.team_id}/{ops}")
+    async with running(fake, cfg, vt, monkeypatch, bot_token=True) as bot:
+        for team in (alpha, beta):
+            assert (await bot.install(team))[0] == 200
+        for user, channel in ((ann, home), (ada, news_a), (bo, news_b)):
+            await bot.slash("subscribe bessemer-2021", user=user, channel=channel)
+        await bot.deliver(463, 1100)
+        removed = [await fake.uninstall(alpha), await fake.revoke_bot_token(beta)]
+        assert all(d.acked for d in removed)
+        await until(lambda: _no_bot(bot, alpha))
+        await until(lambda: _no_bot(bot, beta))
+        since = removed[-1].sent_at
+        await bot.deliver(500, 1200)
+        vt.clock.advance(11)  # the alerts held a moment for their workspace's other channels
+        await bot.app.idle()
+        asked = await fake.send_slash_command(
+            command="/count", text="status bessemer-2021", user_id=ada, channel_id=news_a
+        )
+        vt.clock.advance(6)
+        await bot.app.idle()
+    assert len(bot_posts(fake, home)) == 2  # the single token's own workspace: served
+    assert len(bot_posts(fake, news_a)) == len(bot_posts(fake, news_b)) == 1
+    gone = {news_a, news_b}
+    late = [c for c in fake.calls if c.time > since and c.args.get("channel") in gone]
+    assert late == []  # not a call to their channels, with any token
+    told = [m.text.replace("\u200b", "") for m in bot_posts(fake, ops)]
+    for team in (alpha, beta):
+        (about,) = [t for t in told if f"slack:{team}" in t]
+        assert f"1 channel of slack:{team}: tallybot is not installed in the workspace" in about
+        assert "deleted" not in about
+    assert asked.acked
+    (answer,) = [p.body["text"] for p in fake.response_url_posts if p.url == asked.response_url]
+    assert answer.startswith("tallybot is not installed in this workspace (or was removed)")
+
+
 async def _no_bot(bot: Bot, team: str) -> bool:
     async with bot.app.db.connect() as conn:
         found = await conn.scalar(

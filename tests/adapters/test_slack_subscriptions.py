@@ -32,7 +32,7 @@ async def test_a_user_group_is_pinged_on_the_clinch_and_the_final_only(
         )
         assert visible(said.body["text"]) == (
             "Subscribed this channel to bessemer-2021: significant events only; pinging "
-            f"@{GROUP} on calls and the final."
+            "the user group organisers on calls and the final."
         )
         await bot.slash("subscribe bessemer-2021 all", user=user, channel=quiet)
         listed = await bot.slash("list", user=user, channel=news)

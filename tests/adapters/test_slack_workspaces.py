@@ -102,11 +102,18 @@ async def test_an_uninstall_is_forgotten_at_once_and_fails_deliveries_permanentl
 async def test_a_workspace_without_an_installation_falls_back_to_the_single_token(
     db: Database,
 ) -> None:
+    """The single token serves its own workspace (auth.test's) only (issue 28, part 2), and
+    no more once that workspace removed the app."""
     clock = FakeClock()
-    single = Speaker(client("xoxb-single"), "B0", "U0", None)
+    single = Speaker(client("xoxb-single"), "B0", "U0", "THOME")
     chooser = workspaces(StoreInstallations(db, "1.2", clock), clock, single=single)
     assert await chooser.find("THOME") is single
     assert await chooser.speaker("THOME", "here") is single
+    assert await chooser.find("TOTHER") is None  # another workspace's token: never
+    with pytest.raises(PermanentDeliveryError, match="not installed in the Slack workspace"):
+        await chooser.speaker("TOTHER", "there")
+    chooser.removed("THOME")
+    assert await chooser.find("THOME") is None
 
 
 async def test_a_workspace_without_a_bot_is_looked_up_again_soon(db: Database) -> None:

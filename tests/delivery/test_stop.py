@@ -15,6 +15,7 @@ import asyncio
 import os
 import signal
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -26,7 +27,8 @@ from bot.store.schema import subscriptions
 from bot.testing.fakes.discord_fake import FakeInteraction
 from bot.testing.fakes.slack_fake.records import SocketDelivery
 from tests.adapters.test_discord import answer, answered
-from tests.delivery.crash_run import fakes, start_bot, write_config
+from tests.conftest import PG_URL, _require_postgres
+from tests.delivery.crash_run import fakes, fresh_postgres, start_bot, write_config
 
 CHANNELS = 500
 """Per platform: one member subscribes each channel."""
@@ -50,9 +52,20 @@ def _no_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name, raising=False)
 
 
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+async def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
+    """The bot's store: a SQLite file, or a fresh PostgreSQL database (dropped afterwards)."""
+    if request.param == "sqlite":
+        yield f"sqlite+aiosqlite:///{tmp_path / 'tallybot.sqlite3'}"
+        return
+    await _require_postgres()
+    async with fresh_postgres(PG_URL) as url:
+        yield url
+
+
 @pytest.mark.timeout(120)
 async def test_sigterm_after_1000_acknowledged_commands_stores_and_answers_every_one(
-    tmp_path: Path,
+    tmp_path: Path, store_url: str
 ) -> None:
     d, s = fakes(SCALE)
     async with d, s:
@@ -62,7 +75,6 @@ async def test_sigterm_after_1000_acknowledged_commands_stores_and_answers_every
         for i in range(CHANNELS):
             d.add_member(guild, MEMBER0 + i, f"member-{i}", permissions=MANAGE_CHANNELS)
         s_users = [s.add_user(f"member{i}") for i in range(CHANNELS)]
-        store_url = f"sqlite+aiosqlite:///{tmp_path / 'tallybot.sqlite3'}"
         config = tmp_path / "tallybot.toml"
         write_config(config, store_url, guild, d, s, SCALE)
         with config.open("a") as toml:  # the last table is the count's: anyone may follow it
@@ -128,9 +140,10 @@ async def test_sigterm_after_1000_acknowledged_commands_stores_and_answers_every
     taken_s = [x for x in said if x not in busy_s]
     shown = {p.url for p in s.response_url_posts if p.status == 200}
     print(
-        f"\nSIGTERM after 2 x {CHANNELS} acknowledged ({open_d} on Discord and {open_s} on "
-        f"Slack taken, not answered yet): {len(taken_d)} + {len(taken_s)} taken, {stored} "
-        f"stored; {len(busy_d)} + {len(busy_s)} answered busy; stopped in {took:.2f} s"
+        f"\n{store_url.split('+')[0]}: SIGTERM after 2 x {CHANNELS} acknowledged ({open_d} on "
+        f"Discord and {open_s} on Slack taken, not answered yet): {len(taken_d)} + "
+        f"{len(taken_s)} taken, {stored} stored; {len(busy_d)} + {len(busy_s)} answered busy; "
+        f"stopped in {took:.2f} s"
     )
     assert [answer(ix).content for ix in busy_d] == [BUSY.text] * len(busy_d)
     assert len(taken_d) + len(busy_d) == CHANNELS

@@ -3,7 +3,7 @@
 ``fresh_repo`` is a copy of every file git knows of (tracked, or new and not ignored), made
 once per session, with nothing built or cached in it: what a ``git clone`` gives a newcomer.
 The commands run as separate processes from it (``python -m bot``, or the ``tallybot`` script
-with the copy first on ``PYTHONPATH``), as the README has the operator type them.
+with the copy first on ``PYTHONPATH``), as docs/how-to/run.md has the operator type them.
 """
 
 from __future__ import annotations

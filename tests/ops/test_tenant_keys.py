@@ -159,7 +159,7 @@ async def test_unauthenticated_endpoints_name_no_places_count(bot: Bot) -> None:
 
 async def test_a_taken_name_is_refused_in_the_same_words_whoever_owns_it(bot: Bot) -> None:
     """One namespace: place B learns that a name is in use, and nothing about whose it is or
-    whether it could see it (README, "Who may see a count")."""
+    whether it could see it (docs/explanation/authority.md)."""
     assert (await say(bot, A, "create a-secret A secret choices=yes:Yes,no:No")).ok
     assert (await say(bot, B, "create b-own B own choices=yes:Yes,no:No")).ok
     key = token_in(await say(bot, B, "apikey create"))

@@ -90,8 +90,8 @@ async def test_subscribe_changes_in_place_and_list_recreates(
     first = await c.handle(asking("subscribe bessemer-2021 calls close=50 mention=@organisers"))
     assert first.text == (
         "Subscribed this channel to bessemer-2021: calls (a side clinching, a call withdrawn, the "
-        "final) and every update while the margin is at most 50 votes; pinging @555 on calls and "
-        "the final."
+        "final) and every update while the margin is at most 50 votes; pinging the role 555 on "
+        "calls and the final."
     )
     assert not first.ephemeral
     listed = await c.handle(asking("list"))

@@ -45,7 +45,9 @@ SETTINGS = (
     "[fields=yes:path,...] [title]"
 )
 TENANCY = {  # issue 15: counts run from chat, by their owners
-    "create": "create <count> " + SETTINGS,
+    # a new count needs its choices: not marked optional (issue 28 part 5)
+    "create": "create <count> "
+    + SETTINGS.replace("[choices=yes:Yes,no:No]", "choices=yes:Yes,no:No"),
     "edit": "edit <count> " + SETTINGS.replace(" [title]", " [correction=yes] [title]"),
     "archive": "archive <count> [undo]",
     "delete": "delete <count> [confirm]",

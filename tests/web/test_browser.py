@@ -236,7 +236,7 @@ async def test_dark_mode_follows_the_system(site: Site, browser: Browser) -> Non
 
 async def test_the_demo_count_ends_final_on_its_page(browser: Browser, tmp_path: Path) -> None:
     """The demo's whole Bessemer count, replayed: the page ends on the final, as the chat does.
-    ``TALLYBOT_UPDATE_GOLDEN=1`` saves the README's picture of it (docs/page-bessemer-2021.png),
+    ``TALLYBOT_UPDATE_GOLDEN=1`` saves the docs' picture of it (docs/page-bessemer-2021.png),
     beside the console's final message."""
     clock = FakeClock()
 

@@ -188,6 +188,17 @@ async def pending_alerts(conn: AsyncConnection, channel: ChannelRef) -> list[Del
     )
 
 
+async def alerts_since(conn: AsyncConnection, count_id: str, since: datetime) -> list[Delivery]:
+    """The alerts about ``count_id`` queued at ``since`` or later, whatever became of them
+    (what tells whether a like alert was already given within a window)."""
+    return await _select(
+        conn,
+        outbox.c.count_id == count_id,
+        outbox.c.action == str(DeliveryAction.ALERT),
+        outbox.c.created_at >= since,
+    )
+
+
 async def in_doubt(
     conn: AsyncConnection,
     platform: Platform,

@@ -237,3 +237,33 @@ async def test_a_post_whose_answer_was_lost_is_in_the_group_once(tmp_path: Path)
         assert list(sent) == [post.message_id]
         assert len(fake.calls_to("sendMessage")) == 3  # reply, lost, silent repair
         assert len(fake.calls_to("deleteMessage")) == 1
+
+
+async def test_admins_are_named_by_their_names_not_their_ids(tmp_path: Path) -> None:
+    """Issue 28, part 4: ``admins add`` and ``admins list`` say who by the member's name (from
+    getChatMember in the chat, or from the update itself), not by a number; one who is not in
+    the chat is said by id."""
+    clock = FakeClock()
+    vt = VirtualTime(clock)
+    async with FakeTelegram(clock=clock.monotonic) as fake:
+        member, admin = fake.add_user("Ada", "ada"), fake.add_user("Bo", "bo")
+        stranger = fake.add_user("Cy", "cy")
+        group = fake.add_group("Union hall")
+        fake.add_member(group, member)
+        fake.add_member(group, admin, "administrator")
+        admin_dm = fake.private_chat(admin)
+        cfg = config(tmp_path, fake, admin_chats=[group.id])
+        async with running(tmp_path, fake, vt, cfg):
+            for who in (member.id, admin.id, stranger.id):
+                fake.command(group, admin, f"/count admins add bessemer-2021 {who}")
+            fake.command(group, admin, "/count admins list bessemer-2021")
+            await fake.wait_for(lambda: len(from_bot(fake, admin_dm)) == 4)
+    said = [shown(m) for m in from_bot(fake, admin_dm)]
+    assert said == [
+        "Ada now administers bessemer-2021.",
+        "Bo now administers bessemer-2021.",  # the sender: named by the update
+        f"user {stranger.id} now administers bessemer-2021.",  # not in the chat
+        f"bessemer-2021 is also administered by: Ada, Bo, user {stranger.id}",
+    ]
+    asked = {int(c.args["user_id"]) for c in fake.calls_to("getChatMember")}
+    assert {member.id, stranger.id} <= asked  # looked up in the chat

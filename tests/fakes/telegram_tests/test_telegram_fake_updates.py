@@ -222,3 +222,20 @@ async def test_set_webhook_checks_its_arguments(clock: FakeClock) -> None:
         assert fake.pending_updates == []
         assert fake.webhook is None
         assert fake.requests[-1].response["description"] == "Webhook is already deleted"
+
+
+async def test_with_privacy_mode_a_bare_command_goes_to_the_last_bot_that_spoke(
+    fake: FakeTelegram, bot: Bot
+) -> None:
+    """Telegram: a bot in privacy mode gets "general commands (/start) if the bot was the last
+    bot to send a message to the group"; ``/cmd@its_name`` always."""
+    alice, other = fake.add_user("Alice", "alice"), fake.add_user("Poll", "pollbot", is_bot=True)
+    group = fake.add_group("Union hall")
+    fake.add_member(group, alice)
+    fake.add_member(group, other)
+    assert fake.command(group, alice, "/count status").update_id is not None  # no bot spoke yet
+    fake.user_says(group, other, "New poll: lunch?")  # another bot spoke last
+    assert fake.command(group, alice, "/count status").update_id is None
+    assert fake.command(group, alice, "/count@TallyBot status").update_id is not None
+    await bot.send_message(group.id, "ours")  # this bot spoke last again
+    assert fake.command(group, alice, "/count status").update_id is not None

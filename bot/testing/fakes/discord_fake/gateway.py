@@ -49,6 +49,8 @@ class FakeDiscord(Protocol):
 
 
 HEARTBEAT_INTERVAL_MS = 41250
+NEW_SESSION_CODES = (4007, 4009)
+"""Closes after which Discord wants a new session: the session is gone, a RESUME gets op 9."""
 MAX_HISTORY = 10_000
 IDENTIFY_WINDOW_S = 5.0  # per bucket (shard % max_concurrency); beyond: op 9, Invalid Session
 
@@ -125,6 +127,10 @@ class GatewayHub:
         self.received: list[JSON] = []
         self.close_codes: list[int] = []  # codes the fake closed connections with
         self.down = False
+        self.heartbeat_interval_ms = HEARTBEAT_INTERVAL_MS  # HELLO's; tests shorten it
+        self.withhold_acks = False
+        """A zombie connection: heartbeats are read and never acknowledged (op 11)."""
+        self.acks_withheld = 0
         """The gateway is down: connections are refused (503) until it is up again."""
         self.refused = 0
 
@@ -139,9 +145,8 @@ class GatewayHub:
         await ws.prepare(request)
         conn = Connection(self, ws)
         self.connections.add(conn)
-        conn.send(
-            {"op": 10, "d": {"heartbeat_interval": HEARTBEAT_INTERVAL_MS}, "s": None, "t": None}
-        )
+        hello = {"heartbeat_interval": self.heartbeat_interval_ms}
+        conn.send({"op": 10, "d": hello, "s": None, "t": None})
         try:
             async for msg in ws:
                 if msg.type is WSMsgType.TEXT:
@@ -171,6 +176,8 @@ class GatewayHub:
     async def _close(self, conn: Connection, code: int, reason: str) -> None:
         self.close_codes.append(code)
         conn.server_closed = True
+        if code in NEW_SESSION_CODES and conn.session is not None:
+            self.sessions.pop(conn.session.session_id, None)
         await conn.close(code, reason)
 
     async def _on_frame(self, conn: Connection, text: str) -> None:
@@ -185,6 +192,8 @@ class GatewayHub:
         self.fake.notify()
         if not conn.window.try_acquire(self.fake.clock()):
             await self._close(conn, 4008, "Rate limited.")
+        elif op == 1 and self.withhold_acks:
+            self.acks_withheld += 1
         elif op == 1:
             conn.send({"op": 11, "d": None, "s": None, "t": None})
         elif op == 2:

@@ -251,6 +251,12 @@ async def inject_component(
     msg = fake._messages.get(message_id)
     if msg is None or msg.deleted or msg.channel_id != channel_id:
         raise ValueError(f"message {message_id} is not in channel {channel_id}")
+    if custom_id not in _custom_ids(msg.components):
+        raise ValueError(f"no component {custom_id!r} on message {message_id}")
+    if msg.ephemeral:  # shown to the member who was answered, and to nobody else
+        shown_to = {i.user_id for i in fake.interactions if i.id == msg.interaction_id}
+        if user_id not in shown_to:
+            raise ValueError(f"message {message_id} is ephemeral: only its member sees it")
     ix = FakeInteraction(
         fake,
         type=3,
@@ -265,6 +271,16 @@ async def inject_component(
         data["values"] = values
     ix.payload = {**_base_payload(fake, ix), "data": data, "message": fake.message_json(msg)}
     return await _send(fake, ix)
+
+
+def _custom_ids(components: list[JSON]) -> set[str]:
+    """The custom ids of a message's components (in action rows, at any depth)."""
+    found: set[str] = set()
+    for item in components:
+        if isinstance(item.get("custom_id"), str):
+            found.add(item["custom_id"])
+        found |= _custom_ids(item.get("components") or [])
+    return found
 
 
 async def inject_modal_submit(

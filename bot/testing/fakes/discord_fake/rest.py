@@ -23,6 +23,7 @@ from .messaging import (
 )
 from .models import (
     ATTACH_FILES,
+    EMBED_LINKS,
     FLAG_COMPONENTS_V2,
     FLAG_SUPPRESS_EMBEDS,
     FLAG_SUPPRESS_NOTIFICATIONS,
@@ -47,6 +48,11 @@ async def create_message(fake: FakeDiscord, ctx: Ctx) -> Reply:
         send = SEND_MESSAGES_IN_THREADS if chan.parent_id is not None else SEND_MESSAGES
         if not perms & send or (ctx.uploads and not perms & ATTACH_FILES):
             raise ApiError(403, 50013, "Missing Permissions")
+        if payload.get("embeds") and not perms & EMBED_LINKS:
+            # Discord: embeds alone are refused; beside a text or a file, they are dropped
+            if not (payload.get("content") or ctx.uploads):
+                raise ApiError(403, 50013, "Missing Permissions")
+            payload = {**payload, "embeds": []}
     errors = validate_message(payload, [], len(ctx.uploads)).body()
     if errors is not None:
         raise form_error(errors)

@@ -20,6 +20,7 @@ from .gateway import GatewayHub
 from .interaction import FakeInteraction
 from .limits import RateLimits, permissions_for
 from .models import (
+    DEFAULT_BOT_PERMISSIONS,
     JSON,
     Channel,
     Failure,
@@ -34,7 +35,7 @@ from .payloads import member as member_payload
 from .payloads import message as message_payload
 from .payloads import user as user_payload
 from .router import API_PREFIX, Route, dispatch
-from .world import WorldSetup
+from .world import WorldSetup, invite_permissions
 
 
 class FakeDiscord(WorldSetup):
@@ -82,7 +83,11 @@ class FakeDiscord(WorldSetup):
         nonce_window_s: float = 300.0,
         interaction_deadline_s: float = 3.0,
         bot_name: str = "tallybot",
+        invite: str | None = None,
     ) -> None:
+        """``invite``: the install link the bot was added to every server with (``tallybot
+        invite``'s): its role there has the link's permissions and no more; without one, the
+        role has what @everyone has by default."""
         self.token = token
         self.clock: Callable[[], float] = clock or time.monotonic
         self._clock0 = self.clock()
@@ -92,6 +97,9 @@ class FakeDiscord(WorldSetup):
         self.channel_msg_window_s = channel_msg_window_s
         self.attachment_size_limit = attachment_size_limit
         self.privileged_intents = privileged_intents
+        self.bot_role_permissions = (
+            DEFAULT_BOT_PERMISSIONS if invite is None else invite_permissions(invite)
+        )
         self.recommended_shards = recommended_shards
         self.max_concurrency = max_concurrency
         self.identify_clock = identify_clock

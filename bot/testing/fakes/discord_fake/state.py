@@ -39,6 +39,7 @@ class FakeDiscord(Protocol):
     owner_user_id: int
     attachment_size_limit: int
     privileged_intents: int
+    bot_role_permissions: int
     recommended_shards: int
     max_concurrency: int
     nonce_window_s: float

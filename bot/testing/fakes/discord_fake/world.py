@@ -3,9 +3,10 @@ the gateway going down; changes made after the client connected go out as gatewa
 
 from __future__ import annotations
 
+from urllib.parse import parse_qs, urlsplit
+
 from .models import (
     ATTACH_FILES,
-    DEFAULT_BOT_PERMISSIONS,
     DEFAULT_EVERYONE_PERMISSIONS,
     INTENT_GUILD_MEMBERS,
     INTENT_GUILDS,
@@ -23,6 +24,16 @@ from .payloads import channel as channel_payload
 from .payloads import member as member_payload
 from .payloads import role as role_payload
 from .state import FakeDiscord
+
+
+def invite_permissions(url: str) -> int:
+    """The permissions an install link grants: Discord makes the bot's role in the server with
+    exactly its ``permissions``. A link without the ``bot`` scope adds no bot at all."""
+    query = parse_qs(urlsplit(url).query)
+    scopes = " ".join(query.get("scope", [])).split()
+    if "bot" not in scopes:
+        raise ValueError(f"the link's scopes {scopes} do not add a bot to a server")
+    return int(query.get("permissions", ["0"])[0])
 
 
 class WorldSetup:
@@ -51,7 +62,7 @@ class WorldSetup:
             self.snowflakes.next(),
             gid,
             self.users[self.bot_user_id].name,
-            DEFAULT_BOT_PERMISSIONS,
+            self.bot_role_permissions,
             1,
             managed=True,
             bot_id=self.bot_user_id,

@@ -5,15 +5,16 @@ manifest lacks answers ``missing_scope``, an event it does not list is never sen
 ``view_submission`` is sent only with interactivity on, and a slash command's text has its
 ``@name`` / ``#channel`` turned into ``<@U…|name>`` / ``<#C…|name>`` only with
 ``should_escape: true`` (else it arrives as typed). :class:`Manifest` holds those facts, read
-from the shipped file by :func:`load_manifest` (a reader of the small YAML subset manifests
-use: nested mappings, lists, quoted and folded scalars, comments)."""
+from the shipped file by :func:`load_manifest` (PyYAML's safe loader: the YAML as Slack reads
+it)."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import yaml
 
 SHIPPED = Path(__file__).resolve().parents[4] / "config" / "slack-manifest.yml"
 
@@ -58,7 +59,9 @@ class Manifest:
 
 
 def load_manifest(path: Path = SHIPPED) -> Manifest:
-    tree = parse_yaml(path.read_text())
+    tree: Any = yaml.safe_load(path.read_text())
+    if not isinstance(tree, dict):
+        raise ValueError(f"{path}: a manifest is a mapping")
     features, settings = tree.get("features", {}), tree.get("settings", {})
     commands = {
         c["command"]: SlashCommand(
@@ -72,80 +75,3 @@ def load_manifest(path: Path = SHIPPED) -> Manifest:
         interactivity=settings.get("interactivity", {}).get("is_enabled") is True,
         commands=commands,
     )
-
-
-# ----------------------------------------------------------------- the YAML subset
-
-
-_KEY = re.compile(r"([^\s#'\"][^:]*?):(?:\s+(.*)|$)")
-
-
-def _scalar(text: str) -> Any:
-    text = text.strip()
-    if text[:1] in "\"'":
-        quote = text[0]
-        return text[1 : text.index(quote, 1)]
-    text = text.split(" #", 1)[0].strip()
-    return {"true": True, "false": False}.get(text, int(text) if text.isdigit() else text)
-
-
-def _lines(source: str) -> list[tuple[int, str]]:
-    out = []
-    for raw in source.splitlines():
-        stripped = raw.strip()
-        if "'" not in stripped and '"' not in stripped:
-            stripped = re.sub(r"(^|\s+)#.*$", "", stripped)
-        if stripped and not stripped.startswith("#"):
-            out.append((len(raw) - len(raw.lstrip(" ")), stripped))
-    return out
-
-
-def parse_yaml(source: str) -> dict[str, Any]:
-    lines = _lines(source)
-    value, _ = _block(lines, 0, 0)
-    if not isinstance(value, dict):
-        raise ValueError("a manifest is a mapping")
-    return value
-
-
-def _block(lines: list[tuple[int, str]], i: int, indent: int) -> tuple[Any, int]:
-    if i < len(lines) and lines[i][1].startswith("- "):
-        items: list[Any] = []
-        while i < len(lines) and lines[i][0] == indent and lines[i][1].startswith("- "):
-            rest = lines[i][1][2:]
-            if _KEY.match(rest):
-                # a mapping as a list item: its first key on the dash line
-                sub = [(indent + 2, rest), *lines[i + 1 :]]
-                item, used = _mapping(sub, 0, indent + 2)
-                items.append(item)
-                i += used
-            else:
-                items.append(_scalar(rest))
-                i += 1
-        return items, i
-    return _mapping(lines, i, indent)
-
-
-def _mapping(lines: list[tuple[int, str]], i: int, indent: int) -> tuple[dict[str, Any], int]:
-    out: dict[str, Any] = {}
-    while i < len(lines) and lines[i][0] == indent and not lines[i][1].startswith("- "):
-        match = _KEY.match(lines[i][1])
-        if match is None:
-            raise ValueError(f"not a key: {lines[i][1]!r}")
-        key, rest = match[1], (match[2] or "").strip()
-        i += 1
-        if rest.startswith(">") or rest.startswith("|"):
-            parts = []
-            while i < len(lines) and lines[i][0] > indent:
-                parts.append(lines[i][1])
-                i += 1
-            out[key] = " ".join(parts)
-        elif rest and not rest.startswith("#"):
-            out[key] = _scalar(rest)
-        elif i < len(lines) and (
-            lines[i][0] > indent or (lines[i][0] == indent and lines[i][1].startswith("- "))
-        ):
-            out[key], i = _block(lines, i, lines[i][0])
-        else:
-            out[key] = None
-    return out, i

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from .world import ADMIN_RIGHTS, ANONYMOUS_ADMIN_ID, JSON, Chat, Status, StoredMessage, User, World
 
 RESTRICTED_FALSE = (
@@ -93,6 +95,9 @@ def message(m: StoredMessage, world: World) -> JSON:
             out["caption"] = m.caption
             if m.caption_entities:
                 out["caption_entities"] = m.caption_entities
+    replied = c.messages.get(m.reply_to) if m.reply_to is not None else None
+    if replied is not None and not replied.deleted:
+        out["reply_to_message"] = message(replace(replied, reply_to=None), world)
     if m.reply_markup is not None:
         out["reply_markup"] = m.reply_markup
     if m.edit_date is not None:

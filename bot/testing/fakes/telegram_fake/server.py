@@ -15,7 +15,7 @@ from .core import CallbackQuery, Core
 from .limits import FloodLimits
 from .records import RateLimitHit, RecordedRequest, WebhookDelivery
 from .updates import Updates, Webhook
-from .world import ADMIN_RIGHTS, JSON, Chat, Status, StoredMessage, User
+from .world import ADMIN_RIGHTS, ANONYMOUS_ADMIN_ID, JSON, Chat, Status, StoredMessage, User
 
 DEFAULT_TOKEN = "7000000001:AAFakeTelegramTokenForLoopbackTests"
 CHANNEL_BOT_RIGHTS = frozenset(
@@ -117,8 +117,11 @@ class FakeTelegram:
 
     # ------------------------------------------------------------ the world
 
-    def add_user(self, first_name: str, username: str | None = None) -> User:
-        return self._core.world.add_user(first_name, username)
+    def add_user(
+        self, first_name: str, username: str | None = None, *, is_bot: bool = False
+    ) -> User:
+        """A user (``is_bot``: another bot, which may be a member of a group and speak there)."""
+        return self._core.world.add_user(first_name, username, is_bot)
 
     def private_chat(self, user: User, *, started: bool = True) -> Chat:
         """The user's private chat with the bot (``started=False``: never pressed Start)."""
@@ -208,12 +211,22 @@ class FakeTelegram:
 
     # ------------------------------------------------------------ what users do
 
-    def user_says(self, chat: Chat, user: User, text: str, *, anonymous: bool = False) -> Injected:
+    def user_says(
+        self,
+        chat: Chat,
+        user: User,
+        text: str,
+        *,
+        anonymous: bool = False,
+        reply_to: StoredMessage | None = None,
+    ) -> Injected:
         """A user's message (entities as Telegram finds them); an update if the bot may see it.
 
         ``anonymous``: sent by an anonymous admin, so it comes from GroupAnonymousBot on
         behalf of the chat. In groups with privacy mode on, the bot only gets commands (not
-        those addressed to another bot) unless it is an administrator.
+        those addressed to another bot; one without ``@botname`` only while the bot is the
+        last bot that spoke there), and replies to its own messages, unless it is an administrator.
+        ``user`` may be another bot; ``reply_to``: the message (of that chat) it answers.
         """
         if chat.type == "channel":
             raise ValueError("users don't write in channels: use channel_post")
@@ -223,11 +236,15 @@ class FakeTelegram:
         if not in_chat:
             raise ValueError(f"{user.first_name} is not in {chat.title or chat.id}")
         entities = markup.detect(text, [])
+        if reply_to is not None and reply_to.chat_id != chat.id:
+            raise ValueError("a reply answers a message of the same chat")
         message = self._core.store(
-            chat, user.id, "user", text=text, entities=entities, anonymous=anonymous
-        )
+            chat, user.id, "user", text=text, entities=entities, anonymous=anonymous,
+            reply_to=None if reply_to is None else reply_to.message_id,
+        )  # fmt: skip
         update_id = None
-        if self._bot_sees(chat, text, entities):
+        to_the_bot = reply_to is not None and reply_to.sender_id == self.bot.id
+        if self._bot_sees(chat, text, entities, reply=to_the_bot):
             update_id = self._updates.push("message", payloads.message(message, self._core.world))
         return Injected(message, update_id)
 
@@ -267,21 +284,37 @@ class FakeTelegram:
         )
         return query_id
 
-    def _bot_sees(self, chat: Chat, text: str, entities: list[JSON]) -> bool:
+    def _bot_sees(
+        self, chat: Chat, text: str, entities: list[JSON], *, reply: bool = False
+    ) -> bool:
+        """``reply``: it answers one of the bot's messages (delivered in privacy mode too)."""
         world = self._core.world
         if chat.type == "private":
             return not chat.blocked
         status = world.bot_status(chat)
         if status in ("left", "kicked"):
             return False
-        if not self._core.privacy_mode or status == "administrator":
+        if reply or not self._core.privacy_mode or status == "administrator":
             return True
         first = entities[0] if entities else None
         if first is None or first["type"] != "bot_command" or first["offset"] != 0:
             return False
         command = text[: first["length"]]
         addressee = command.partition("@")[2]
-        return not addressee or addressee.lower() == (self.bot.username or "").lower()
+        if addressee:
+            return addressee.lower() == (self.bot.username or "").lower()
+        return self._last_bot_in(chat) in (None, self.bot.id)
+
+    def _last_bot_in(self, chat: Chat) -> int | None:
+        """The bot that sent the chat's latest message of a bot's: a command without
+        ``@botname`` goes, with privacy mode on, only to that bot (Telegram's "general commands
+        if the bot was the last bot to send a message to the group")."""
+        users = self._core.world.users
+        for message in reversed(chat.messages.values()):
+            sender = users.get(message.sender_id) if message.sender_id is not None else None
+            if sender is not None and sender.is_bot and message.sender_id != ANONYMOUS_ADMIN_ID:
+                return sender.id
+        return None
 
     # ------------------------------------------------------------ records
 

@@ -77,6 +77,8 @@ class StoredMessage:
     """Sent by an anonymous group admin (on behalf of the chat)."""
     deleted: bool = False
     edit_date: int | None = None
+    reply_to: int | None = None
+    """The id of the message (in the same chat) this one answers."""
     migrate_to_chat_id: int | None = None
     """A service message: the group became the supergroup with this id."""
     migrate_from_chat_id: int | None = None
