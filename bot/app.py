@@ -42,6 +42,7 @@ from bot.lifecycle import Closing
 from bot.ops import readiness
 from bot.ops.metrics import Metrics
 from bot.ops.server import OpsServer, Served
+from bot.rehearsal import Rehearsals
 from bot.secrets import secret, store_url
 from bot.store import Database
 from bot.store import counts as count_rows
@@ -128,6 +129,8 @@ class App(Closing):
             holds=self.poll_leases.holds,
         )
         """Counts made and changed in chat: their sources and jobs follow the store at once."""
+        self.rehearsals = Rehearsals(self.clock, sleep)
+        """``rehearse``: test messages through the adapters, once they are open."""
         self.commands = Commands(
             self.db,
             self.pipeline,
@@ -139,6 +142,7 @@ class App(Closing):
             count_changed=self.live.changed,
             egress=config.chat_sources,
             instance=self.instance,
+            rehearsals=self.rehearsals,
         )
         self.adapters: dict[Platform, Adapter] = {}
         self.seeded = Seeded()
@@ -190,6 +194,8 @@ class App(Closing):
             )
             for platform, adapter in self.adapters.items():  # replies share delivery's pace
                 adapter.pace_replies(self.dispatcher.pacers[platform])
+            self.rehearsals.attach(self.adapters, self.dispatcher.pacers)
+            self._stack.push_async_callback(self.rehearsals.aclose)  # before the adapters close
             await self._open_sources()
             await self._start_server()
             await self._start_web()

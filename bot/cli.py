@@ -25,6 +25,7 @@ from prompt_toolkit.output import Output
 from adapters.console.adapter import CONSOLE_CHANNEL, ConsoleAdapter
 from adapters.console.plugin import ConsoleSettings
 from bot import config as config_mod
+from bot import doctor as doctor_mod
 from bot import logs, preflight
 from bot.app import AdapterFactory, App
 from bot.clock import Clock, SystemClock
@@ -197,6 +198,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="check a configuration file as run would (every problem, nothing connected)",
     )
     check.add_argument("file", type=Path, help="the TOML configuration to check")
+    doctor = sub.add_parser(
+        "doctor",
+        help="check, with the real tokens and without posting, what each platform would refuse "
+        "(exit 1 on any problem)",
+    )
+    doctor.add_argument("--config", type=Path, required=True, help="the TOML configuration")
     replay = sub.add_parser("replay", help="replay a recorded timeline of a count on the console")
     replay.add_argument("timeline", type=Path, help="a JSON Lines timeline (see record)")
     replay.add_argument("--config", type=Path, required=True, help="where the count is defined")
@@ -287,10 +294,17 @@ async def run_push(args: argparse.Namespace) -> int:
 def log_setup(args: argparse.Namespace) -> contextlib.AbstractContextManager[logging.Handler]:
     """Structured logs on stderr for the command, scrubbed of every configured secret."""
     cfg = None
-    if args.command in ("run", "record") and args.config is not None:
+    if args.command in ("run", "record", "doctor") and args.config is not None:
         with contextlib.suppress(ConfigError):
             cfg = config_mod.load(args.config)  # its errors are reported by the command itself
-    quiet = args.command in ("demo", "replay", "push", "check-config", *platform_commands())
+    quiet = args.command in (
+        "demo",
+        "replay",
+        "push",
+        "check-config",
+        "doctor",
+        *platform_commands(),
+    )
     return logs.configured(
         secrets=logs.secret_values(cfg), level=logging.WARNING if quiet else logging.INFO
     )
@@ -323,6 +337,10 @@ def run_command(args: argparse.Namespace) -> int:
     elif args.command == "check-config":
         cfg = check_config(args.file)
         print(f"{args.file}: OK ({preflight.summary(cfg)})")
+    elif args.command == "doctor":
+        status, lines = asyncio.run(doctor_mod.doctor(args.config))
+        print("\n".join(lines))
+        return status
     elif args.command == "run":
         if args.config is None:
             raise ConfigError(f"give --config FILE or set {CONFIG_ENV}")

@@ -30,6 +30,8 @@ A plug-in describes (:class:`Plugin`):
   restarts (for an exactly-once repair), None without a store; ``context.channel_moved``:
   what it calls when the platform gives a channel a new id.
 * optionally ``commands``: subcommands of the ``tallybot`` CLI (Discord's ``invite``).
+* optionally ``doctor``: what ``tallybot doctor`` checks on the platform without posting
+  (:mod:`bot.checkup`): the token, the intents or scopes, each subscribed channel's rights.
 
 The adapter (:class:`bot.adapter.Adapter`, re-exported here) is an async context manager with
 defaults for everything but delivery: subclasses implement ``post``, ``edit`` and
@@ -60,6 +62,7 @@ from importlib.metadata import entry_points
 from typing import Any, Generic, TypeVar
 
 from bot.adapter import Adapter, Earlier, Health
+from bot.checkup import Checkup, Problem
 from bot.clock import Clock
 from bot.cluster.identity import Instance
 from bot.commands.builtin import VERBS
@@ -82,6 +85,7 @@ __all__ = [
     "Asker",
     "Attachment",
     "ChannelRef",
+    "Checkup",
     "CliCommand",
     "Context",
     "Earlier",
@@ -94,6 +98,7 @@ __all__ = [
     "PlatformTable",
     "Plugin",
     "Plugins",
+    "Problem",
     "SecretNeed",
     "Verdict",
 ]
@@ -296,6 +301,10 @@ class Plugin(Generic[S]):
     needs_terminal: bool = False
     """Off (one log line says so) when standard input is not a terminal."""
     commands: tuple[CliCommand, ...] = ()
+    doctor: Callable[[S, Checkup], Awaitable[list[Problem]]] | None = None
+    """``tallybot doctor``'s check of the platform (:mod:`bot.checkup`): with its settings and
+    real tokens, without posting, what the bot would fail at there (token, intents or scopes,
+    each subscribed channel's rights); None: no checks for this platform."""
 
     @property
     def platform(self) -> Platform:

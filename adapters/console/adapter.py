@@ -140,6 +140,11 @@ class ConsoleAdapter(Adapter):
         async with pace(Route("print"), delivers=True):
             self.show(content)
 
+    async def delete(self, channel: ChannelRef, message_id: str, *, pace: Pace = unpaced) -> None:
+        """What is printed stays printed: a line says the message counts as deleted."""
+        async with pace(Route("print")):
+            self.note(f"(message {message_id} withdrawn)")
+
     async def find_posted(
         self,
         channel: ChannelRef,

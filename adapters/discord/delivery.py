@@ -65,6 +65,7 @@ log = logging.getLogger("adapters.discord")
 
 EDIT_ROUTE = "PATCH /channels/{channel_id}/messages/{message_id}"
 READ_ROUTE = "GET /channels/{channel_id}/messages"
+DELETE_ROUTE = "DELETE /channels/{channel_id}/messages/{message_id}"
 CALLBACK_ROUTE = "POST /interactions/{interaction_id}/{interaction_token}/callback"
 FOLLOWUP_ROUTE = "/webhooks/{application_id}/{interaction_token}"
 """The routes of a command's answer (``bot.delivery.replies``); their ``channel`` is the
@@ -76,6 +77,7 @@ DISCORD_LIMITS = Limits(
         POST_ROUTE: (Bucket("messages per channel", Window(5, 5.0), per_channel=True),),
         EDIT_ROUTE: (Bucket("edits per channel", Window(5, 5.0), per_channel=True),),
         READ_ROUTE: (Bucket("reads per channel", Window(5, 5.0), per_channel=True),),
+        DELETE_ROUTE: (Bucket("deletes per channel", Window(5, 5.0), per_channel=True),),
         # A command's answer: the interaction's first response, then follow-ups (and edits
         # or deletes of them) by the interaction's token, 5 per 5 s per token as for a
         # webhook (observed); neither counts toward the global limit.
@@ -265,6 +267,19 @@ class DiscordSender(DiscordPlaces):
                     await message.edit(embed=message_embed(content), allowed_mentions=NO_MENTIONS)
             except FAILURES as exc:
                 raise self.translate(exc, channel, editing=True) from exc
+
+    async def delete(self, channel: ChannelRef, message_id: str, *, pace: Pace = unpaced) -> None:
+        """Delete a message of the bot's (a rehearsal's); one already gone is deleted."""
+        target = self._target(channel)
+        if not message_id.isdigit():
+            raise PermanentDeliveryError(f"{channel}: {message_id!r} is no message id")
+        async with pace(Route(DELETE_ROUTE, channel.channel)):
+            try:
+                await self._live().http.delete_message(target.id, int(message_id))
+            except discord.NotFound:
+                return
+            except FAILURES as exc:
+                raise self.translate(exc, channel) from exc
 
     async def find_posted(
         self,

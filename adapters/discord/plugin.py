@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from adapters.discord import invite
 from adapters.discord.admins import DiscordAdmins
 from adapters.discord.settings import MOVED, TOKEN, DiscordSettings
-from bot.platform import CliCommand, Context, Plugin, SecretNeed
+from bot.platform import Checkup, CliCommand, Context, Plugin, Problem, SecretNeed
 
 if TYPE_CHECKING:
     from adapters.discord.adapter import DiscordAdapter
@@ -20,6 +20,12 @@ def build(settings: DiscordSettings, context: Context) -> DiscordAdapter:
     from adapters.discord.adapter import DiscordAdapter
 
     return DiscordAdapter(settings, context)
+
+
+async def doctor(settings: DiscordSettings, checkup: Checkup) -> list[Problem]:
+    from adapters.discord.doctor import check
+
+    return await check(settings, checkup)
 
 
 def secrets(settings: DiscordSettings) -> tuple[SecretNeed, ...]:
@@ -44,4 +50,5 @@ PLUGIN: Plugin[DiscordSettings] = Plugin(
             invite.run,
         ),
     ),
+    doctor=doctor,
 )

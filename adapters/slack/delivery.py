@@ -54,6 +54,7 @@ SLACK_LIMITS = Limits(
         ),
         # Tiers count per method per workspace: Tier 3 is "50+ per minute", Tier 4 "100+".
         "chat.update": (Bucket("chat.update", Window(50, 60.0)),),
+        "chat.delete": (Bucket("chat.delete", Window(50, 60.0)),),
         "conversations.history": (Bucket("conversations.history", Window(50, 60.0)),),
         "conversations.replies": (Bucket("conversations.replies", Window(50, 60.0)),),
         # Commands' answers (bot.delivery.replies): through a command's response_url (Slack
@@ -409,3 +410,17 @@ class SlackSender(Adapter):
                 )
             except (SlackClientError, aiohttp.ClientError, OSError) as exc:
                 raise translate(exc, where, editing=True) from exc
+
+    async def delete(self, channel: ChannelRef, message_id: str, *, pace: Pace = unpaced) -> None:
+        """chat.delete of a message of the bot's (a rehearsal's); one already gone is deleted."""
+        where = f"slack delete of {message_id} in {channel}"
+        bot = await self.speaker(channel.workspace, where)
+        async with pace(Route("chat.delete", channel.channel)):
+            try:
+                await bot.client.chat_delete(channel=channel.channel, ts=message_id)
+            except SlackApiError as exc:
+                if exc.response.get("error") == "message_not_found":
+                    return
+                raise translate(exc, where) from exc
+            except (SlackClientError, aiohttp.ClientError, OSError) as exc:
+                raise translate(exc, where) from exc

@@ -16,7 +16,7 @@ from adapters.slack.settings import (
     SIGNING_SECRET,
     SlackSettings,
 )
-from bot.platform import Context, Plugin, SecretNeed
+from bot.platform import Checkup, Context, Plugin, Problem, SecretNeed
 
 if TYPE_CHECKING:
     from adapters.slack.adapter import SlackAdapter
@@ -26,6 +26,12 @@ def build(settings: SlackSettings, context: Context) -> SlackAdapter:
     from adapters.slack.adapter import SlackAdapter
 
     return SlackAdapter(settings, context)
+
+
+async def doctor(settings: SlackSettings, checkup: Checkup) -> list[Problem]:
+    from adapters.slack.doctor import check
+
+    return await check(settings, checkup)
 
 
 def secrets(settings: SlackSettings) -> tuple[SecretNeed, ...]:
@@ -50,4 +56,5 @@ PLUGIN: Plugin[SlackSettings] = Plugin(
     place="workspace",
     channel_example="slack:TEAM_ID/CHANNEL_ID",
     moved=MOVED,
+    doctor=doctor,
 )

@@ -249,6 +249,16 @@ class TelegramAdapter(Adapter):
             await self.ledger.forget(chat)
             raise
 
+    async def delete(self, channel: ChannelRef, message_id: str, *, pace: Pace = unpaced) -> None:
+        """deleteMessage (a rehearsal's message); refused by Telegram (older than 48 hours, no
+        right to), a :class:`PermanentDeliveryError`."""
+        try:
+            target = int(message_id)
+        except ValueError:
+            raise PermanentDeliveryError(f"telegram: {message_id!r} is no message id") from None
+        if not await self.sender.delete(chat_of(channel), target, pace=pace):
+            raise PermanentDeliveryError(f"telegram: Telegram will not delete {message_id}")
+
     async def find_posted(
         self,
         channel: ChannelRef,

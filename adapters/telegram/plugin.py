@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from bot.platform import AdminPolicy, Context, Plugin, SecretNeed
+from bot.platform import AdminPolicy, Checkup, Context, Plugin, Problem, SecretNeed
 
 from .settings import BOT_TOKEN, SECRET_NAMES, WEBHOOK_SECRET, TelegramSettings
 
@@ -19,6 +19,12 @@ def build(settings: TelegramSettings, context: Context) -> TelegramAdapter:
     from .adapter import TelegramAdapter
 
     return TelegramAdapter(settings, context)
+
+
+async def doctor(settings: TelegramSettings, checkup: Checkup) -> list[Problem]:
+    from .doctor import check
+
+    return await check(settings, checkup)
 
 
 def secrets(settings: TelegramSettings) -> tuple[SecretNeed, ...]:
@@ -41,4 +47,5 @@ PLUGIN: Plugin[TelegramSettings] = Plugin(
     admins=admins,
     place="chat",
     channel_example="telegram:-1001234567890/-1001234567890",
+    doctor=doctor,
 )

@@ -23,6 +23,7 @@ from bot.commands.throttle import Throttle
 from bot.commands.verbs import Services, Verbs
 from bot.egress import EgressPolicy
 from bot.ingest.pipeline import Pipeline
+from bot.rehearsal import Rehearsals
 from bot.store import Database
 from bot.subscription import Platform
 from bot.web.links import PageLink, no_link
@@ -44,9 +45,11 @@ class Commands:
         count_changed: Callable[[str], Awaitable[None]] | None = None,
         egress: EgressPolicy | None = None,
         instance: Instance | None = None,
+        rehearsals: Rehearsals | None = None,
     ) -> None:
         """``instance``: the instance these commands run in, handed to the adapters
-        (``bot.platform.Context.instance``)."""
+        (``bot.platform.Context.instance``); ``rehearsals``: the running adapters'
+        (``rehearse``)."""
         self.db = db
         self.instance = instance
         self.pipeline = pipeline
@@ -67,6 +70,8 @@ class Commands:
             self.services = replace(self.services, count_changed=count_changed)
         if egress is not None:
             self.services = replace(self.services, egress=egress)
+        if rehearsals is not None:
+            self.services = replace(self.services, rehearsals=rehearsals)
         per_call = [
             chain.audit(self.services),
             chain.authorise(self.services),

@@ -32,6 +32,7 @@ from bot.commands.request import Reply, Request
 from bot.egress import EgressPolicy
 from bot.errors import CommandError
 from bot.ingest.pipeline import Pipeline
+from bot.rehearsal import Rehearsals
 from bot.store import Database
 from bot.subscription import Platform
 from bot.web.links import PageLink, no_link
@@ -72,6 +73,7 @@ class Verb(StrEnum):
     ADMINS = "admins"
     APIKEY = "apikey"
     ALERTS = "alerts"
+    REHEARSE = "rehearse"
 
 
 NAME = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
@@ -192,6 +194,8 @@ class Services:
     and scheduler follow it at once)."""
     egress: EgressPolicy = field(default_factory=EgressPolicy)
     """Where a source URL typed in chat may point (``[chat_sources]``)."""
+    rehearsals: Rehearsals | None = None
+    """The running adapters' rehearsals (``rehearse``); None: no adapters to rehearse with."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,8 +24,8 @@ def show(text: Timed, zone: Zone = UTC) -> str:
 
 def render(message: Message, zone: Zone = UTC) -> str:
     labels = [clean(c.label) for c in message.choices]
-    width = max(len(label) for label in labels)
-    votes_width = max(len(c.votes_text) for c in message.choices)
+    width = max((len(label) for label in labels), default=0)  # a rehearsal has no choices
+    votes_width = max((len(c.votes_text) for c in message.choices), default=0)
     out = [clean(message.title), clean(message.headline), ""]
     for c, label in zip(message.choices, labels, strict=True):
         mark = "*" if c.winner else " "

@@ -95,6 +95,11 @@ class RecordingAdapter(Adapter):
                     return
         raise MessageGone(f"{channel}: message {message_id} not found")
 
+    async def delete(self, channel: ChannelRef, message_id: str, *, pace: Pace = unpaced) -> None:
+        async with pace(Route("delete", channel.channel)):
+            self._check(channel)
+            self.deleted_messages.add(message_id)
+
     async def find_posted(
         self,
         channel: ChannelRef,

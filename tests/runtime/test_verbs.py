@@ -55,7 +55,8 @@ TENANCY = {  # issue 15: counts run from chat, by their owners
     "apikey": "apikey [list|create|revoke] [key]",
     "alerts": "alerts [show|here|off]",
 }
-EVERY = {**USAGE, **TENANCY}
+REHEARSAL = {"rehearse": "rehearse <count> [delete|keep]"}  # issue 28: the day before a count
+EVERY = {**USAGE, **TENANCY, **REHEARSAL}
 
 
 def test_usage_help_and_admin_words_come_from_the_specs() -> None:
@@ -78,6 +79,7 @@ def test_usage_help_and_admin_words_come_from_the_specs() -> None:
         "admins": "manage a count's admins",
         "apikey": "manage API keys",
         "alerts": "choose where alerts go",
+        "rehearse": "rehearse a count",
     }
     assert {s.name for s in VERBS if s.public} == {"subscribe", "status", "chart"}
 

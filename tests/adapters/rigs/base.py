@@ -162,6 +162,10 @@ class Rig(abc.ABC):
         """The channel is gone for the bot (deleted, or the bot removed from it)."""
         raise AssertionError(f"{self.name} has no channel to remove")
 
+    def deny_posting(self, channel: ChannelRef) -> None:
+        """The bot keeps the channel but may no longer post there (a permission taken away)."""
+        raise AssertionError(f"{self.name} has no permissions to take away")
+
     async def delete(self, channel: ChannelRef, message_id: str) -> None:
         """A moderator deletes one of the bot's messages."""
         raise AssertionError(f"{self.name} cannot delete what it showed")

@@ -120,6 +120,9 @@ class DiscordRig(Rig):
         self.fake.delete_channel(int(channel.channel))
         await deleted
 
+    def deny_posting(self, channel: ChannelRef) -> None:
+        self.fake.revoke_send(int(channel.channel))
+
     async def delete(self, channel: ChannelRef, message_id: str) -> None:
         url = f"{self.fake.base_url}/channels/{channel.channel}/messages/{message_id}"
         headers = {"Authorization": f"Bot {discord_tests.TOKEN}"}

@@ -96,6 +96,9 @@ class SlackRig(Rig):
     async def remove(self, channel: ChannelRef) -> None:
         self.fake.kick_bot(channel.channel)
 
+    def deny_posting(self, channel: ChannelRef) -> None:
+        self.fake.kick_bot(channel.channel)  # on Slack, posting is being in the channel
+
     async def delete(self, channel: ChannelRef, message_id: str) -> None:
         client = AsyncWebClient(token=self.fake.bot_token, base_url=self.fake.api_url)
         await client.chat_delete(channel=channel.channel, ts=message_id)

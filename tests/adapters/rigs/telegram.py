@@ -109,6 +109,9 @@ class TelegramRig(Rig):
     async def remove(self, channel: ChannelRef) -> None:
         self.fake.set_bot_status(self.chat(channel), "kicked")
 
+    def deny_posting(self, channel: ChannelRef) -> None:
+        self.fake.set_bot_status(self.chat(channel), "restricted")
+
     async def delete(self, channel: ChannelRef, message_id: str) -> None:
         async with aiogram_bot(self.fake) as moderator:
             assert await moderator.delete_message(int(channel.channel), int(message_id))

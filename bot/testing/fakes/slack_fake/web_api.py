@@ -214,7 +214,10 @@ class WebApi:
             return exc.status, {"ok": False, "error": exc.error}, {}
         if rule is not None:
             return self._failure(rule)
-        return 200, {"ok": True, **result}, {}
+        granted = (
+            {"x-oauth-scopes": ",".join(sorted(self.manifest.scopes))} if kind == "bot" else {}
+        )
+        return 200, {"ok": True, **result}, granted  # Slack says a bot token's scopes on each
 
     def _take_fail_rule(self, method: str) -> FailRule | None:
         rules = self._fail_rules.get(method)
