@@ -84,17 +84,22 @@ async def test_kill_9_in_a_500_channel_fan_out_then_restart_delivers_each_messag
 
 
 @pytest.mark.timeout(150)
-@pytest.mark.parametrize("kill", list(CHART_KILLS))
+@pytest.mark.parametrize(
+    ("kill", "where"), [*((k, "channel") for k in CHART_KILLS), ("charts under way", "thread")]
+)
 async def test_kill_9_in_a_slack_finals_chart_phase_leaves_only_what_was_on_its_way_in_doubt(
-    crash_store: str, tmp_path: Path, kill: str
+    crash_store: str, tmp_path: Path, kill: str, where: str
 ) -> None:
+    """``where``: the final goes to the channel, or into each subscription's thread (the
+    ``thread`` option), where its chart is a step of its own just the same."""
     discord_fake, slack_fake = fakes(SCALE)
     async with discord_fake, slack_fake:
         figures = await crash_and_restart(
             discord_fake, slack_fake, crash_store, tmp_path, channels=CHANNELS, kill_at=0,
             scale=SCALE, limit=120, final=True, charts_at=CHART_KILLS[kill],
+            thread=where == "thread",
         )  # fmt: skip
-    print(f"\nfinal, {kill} ({crash_store.split(':')[0]}): {figures.line()}")
+    print(f"\nfinal, {kill}, {where} ({crash_store.split(':')[0]}): {figures.line()}")
     assert (figures.lost, figures.doubled) == (0, 0), figures.line()
     assert (figures.charts_lost, figures.charts_doubled) == (0, 0), figures.line()
     assert figures.http_429 == 0, figures.line()
