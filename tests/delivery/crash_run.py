@@ -202,9 +202,10 @@ async def crash_and_restart(
     """``final``: the update is the count's final, with its chart (on Slack, an upload into
     each message's thread); ``charts_at``: kill once that many of them were shown (in the
     chart phase), instead of at ``kill_at`` messages; ``thread``: the Slack subscriptions
-    post into a thread (the ``thread`` option), under a parent each channel already has."""
+    post into a thread (the ``thread`` option), under a parent each channel already has, and
+    no Discord channel is subscribed (Slack's threads are what is tried)."""
     guild = d.add_guild("Bessemer organisers")
-    d_chans = [d.add_channel(guild, f"count-{i}") for i in range(channels)]
+    d_chans = [d.add_channel(guild, f"count-{i}") for i in range(0 if thread else channels)]
     s_chans = [s.add_channel(f"count-{i}") for i in range(channels)]
     parents = _parents(s, s_chans) if thread else {}
     config = tmp / "tallybot.toml"
@@ -289,7 +290,7 @@ async def crash_and_restart(
     in_doubt = {
         p: sum(1 for x in doubtful if x.channel.platform == p) for p in ("discord", "slack")
     }
-    missing_d, missing_s = channels - on_d(), channels - on_s()
+    missing_d, missing_s = len(d_chans) - on_d(), channels - on_s()
     posts_before, reads_d_before = posts_d(), reads_d()
     history_before = len(s.calls_to("chat.postMessage")), reads_s()
 
@@ -301,7 +302,7 @@ async def crash_and_restart(
 
     def done() -> bool:
         return (
-            on_d() == on_s() == channels
+            (on_d(), on_s()) == (len(d_chans), channels)
             and posts_d() - posts_before >= sends_d
             and reads_s() - history_before[1] >= len(doubt_s)
             and (not final or all(charts_s(c) for c in s_chans))

@@ -13,7 +13,9 @@ A count's final goes the same way with its chart. On Slack the chart is a step o
 upload into the message's thread, at 100 a minute against the posts' 5 a second): the bot is
 also killed in that chart phase (at the first chart shown, and with a fifth of them shown),
 where a post is recorded as sent as soon as it is out, so again only what was on its way is in
-doubt, and every channel ends with its message and its chart once each.
+doubt, and every channel ends with its message and its chart once each. The same holds for a
+final posted into each subscription's thread (the ``thread`` option; Slack only): its chart is
+a step of its own there too, uploaded into the thread once.
 
 The fakes enforce the platforms' limits times ``SCALE`` and the bot is told the same
 (``[discord.limits]``, ``[slack.limits]``), so that a fan-out takes seconds;
