@@ -332,8 +332,10 @@ class SlackSender(Adapter):
         pace: Pace = unpaced,
     ) -> dict[str, Earlier]:
         """Our messages carrying any of ``keys`` among the channel's latest ``history_limit``
-        (one conversations.history read), with whether the bot replied in their thread (where
-        a final's chart goes). ``since`` is not used: Slack's ts and our clock may disagree."""
+        (one conversations.history read; in a thread, conversations.replies), with whether the
+        bot replied in their thread (where a final's chart goes; in a thread, whether a file
+        of ours follows the message there). ``since`` is not used: Slack's ts and our clock
+        may disagree."""
         wanted = set(keys)
         bot = await self.speaker(channel.workspace, f"slack history of {channel}")
         method = "conversations.history" if channel.thread is None else "conversations.replies"
@@ -368,7 +370,14 @@ class SlackSender(Adapter):
                 and key not in found
                 and isinstance(ts, str)
             ):
-                replied = bot.bot_user_id in (message.get("reply_users") or [])
+                if channel.thread is None:
+                    replied = bot.bot_user_id in (message.get("reply_users") or [])
+                else:  # a reply has no thread of its own: its chart follows it in this one
+                    replied = any(
+                        later.get("files") and ts_after(later.get("ts"), ts)
+                        and (bot.bot_id is None or later.get("bot_id") == bot.bot_id)
+                        for later in messages
+                    )  # fmt: skip
                 found[key] = Earlier(ts, with_attachment=replied)
         return found
 
@@ -424,3 +433,13 @@ class SlackSender(Adapter):
                 raise translate(exc, where) from exc
             except (SlackClientError, aiohttp.ClientError, OSError) as exc:
                 raise translate(exc, where) from exc
+
+
+def ts_after(ts: object, than: str) -> bool:
+    """Whether the Slack ts ``ts`` is later than ``than`` ("1712345678.000200")."""
+    if not isinstance(ts, str):
+        return False
+    try:  # seconds and microseconds apart: a float would round them together
+        return tuple(map(int, ts.split("."))) > tuple(map(int, than.split(".")))
+    except ValueError:
+        return False

@@ -12,8 +12,12 @@ its way, the answer in, the outbox not yet marked), the ledger says what is know
   (``disable_notification``), which gives the id ``S``; every id from ``S-1`` down to the
   doubt's *floor* (exclusive: it is a message the ledger knew) that is not a known message of
   the bot's is probed with an edit to the very same content ("message is not modified" = a
-  copy; "not found" / "can't be edited" = not ours; a probe that finds nothing changes nothing
-  and costs nothing at Telegram, so probes are paced on a bucket of their own, not as edits).
+  notified copy; "not found" / "can't be edited" = not ours; a probe that finds nothing changes
+  nothing and costs nothing at Telegram, so probes are paced on a bucket of their own, not as
+  edits). A silent copy carries the post's *quiet* text (``render.Rendered.quiet``: the same,
+  with an invisible WORD JOINER after its first character), so a probe tells the two kinds
+  apart: a silent copy takes the edit (``Probe.OVERWRITTEN``) and is at once written to the
+  ledger as a silent copy, before anything else is probed or deleted.
 - **Neither** (the ledger has no trace of the key): nothing was sent; a plain send.
 
 Of the copies, a *notified* one is kept (the lowest) and every other copy deleted. When every
@@ -28,10 +32,10 @@ Where it stops short (reported in ``Posted.possible_duplicate``, for the audit):
   supergroups and channels ids count per chat; in private chats and basic groups the bot's ids
   share one counter (the gaps are other chats' and cost a probe each).
 - A copy Telegram will not delete (older than 48 hours, the bot lost its rights) stays.
-- A silent send whose own answer was lost (``Doubt.blind``) makes the unknown copies
-  ambiguous (the lost original or a silent copy): none is trusted to be notified, so they are
-  deleted and the post sent again notified (a member may then be notified twice, never shown
-  it twice).
+- A silent copy a probe overwrote, just before a crash that kept the ledger from hearing of
+  it, shows the post as a notified copy does: the next repair takes it for one (one store
+  write wide). When the lost original is there too, it is lower and kept; otherwise that
+  silent copy stays as the only one.
 - Without a store (``MemoryLedger``) a restart forgets everything: a post the courier says is
   in doubt is then probed with no floor.
 
@@ -298,15 +302,19 @@ async def repair(
                 continue
             probes += 1
             found = await sender.probe(chat_id, candidate, out, pace=pace)
-            if found is Probe.OVERWRITTEN:
-                log.error(
-                    "telegram repair in %s: message %d was ours but not known to the ledger; "
-                    "it now shows this post and is cleaned up as a copy", chat_id, candidate,
-                )  # fmt: skip
-            if found is not Probe.NOT_OURS:
-                unsure = known.doubt.blind or found is Probe.OVERWRITTEN
-                copies.append(Copy(candidate, silent=unsure))
-                found_any = True
+            if found is Probe.NOT_OURS:
+                continue
+            quiet = found is Probe.OVERWRITTEN  # a silent copy (its quiet text), or unknown
+            if quiet:  # known as a silent copy at once: it now shows the post as it is
+                await ledger.posted(chat_id, key, candidate, silent=True)
+                if not known.doubt.blind:
+                    log.error(
+                        "telegram repair in %s: message %d was ours but not known to the "
+                        "ledger; it now shows this post and is cleaned up as a copy",
+                        chat_id, candidate,
+                    )  # fmt: skip
+            copies.append(Copy(candidate, silent=quiet))
+            found_any = True
     notified = [c.message for c in copies if not c.silent]
     keep = min(notified, default=None)
     removed: list[int] = []

@@ -76,8 +76,17 @@ class Rendered:
 
     html: str
     plain: str
+    quiet: str = ""
+    """The HTML of a repair's silent copy (``adapters.telegram.once``): the same text with a
+    WORD JOINER after its first character (cut shorter at the end if the limit needs it), so
+    that it shows the same but a probe tells it from a notified copy ("message is not
+    modified" for the notified copy only). Empty: the same as ``html``."""
 
     parse_mode = PARSE_MODE
+
+    @property
+    def silent_html(self) -> str:
+        return self.quiet or self.html
 
 
 def units(text: str) -> int:
@@ -156,12 +165,28 @@ def _clip(runs: list[Run], limit: int) -> list[Run]:
 def finish(runs: Iterable[Run], limit: int = TEXT_LIMIT) -> Rendered:
     """Runs as Telegram HTML: neutralised, cut to ``limit``, escaped, styled."""
     whole = [Run(_SURROGATES.sub("\ufffd", r.text), r.style) for r in runs if r.text]
-    kept = _clip(_neutralised_runs(whole), limit)
-    html = "".join(
+    neutralised = _neutralised_runs(whole)
+    kept = _clip(neutralised, limit)
+    quiet = _clip(_marked(neutralised), limit)
+    return Rendered(_html(kept), "".join(r.text for r in kept), _html(quiet))
+
+
+def _html(runs: list[Run]) -> str:
+    return "".join(
         f"<{r.style}>{escape(r.text)}</{r.style}>" if r.style and r.text.strip() else escape(r.text)
-        for r in kept
+        for r in runs
     )
-    return Rendered(html, "".join(r.text for r in kept))
+
+
+def _marked(runs: list[Run]) -> list[Run]:
+    """The runs with a WORD JOINER after the first character (``Rendered.quiet``): inside the
+    text, where Telegram keeps it (it strips what is empty at either end)."""
+    out = list(runs)
+    for i, run in enumerate(out):
+        if run.text:
+            out[i] = Run(run.text[:1] + WORD_JOINER + run.text[1:], run.style)
+            break
+    return out
 
 
 # --------------------------------------------------------------------------- content

@@ -57,7 +57,9 @@ class TelegramSender:
     async def send(
         self, chat_id: int, out: Outgoing, *, pace: Pace = unpaced, silent: bool = False
     ) -> int:
-        """Post ``out`` (``silent``: without a notification); the new message's id."""
+        """Post ``out`` (``silent``: without a notification, as its ``quiet`` text, which a
+        probe tells from a notified copy); the new message's id."""
+        html = out.text.silent_html if silent else out.text.html
         method = "sendPhoto" if out.photo is not None else "sendMessage"
         where = f"telegram {method} to {chat_id}"
         async with pace(route(method, chat_id), delivers=True):
@@ -66,14 +68,14 @@ class TelegramSender:
                     sent = await self.bot.send_photo(
                         chat_id,
                         BufferedInputFile(out.photo.data, out.photo.filename),
-                        caption=out.text.html,
+                        caption=html,
                         parse_mode=out.text.parse_mode,
                         disable_notification=silent,
                     )
                 else:
                     sent = await self.bot.send_message(
                         chat_id,
-                        out.text.html,
+                        html,
                         parse_mode=out.text.parse_mode,
                         link_preview_options=NO_PREVIEW,
                         disable_notification=silent,

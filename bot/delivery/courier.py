@@ -29,6 +29,7 @@ from __future__ import annotations
 import logging
 import random
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import timedelta
 
 from bot.adapter import Adapter, Earlier
@@ -200,16 +201,26 @@ class Courier:
         )
         then = None
         try:
-            earlier = None if d.action is DeliveryAction.REPLY else await check.earlier(d)
+            earlier = None
+            if d.action is DeliveryAction.CHART and ChartStep.of(d).thread is not None:
+                earlier = await self._find(replace(d, channel=ChartStep.of(d).place(d)), check)
+            elif d.action is not DeliveryAction.REPLY:
+                earlier = await check.earlier(d)
             if d.action is DeliveryAction.EDIT_LIVE:
                 message_id = await self._edit_live(d, content, pace, earlier)
             elif d.action is DeliveryAction.CHART:
                 message_id = await self._show_chart(d, content, pace, earlier)
             elif d.action is DeliveryAction.REPLY:
-                chart = await self.charts.for_delivery(d, content, where(d))
-                message_id = await self.places.reply(
+                apart = self.adapter.charts_apart  # then the chart follows as a step of its own
+                chart = None if apart else await self.charts.for_delivery(d, content, where(d))
+                placed = await self.places.reply(
                     d, content, key_of(d), pace, chart, lambda x: self._find(x, check)
                 )
+                message_id = placed.message_id
+                if apart and self.charts.wanted(d, content) and not placed.charted:
+                    then = chart_step(
+                        d, message_id, key_of(d), self.clock.now(), thread=placed.thread
+                    )
             elif self.adapter.charts_apart:  # the chart follows as a step of its own
                 message_id = await self.adapter.post(
                     d.channel, content, key=key_of(d), pace=pace, earlier=earlier
@@ -242,13 +253,13 @@ class Courier:
     ) -> str:
         """Show the chart of a ``CHART`` step with its message, unless an earlier attempt did;
         the message's id."""
-        on = ChartStep.of(d).on
+        step = ChartStep.of(d)
         if earlier is not None:
-            return on
+            return step.on
         chart = await self.charts.for_delivery(d, content, where(d))
         if chart is not None:
-            await self.adapter.show_chart(d.channel, on, content, chart, pace=pace)
-        return on
+            await self.adapter.show_chart(step.place(d), step.on, content, chart, pace=pace)
+        return step.on
 
     async def _find(self, d: Delivery, check: ChannelCheck) -> Earlier | None:
         """Where an earlier attempt of ``d`` posted it, in its channel or its thread."""
@@ -260,11 +271,14 @@ class Courier:
         async with check.progress.repairing():
             found = await self.adapter.find_posted(
                 d.channel,
-                [key_of(d)],
+                [looked_for(d)],
                 since=d.sending_at,
                 pace=DeliveryPace(self.pacer, progress=check.progress),
             )
-        return found.get(key_of(d))
+        earlier = found.get(looked_for(d))
+        if d.action is DeliveryAction.CHART and earlier is not None:
+            return earlier if earlier.with_attachment else None  # the message, not its chart
+        return earlier
 
     async def tell(self, d: Delivery, text: str) -> None:
         """Tell the admins of ``d``'s count something about its subscription (a thread

@@ -12,7 +12,8 @@ its own: the post is recorded SENT as soon as it is out, and in the same transac
 ``DeliveryAction.CHART`` delivery is queued (:func:`chart_step`) that shows the chart with that
 message. It is claimed, noted, confirmed and retried like any delivery, so a message never
 waits for its chart, a kill while charts go out leaves at most the charts on their way in
-doubt, and the chart is shown exactly once.
+doubt, and the chart is shown exactly once. A final posted into a subscription's thread
+(``DeliveryAction.REPLY``) gets its step the same way; the step knows the thread.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from cachetools import LRUCache
@@ -31,6 +32,7 @@ from bot.store import Database
 from bot.store import counts as count_rows
 from bot.store import tallies as tally_rows
 from bot.store.outbox import Delivery, DeliveryAction, NewDelivery
+from bot.subscription import ChannelRef
 
 CHART_TIMEOUT_S = 30.0
 """How long a final message waits for its chart to be drawn before it goes without it."""
@@ -44,22 +46,40 @@ _Drawing = asyncio.Task[Attachment | None]
 @dataclass(frozen=True, slots=True)
 class ChartStep:
     """What a ``CHART`` delivery shows: ``message``'s chart, with its post ``on`` (the message
-    id), which carries the key ``key`` (where ``find_posted`` finds it again)."""
+    id), which carries the key ``key`` (where ``find_posted`` finds it again); ``thread``: the
+    thread the post went into (a subscription's ``thread``), None: the channel itself."""
 
     message: Message
     on: str
     key: str
+    thread: str | None = None
 
     @classmethod
     def of(cls, d: Delivery) -> ChartStep:
         raw = json.loads(d.payload)
-        return cls(Message.from_json(raw["message"]), str(raw["on"]), str(raw["key"]))
+        thread = raw.get("thread")
+        return cls(
+            Message.from_json(raw["message"]),
+            str(raw["on"]),
+            str(raw["key"]),
+            None if thread is None else str(thread),
+        )
+
+    def place(self, d: Delivery) -> ChannelRef:
+        """Where the post of the step ``d`` is: its channel, or the thread it went into."""
+        return replace(d.channel, thread=self.thread)
 
 
-def chart_step(post: Delivery, message_id: str, key: str, at: datetime) -> NewDelivery:
+def chart_step(
+    post: Delivery, message_id: str, key: str, at: datetime, *, thread: str | None = None
+) -> NewDelivery:
     """The ``CHART`` delivery that shows the chart of ``post`` (a final, posted as
-    ``message_id`` with ``key``), queued at ``at``."""
-    payload = json.dumps({"message": post.payload, "on": message_id, "key": key})
+    ``message_id`` with ``key``, into the thread ``thread`` if it went into one), queued at
+    ``at``."""
+    payload = json.dumps(
+        {"message": post.payload, "on": message_id, "key": key}
+        | ({} if thread is None else {"thread": thread})
+    )
     return NewDelivery(
         subscription_id=post.subscription_id,
         channel=post.channel,

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from bot.adapter import Adapter, Earlier
 from bot.delivery.pacing import Pace
@@ -32,6 +32,16 @@ Tell = Callable[[Delivery, str], Awaitable[None]]
 """Tells the admins (an alert about ``d``'s subscription)."""
 Find = Callable[[Delivery], Awaitable[Earlier | None]]
 """Where an earlier attempt posted a delivery, if one did (its channel or its thread)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Placed:
+    """Where a post went: its message, the thread it went into (None: the channel itself),
+    and whether an earlier attempt had shown its chart already."""
+
+    message_id: str
+    thread: str | None = None
+    charted: bool = False
 
 
 class Places:
@@ -61,8 +71,10 @@ class Places:
         pace: Pace,
         attachment: Attachment | None,
         find: Find,
-    ) -> str:
-        """Post ``d`` into its subscription's thread (see the module docstring)."""
+    ) -> Placed:
+        """Post ``d`` into its subscription's thread (see the module docstring); where it
+        went. ``attachment``: the chart that goes in the post itself (None where it is a step
+        of its own, ``Adapter.charts_apart``)."""
         sub = await self.subscription(d)
         parent = sub.live_message_id if sub.wants.live else sub.thread_message_id
         if not sub.wants.thread or parent is None:
@@ -72,13 +84,14 @@ class Places:
             )
             if sub.wants.thread and not sub.wants.live:
                 await self._parent(sub, message_id)
-            return message_id
+            return Placed(message_id, None, earlier is not None and earlier.with_attachment)
         place = replace(d.channel, thread=parent)
         try:
             earlier = await find(replace(d, channel=place))
-            return await self.adapter.post(
+            message_id = await self.adapter.post(
                 place, content, key=key, pace=pace, attachment=attachment, earlier=earlier
             )
+            return Placed(message_id, parent, earlier is not None and earlier.with_attachment)
         except MessageGone as exc:
             log.info("the parent of the thread is gone (%s): a new one", exc)
             message_id = await self.adapter.post(
@@ -86,7 +99,7 @@ class Places:
             )
             await self._parent(sub, message_id)
             await self.tell(d, self.renewed(d))
-            return message_id
+            return Placed(message_id)
         except NotAllowedHere as exc:
             message_id = await self.adapter.post(
                 d.channel, content, key=key, pace=pace, attachment=attachment
@@ -98,7 +111,7 @@ class Places:
                 "go to the channel itself from now on. Give it Create Public Threads and Send "
                 "Messages in Threads (Discord), then subscribe again with thread.",
             )
-            return message_id
+            return Placed(message_id)
 
     def renewed(self, d: Delivery) -> str:
         return (

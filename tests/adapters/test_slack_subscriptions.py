@@ -7,8 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from sqlalchemy import select
 
 from bot.domain.model import TallyState
+from bot.store.schema import outbox as outbox_table
 from bot.testing.fakes.slack_fake import FakeSlack, RecordedSlackMessage
 from bot.testing.fakes.slack_fake.markup import visible
 from tests.adapters.test_slack import VirtualTime, bot_posts, config, fake, running, vt
@@ -259,3 +261,46 @@ async def test_a_thread_reply_whose_answer_was_lost_appears_once(
     (check,) = fake.calls_to("conversations.replies")
     assert check.args["ts"] == parent.ts
     assert len(fake.calls_to("chat.postMessage")) == 2
+
+
+async def steps(bot: object) -> list[tuple[str, str]]:
+    """The outbox, oldest first: each delivery's action and status."""
+    app = bot.app  # type: ignore[attr-defined]
+    async with app.db.connect() as conn:
+        rows = (
+            await conn.execute(
+                select(outbox_table.c.action, outbox_table.c.status).order_by(outbox_table.c.id)
+            )
+        ).all()
+    return [(str(r.action), str(r.status)) for r in rows]
+
+
+@pytest.mark.parametrize("fault", ["upload fails", "upload answer lost"])
+async def test_a_final_in_the_thread_is_sent_before_its_chart_a_step_of_its_own(
+    tmp_path: Path, fake: FakeSlack, vt: VirtualTime, fault: str
+) -> None:
+    """The final goes into the thread (and the channel) and is recorded sent as soon as it is
+    out; its chart follows as a step of its own (``DeliveryAction.CHART``), into the thread:
+    an upload that fails waits alone, and one whose answer was lost is found in the thread,
+    not uploaded again."""
+    news, user = fake.add_channel("news"), fake.add_user("ada")
+    async with running(fake, config(tmp_path, fake), vt) as bot:
+        await bot.slash("subscribe bessemer-2021 thread", user=user, channel=news)
+        await bot.ingest(84, 201)  # the parent
+        await bot.settle()
+        if fault == "upload fails":
+            fake.fail_next("files.getUploadURLExternal", status=503)
+        else:
+            fake.fail_next("files.completeUploadExternal", drop=True, commit=True)
+        final = await bot.ingest(738, 1798, state=TallyState.FINAL)
+        await bot.app.idle()
+        between = await steps(bot)  # the post is out, its chart not yet
+        await bot.settle()
+        after = await steps(bot)
+    assert between[1:] == [("reply", "sent"), ("chart", "pending")]
+    assert after[1:] == [("reply", "sent"), ("chart", "sent")]
+    (parent, shown_final) = shown(fake, news)
+    assert shown_final.broadcast
+    assert final.headline in visible(shown_final.text)
+    charts = [u for u in fake.uploads if u.channel == news]
+    assert [u.thread_ts for u in charts] == [parent.ts]  # once, into the thread

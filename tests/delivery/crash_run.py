@@ -33,7 +33,7 @@ from bot.store import Database, outbox
 from bot.store import counts as count_rows
 from bot.store import subscriptions as sub_rows
 from bot.store.outbox import Delivery
-from bot.subscription import ChannelRef, Mode, Platform
+from bot.subscription import ChannelRef, Mode, Platform, Wants
 from bot.testing.fakes.discord_fake import FakeDiscord
 from bot.testing.fakes.slack_fake import FakeSlack
 from tests.helpers import bessemer, tally
@@ -118,14 +118,21 @@ def fakes(scale: int) -> tuple[FakeDiscord, FakeSlack]:
     )
 
 
+def _parents(s: FakeSlack, channels: list[str]) -> dict[str, str]:
+    """A message in each channel, as its thread's parent: its ts by channel."""
+    organiser = s.add_user("organiser")
+    return {c: s.post_user_message(c, organiser, "Bessemer: the count begins") for c in channels}
+
+
 def write_config(
     path: Path, store_url: str, guild: int, d: FakeDiscord, s: FakeSlack, scale: int
 ) -> None:
     lines = [
         f"[store]\nurl = {toml_value(store_url)}",
         # A restart is a new instance: on PostgreSQL it takes over the dead one's deliveries
-        # once their claim expires.
-        "[cluster]\nclaim_seconds = 3",
+        # once their claim expires, and its gateway shard once that lease does (30 s by default:
+        # the restart waited that long before Discord sent anything).
+        "[cluster]\nclaim_seconds = 3\nshard_lease_seconds = 6",
         f"[discord]\napi_base = {toml_value(d.base_url)}",
         f"gateway_url = {toml_value(d.gateway_url)}",
         f"guilds = [{guild}]",
@@ -190,13 +197,17 @@ async def crash_and_restart(
     limit: float = 600,
     final: bool = False,
     charts_at: int | None = None,
+    thread: bool = False,
 ) -> Figures:
     """``final``: the update is the count's final, with its chart (on Slack, an upload into
     each message's thread); ``charts_at``: kill once that many of them were shown (in the
-    chart phase), instead of at ``kill_at`` messages."""
+    chart phase), instead of at ``kill_at`` messages; ``thread``: the Slack subscriptions
+    post into a thread (the ``thread`` option), under a parent each channel already has, and
+    no Discord channel is subscribed (Slack's threads are what is tried)."""
     guild = d.add_guild("Bessemer organisers")
-    d_chans = [d.add_channel(guild, f"count-{i}") for i in range(channels)]
+    d_chans = [d.add_channel(guild, f"count-{i}") for i in range(0 if thread else channels)]
     s_chans = [s.add_channel(f"count-{i}") for i in range(channels)]
+    parents = _parents(s, s_chans) if thread else {}
     config = tmp / "tallybot.toml"
     write_config(config, store_url, guild, d, s, scale)
     clock = SystemClock()
@@ -206,9 +217,13 @@ async def crash_and_restart(
             refs = [ChannelRef(Platform("discord"), str(guild), str(c)) for c in d_chans]
             refs += [ChannelRef(Platform("slack"), s.team_id, c) for c in s_chans]
             for ref in refs:
-                await sub_rows.subscribe(
-                    conn, ref, "bessemer-2021", Mode.EVENTS, by="t", at=clock.now()
+                parent = parents.get(ref.channel)
+                wants = Mode.EVENTS if parent is None else Wants(thread=True)
+                sub, _ = await sub_rows.subscribe(
+                    conn, ref, "bessemer-2021", wants, by="t", at=clock.now()
                 )
+                if parent is not None:
+                    await sub_rows.set_thread_message(conn, sub.id, parent)
         update = (
             tally(738, 1798, challenged=505, received=3041, state=TallyState.FINAL)
             if final
@@ -238,8 +253,15 @@ async def crash_and_restart(
     def on_d() -> int:
         return sum(1 for c in d_chans if d.messages(c))
 
-    def posts_s(c: str) -> int:  # the bot's messages in the channel, not in threads
+    def posts_s(c: str) -> int:  # the bot's messages in the channel (or its thread), no files
+        if thread:
+            return sum(
+                1 for m in s.messages(c) if m.thread_ts == parents[c] != m.ts and not m.files
+            )
         return sum(1 for m in s.messages(c) if m.thread_ts is None and not m.files)
+
+    def reads_s() -> int:  # the channels read back (in threads: their replies)
+        return len(s.calls_to("conversations.history")) + len(s.calls_to("conversations.replies"))
 
     def on_s() -> int:
         return sum(1 for c in s_chans if posts_s(c))
@@ -268,9 +290,9 @@ async def crash_and_restart(
     in_doubt = {
         p: sum(1 for x in doubtful if x.channel.platform == p) for p in ("discord", "slack")
     }
-    missing_d, missing_s = channels - on_d(), channels - on_s()
+    missing_d, missing_s = len(d_chans) - on_d(), channels - on_s()
     posts_before, reads_d_before = posts_d(), reads_d()
-    history_before = len(s.calls_to("chat.postMessage")), len(s.calls_to("conversations.history"))
+    history_before = len(s.calls_to("chat.postMessage")), reads_s()
 
     # The restart is done when every channel has the message and what was in doubt has been
     # seen to: sent again with its nonce (Discord), looked for once per channel (Slack).
@@ -280,9 +302,9 @@ async def crash_and_restart(
 
     def done() -> bool:
         return (
-            on_d() == on_s() == channels
+            (on_d(), on_s()) == (len(d_chans), channels)
             and posts_d() - posts_before >= sends_d
-            and len(s.calls_to("conversations.history")) - history_before[1] >= len(doubt_s)
+            and reads_s() - history_before[1] >= len(doubt_s)
             and (not final or all(charts_s(c) for c in s_chans))
         )
 
@@ -302,7 +324,7 @@ async def crash_and_restart(
         "discord posts": posts_d() - posts_before - missing_d,
         "discord reads": reads_d() - reads_d_before,
         "slack posts": slack_posts - missing_s,
-        "slack reads": len(s.calls_to("conversations.history")) - history_before[1],
+        "slack reads": reads_s() - history_before[1],
     }
     return Figures(
         killed_at=killed_at,

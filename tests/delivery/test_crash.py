@@ -13,7 +13,9 @@ A count's final goes the same way with its chart. On Slack the chart is a step o
 upload into the message's thread, at 100 a minute against the posts' 5 a second): the bot is
 also killed in that chart phase (at the first chart shown, and with a fifth of them shown),
 where a post is recorded as sent as soon as it is out, so again only what was on its way is in
-doubt, and every channel ends with its message and its chart once each.
+doubt, and every channel ends with its message and its chart once each. The same holds for a
+final posted into each subscription's thread (the ``thread`` option; Slack only): its chart is
+a step of its own there too, uploaded into the thread once.
 
 The fakes enforce the platforms' limits times ``SCALE`` and the bot is told the same
 (``[discord.limits]``, ``[slack.limits]``), so that a fan-out takes seconds;
@@ -84,17 +86,22 @@ async def test_kill_9_in_a_500_channel_fan_out_then_restart_delivers_each_messag
 
 
 @pytest.mark.timeout(150)
-@pytest.mark.parametrize("kill", list(CHART_KILLS))
+@pytest.mark.parametrize(
+    ("kill", "where"), [*((k, "channel") for k in CHART_KILLS), ("charts under way", "thread")]
+)
 async def test_kill_9_in_a_slack_finals_chart_phase_leaves_only_what_was_on_its_way_in_doubt(
-    crash_store: str, tmp_path: Path, kill: str
+    crash_store: str, tmp_path: Path, kill: str, where: str
 ) -> None:
+    """``where``: the final goes to the channel, or into each subscription's thread (the
+    ``thread`` option), where its chart is a step of its own just the same."""
     discord_fake, slack_fake = fakes(SCALE)
     async with discord_fake, slack_fake:
         figures = await crash_and_restart(
             discord_fake, slack_fake, crash_store, tmp_path, channels=CHANNELS, kill_at=0,
             scale=SCALE, limit=120, final=True, charts_at=CHART_KILLS[kill],
+            thread=where == "thread",
         )  # fmt: skip
-    print(f"\nfinal, {kill} ({crash_store.split(':')[0]}): {figures.line()}")
+    print(f"\nfinal, {kill}, {where} ({crash_store.split(':')[0]}): {figures.line()}")
     assert (figures.lost, figures.doubled) == (0, 0), figures.line()
     assert (figures.charts_lost, figures.charts_doubled) == (0, 0), figures.line()
     assert figures.http_429 == 0, figures.line()

@@ -7,8 +7,14 @@ from __future__ import annotations
 
 import abc
 import asyncio
-from collections.abc import AsyncIterator, Callable
-from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import (
+    AbstractAsyncContextManager,
+    AbstractContextManager,
+    AsyncExitStack,
+    asynccontextmanager,
+    contextmanager,
+)
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -52,6 +58,51 @@ class Seen:
     quiet: bool = False
     """Sent without a notification (Telegram's ``disable_notification``, Discord's
     SUPPRESS_NOTIFICATIONS): members were not told of it."""
+
+
+class Hold:
+    """How far the bot's sleeps may move a rig's virtual clock.
+
+    The rigs' time is virtual: a sleep of the bot's moves the clock instead of waiting, so a
+    channel backing off for a minute would move everyone's clock by a minute, and the other
+    channels would seem a minute late though nothing held them up. While a hold lasts
+    (:meth:`Rig.held`) the clock moves as real time would, to each sleeper's wake time, and
+    never past the hold's end: a sleep that would wake later waits (in real time) until the
+    hold is lifted. So what the bot does in the meantime, it did without anyone waiting that
+    long; and a worker that waits for such a sleeper before it sends anything else sends
+    nothing more until then."""
+
+    def __init__(self, monotonic: Callable[[], float], advance: Callable[[float], None]) -> None:
+        self.monotonic = monotonic
+        self.advance = advance
+        self.until: float | None = None
+        self._lifted = asyncio.Event()
+
+    async def sleep(self, seconds: float) -> None:
+        """The bot's sleep: the rig's usual virtual time (each sleep jumps the clock) unless
+        held (see the class docstring)."""
+        if self.until is None:
+            if seconds > 0:
+                self.advance(seconds)
+            await asyncio.sleep(0)
+            return
+        wake = self.monotonic() + max(seconds, 0.0)
+        while self.until is not None and wake > self.until:
+            self._lifted.clear()
+            await self._lifted.wait()
+        ahead = wake - self.monotonic()
+        if ahead > 0:
+            self.advance(ahead)
+        await asyncio.sleep(0)
+
+    @contextmanager
+    def held(self, seconds: float) -> Iterator[None]:
+        self.until = self.monotonic() + seconds
+        try:
+            yield
+        finally:
+            self.until = None
+            self._lifted.set()
 
 
 class Rig(abc.ABC):
@@ -136,12 +187,27 @@ class Rig(abc.ABC):
     def advance(self, seconds: float) -> None:
         self.clock.advance(seconds)
 
+    @property
+    @abc.abstractmethod
+    def hold(self) -> Hold:
+        """What the bot's sleeps go through (see :class:`Hold`)."""
+
+    def held(self, seconds: float) -> AbstractContextManager[None]:
+        """In the block, the bot's sleeps move the virtual clock as real time would, and
+        ``seconds`` past now at most (:class:`Hold`)."""
+        return self.hold.held(seconds)
+
     # What the platform's side can do; a platform without it keeps the base's refusal.
 
-    def lose_next_answer(self, *, chart: bool = False) -> None:
-        """The next post (``chart``: the next showing of a chart) is carried out by the
-        platform, but its answer never reaches the bot."""
+    def lose_next_answer(self, *, chart: bool = False, channel: ChannelRef | None = None) -> None:
+        """The next post (``chart``: the next showing of a chart; ``channel``: in that channel)
+        is carried out by the platform, but its answer never reaches the bot."""
         raise AssertionError(f"{self.name} has no answer to lose")
+
+    def limit_next_post(self, channel: ChannelRef, retry_after: int) -> None:
+        """The platform answers the next post in ``channel`` with a 429 on that channel's own
+        bucket, saying to wait ``retry_after`` seconds."""
+        raise AssertionError(f"{self.name} has no rate limits")
 
     def hang(self, channel: ChannelRef) -> asyncio.Event:
         """From now on the platform takes every request about ``channel`` and answers none

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import io
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -16,7 +15,7 @@ from bot.config import parse
 from bot.store.sent_ledger import SentLedger
 from bot.subscription import ChannelRef, Platform
 from bot.testing.clock import FakeClock
-from tests.adapters.rigs.base import Rig, Seen, count_table
+from tests.adapters.rigs.base import Hold, Rig, Seen, count_table
 
 
 class Terminal(io.StringIO):
@@ -38,6 +37,7 @@ class ConsoleRig(Rig):
     def __init__(self) -> None:
         super().__init__()
         self._clock = FakeClock()
+        self._hold = Hold(self._clock.monotonic, self._clock.advance)
         self.out = Terminal()
         self.charts = Path()
         self._cfg: Any = None
@@ -50,10 +50,9 @@ class ConsoleRig(Rig):
     def channels(self) -> tuple[ChannelRef, ChannelRef]:
         return ChannelRef(self.platform, "local", "a"), ChannelRef(self.platform, "local", "b")
 
-    async def sleep(self, seconds: float) -> None:
-        if seconds > 0:
-            self._clock.advance(seconds)
-        await asyncio.sleep(0)
+    @property
+    def hold(self) -> Hold:
+        return self._hold
 
     @asynccontextmanager
     async def running(self, tmp_path: Path, title: str) -> AsyncIterator[App]:
@@ -77,7 +76,11 @@ class ConsoleRig(Rig):
             return ConsoleAdapter(out=self.out, rich=False, save_dir=self.charts, ledger=ledger)
 
         app = App(
-            self._cfg, {self.platform: factory}, clock=self._clock, sleep=self.sleep, poll=False
+            self._cfg,
+            {self.platform: factory},
+            clock=self._clock,
+            sleep=self._hold.sleep,
+            poll=False,
         )
         async with app:
             yield app

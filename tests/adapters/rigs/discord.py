@@ -18,11 +18,29 @@ from bot.testing.fakes.discord_fake import FakeDiscord
 from bot.testing.fakes.discord_fake.markdown import visible
 from bot.testing.fakes.discord_fake.models import FLAG_SUPPRESS_NOTIFICATIONS
 from tests.adapters import test_discord as discord_tests
-from tests.adapters.rigs.base import Rig, Seen, count_table
+from tests.adapters.rigs.base import Hold, Rig, Seen, count_table
 
 POSTS = r"^/channels/\d+/messages$"
 MEMBERS = 100
+
+
+def posts(channel: ChannelRef | None) -> str:
+    """The path of posts (in ``channel`` only, if given)."""
+    return POSTS if channel is None else rf"^/channels/{channel.channel}/messages$"
+
+
 MEMBER0 = 555_000_000_000_000_000
+
+
+class HeldTime(discord_tests.VirtualTime):
+    """The test module's virtual time, its sleeps through a :class:`Hold`."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.hold = Hold(self.bot.monotonic, self.advance)
+
+    async def sleep(self, seconds: float) -> None:
+        await self.hold.sleep(seconds)
 
 
 class DiscordRig(Rig):
@@ -31,7 +49,7 @@ class DiscordRig(Rig):
 
     def __init__(self) -> None:
         super().__init__()
-        self.vt = discord_tests.VirtualTime()
+        self.vt = HeldTime()
         self._world: discord_tests.World | None = None
         self._cfg: Any = None
 
@@ -50,6 +68,10 @@ class DiscordRig(Rig):
 
     def advance(self, seconds: float) -> None:
         self.vt.advance(seconds)
+
+    @property
+    def hold(self) -> Hold:
+        return self.vt.hold
 
     @property
     def channels(self) -> tuple[ChannelRef, ChannelRef]:
@@ -98,9 +120,12 @@ class DiscordRig(Rig):
             found.append(Seen(str(m.id), shown, len(m.attachments), tuple(pings), quiet))
         return found
 
-    def lose_next_answer(self, *, chart: bool = False) -> None:
+    def lose_next_answer(self, *, chart: bool = False, channel: ChannelRef | None = None) -> None:
         # The chart goes in the same request as its message: one answer to lose either way.
-        self.fake.fail_next(POSTS, 503, after_commit=True)
+        self.fake.fail_next(posts(channel), 503, after_commit=True)
+
+    def limit_next_post(self, channel: ChannelRef, retry_after: int) -> None:
+        self.fake.fail_next(posts(channel), 429, retry_after=retry_after)
 
     def hang(self, channel: ChannelRef) -> asyncio.Event:
         return self.fake.hangs.hang(channel.channel)

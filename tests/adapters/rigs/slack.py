@@ -17,10 +17,21 @@ from bot.testing.clock import FakeClock
 from bot.testing.fakes.slack_fake import FakeSlack
 from bot.testing.fakes.slack_fake.markup import text_objects, visible
 from tests.adapters import test_slack as slack_tests
-from tests.adapters.rigs.base import Rig, Seen
+from tests.adapters.rigs.base import Hold, Rig, Seen
 
 PING = re.compile(r"<(!channel|!here|!everyone|!subteam\^\w+|@[UW]\w+)[|>]")
 """What notifies someone in mrkdwn (Slack's mentions of a channel, a group or a user)."""
+
+
+class HeldTime(slack_tests.VirtualTime):
+    """The test module's virtual time, its sleeps through a :class:`Hold`."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.hold = Hold(self.clock.monotonic, self.clock.advance)
+
+    async def sleep(self, seconds: float) -> None:
+        await self.hold.sleep(seconds)
 
 
 class SlackRig(Rig):
@@ -29,7 +40,7 @@ class SlackRig(Rig):
 
     def __init__(self) -> None:
         super().__init__()
-        self.vt = slack_tests.VirtualTime()
+        self.vt = HeldTime()
         self._fake: FakeSlack | None = None
         self._channels: tuple[str, str] = ("", "")
         self._members: list[str] = []
@@ -43,6 +54,10 @@ class SlackRig(Rig):
     @property
     def clock(self) -> FakeClock:
         return self.vt.clock
+
+    @property
+    def hold(self) -> Hold:
+        return self.vt.hold
 
     @property
     def channels(self) -> tuple[ChannelRef, ChannelRef]:
@@ -80,9 +95,15 @@ class SlackRig(Rig):
             found.append(Seen(m.ts, shown, len(charts), pings))
         return found
 
-    def lose_next_answer(self, *, chart: bool = False) -> None:
+    def lose_next_answer(self, *, chart: bool = False, channel: ChannelRef | None = None) -> None:
         method = "files.completeUploadExternal" if chart else "chat.postMessage"
-        self.fake.fail_next(method, drop=True, commit=True)
+        where = None if channel is None else channel.channel
+        self.fake.fail_next(method, drop=True, commit=True, channel=where)
+
+    def limit_next_post(self, channel: ChannelRef, retry_after: int) -> None:
+        self.fake.fail_next(
+            "chat.postMessage", status=429, channel=channel.channel, retry_after=retry_after
+        )
 
     def hang(self, channel: ChannelRef) -> asyncio.Event:
         return self.fake.hangs.hang(channel.channel)

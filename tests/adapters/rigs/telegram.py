@@ -14,12 +14,23 @@ from bot.subscription import ChannelRef, Platform
 from bot.testing.clock import FakeClock
 from bot.testing.fakes.telegram_fake import Chat, FakeTelegram, User
 from bot.testing.fakes.telegram_fake.testing import aiogram_bot
-from tests.adapters.rigs.base import Rig, Seen, count_table
+from tests.adapters.rigs.base import Hold, Rig, Seen, count_table
 from tests.adapters.telegram import test_app as telegram_tests
 from tests.adapters.telegram.conftest import shown
 
 PINGS = ("mention", "text_mention")
 """Entities that notify someone (an @username, a user named by id)."""
+
+
+class HeldTime(telegram_tests.VirtualTime):
+    """The test module's virtual time, its sleeps through a :class:`Hold`."""
+
+    def __init__(self, clock: FakeClock) -> None:
+        super().__init__(clock)
+        self.hold = Hold(clock.monotonic, clock.advance)
+
+    async def sleep(self, seconds: float) -> None:
+        await self.hold.sleep(seconds)
 
 
 class TelegramRig(Rig):
@@ -29,7 +40,7 @@ class TelegramRig(Rig):
     def __init__(self) -> None:
         super().__init__()
         self._clock = FakeClock()
-        self.vt = telegram_tests.VirtualTime(self._clock)
+        self.vt = HeldTime(self._clock)
         self._fake: FakeTelegram | None = None
         self._groups: list[Chat] = []
         self._members: list[User] = []
@@ -44,6 +55,10 @@ class TelegramRig(Rig):
     @property
     def clock(self) -> FakeClock:
         return self._clock
+
+    @property
+    def hold(self) -> Hold:
+        return self.vt.hold
 
     @property
     def channels(self) -> tuple[ChannelRef, ChannelRef]:
@@ -92,8 +107,13 @@ class TelegramRig(Rig):
             found.append(Seen(str(m.message_id), shown(m), int(m.photo is not None), pings, quiet))
         return found
 
-    def lose_next_answer(self, *, chart: bool = False) -> None:
-        self.fake.lose_answer("sendPhoto" if chart else "sendMessage")
+    def lose_next_answer(self, *, chart: bool = False, channel: ChannelRef | None = None) -> None:
+        chat = None if channel is None else self.chat(channel).id
+        self.fake.lose_answer("sendPhoto" if chart else "sendMessage", chat=chat)
+
+    def limit_next_post(self, channel: ChannelRef, retry_after: int) -> None:
+        chat = self.chat(channel).id
+        self.fake.fail_next("sendMessage", status=429, retry_after=retry_after, chat=chat)
 
     def hang(self, channel: ChannelRef) -> asyncio.Event:
         return self.fake.hangs.hang(channel.channel)

@@ -100,10 +100,38 @@ async def test_a_crash_mid_repair_converges(fake: FakeTelegram, bot: Bot, crash:
     assert posted.message_id == fake.visible(group)[1].message_id
     assert not fake.visible(group)[1].disable_notification
     assert not posted.possible_duplicate
-    # A lost silent send leaves it unknown which copy was notified: they all go, and the
-    # post is sent again notified. Otherwise the lost original (id 2) is kept.
-    assert posted.resent == (crash == "silent send lost")
-    assert posted.resent or posted.message_id == 2
+    assert (posted.message_id, posted.resent) == (2, False)  # the lost original is kept
+    assert notified(fake, group) == [2]  # members were notified of it once
+
+
+def notified(fake: FakeTelegram, chat: object) -> list[int]:
+    """The messages carrying the final that were sent with a notification, deleted or not."""
+    return [
+        m.message_id
+        for m in fake.messages(chat)  # type: ignore[arg-type]
+        if not m.disable_notification and m.text is not None and FINAL.text.plain in m.text
+    ]
+
+
+async def test_a_repair_whose_silent_send_is_lost_too_notifies_once(
+    fake: FakeTelegram, bot: Bot
+) -> None:
+    """The post's answer is lost, then the repair's silent send's: the next repair finds two
+    copies it has no answer for, the notified original and a silent one. The silent one shows
+    the post's quiet text, so the probe tells them apart: the original stays, the silent
+    copies go, and nothing is sent again with a notification."""
+    group, ledger, sender = fake.add_group("Union hall"), MemoryLedger(), TelegramSender(bot)
+    await post_once(sender, ledger, group.id, BOARD, "board")
+    fake.lose_answer("sendMessage", times=2)  # the original (2) and the silent copy (3)
+    with pytest.raises(MaybeSent):
+        await post_once(sender, ledger, group.id, FINAL, "final")
+    posted = await post_once(sender, ledger, group.id, FINAL, "final", in_doubt=True)
+    (kept,) = [m for m in fake.visible(group) if m.message_id != 1]
+    assert (kept.message_id, kept.disable_notification) == (posted.message_id, False)
+    assert kept.text == FINAL.text.plain  # as sent, not the quiet text
+    assert notified(fake, group) == [2]
+    assert sorted(posted.removed) == [3, 4]
+    assert (await ledger.known(group.id, "final")).doubt is None
 
 
 async def test_a_command_reply_in_the_window_is_left_alone(fake: FakeTelegram, bot: Bot) -> None:

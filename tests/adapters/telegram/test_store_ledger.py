@@ -121,8 +121,9 @@ async def test_a_restarted_adapter_repairs_to_one_copy(fake: FakeTelegram, db: D
 async def test_a_lost_silent_send_ends_in_one_notified_copy(
     fake: FakeTelegram, db: Database
 ) -> None:
-    """Both the post's and the repair's answers lost, then a restart: which unknown copy was
-    notified cannot be told, so every copy goes and the post is sent again, notified."""
+    """Both the post's and the repair's answers lost, then a restart: the silent copy shows
+    the post's quiet text, so the probe tells it from the notified original, which stays;
+    nothing is sent again with a notification (members are notified once)."""
     group = fake.add_group("Union hall")
     channel = ChannelRef(Platform("telegram"), str(group.id), str(group.id))
     async with adapter(fake, db) as first:
@@ -133,9 +134,11 @@ async def test_a_lost_silent_send_ends_in_one_notified_copy(
     async with adapter(fake, db) as second:
         await second.find_posted(channel, [KEY], since=datetime(2026, 1, 1, tzinfo=UTC))
         kept = await second.post(channel, FINAL, key=KEY)
-    assert [m.message_id for m in fake.visible(group)] == [1, int(kept)]
+    assert [m.message_id for m in fake.visible(group)] == [1, int(kept)] == [1, 2]
     assert not fake.visible(group)[1].disable_notification
-    assert {m.message_id for m in fake.messages(group) if m.deleted} == {2, 3, 4}
+    assert {m.message_id for m in fake.messages(group) if m.deleted} == {3, 4}
+    finals = [m for m in fake.messages(group) if m.message_id > 1]
+    assert [m.message_id for m in finals if not m.disable_notification] == [2]
 
 
 async def test_a_first_post_is_probed_only_above_what_the_chat_showed_the_bot(

@@ -290,8 +290,11 @@ class FakeSlack(HttpMode, Installs, Modals):
         times: int = 1,
         commit: bool = False,
         drop: bool = False,
+        channel: str | None = None,
+        retry_after: float = 1.0,
     ) -> None:
-        """Make the next `times` calls of `method` ("response_url": posts to one) fail.
+        """Make the next `times` calls of `method` ("response_url": posts to one) fail; with
+        `channel`, only calls about that channel (a 429 says `retry_after`).
 
         The answer is HTTP `status` with {"ok": false, "error": error} (default error by
         status: 429 ratelimited + Retry-After, 503 service_unavailable, else internal_error).
@@ -301,8 +304,9 @@ class FakeSlack(HttpMode, Installs, Modals):
             self._interactions.limited_responses += times
         else:
             self._web.fail_next(
-                method, status=status, error=error, times=times, commit=commit, drop=drop
-            )
+                method, status=status, error=error, times=times, commit=commit, drop=drop,
+                channel=channel, retry_after=retry_after,
+            )  # fmt: skip
 
     async def wait_for(
         self,

@@ -60,6 +60,10 @@ class FailRule:
     times: int
     commit: bool
     drop: bool
+    channel: str | None = None
+    """Only calls about this channel (None: any)."""
+    retry_after: float = 1.0
+    """The Retry-After of a 429."""
 
 
 class DroppedConnection(Exception):
@@ -172,7 +176,16 @@ class WebApi:
     # -------------------------------------------------------------- dispatch
 
     def fail_next(
-        self, method: str, *, status: int, error: str | None, times: int, commit: bool, drop: bool
+        self,
+        method: str,
+        *,
+        status: int,
+        error: str | None,
+        times: int,
+        commit: bool,
+        drop: bool,
+        channel: str | None = None,
+        retry_after: float = 1.0,
     ) -> None:
         if method not in self._handlers:
             raise ValueError(f"the fake does not implement {method!r}")
@@ -180,7 +193,7 @@ class WebApi:
             if status == 200:
                 raise ValueError("fail_next with status 200 needs an error code")
             error = DEFAULT_ERRORS.get(status, "internal_error")
-        rule = FailRule(status, error, times, commit, drop)
+        rule = FailRule(status, error, times, commit, drop, channel, retry_after)
         self._fail_rules.setdefault(method, []).append(rule)
 
     def dispatch(
@@ -190,7 +203,7 @@ class WebApi:
         if entry is None:
             return 200, {"ok": False, "error": "unknown_method"}, {}
         kind, handler = entry
-        rule = self._take_fail_rule(method)
+        rule = self._take_fail_rule(method, args.get("channel"))
         if rule is not None and not rule.commit:
             return self._failure(rule)
         try:
@@ -219,14 +232,14 @@ class WebApi:
         )
         return 200, {"ok": True, **result}, granted  # Slack says a bot token's scopes on each
 
-    def _take_fail_rule(self, method: str) -> FailRule | None:
-        rules = self._fail_rules.get(method)
-        if not rules:
+    def _take_fail_rule(self, method: str, channel: object) -> FailRule | None:
+        rules = self._fail_rules.get(method, [])
+        rule = next((r for r in rules if r.channel is None or r.channel == channel), None)
+        if rule is None:
             return None
-        rule = rules[0]
         rule.times -= 1
         if rule.times <= 0:
-            rules.pop(0)
+            rules.remove(rule)
         return rule
 
     def _failure(self, rule: FailRule) -> tuple[int, JsonDict, dict[str, str]]:
@@ -235,7 +248,7 @@ class WebApi:
         headers: dict[str, str] = {}
         if rule.status == 429:
             self.count_429 += 1
-            headers["Retry-After"] = retry_after_header(1.0, self.retry_after)
+            headers["Retry-After"] = retry_after_header(rule.retry_after, self.retry_after)
         return rule.status, {"ok": False, "error": rule.error}, headers
 
     def _check_token(self, token: str | None, kind: str, args: JsonDict) -> str | None:

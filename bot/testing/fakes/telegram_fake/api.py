@@ -59,6 +59,8 @@ class FailRule:
     commit: bool
     drop: bool
     retry_after: int | None
+    chat: str | None = None
+    """Only calls about this chat (None: any)."""
 
 
 class LostAnswer(Exception):
@@ -83,6 +85,7 @@ class Api:
         commit: bool,
         drop: bool,
         retry_after: int | None,
+        chat: str | None = None,
     ) -> None:
         name = METHOD_NAMES.get(method.lower())
         if name is None:
@@ -94,17 +97,17 @@ class Api:
                 description = DEFAULT_DESCRIPTIONS[status]
             elif not drop:
                 raise ValueError(f"fail_next with status {status} needs a description")
-        rule = FailRule(status, description or "", times, commit, drop, retry_after)
+        rule = FailRule(status, description or "", times, commit, drop, retry_after, chat)
         self._rules.setdefault(name, []).append(rule)
 
-    def _take_rule(self, method: str) -> FailRule | None:
-        rules = self._rules.get(method)
-        if not rules:
+    def _take_rule(self, method: str, chat: str | None) -> FailRule | None:
+        rules = self._rules.get(method, [])
+        rule = next((r for r in rules if r.chat is None or r.chat == chat), None)
+        if rule is None:
             return None
-        rule = rules[0]
         rule.times -= 1
         if rule.times <= 0:
-            rules.pop(0)
+            rules.remove(rule)
         return rule
 
     # ------------------------------------------------------------ HTTP
@@ -160,7 +163,7 @@ class Api:
     async def _answer(
         self, method: str, args: Args, request: web.Request, record: RecordedRequest
     ) -> tuple[int, JSON]:
-        rule = self._take_rule(method)
+        rule = self._take_rule(method, args.text("chat_id"))
         if rule is not None and not rule.commit:
             record.executed = False
             return self._failure(rule, method, args, record)

@@ -384,8 +384,10 @@ class FakeTelegram:
         commit: bool = False,
         drop: bool = False,
         retry_after: int | None = None,
+        chat: int | None = None,
     ) -> None:
-        """The next ``times`` calls of ``method`` fail with ``status``/``description``.
+        """The next ``times`` calls of ``method`` (about ``chat`` only, if given) fail with
+        ``status``/``description``.
 
         ``commit``: the call takes effect first, only the answer is the failure.
         ``drop``: the connection closes with no answer at all.
@@ -393,11 +395,13 @@ class FakeTelegram:
         self._api.fail_next(
             method, status=status, description=description, times=times,
             commit=commit, drop=drop, retry_after=retry_after,
+            chat=None if chat is None else str(chat),
         )  # fmt: skip
 
-    def lose_answer(self, method: str, *, times: int = 1) -> None:
-        """Carry out the next call(s) of ``method``, then drop the connection unanswered."""
-        self.fail_next(method, times=times, commit=True, drop=True)
+    def lose_answer(self, method: str, *, times: int = 1, chat: int | None = None) -> None:
+        """Carry out the next call(s) of ``method`` (about ``chat`` only, if given), then drop
+        the connection unanswered."""
+        self.fail_next(method, times=times, commit=True, drop=True, chat=chat)
 
     def drop_request(self, method: str, *, times: int = 1) -> None:
         """Drop the next call(s) of ``method`` unanswered *without* carrying them out."""
