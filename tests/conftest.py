@@ -28,6 +28,17 @@ _pg_check: dict[str, str | None] = {}
 """``{"error": None}`` once PostgreSQL answered, ``{"error": why}`` if it did not (checked once)."""
 
 
+SLOW_FIXTURES = frozenset({"start_run", "browser", "fresh_repo"})
+"""A test using one of these starts real processes or a browser: it is ``slow`` whether it says
+so or not (``pytest -m "not slow"`` leaves it out)."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if SLOW_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _one_chart_process() -> Iterator[None]:
     """One process draws the charts of the whole run (as in a bot, where apps closing shut it

@@ -28,6 +28,8 @@ from bot.testing.fakes.slack_fake.records import SocketDelivery
 from tests.adapters.test_discord import answer, answered
 from tests.delivery.crash_run import fakes, start_bot, write_config
 
+pytestmark = pytest.mark.slow  # a real process
+
 CHANNELS = 500
 """Per platform: one member subscribes each channel."""
 SCALE = 40
