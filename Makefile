@@ -1,5 +1,7 @@
-# tallybot: `make demo` runs the console demo, `make test` runs the test suite,
-# `make docs` builds the documentation site, `make migration MSG=...` writes a new store revision.
+# tallybot: `make demo` runs the console demo, `make test` runs the test suite (one worker per
+# CPU, pytest-xdist; `make test ARGS='-m "not slow"'` leaves out the end-to-end tests that start
+# real processes or a browser), `make docs` builds the documentation site, `make migration MSG=...`
+# writes a new store revision.
 #
 # The venv is made with the newest Python 3.11 or later that runs from PATH; choose another with
 # `make PYTHON=python3.12 test` (or a full path). It installs the pinned versions of
@@ -25,8 +27,9 @@ $(STAMP): pyproject.toml requirements-dev.lock
 demo: $(STAMP)
 	$(BIN)/tallybot demo $(ARGS)
 
+# --dist loadgroup: tests marked xdist_group("name") run on one worker, one after another.
 test: $(STAMP)
-	$(BIN)/pytest $(ARGS)
+	$(BIN)/pytest -n auto --dist loadgroup $(ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -17,6 +17,7 @@ from sqlalchemy.pool import NullPool
 from bot.charts_process import CHARTS
 from bot.store import Database
 from bot.store.engine import quote_identifier
+from tests.store_template import StoreTemplates
 
 PG_URL = os.environ.get("TALLYBOT_PG_URL", "postgresql+asyncpg://postgres@127.0.0.1:5432/test")
 PG_UNREACHABLE = (
@@ -27,6 +28,17 @@ _pg_check: dict[str, str | None] = {}
 """``{"error": None}`` once PostgreSQL answered, ``{"error": why}`` if it did not (checked once)."""
 
 
+SLOW_FIXTURES = frozenset({"start_run", "browser", "fresh_repo"})
+"""A test using one of these starts real processes or a browser: it is ``slow`` whether it says
+so or not (``pytest -m "not slow"`` leaves it out)."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if SLOW_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _one_chart_process() -> Iterator[None]:
     """One process draws the charts of the whole run (as in a bot, where apps closing shut it
@@ -34,6 +46,31 @@ def _one_chart_process() -> Iterator[None]:
     CHARTS.hold()
     yield
     asyncio.run(CHARTS.release())
+
+
+@pytest.fixture(scope="session")
+def _store_templates(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StoreTemplates]:
+    """A new store opened in a test is a copy of one migrated store (see tests.store_template)."""
+    templates = StoreTemplates(tmp_path_factory.mktemp("store-template"))
+    real_aopen = Database.aopen
+
+    async def aopen(self: Database) -> None:
+        await templates.seed(self._url, self._schema)
+        await real_aopen(self)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Database, "aopen", aopen)
+        yield templates
+
+
+@pytest.fixture(autouse=True)
+def _fresh_store(
+    request: pytest.FixtureRequest, _store_templates: StoreTemplates
+) -> Iterator[None]:
+    """A test marked ``fresh_store`` migrates its stores from nothing (no template copy)."""
+    _store_templates.enabled = request.node.get_closest_marker("fresh_store") is None
+    yield
+    _store_templates.enabled = True
 
 
 async def _pg_execute(url: str, sql: str) -> None:

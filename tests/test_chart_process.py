@@ -105,6 +105,7 @@ async def process(timers: Timers) -> AsyncIterator[ChartProcess]:
     await own.aclose()
 
 
+@pytest.mark.slow  # a real bot process
 @pytest.mark.timeout(120)
 def test_the_bot_process_never_imports_matplotlib() -> None:
     done = subprocess.run(
@@ -189,6 +190,7 @@ def started_by_a_script(tmp_path: Path, then: str) -> tuple[int, str]:
     return int(out[0]), out[1]
 
 
+@pytest.mark.slow  # a real bot process
 @pytest.mark.timeout(120)
 def test_the_child_is_the_same_program_whatever_started_the_bot(tmp_path: Path) -> None:
     pid, imported = started_by_a_script(tmp_path, "close")
@@ -196,6 +198,7 @@ def test_the_child_is_the_same_program_whatever_started_the_bot(tmp_path: Path) 
     assert gone(pid)
 
 
+@pytest.mark.slow  # a real bot process
 @pytest.mark.timeout(120)
 def test_the_child_exits_when_the_bot_is_killed(tmp_path: Path) -> None:
     pid, _ = started_by_a_script(tmp_path, "die")

@@ -141,6 +141,7 @@ def test_the_installed_platforms_are_found_through_their_entry_points() -> None:
     assert GROUP == "tallybot.adapters"
 
 
+@pytest.mark.slow  # a real Python process
 def test_finding_the_platforms_loads_no_platform_library() -> None:
     """The plug-ins are light: discord.py and slack-bolt load when an adapter is built."""
     script = (

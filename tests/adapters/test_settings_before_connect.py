@@ -21,6 +21,8 @@ import tomli_w
 
 from bot.testing.fakes.discord_fake import FakeDiscord
 
+pytestmark = pytest.mark.slow  # real processes
+
 TOKEN = "discord-test-token-0123456789"
 ROOT = Path(__file__).resolve().parents[2]
 

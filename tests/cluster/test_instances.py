@@ -39,7 +39,7 @@ from tests.conftest import PG_URL, _require_postgres
 from tests.delivery.crash_run import either, fresh_postgres
 from tests.helpers import tally
 
-pytestmark = pytest.mark.postgres
+pytestmark = [pytest.mark.postgres, pytest.mark.slow]  # real processes
 CHANNELS = 200
 SCALE = 10
 INTERVAL = 1.0

@@ -25,7 +25,7 @@ from tests.cluster.fleet import Fleet, Instance, start, stop_all
 from tests.conftest import PG_URL, _require_postgres
 from tests.delivery.crash_run import fresh_postgres, toml_value
 
-pytestmark = pytest.mark.postgres
+pytestmark = [pytest.mark.postgres, pytest.mark.slow]  # real processes
 SHARDS = 3
 LEASE_S = 3.0
 """``[cluster] shard_lease_seconds``: a round every second."""

@@ -24,7 +24,7 @@ from tests.helpers import tally
 from tests.web.test_stream import read_event
 
 __all__ = ["pg"]
-pytestmark = pytest.mark.postgres
+pytestmark = [pytest.mark.postgres, pytest.mark.slow]  # real processes
 COUNT = "bessemer-2021"
 
 

@@ -32,6 +32,8 @@ import pytest
 from tests.conftest import PG_URL, _require_postgres
 from tests.delivery.crash_run import crash_and_restart, fakes, fresh_postgres
 
+pytestmark = pytest.mark.slow  # real processes, 1,000 deliveries a run
+
 CHANNELS = 500
 SCALE = 40
 KILL_POINTS = {"before": 0, "during": CHANNELS, "after": 2 * CHANNELS}

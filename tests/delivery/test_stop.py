@@ -30,6 +30,8 @@ from tests.adapters.test_discord import answer, answered
 from tests.conftest import PG_URL, _require_postgres
 from tests.delivery.crash_run import fakes, fresh_postgres, start_bot, write_config
 
+pytestmark = pytest.mark.slow  # a real process
+
 CHANNELS = 500
 """Per platform: one member subscribes each channel."""
 SCALE = 40

@@ -23,6 +23,8 @@ from bot.store.schema import metadata
 from tests.store.legacy import create_legacy_store
 from tests.store.rows import check_v1_rows, insert_v1_rows
 
+pytestmark = pytest.mark.fresh_store  # what migrating from nothing makes: no template copy
+
 
 def differences(conn: Connection) -> list[Any]:
     """What Alembic's autogenerate would change to make the store match ``bot.store.schema``."""

@@ -16,6 +16,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 SITE_PACKAGES = Path(sys.modules["sqlalchemy"].__file__ or "").parents[1]
 
+pytestmark = pytest.mark.slow  # builds and installs the wheel
+
 MIGRATE = """
 import asyncio, json, sys
 import bot
