@@ -18,9 +18,12 @@ an interaction is still carried out once, by the session whose acknowledgement D
 (the other's is refused as already acknowledged: ``adapters.discord.commands``).
 ``Instance.shards`` (``/healthz``) lists a shard only while its session here is up.
 
-An instance that cannot renew a shard's lease (taken, or the store did not answer within a
-round) stops the shard's session before its last renewal runs out, so two sessions of one shard
-never overlap outside a hand-over for longer than a round, clocks agreeing within a round.
+Each shard's lease is a :class:`~bot.cluster.lease.Lease`: held by its own expiry, not by one
+round's success. A round that fails or stalls (a busy store, a busy process) keeps the sessions
+while their leases are held, waits for the store at most that long, and the next round comes
+before they lapse; an instance that cannot renew them by then (taken, or the store did not
+answer) stops the sessions first, so two sessions of one shard never overlap outside a
+hand-over, clocks agreeing within a tenth of the lease.
 
 ``shard_ids`` fixes the shards of an instance: it holds their leases when they are free, and
 takes no part in the division. On SQLite (one instance) there is no lease: it runs them all.
@@ -36,12 +39,12 @@ import asyncio
 import logging
 import math
 from collections.abc import Awaitable, Callable
-from datetime import datetime, timedelta
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot.clock import Clock
 from bot.cluster.identity import Instance
+from bot.cluster.lease import Holder, Lease, shared
 from bot.cluster.turns import SharedTurns
 from bot.delivery.pacing import Window
 from bot.delivery.ratelimit import RateLimiter, Sleep
@@ -87,10 +90,12 @@ class ShardLeases:
         self.instance = instance
         self.count = count
         self.fixed = fixed
-        self.lease = timedelta(seconds=lease_seconds)
+        self.lease_seconds = lease_seconds
         self.every = lease_seconds / 3
         """How often a round runs."""
-        self.shared = db is not None and db.dialect_name != "sqlite"
+        self.shared = shared(db)
+        self.holder = Holder(instance.id, clock)
+        self._leases: dict[str, Lease] = {}
         self.up: Callable[[int], bool] = lambda shard: True
         """Whether the session of a shard run here is up (the adapter's; set before rounds)."""
         self.held: set[int] = set()
@@ -102,7 +107,16 @@ class ShardLeases:
         """Handed-on shards whose new holder's session is up (read in the round)."""
         self._marked: set[int] = set()
         """The shards this instance marked up (``up:N``) at its last round."""
-        self._sure_until: datetime | None = None
+
+    def _lease(self, name: str) -> Lease:
+        lease = self._leases.get(name)
+        if lease is None:
+            lease = self._leases[name] = Lease(name, self.lease_seconds, self.clock)
+        return lease
+
+    def left(self) -> float:
+        """How long the leases of the shards held here last without a renewal (0: none held)."""
+        return min((self._lease(shard_lease(s)).left() for s in self.held), default=0.0)
 
     @property
     def wanted(self) -> tuple[int, ...]:
@@ -144,44 +158,46 @@ class ShardLeases:
     ) -> None:
         """Rounds until cancelled (the first one is the caller's: :meth:`step`)."""
         while True:
-            await sleep(self.every)
+            await sleep(self.next_in())
             await self.step(start, stop, let_go)
+
+    def next_in(self) -> float:
+        """When the next round is due: a third of the lease after this one, sooner when the
+        leases held would lapse before (a round that failed or stalled)."""
+        return min(self.every, self.left()) if self.held else self.every
 
     async def round(self) -> tuple[set[int], set[int]]:
         """Renew, hand on and take leases: the shards gained and lost since the last round."""
         if not self.shared:
             return self._now_held(set(self.wanted))
-        now = self.clock.now()
-        until = now + self.lease
         assert self.db is not None
+        # While shards are held, the store is waited for as long as their leases last (a slow
+        # round keeps them); with none, for a round.
+        limit = self.left() if self.held else self.every
         try:
-            async with asyncio.timeout(self.every), self.db.begin() as conn:
-                held = await self._divide(conn, now, until)
+            async with asyncio.timeout(limit), self.db.begin() as conn:
+                held = await self._divide(conn)
         except (StoreError, TimeoutError) as exc:
             self._handing_on = set()  # nothing was handed on: those still run here
             self._let_go = set()
-            now = self.clock.now()  # a round that timed out took a round's time
-            if self._sure_until is not None and now < self._sure_until - timedelta(
-                seconds=self.every
-            ):
-                log.warning("cannot renew the shard leases (kept for now): %s", exc)
+            if self.left() > 0:  # the next round comes before they lapse (next_in)
+                log.warning(
+                    "cannot renew the shard leases (kept %.1f s more): %r", self.left(), exc
+                )
                 return set(), set()
             log.warning("cannot renew the shard leases: stopping the shards: %r", exc)
-            self._sure_until = None
             return self._now_held(set())
-        self._sure_until = until
         return self._now_held(held)
 
-    async def _divide(self, conn: AsyncConnection, now: datetime, until: datetime) -> set[int]:
+    async def _divide(self, conn: AsyncConnection) -> set[int]:
         me = self.instance.id
+        now = self.clock.now()
+        renewing = [self._lease(shard_lease(s)) for s in self.held]
         if self.fixed is None:
-            await leases.take(conn, f"{MEMBER}{me}", me, now=now, until=until)
-        held = {
-            s
-            for s in self.held
-            if await leases.take(conn, shard_lease(s), me, now=now, until=until)
-        }
-        await self._mark_up(conn, held, now, until)
+            renewing.append(self._lease(f"{MEMBER}{me}"))
+        taken = await self.holder.take(conn, renewing)  # one statement: a busy store times out
+        held = {s for s in self.held if shard_lease(s) in taken}
+        await self._mark_up(conn, held)
         if self.fixed is None:
             members = {
                 name.removeprefix(MEMBER)
@@ -206,19 +222,17 @@ class ShardLeases:
                 break
             if shard in held or shard_lease(shard) in others:
                 continue
-            if await leases.take(conn, shard_lease(shard), me, now=now, until=until):
+            if await self.holder.take(conn, [self._lease(shard_lease(shard))]):
                 held.add(shard)
         return held
 
-    async def _mark_up(
-        self, conn: AsyncConnection, held: set[int], now: datetime, until: datetime
-    ) -> None:
+    async def _mark_up(self, conn: AsyncConnection, held: set[int]) -> None:
         """Mark the held shards whose sessions are up (``up:N``), unmark the others; read which
         handed-on shards' new holders have theirs up (``_let_go``)."""
         me = self.instance.id
         up = {s for s in held if self.up(s)}
         if up:
-            await leases.take_many(conn, {f"{UP}{s}": until for s in up}, me, now=now)
+            await self.holder.take(conn, [self._lease(f"{UP}{s}") for s in up])
         if self._marked - up:  # one statement less in most rounds (a busy store times out)
             await leases.release_many(conn, [f"{UP}{s}" for s in self._marked - up], me)
         self._marked = up
@@ -240,14 +254,16 @@ class ShardLeases:
         now = self.clock.monotonic()
         try:
             async with self.db.begin() as conn:
-                for shard in sorted(handing):
-                    await leases.release(conn, shard_lease(shard), self.instance.id)
-                    await leases.release(conn, f"{UP}{shard}", self.instance.id)
+                await self.holder.hand_back(conn, self._named(handing))
         except StoreError as exc:  # they run out by themselves
             log.warning("cannot hand shards on: %s", exc)
         for shard in handing:
             log.info("shard %d: handed on", shard, extra={"shard": shard})
             self.serving[shard] = now
+
+    def _named(self, shards: set[int]) -> list[Lease]:
+        """The leases of ``shards`` and their marks."""
+        return [self._lease(n) for s in sorted(shards) for n in (shard_lease(s), f"{UP}{s}")]
 
     def _now_held(self, held: set[int]) -> tuple[set[int], set[int]]:
         gained, lost = held - self.held, self.held - held
@@ -265,10 +281,9 @@ class ShardLeases:
         me = self.instance.id
         try:
             async with self.db.begin() as conn:
-                for shard in sorted(held):
-                    await leases.release(conn, shard_lease(shard), me)
-                    await leases.release(conn, f"{UP}{shard}", me)
-                await leases.release(conn, f"{MEMBER}{me}", me)
+                await self.holder.hand_back(
+                    conn, [*self._named(held), self._lease(f"{MEMBER}{me}")]
+                )
         except StoreError as exc:
             log.warning("cannot hand the shards on: %s", exc)
 
