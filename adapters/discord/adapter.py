@@ -44,6 +44,7 @@ from adapters.discord.shards import GatewayShards
 from adapters.discord.tree import CountGroup, TallybotClient, intents
 from bot.clock import SystemClock
 from bot.cluster.identity import Instance
+from bot.cluster.lease import shared
 from bot.cluster.shards import IDENTIFY_WINDOW, SessionStarts, ShardLeases
 from bot.delivery.pacing import Window
 from bot.delivery.shared import OutsideShare
@@ -150,7 +151,7 @@ class DiscordAdapter(DiscordSender):
             **self._client_options,
         }
         store = self.context.store
-        if store is not None and store.dialect_name != "sqlite":  # other instances may send
+        if store is not None and shared(store):  # other instances may send
             share = OutsideShare(store, self.platform, self, SystemClock(), asyncio.sleep)
             self.global_429s.outside = share.turn
         client = self._client = self._new_client()

@@ -341,7 +341,6 @@ class SessionStarts:
         self.sleep = sleep
         self.db = db
         self.started = 0
-        shared = db is not None and db.dialect_name != "sqlite"
         self._shared = [
             SharedTurns(f"{name}:identify:{b}", window, clock, sleep, self._reserve)
             for b in range(self.buckets)
@@ -350,7 +349,7 @@ class SessionStarts:
         self._local = [
             RateLimiter(window.limit, window.seconds, clock, margin=0.1) for _ in self._shared
         ]
-        self.shared = shared
+        self.shared = shared(db)
 
     async def turn(self, shard: int) -> None:
         """Wait until ``shard`` may start its session."""

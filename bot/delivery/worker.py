@@ -37,6 +37,7 @@ from bot.adapter import Adapter
 from bot.chart import ChartCache
 from bot.clock import Clock
 from bot.cluster.identity import new_instance_id
+from bot.cluster.lease import shared
 from bot.delivery.attempt import Progress, Stats, where
 from bot.delivery.coalesce import coalesce
 from bot.delivery.courier import ChannelCheck, Courier
@@ -101,7 +102,7 @@ class Dispatcher:
         self.claimant = instance or new_instance_id()
         """Whose claims this dispatcher's are."""
         self.claim_seconds = claim_seconds
-        self.shared = db.dialect_name != "sqlite"
+        self.shared = shared(db)
         """Whether other instances may share the store (PostgreSQL)."""
         self.adapters = dict(adapters)
         self.clock = clock
