@@ -14,14 +14,18 @@ time through a :class:`Lease`, with one renewal rule and one notion of held:
   (:data:`RENEW_AFTER`), so that two renewals may fail before it lapses.
 
 :class:`Holder` takes, renews and hands back any number of leases in one statement each
-(``bot.store.leases``). :func:`shared` says, once for everyone, whether other instances may
-share a store at all: on SQLite there is one instance and no lease is needed.
+(``bot.store.leases``), in transactions on the store's connections kept apart
+(``Database.begin_urgent``): a lease's renewal never waits for a connection behind a fan-out's
+statements, which would let it lapse on a busy instance. :func:`shared` says, once for
+everyone, whether other instances may share a store at all: on SQLite there is one instance and
+no lease is needed.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from contextlib import AbstractAsyncContextManager
 from datetime import datetime, timedelta
 
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -86,9 +90,14 @@ class Holder:
     """This instance as the holder of leases: takes, renews and hands them back in one
     statement each, and keeps each :class:`Lease` held or not by the answer."""
 
-    def __init__(self, holder: str, clock: Clock) -> None:
+    def __init__(self, db: Database, holder: str, clock: Clock) -> None:
+        self.db = db
         self.holder = holder
         self.clock = clock
+
+    def transaction(self) -> AbstractAsyncContextManager[AsyncConnection]:
+        """A transaction for leases (on the connections kept apart)."""
+        return self.db.begin_urgent()
 
     async def take(self, conn: AsyncConnection, wanted: Iterable[Lease]) -> set[str]:
         """Take or renew ``wanted`` (free, expired or this instance's own): the names taken.

@@ -69,7 +69,7 @@ class PollLeases:
         self.shared = shared(db)
         self.renew_every = renew_every
         self.sleep = sleep
-        self.holder = Holder(instance.id, clock)
+        self.holder = Holder(db, instance.id, clock)
         self.leases: dict[str, Lease] = {}
         """The counts whose lease this instance took (held while :attr:`Lease.held`)."""
         self._intervals: dict[str, float] = {}
@@ -179,7 +179,7 @@ class PollLeases:
         none taken or renewed this time)."""
         wanted = {c: self.leases.get(c) or self._lease(c) for c in due}
         try:
-            async with self.db.begin_urgent() as conn:
+            async with self.holder.transaction() as conn:
                 taken = await self.holder.take(conn, wanted.values())
         except StoreError as exc:
             log.warning("cannot renew the poll leases: %s", exc)
@@ -213,7 +213,7 @@ class PollLeases:
             self._next.set_result(None)
         held = [self.leases.get(c) or self._lease(c) for c in self.instance.counts]
         try:
-            async with self.db.begin() as conn:
+            async with self.holder.transaction() as conn:
                 await self.holder.hand_back(conn, held)
         except StoreError as exc:
             log.warning("cannot hand the poll leases on: %s", exc)

@@ -94,7 +94,7 @@ class ShardLeases:
         self.every = lease_seconds / 3
         """How often a round runs."""
         self.shared = shared(db)
-        self.holder = Holder(instance.id, clock)
+        self.holder = Holder(db, instance.id, clock) if db is not None else None
         self._leases: dict[str, Lease] = {}
         self.up: Callable[[int], bool] = lambda shard: True
         """Whether the session of a shard run here is up (the adapter's; set before rounds)."""
@@ -107,6 +107,11 @@ class ShardLeases:
         """Handed-on shards whose new holder's session is up (read in the round)."""
         self._marked: set[int] = set()
         """The shards this instance marked up (``up:N``) at its last round."""
+
+    def _store(self) -> Holder:
+        """This instance as the holder of its shards' leases (a shared store only)."""
+        assert self.holder is not None
+        return self.holder
 
     def _lease(self, name: str) -> Lease:
         lease = self._leases.get(name)
@@ -175,7 +180,7 @@ class ShardLeases:
         # round keeps them); with none, for a round.
         limit = self.left() if self.held else self.every
         try:
-            async with asyncio.timeout(limit), self.db.begin() as conn:
+            async with asyncio.timeout(limit), self._store().transaction() as conn:
                 held = await self._divide(conn)
         except (StoreError, TimeoutError) as exc:
             self._handing_on = set()  # nothing was handed on: those still run here
@@ -195,7 +200,7 @@ class ShardLeases:
         renewing = [self._lease(shard_lease(s)) for s in self.held]
         if self.fixed is None:
             renewing.append(self._lease(f"{MEMBER}{me}"))
-        taken = await self.holder.take(conn, renewing)  # one statement: a busy store times out
+        taken = await self._store().take(conn, renewing)  # one statement: a busy store times out
         held = {s for s in self.held if shard_lease(s) in taken}
         await self._mark_up(conn, held)
         if self.fixed is None:
@@ -222,7 +227,7 @@ class ShardLeases:
                 break
             if shard in held or shard_lease(shard) in others:
                 continue
-            if await self.holder.take(conn, [self._lease(shard_lease(shard))]):
+            if await self._store().take(conn, [self._lease(shard_lease(shard))]):
                 held.add(shard)
         return held
 
@@ -232,7 +237,7 @@ class ShardLeases:
         me = self.instance.id
         up = {s for s in held if self.up(s)}
         if up:
-            await self.holder.take(conn, [self._lease(f"{UP}{s}") for s in up])
+            await self._store().take(conn, [self._lease(f"{UP}{s}") for s in up])
         if self._marked - up:  # one statement less in most rounds (a busy store times out)
             await leases.release_many(conn, [f"{UP}{s}" for s in self._marked - up], me)
         self._marked = up
@@ -253,8 +258,8 @@ class ShardLeases:
             return
         now = self.clock.monotonic()
         try:
-            async with self.db.begin() as conn:
-                await self.holder.hand_back(conn, self._named(handing))
+            async with self._store().transaction() as conn:
+                await self._store().hand_back(conn, self._named(handing))
         except StoreError as exc:  # they run out by themselves
             log.warning("cannot hand shards on: %s", exc)
         for shard in handing:
@@ -280,8 +285,8 @@ class ShardLeases:
             return
         me = self.instance.id
         try:
-            async with self.db.begin() as conn:
-                await self.holder.hand_back(
+            async with self._store().transaction() as conn:
+                await self._store().hand_back(
                     conn, [*self._named(held), self._lease(f"{MEMBER}{me}")]
                 )
         except StoreError as exc:
@@ -302,7 +307,7 @@ class ShardLeases:
         while waiting and loop.time() - began < limit:
             await asyncio.sleep(HANDOVER_POLL_S)
             try:
-                async with self.db.connect() as conn:
+                async with self._store().transaction() as conn:
                     marks = await leases.holders(conn, UP)
                     owners = await leases.holders(conn, SHARD)
             except StoreError as exc:

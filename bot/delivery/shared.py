@@ -66,7 +66,7 @@ class SendingLease:
         self.name = f"send:{platform}:{key}" if key else f"send:{platform}"
         self.holder = holder
         self.lease = Lease(self.name, seconds, clock)
-        self._holder = Holder(holder, clock)
+        self._holder = Holder(db, holder, clock)
         self._mine = False
         """This instance took the lease and has not handed it back."""
 
@@ -79,7 +79,7 @@ class SendingLease:
         """Take or renew the lease; whether this instance holds it (a store that does not
         answer: not held)."""
         try:
-            async with self.db.begin() as conn:
+            async with self._holder.transaction() as conn:
                 got = bool(await self._holder.take(conn, [self.lease]))
         except StoreError as exc:
             log.warning("cannot take or renew the sending lease %s: %s", self.name, exc)
@@ -114,7 +114,7 @@ class SendingLease:
             return
         self._mine = False
         try:
-            async with self.db.begin() as conn:
+            async with self._holder.transaction() as conn:
                 await self._holder.hand_back(conn, [self.lease], after=after)
         except StoreError as exc:  # it expires by itself
             log.warning("cannot hand the sending lease %s back: %s", self.name, exc)

@@ -209,8 +209,8 @@ class Dispatcher:
             await asyncio.sleep(self.claim_seconds / 3)
             for budget in self.budgets.values():
                 await budget.lease.renew()
-            try:
-                async with self.db.begin() as conn:
+            try:  # on the connections kept apart: never behind the sends' statements
+                async with self.db.begin_urgent() as conn:
                     await outbox.renew(conn, self.claimant, until=self._claim_until())
             except StoreError as exc:
                 log.warning("could not renew the claims on deliveries: %s", exc)
