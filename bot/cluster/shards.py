@@ -204,17 +204,15 @@ class ShardLeases:
         held = {s for s in self.held if shard_lease(s) in taken}
         await self._mark_up(conn, held)
         if self.fixed is None:
-            members = {
-                name.removeprefix(MEMBER)
-                for name, (_, expires) in (await leases.holders(conn, MEMBER)).items()
+            # one statement for the presences (shards:ID) and the shards' leases (shard:N)
+            live = {
+                name: holder
+                for name, (holder, expires) in (await leases.holders(conn, "shard")).items()
                 if expires >= now
             }
+            members = {n.removeprefix(MEMBER) for n in live if n.startswith(MEMBER)}
             mine = {shard_lease(s) for s in self.wanted}  # not another shard count's leftovers
-            others = {
-                name: holder
-                for name, (holder, expires) in (await leases.holders(conn, SHARD)).items()
-                if expires >= now and holder != me and name in mine
-            }
+            others = {n: h for n, h in live.items() if h != me and n in mine}
             fixed_elsewhere = sum(1 for holder in others.values() if holder not in members)
             share = math.ceil(max(0, self.count - fixed_elsewhere) / max(1, len(members)))
         else:

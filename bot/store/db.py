@@ -118,7 +118,8 @@ class Database(Closing):
         """As :meth:`begin`, but on PostgreSQL on a few connections kept apart: for the short
         transactions that keep the instances coordinated (leases, claims' renewals), which must
         not wait for a connection behind a burst of other work (an instance's first tallies of
-        1,000 counts at start, a fan-out's sends). On SQLite, :meth:`begin` (one instance, one connection)."""
+        1,000 counts at start, a fan-out's sends). On SQLite, :meth:`begin` (one instance, one
+        connection)."""
         engine = self._urgent or self._open()[0]
         return self._session(engine, "a store transaction", commit=True)
 
