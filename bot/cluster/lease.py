@@ -99,14 +99,19 @@ class Holder:
         """A transaction for leases (on the connections kept apart)."""
         return self.db.begin_urgent()
 
-    async def take(self, conn: AsyncConnection, wanted: Iterable[Lease]) -> set[str]:
-        """Take or renew ``wanted`` (free, expired or this instance's own): the names taken.
-        Those another instance holds are lost."""
+    async def take(self, wanted: Iterable[Lease], conn: AsyncConnection | None = None) -> set[str]:
+        """Take or renew ``wanted`` (free, expired or this instance's own) in one statement: the
+        names taken; those another instance holds are lost. In a transaction of its own, whose
+        commit they are counted held from (a renewal that did not commit renews nothing), or
+        in ``conn``'s (for leases not relied on before the caller's transaction commits)."""
         wanted = list(wanted)
         began, now = self.clock.monotonic(), self.clock.now()
-        taken = await leases.take_many(
-            conn, {lease.name: lease.expiry(now) for lease in wanted}, self.holder, now=now
-        )
+        until = {lease.name: lease.expiry(now) for lease in wanted}
+        if conn is None:
+            async with self.transaction() as own:
+                taken = await leases.take_many(own, until, self.holder, now=now)
+        else:
+            taken = await leases.take_many(conn, until, self.holder, now=now)
         for lease in wanted:
             if lease.name in taken:
                 lease.taken(began)
@@ -115,17 +120,24 @@ class Holder:
         return taken
 
     async def hand_back(
-        self, conn: AsyncConnection, given: Iterable[Lease], *, after: float = 0.0
+        self, given: Iterable[Lease], *, after: float = 0.0, conn: AsyncConnection | None = None
     ) -> None:
         """Hand ``given`` back: free for another instance at once, or ``after`` seconds from
-        now (kept in the store that long, no longer held here)."""
+        now (kept in the store that long, no longer held here); in a transaction of its own or
+        in ``conn``'s."""
         given = list(given)
         for lease in given:
             lease.lost()
+        if conn is None:
+            async with self.transaction() as own:
+                await self._give(own, given, after)
+        else:
+            await self._give(conn, given, after)
+
+    async def _give(self, conn: AsyncConnection, given: list[Lease], after: float) -> None:
         if after <= 0:
             await leases.release_many(conn, [lease.name for lease in given], self.holder)
             return
-        until = self.clock.now() + timedelta(seconds=after)
-        await leases.take_many(
-            conn, {lease.name: until for lease in given}, self.holder, now=self.clock.now()
-        )
+        now = self.clock.now()
+        until = now + timedelta(seconds=after)
+        await leases.take_many(conn, {lease.name: until for lease in given}, self.holder, now=now)

@@ -179,8 +179,7 @@ class PollLeases:
         none taken or renewed this time)."""
         wanted = {c: self.leases.get(c) or self._lease(c) for c in due}
         try:
-            async with self.holder.transaction() as conn:
-                taken = await self.holder.take(conn, wanted.values())
+            taken = await self.holder.take(wanted.values())
         except StoreError as exc:
             log.warning("cannot renew the poll leases: %s", exc)
             return
@@ -213,8 +212,7 @@ class PollLeases:
             self._next.set_result(None)
         held = [self.leases.get(c) or self._lease(c) for c in self.instance.counts]
         try:
-            async with self.holder.transaction() as conn:
-                await self.holder.hand_back(conn, held)
+            await self.holder.hand_back(held)
         except StoreError as exc:
             log.warning("cannot hand the poll leases on: %s", exc)
         self.instance.counts.clear()

@@ -179,12 +179,18 @@ class ShardLeases:
         # While shards are held, the store is waited for as long as their leases last (a slow
         # round keeps them); with none, for a round.
         limit = self.left() if self.held else self.every
+        renewed: set[int] | None = None
         try:
-            async with asyncio.timeout(limit), self._store().transaction() as conn:
-                held = await self._divide(conn)
+            async with asyncio.timeout(limit):
+                renewed = await self._renew()  # committed first: what fails after keeps it
+                async with self._store().transaction() as conn:
+                    held = await self._divide(conn, renewed)
         except (StoreError, TimeoutError) as exc:
             self._handing_on = set()  # nothing was handed on: those still run here
             self._let_go = set()
+            if renewed is not None:
+                log.warning("shard leases renewed, but cannot divide the shards now: %r", exc)
+                return self._now_held(renewed)
             if self.left() > 0:  # the next round comes before they lapse (next_in)
                 log.warning(
                     "cannot renew the shard leases (kept %.1f s more): %r", self.left(), exc
@@ -194,14 +200,21 @@ class ShardLeases:
             return self._now_held(set())
         return self._now_held(held)
 
-    async def _divide(self, conn: AsyncConnection) -> set[int]:
-        me = self.instance.id
-        now = self.clock.now()
+    async def _renew(self) -> set[int]:
+        """Renew this instance's presence and its shards' leases, in one statement of its own:
+        the shards still held."""
         renewing = [self._lease(shard_lease(s)) for s in self.held]
         if self.fixed is None:
-            renewing.append(self._lease(f"{MEMBER}{me}"))
-        taken = await self._store().take(conn, renewing)  # one statement: a busy store times out
-        held = {s for s in self.held if shard_lease(s) in taken}
+            renewing.append(self._lease(f"{MEMBER}{self.instance.id}"))
+        taken = await self._store().take(renewing)
+        return {s for s in self.held if shard_lease(s) in taken}
+
+    async def _divide(self, conn: AsyncConnection, renewed: set[int]) -> set[int]:
+        """Mark the sessions up, then hand on the shards over this instance's share and take
+        free ones under it: the shards held."""
+        me = self.instance.id
+        now = self.clock.now()
+        held = set(renewed)
         await self._mark_up(conn, held)
         if self.fixed is None:
             # one statement for the presences (shards:ID) and the shards' leases (shard:N)
@@ -225,7 +238,7 @@ class ShardLeases:
                 break
             if shard in held or shard_lease(shard) in others:
                 continue
-            if await self._store().take(conn, [self._lease(shard_lease(shard))]):
+            if await self._store().take([self._lease(shard_lease(shard))], conn):
                 held.add(shard)
         return held
 
@@ -235,7 +248,7 @@ class ShardLeases:
         me = self.instance.id
         up = {s for s in held if self.up(s)}
         if up:
-            await self._store().take(conn, [self._lease(f"{UP}{s}") for s in up])
+            await self._store().take([self._lease(f"{UP}{s}") for s in up], conn)
         if self._marked - up:  # one statement less in most rounds (a busy store times out)
             await leases.release_many(conn, [f"{UP}{s}" for s in self._marked - up], me)
         self._marked = up
@@ -256,8 +269,7 @@ class ShardLeases:
             return
         now = self.clock.monotonic()
         try:
-            async with self._store().transaction() as conn:
-                await self._store().hand_back(conn, self._named(handing))
+            await self._store().hand_back(self._named(handing))
         except StoreError as exc:  # they run out by themselves
             log.warning("cannot hand shards on: %s", exc)
         for shard in handing:
@@ -283,10 +295,7 @@ class ShardLeases:
             return
         me = self.instance.id
         try:
-            async with self._store().transaction() as conn:
-                await self._store().hand_back(
-                    conn, [*self._named(held), self._lease(f"{MEMBER}{me}")]
-                )
+            await self._store().hand_back([*self._named(held), self._lease(f"{MEMBER}{me}")])
         except StoreError as exc:
             log.warning("cannot hand the shards on: %s", exc)
 

@@ -79,8 +79,7 @@ class SendingLease:
         """Take or renew the lease; whether this instance holds it (a store that does not
         answer: not held)."""
         try:
-            async with self._holder.transaction() as conn:
-                got = bool(await self._holder.take(conn, [self.lease]))
+            got = bool(await self._holder.take([self.lease]))
         except StoreError as exc:
             log.warning("cannot take or renew the sending lease %s: %s", self.name, exc)
             self.lease.lost()
@@ -114,8 +113,7 @@ class SendingLease:
             return
         self._mine = False
         try:
-            async with self._holder.transaction() as conn:
-                await self._holder.hand_back(conn, [self.lease], after=after)
+            await self._holder.hand_back([self.lease], after=after)
         except StoreError as exc:  # it expires by itself
             log.warning("cannot hand the sending lease %s back: %s", self.name, exc)
 

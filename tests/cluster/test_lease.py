@@ -43,23 +43,21 @@ async def test_a_holder_takes_many_in_one_statement_and_hands_them_back(db: Data
     one, other = Holder(db, "one", clock), Holder(db, "other", clock)
     a, b = Lease("poll:a", 7.0, clock), Lease("poll:b", 7.0, clock)
     theirs = Lease("poll:a", 7.0, clock)
-    async with one.transaction() as conn:
-        assert await one.take(conn, [a, b]) == {"poll:a", "poll:b"}
-    async with other.transaction() as conn:
-        assert await other.take(conn, [theirs]) == set()
+    assert await one.take([a, b]) == {"poll:a", "poll:b"}  # a transaction of its own
+    assert await other.take([theirs]) == set()
     assert a.held
     assert b.held
     assert not theirs.held
-    async with one.transaction() as conn:
-        await one.hand_back(conn, [a])  # free at once
-        await one.hand_back(conn, [b], after=2.0)  # free 2 s from now
+    async with one.transaction() as conn:  # or the caller's
+        await one.hand_back([a], conn=conn)  # free at once
+        await one.hand_back([b], after=2.0, conn=conn)  # free 2 s from now
         assert await leases.holders(conn, "poll:") == {
             "poll:b": ("one", T0.replace(second=2)),
         }
     assert not a.held
     assert not b.held
     async with other.transaction() as conn:
-        assert await other.take(conn, [theirs, Lease("poll:b", 7.0, clock)]) == {"poll:a"}
+        assert await other.take([theirs, Lease("poll:b", 7.0, clock)], conn) == {"poll:a"}
     assert theirs.held
     assert shared(db) == (db.dialect_name == "postgresql")
     assert not shared(None)
