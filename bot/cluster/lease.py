@@ -9,9 +9,7 @@ time through a :class:`Lease`, with one renewal rule and one notion of held:
 * this instance counts it as **held** until :data:`MARGIN` of its life before that expiry, by
   its own monotonic clock (for clocks that disagree a little, and for stopping what it guards
   before another instance may take it), never by whether one renewal went through: a renewal
-  that fails or stalls leaves the lease held while it lasts (a user that must stop earlier
-  asks for a longer margin: the sending lease stops a budget's window before, so that the next
-  holder starts with the window clear);
+  that fails or stalls leaves the lease held while it lasts;
 * it is **due** for renewal once a third of its life has passed since it was last taken
   (:data:`RENEW_AFTER`), so that two renewals may fail before it lapses.
 
@@ -69,12 +67,9 @@ class Lease:
         """Another instance has it, or this one handed it back."""
         self._taken_at = -math.inf
 
-    def left(self, margin: float | None = None) -> float:
-        """How many more seconds it is held (0 when it is not): until ``margin`` seconds
-        before it expires in the store (default: :data:`MARGIN` of its life; a user that must
-        stop earlier asks for more, never less)."""
-        keep = self.seconds * MARGIN if margin is None else max(margin, self.seconds * MARGIN)
-        end = self._taken_at + self.seconds - keep
+    def left(self) -> float:
+        """How many more seconds it is held (0 when it is not)."""
+        end = self._taken_at + self.seconds * (1 - MARGIN)
         return max(0.0, end - self.clock.monotonic())
 
     @property

@@ -61,13 +61,8 @@ class SendingLease:
         clock: Clock,
         *,
         seconds: float,
-        window: float = 0.0,
     ) -> None:
-        """``window``: how long before the lease expires this instance stops sending under it
-        (the budget's longest window: the next holder starts with it clear, as after a hand
-        back), when that is more than the lease's own margin."""
         self.db = db
-        self.window = window
         self.name = f"send:{platform}:{key}" if key else f"send:{platform}"
         self.holder = holder
         self.lease = Lease(self.name, seconds, clock)
@@ -78,7 +73,7 @@ class SendingLease:
     @property
     def held(self) -> bool:
         """Whether this instance may send under the budget now, as far as it knows."""
-        return self.lease.left(self.window) > 0
+        return self.lease.held
 
     async def take(self) -> bool:
         """Take or renew the lease; whether this instance holds it (a store that does not
@@ -97,7 +92,7 @@ class SendingLease:
 
     async def renew(self) -> None:
         """Renew the lease while this instance holds it, once it is due."""
-        if self._mine and (self.lease.due or not self.held):
+        if self._mine and (self.lease.due or not self.lease.held):
             await self.take()
 
     async def ensure(self) -> None:
@@ -182,19 +177,16 @@ class PlatformBudget:
         seconds: float,
     ) -> None:
         self.db = db
+        self.lease = SendingLease(db, platform, adapter.budget_key, holder, clock, seconds=seconds)
         key = f"{adapter.budget_key}:" if adapter.budget_key else ""
         wide = [b for b in adapter.limits.named().values() if not b.per_channel]
-        self.quiet = max((b.window.seconds for b in wide), default=0.0) * 1.01 + 0.05
-        """How long after its last request an instance's lease stays its own when it hands it
-        back, and how long before it expires it stops sending: the longest window of the
-        buckets (the next holder starts with it clear)."""
-        self.lease = SendingLease(
-            db, platform, adapter.budget_key, holder, clock, seconds=seconds, window=self.quiet
-        )
         self.buckets = {
             b.name: SharedBudget(f"{platform}:{key}{b.name}", self.lease, clock, sleep, self._hold)
             for b in wide
         }
+        self.quiet = max((b.window.seconds for b in wide), default=0.0) * 1.01 + 0.05
+        """How long after its last request an instance's lease stays its own when it hands it
+        back: the longest window of the buckets (the next holder starts with it clear)."""
 
     async def leased(self, taken: Callable[[], None] = lambda: None) -> bool:
         """Whether this instance may claim and send the platform's deliveries now: it holds the

@@ -114,25 +114,3 @@ async def test_a_non_holders_429_does_not_lower_the_pace_it_takes_the_lease_over
     # still holds: the database runs on its own clock).
     assert pacer.limit_of(GLOBAL) == 46
     assert clock.monotonic() - began < 100 / 46 + 0.5 + 0.1
-
-
-async def test_a_holder_stops_sending_a_window_before_its_lease_expires(
-    two: tuple[Database, Database],
-) -> None:
-    """A holder that stalls (its renewals late) stops sending a budget's window before another
-    instance may take the lease over, so that the next holder starts with the window clear, as
-    after a hand back: with 3 s leases and Discord's 1 s window, at 1.94 s, not 2.7 s."""
-    a, b = two
-    clock = FakeClock(T0)
-    sleep = Sleeper(clock)
-    adapter = RecordingAdapter("discord", DISCORD_LIMITS)
-    holder = PlatformBudget(a, DISCORD, adapter, "i0", clock, sleep, seconds=3.0)
-    standby = PlatformBudget(b, DISCORD, adapter, "i1", clock, sleep, seconds=3.0)
-    assert await holder.leased()
-    clock.advance(1.9)
-    assert holder.lease.held
-    clock.advance(0.1)  # 2.0 s: a window (and a little) before the lease expires at 3 s
-    assert not holder.lease.held
-    clock.advance(1.01)  # the holder stalled: the standby takes it over
-    assert await standby.leased()
-    assert standby.lease.held
