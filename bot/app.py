@@ -16,7 +16,6 @@ import contextlib
 import logging
 from collections.abc import Callable, Mapping
 from contextlib import AsyncExitStack
-from functools import partial
 
 from bot.adapter import Adapter
 from bot.chart import FAILURE_WINDOW, ChartCache, failure_notice
@@ -262,29 +261,18 @@ class App(Closing):
                 base_dir=self.config.base_dir,
                 where=f"{self.config.path}: counts[{i}].source",
             )
-            self.sources[count.id] = await self._stack.enter_async_context(source)
+            await self._stack.enter_async_context(source)
             health = SourceHealth(
                 self.clock,
                 max_failures=cc.stale_after_failures,
                 stale_after=cc.stale_after_seconds,
             )
-            self.health[count.id] = health
-            poller = Poller(
-                count.id,
-                source,
-                self.pipeline,
-                health,
-                sleep=self.sleep,
-                metrics=self.metrics,
-                holds=partial(self.poll_leases.holds, count.id),
-            )
-            self.pollers[count.id] = poller
             running = count.status is not CountStatus.FINAL and not count.archived
-            if self._poll and source.polled and running:
-                # The first polls spread over the first interval, not all at the start.
-                first_in = cc.interval * polled / len(self.config.counts)
-                guarded = self.poll_leases.guard(count.id, cc.interval, poller.poll)
-                self.scheduler.add(count.id, cc.interval, guarded, first_in=first_in)
+            # The first polls spread over the first interval, not all at the start.
+            first_in = cc.interval * polled / len(self.config.counts)
+            if self.live.watch(
+                count.id, source, health, cc.interval, running=running, first_in=first_in
+            ):
                 polled += 1
         await self.live.start()
         self._stack.push_async_callback(self.live.aclose)

@@ -45,6 +45,7 @@ from adapters.discord.shards import GatewayShards
 from adapters.discord.tree import CountGroup, TallybotClient, intents
 from bot.clock import SystemClock
 from bot.cluster.identity import Instance
+from bot.cluster.lease import shared
 from bot.cluster.shards import IDENTIFY_WINDOW, SessionStarts, ShardLeases
 from bot.delivery.pacing import Window
 from bot.delivery.shared import OutsideShare
@@ -156,7 +157,7 @@ class DiscordAdapter(DiscordSender):
             **self._client_options,
         }
         store = self.context.store
-        if store is not None and store.dialect_name != "sqlite":  # other instances may send
+        if store is not None and shared(store):  # other instances may send
             share = OutsideShare(store, self.platform, self, SystemClock(), asyncio.sleep)
             self.global_429s.outside = share.turn
         client = self._client = self._new_client()
@@ -223,7 +224,7 @@ class DiscordAdapter(DiscordSender):
             lambda n: self._new_client(n, count), self._token.reveal(), count
         )
         self.leases.up = shards.up
-        await self.leases.step(shards.start, shards.stop, self._let_go)
+        await self.leases.step(shards.start, self._retire, self._retire)
         for shard in sorted(shards.clients):
             await self._wait_ready(shards.clients[shard], shards.tasks[shard])
         self.leases.publish()
@@ -236,12 +237,13 @@ class DiscordAdapter(DiscordSender):
             covers=lambda guild: guild.isdigit() and shards.client_of(int(guild)) is not None,
         )
         self._keeper = asyncio.create_task(
-            self.leases.run(shards.start, shards.stop, self._let_go), name="discord-shard-leases"
+            self.leases.run(shards.start, self._retire, self._retire), name="discord-shard-leases"
         )
 
-    async def _let_go(self, shard: int) -> None:
-        """The shard's new holder has its session up: this one takes no more commands, and
-        ends once those it is answering are answered (in the background: rounds go on)."""
+    async def _retire(self, shard: int) -> None:
+        """The shard's new holder has its session up, or another instance holds its lease now:
+        this session takes no more commands, and ends once those it is answering are answered
+        (in the background: rounds go on), never under a command being answered."""
         assert self.shards is not None
         client, task = self.shards.retire(shard)
         if client is not None:
@@ -359,7 +361,7 @@ class DiscordAdapter(DiscordSender):
                 await keeper
         if self.shards is not None and self.leases is not None:
             # the sessions answer commands until the new holders' are up
-            await self.leases.hand_over_all(self._let_go)
+            await self.leases.hand_over_all(self._retire)
         if self._ending:
             await asyncio.wait(set(self._ending))
         await self.commands.finish()

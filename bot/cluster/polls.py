@@ -5,9 +5,9 @@ it holds the count's lease. The leases are taken and renewed in batches, one sta
 counts, never a store write per poll:
 
 * a count whose lease this instance holds is polled at once. Every :data:`RENEW_EVERY_S` a
-  batch renews the leases past half their length of the counts held whose turn came within
-  their lease's length (so a turn that comes late, on a busy instance, does not lose the lease;
-  a count no longer polled here is no longer renewed);
+  batch renews the leases due (``bot.cluster.lease``: a third of their life past) of the counts
+  held whose turn came within their lease's length (so a turn that comes late, on a busy
+  instance, does not lose the lease; a count no longer polled here is no longer renewed);
 * a count whose lease it does not hold (not yet, or another instance's) waits for the next
   batch, which tries to take it, and is polled if that succeeds. The first such turn after a
   while (the instance's first polls, a count new to it) has the batch made at once, with every
@@ -16,7 +16,8 @@ counts, never a store write per poll:
 A lease lasts the count's interval plus :data:`LEASE_SLACK_S` from its last renewal, so a
 holder that stops renewing (it died) loses it that long after its last poll, and the next
 instance whose turn comes takes it: polling resumes within two intervals plus 10 s. An
-instance polls only while its lease runs by its own clock, so one that stalled past it stops.
+instance polls only while its lease is held by its own clock (:class:`~bot.cluster.lease.Lease`),
+so one that stalled past it stops.
 Tallies are stored once whichever instance reads them (each is compared with the last one
 stored, and ``(count, seq)`` is unique). On SQLite there is one instance and no lease.
 """
@@ -26,13 +27,13 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from datetime import datetime, timedelta
 
 from bot.clock import Clock
 from bot.cluster.identity import Instance
+from bot.cluster.lease import Holder, Lease, shared
 from bot.delivery.ratelimit import Sleep
 from bot.errors import StoreError
-from bot.store import Database, leases
+from bot.store import Database
 
 LEASE_SLACK_S = 5.0
 """How long past its count's interval a poll lease lasts (for a slow poll, a busy store)."""
@@ -65,11 +66,12 @@ class PollLeases:
         self.db = db
         self.clock = clock
         self.instance = instance
-        self.shared = db.dialect_name != "sqlite"
+        self.shared = shared(db)
         self.renew_every = renew_every
         self.sleep = sleep
-        self.until: dict[str, datetime] = {}
-        """The counts whose lease this instance holds, and until when (as last renewed)."""
+        self.holder = Holder(db, instance.id, clock)
+        self.leases: dict[str, Lease] = {}
+        """The counts whose lease this instance took (held while :attr:`Lease.held`)."""
         self._intervals: dict[str, float] = {}
         """Every count guarded, and its interval."""
         self._untried: set[str] = set()
@@ -103,8 +105,8 @@ class PollLeases:
         one instance always does)."""
         if not self.shared:
             return True
-        until = self.until.get(count_id)
-        return until is not None and self.clock.now() < until
+        lease = self.leases.get(count_id)
+        return lease is not None and lease.held
 
     async def hold(self, count_id: str) -> bool:
         """The count's turn: whether this instance holds its lease (renewed in the next batch),
@@ -131,22 +133,19 @@ class PollLeases:
             self._batches = asyncio.create_task(self._run(), name="poll leases")
 
     def _renewable(self) -> set[str]:
-        """The counts held whose turn came within their lease's length and whose lease is past
-        half its length (renewed every few seconds, not at every batch)."""
-        mono, now = self.clock.monotonic(), self.clock.now()
-        out = set()
-        for c, until in self.until.items():
-            length = self._intervals[c] + LEASE_SLACK_S
-            if mono - self._turned.get(c, mono) > length:
-                continue
-            if until - now < timedelta(seconds=length / 2):
-                out.add(c)
-        return out
+        """The counts held whose turn came within their lease's length and whose lease is due
+        (renewed every few seconds, not at every batch)."""
+        mono = self.clock.monotonic()
+        return {
+            c
+            for c, lease in self.leases.items()
+            if mono - self._turned.get(c, mono) <= lease.seconds and lease.due
+        }
 
     async def _run(self) -> None:
         """Batches, while any lease is due or held: at once when hurried, else every
         ``renew_every`` (none when nothing is due or renewable)."""
-        while self._due or self.until:
+        while self._due or self.leases:
             await self._pause()
             self._hurry.clear()
             due, self._due = self._due | self._renewable(), set()
@@ -178,28 +177,28 @@ class PollLeases:
     async def _take(self, due: set[str]) -> None:
         """Take or renew the leases of ``due`` in one statement (a store that does not answer:
         none taken or renewed this time)."""
-        now = self.clock.now()
-        until = {
-            lease_name(c): now + timedelta(seconds=self._intervals[c] + LEASE_SLACK_S) for c in due
-        }
+        wanted = {c: self.leases.get(c) or self._lease(c) for c in due}
         try:
-            async with self.db.begin_urgent() as conn:
-                taken = await leases.take_many(conn, until, self.instance.id, now=now)
+            taken = await self.holder.take(wanted.values())
         except StoreError as exc:
             log.warning("cannot renew the poll leases: %s", exc)
             return
         for count_id in sorted(due):
             if lease_name(count_id) in taken:
-                self.until[count_id] = until[lease_name(count_id)]
+                self.leases[count_id] = wanted[count_id]
                 if count_id not in self.instance.counts:
                     log.info("polling this count now", extra={"count": count_id})
                     self.instance.counts.add(count_id)
             elif count_id in self.instance.counts:
                 log.info("another instance polls this count now", extra={"count": count_id})
                 self.instance.counts.discard(count_id)
-                self.until.pop(count_id, None)
+                self.leases.pop(count_id, None)
             else:
-                self.until.pop(count_id, None)
+                self.leases.pop(count_id, None)
+
+    def _lease(self, count_id: str) -> Lease:
+        seconds = self._intervals[count_id] + LEASE_SLACK_S
+        return Lease(lease_name(count_id), seconds, self.clock)
 
     async def release_all(self) -> None:
         """Stop taking leases and hand every one this instance holds on at once (a clean
@@ -211,11 +210,10 @@ class PollLeases:
             await asyncio.gather(self._batches, return_exceptions=True)
         if self._next is not None:
             self._next.set_result(None)
-        held = [lease_name(c) for c in self.instance.counts]
+        held = [self.leases.get(c) or self._lease(c) for c in self.instance.counts]
         try:
-            async with self.db.begin() as conn:
-                await leases.release_many(conn, held, self.instance.id)
+            await self.holder.hand_back(held)
         except StoreError as exc:
             log.warning("cannot hand the poll leases on: %s", exc)
         self.instance.counts.clear()
-        self.until.clear()
+        self.leases.clear()

@@ -18,9 +18,12 @@ an interaction is still carried out once, by the session whose acknowledgement D
 (the other's is refused as already acknowledged: ``adapters.discord.commands``).
 ``Instance.shards`` (``/healthz``) lists a shard only while its session here is up.
 
-An instance that cannot renew a shard's lease (taken, or the store did not answer within a
-round) stops the shard's session before its last renewal runs out, so two sessions of one shard
-never overlap outside a hand-over for longer than a round, clocks agreeing within a round.
+Each shard's lease is a :class:`~bot.cluster.lease.Lease`: held by its own expiry, not by one
+round's success. A round that fails or stalls (a busy store, a busy process) keeps the sessions
+while their leases are held, waits for the store at most that long, and the next round comes
+before they lapse; an instance that cannot renew them by then (taken, or the store did not
+answer) stops the sessions first, so two sessions of one shard never overlap outside a
+hand-over, clocks agreeing within a tenth of the lease.
 
 ``shard_ids`` fixes the shards of an instance: it holds their leases when they are free, and
 takes no part in the division. On SQLite (one instance) there is no lease: it runs them all.
@@ -36,12 +39,12 @@ import asyncio
 import logging
 import math
 from collections.abc import Awaitable, Callable
-from datetime import datetime, timedelta
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot.clock import Clock
 from bot.cluster.identity import Instance
+from bot.cluster.lease import Holder, Lease, shared
 from bot.cluster.turns import SharedTurns
 from bot.delivery.pacing import Window
 from bot.delivery.ratelimit import RateLimiter, Sleep
@@ -87,10 +90,12 @@ class ShardLeases:
         self.instance = instance
         self.count = count
         self.fixed = fixed
-        self.lease = timedelta(seconds=lease_seconds)
+        self.lease_seconds = lease_seconds
         self.every = lease_seconds / 3
         """How often a round runs."""
-        self.shared = db is not None and db.dialect_name != "sqlite"
+        self.shared = shared(db)
+        self.holder = Holder(db, instance.id, clock) if db is not None else None
+        self._leases: dict[str, Lease] = {}
         self.up: Callable[[int], bool] = lambda shard: True
         """Whether the session of a shard run here is up (the adapter's; set before rounds)."""
         self.held: set[int] = set()
@@ -102,7 +107,21 @@ class ShardLeases:
         """Handed-on shards whose new holder's session is up (read in the round)."""
         self._marked: set[int] = set()
         """The shards this instance marked up (``up:N``) at its last round."""
-        self._sure_until: datetime | None = None
+
+    def _store(self) -> Holder:
+        """This instance as the holder of its shards' leases (a shared store only)."""
+        assert self.holder is not None
+        return self.holder
+
+    def _lease(self, name: str) -> Lease:
+        lease = self._leases.get(name)
+        if lease is None:
+            lease = self._leases[name] = Lease(name, self.lease_seconds, self.clock)
+        return lease
+
+    def left(self) -> float:
+        """How long the leases of the shards held here last without a renewal (0: none held)."""
+        return min((self._lease(shard_lease(s)).left() for s in self.held), default=0.0)
 
     @property
     def wanted(self) -> tuple[int, ...]:
@@ -144,56 +163,69 @@ class ShardLeases:
     ) -> None:
         """Rounds until cancelled (the first one is the caller's: :meth:`step`)."""
         while True:
-            await sleep(self.every)
+            await sleep(self.next_in())
             await self.step(start, stop, let_go)
+
+    def next_in(self) -> float:
+        """When the next round is due: a third of the lease after this one, sooner when the
+        leases held would lapse before (a round that failed or stalled)."""
+        return min(self.every, self.left()) if self.held else self.every
 
     async def round(self) -> tuple[set[int], set[int]]:
         """Renew, hand on and take leases: the shards gained and lost since the last round."""
         if not self.shared:
             return self._now_held(set(self.wanted))
-        now = self.clock.now()
-        until = now + self.lease
         assert self.db is not None
+        # While shards are held, the store is waited for as long as their leases last (a slow
+        # round keeps them); with none, for a round.
+        limit = self.left() if self.held else self.every
+        renewed: set[int] | None = None
         try:
-            async with asyncio.timeout(self.every), self.db.begin() as conn:
-                held = await self._divide(conn, now, until)
+            async with asyncio.timeout(limit):
+                renewed = await self._renew()  # committed first: what fails after keeps it
+                async with self._store().transaction() as conn:
+                    held = await self._divide(conn, renewed)
         except (StoreError, TimeoutError) as exc:
             self._handing_on = set()  # nothing was handed on: those still run here
             self._let_go = set()
-            now = self.clock.now()  # a round that timed out took a round's time
-            if self._sure_until is not None and now < self._sure_until - timedelta(
-                seconds=self.every
-            ):
-                log.warning("cannot renew the shard leases (kept for now): %s", exc)
+            if renewed is not None:
+                log.warning("shard leases renewed, but cannot divide the shards now: %r", exc)
+                return self._now_held(renewed)
+            if self.left() > 0:  # the next round comes before they lapse (next_in)
+                log.warning(
+                    "cannot renew the shard leases (kept %.1f s more): %r", self.left(), exc
+                )
                 return set(), set()
             log.warning("cannot renew the shard leases: stopping the shards: %r", exc)
-            self._sure_until = None
             return self._now_held(set())
-        self._sure_until = until
         return self._now_held(held)
 
-    async def _divide(self, conn: AsyncConnection, now: datetime, until: datetime) -> set[int]:
+    async def _renew(self) -> set[int]:
+        """Renew this instance's presence and its shards' leases, in one statement of its own:
+        the shards still held."""
+        renewing = [self._lease(shard_lease(s)) for s in self.held]
+        if self.fixed is None:
+            renewing.append(self._lease(f"{MEMBER}{self.instance.id}"))
+        taken = await self._store().take(renewing)
+        return {s for s in self.held if shard_lease(s) in taken}
+
+    async def _divide(self, conn: AsyncConnection, renewed: set[int]) -> set[int]:
+        """Mark the sessions up, then hand on the shards over this instance's share and take
+        free ones under it: the shards held."""
         me = self.instance.id
+        now = self.clock.now()
+        held = set(renewed)
+        await self._mark_up(conn, held)
         if self.fixed is None:
-            await leases.take(conn, f"{MEMBER}{me}", me, now=now, until=until)
-        held = {
-            s
-            for s in self.held
-            if await leases.take(conn, shard_lease(s), me, now=now, until=until)
-        }
-        await self._mark_up(conn, held, now, until)
-        if self.fixed is None:
-            members = {
-                name.removeprefix(MEMBER)
-                for name, (_, expires) in (await leases.holders(conn, MEMBER)).items()
+            # one statement for the presences (shards:ID) and the shards' leases (shard:N)
+            live = {
+                name: holder
+                for name, (holder, expires) in (await leases.holders(conn, "shard")).items()
                 if expires >= now
             }
+            members = {n.removeprefix(MEMBER) for n in live if n.startswith(MEMBER)}
             mine = {shard_lease(s) for s in self.wanted}  # not another shard count's leftovers
-            others = {
-                name: holder
-                for name, (holder, expires) in (await leases.holders(conn, SHARD)).items()
-                if expires >= now and holder != me and name in mine
-            }
+            others = {n: h for n, h in live.items() if h != me and n in mine}
             fixed_elsewhere = sum(1 for holder in others.values() if holder not in members)
             share = math.ceil(max(0, self.count - fixed_elsewhere) / max(1, len(members)))
         else:
@@ -206,19 +238,17 @@ class ShardLeases:
                 break
             if shard in held or shard_lease(shard) in others:
                 continue
-            if await leases.take(conn, shard_lease(shard), me, now=now, until=until):
+            if await self._store().take([self._lease(shard_lease(shard))], conn):
                 held.add(shard)
         return held
 
-    async def _mark_up(
-        self, conn: AsyncConnection, held: set[int], now: datetime, until: datetime
-    ) -> None:
+    async def _mark_up(self, conn: AsyncConnection, held: set[int]) -> None:
         """Mark the held shards whose sessions are up (``up:N``), unmark the others; read which
         handed-on shards' new holders have theirs up (``_let_go``)."""
         me = self.instance.id
         up = {s for s in held if self.up(s)}
         if up:
-            await leases.take_many(conn, {f"{UP}{s}": until for s in up}, me, now=now)
+            await self._store().take([self._lease(f"{UP}{s}") for s in up], conn)
         if self._marked - up:  # one statement less in most rounds (a busy store times out)
             await leases.release_many(conn, [f"{UP}{s}" for s in self._marked - up], me)
         self._marked = up
@@ -239,15 +269,16 @@ class ShardLeases:
             return
         now = self.clock.monotonic()
         try:
-            async with self.db.begin() as conn:
-                for shard in sorted(handing):
-                    await leases.release(conn, shard_lease(shard), self.instance.id)
-                    await leases.release(conn, f"{UP}{shard}", self.instance.id)
+            await self._store().hand_back(self._named(handing))
         except StoreError as exc:  # they run out by themselves
             log.warning("cannot hand shards on: %s", exc)
         for shard in handing:
             log.info("shard %d: handed on", shard, extra={"shard": shard})
             self.serving[shard] = now
+
+    def _named(self, shards: set[int]) -> list[Lease]:
+        """The leases of ``shards`` and their marks."""
+        return [self._lease(n) for s in sorted(shards) for n in (shard_lease(s), f"{UP}{s}")]
 
     def _now_held(self, held: set[int]) -> tuple[set[int], set[int]]:
         gained, lost = held - self.held, self.held - held
@@ -264,11 +295,7 @@ class ShardLeases:
             return
         me = self.instance.id
         try:
-            async with self.db.begin() as conn:
-                for shard in sorted(held):
-                    await leases.release(conn, shard_lease(shard), me)
-                    await leases.release(conn, f"{UP}{shard}", me)
-                await leases.release(conn, f"{MEMBER}{me}", me)
+            await self._store().hand_back([*self._named(held), self._lease(f"{MEMBER}{me}")])
         except StoreError as exc:
             log.warning("cannot hand the shards on: %s", exc)
 
@@ -287,7 +314,7 @@ class ShardLeases:
         while waiting and loop.time() - began < limit:
             await asyncio.sleep(HANDOVER_POLL_S)
             try:
-                async with self.db.connect() as conn:
+                async with self._store().transaction() as conn:
                     marks = await leases.holders(conn, UP)
                     owners = await leases.holders(conn, SHARD)
             except StoreError as exc:
@@ -326,7 +353,6 @@ class SessionStarts:
         self.sleep = sleep
         self.db = db
         self.started = 0
-        shared = db is not None and db.dialect_name != "sqlite"
         self._shared = [
             SharedTurns(f"{name}:identify:{b}", window, clock, sleep, self._reserve)
             for b in range(self.buckets)
@@ -335,7 +361,7 @@ class SessionStarts:
         self._local = [
             RateLimiter(window.limit, window.seconds, clock, margin=0.1) for _ in self._shared
         ]
-        self.shared = shared
+        self.shared = shared(db)
 
     async def turn(self, shard: int) -> None:
         """Wait until ``shard`` may start its session."""

@@ -35,25 +35,22 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from datetime import timedelta
 
 from bot.adapter import Adapter
 from bot.clock import Clock
+from bot.cluster.lease import Holder, Lease
 from bot.cluster.turns import SharedTurns
 from bot.delivery.ratelimit import Sleep
 from bot.errors import StoreError, TransientDeliveryError
-from bot.store import Database, buckets, leases
+from bot.store import Database, buckets
 from bot.subscription import Platform
 
 log = logging.getLogger(__name__)
 
-RENEW_MARGIN = 1 / 3
-"""The share of the lease's life left when this instance stops relying on it without a renewal
-(renewals come every third of its life)."""
-
 
 class SendingLease:
-    """The right to send under one platform's budget (see the module docstring)."""
+    """The right to send under one platform's budget (see the module docstring): a
+    :class:`~bot.cluster.lease.Lease` of ``seconds``, renewed while this instance sends."""
 
     def __init__(
         self,
@@ -68,40 +65,34 @@ class SendingLease:
         self.db = db
         self.name = f"send:{platform}:{key}" if key else f"send:{platform}"
         self.holder = holder
-        self.clock = clock
-        self.seconds = seconds
-        self._valid_until = float("-inf")
+        self.lease = Lease(self.name, seconds, clock)
+        self._holder = Holder(db, holder, clock)
         self._mine = False
         """This instance took the lease and has not handed it back."""
 
     @property
     def held(self) -> bool:
         """Whether this instance may send under the budget now, as far as it knows."""
-        return self.clock.monotonic() < self._valid_until
+        return self.lease.held
 
     async def take(self) -> bool:
         """Take or renew the lease; whether this instance holds it (a store that does not
         answer: not held)."""
-        began = self.clock.monotonic()
-        now = self.clock.now()
         try:
-            async with self.db.begin() as conn:
-                got = await leases.take(
-                    conn, self.name, self.holder, now=now, until=now + self._life()
-                )
+            got = bool(await self._holder.take([self.lease]))
         except StoreError as exc:
             log.warning("cannot take or renew the sending lease %s: %s", self.name, exc)
+            self.lease.lost()
             got = False
         was = self._mine
         self._mine = got
-        self._valid_until = began + self.seconds * (1 - RENEW_MARGIN) if got else float("-inf")
         if got and not was:
             log.info("sending under the budget %s now", self.name)
         return got
 
     async def renew(self) -> None:
-        """Renew the lease while this instance holds it."""
-        if self._mine:
+        """Renew the lease while this instance holds it, once it is due."""
+        if self._mine and (self.lease.due or not self.lease.held):
             await self.take()
 
     async def ensure(self) -> None:
@@ -120,19 +111,11 @@ class SendingLease:
         from now (a window past this instance's last request)."""
         if not self._mine:
             return
-        self._valid_until = float("-inf")
         self._mine = False
-        now = self.clock.now()
         try:
-            async with self.db.begin() as conn:
-                await leases.take(
-                    conn, self.name, self.holder, now=now, until=now + timedelta(seconds=after)
-                )
+            await self._holder.hand_back([self.lease], after=after)
         except StoreError as exc:  # it expires by itself
             log.warning("cannot hand the sending lease %s back: %s", self.name, exc)
-
-    def _life(self) -> timedelta:
-        return timedelta(seconds=self.seconds)
 
 
 Hold = Callable[[str, float], Awaitable[None]]

@@ -37,6 +37,7 @@ from bot.adapter import Adapter
 from bot.chart import ChartCache
 from bot.clock import Clock
 from bot.cluster.identity import new_instance_id
+from bot.cluster.lease import shared
 from bot.delivery.attempt import Progress, Stats, where
 from bot.delivery.coalesce import coalesce
 from bot.delivery.courier import ChannelCheck, Courier
@@ -101,7 +102,7 @@ class Dispatcher:
         self.claimant = instance or new_instance_id()
         """Whose claims this dispatcher's are."""
         self.claim_seconds = claim_seconds
-        self.shared = db.dialect_name != "sqlite"
+        self.shared = shared(db)
         """Whether other instances may share the store (PostgreSQL)."""
         self.adapters = dict(adapters)
         self.clock = clock
@@ -208,8 +209,8 @@ class Dispatcher:
             await asyncio.sleep(self.claim_seconds / 3)
             for budget in self.budgets.values():
                 await budget.lease.renew()
-            try:
-                async with self.db.begin() as conn:
+            try:  # on the connections kept apart: never behind the sends' statements
+                async with self.db.begin_urgent() as conn:
                     await outbox.renew(conn, self.claimant, until=self._claim_until())
             except StoreError as exc:
                 log.warning("could not renew the claims on deliveries: %s", exc)

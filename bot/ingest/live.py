@@ -239,26 +239,44 @@ class LiveCounts:
             return
         await source.__aenter__()
         self._mine[count.id] = (stored, source)
-        self.sources[count.id] = source
         health = SourceHealth(
             self.clock, max_failures=DEFAULT_FAILURES, stale_after=DEFAULT_STALE_MINUTES * 60
         )
-        self.health[count.id] = health
+        label = count_label(count.owner, count.id)
+        self.watch(count.id, source, health, DEFAULT_INTERVAL, label=label)
+        log.info("count %s: polling %s", count.id, settings.url)
+
+    def watch(
+        self,
+        count_id: str,
+        source: Source,
+        health: SourceHealth,
+        interval: float,
+        *,
+        running: bool = True,
+        first_in: float = 0.0,
+        label: str | None = None,
+    ) -> bool:
+        """Wire a count's source to its health, its poller and (when it runs and is polled)
+        its scheduler job, each poll guarded (the poll lease); whether it is scheduled."""
+        self.sources[count_id] = source
+        self.health[count_id] = health
         poller = Poller(
-            count.id,
+            count_id,
             source,
             self.pipeline,
             health,
             sleep=self.sleep,
             metrics=self.metrics,
-            holds=partial(self.holds, count.id),
-            label=count_label(count.owner, count.id),
+            holds=partial(self.holds, count_id),
+            label=label,
         )
-        self.pollers[count.id] = poller
-        if self.poll and source.polled:
-            guarded = self.guard(count.id, DEFAULT_INTERVAL, poller.poll)
-            self.scheduler.add(count.id, DEFAULT_INTERVAL, guarded)
-        log.info("count %s: polling %s", count.id, settings.url)
+        self.pollers[count_id] = poller
+        if not (running and self.poll and source.polled):
+            return False
+        guarded = self.guard(count_id, interval, poller.poll)
+        self.scheduler.add(count_id, interval, guarded, first_in=first_in)
+        return True
 
     async def _close(self, count_id: str) -> None:
         self.scheduler.remove(count_id)

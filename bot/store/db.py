@@ -18,8 +18,9 @@ from bot.lifecycle import Closing
 from bot.store import migrations
 from bot.store.engine import READ_ONLY, backend_of, enable_wal, is_memory, make_engine
 
-URGENT_POOL = 2
-"""Connections kept apart on PostgreSQL for :meth:`Database.begin_urgent`."""
+URGENT_POOL = 3
+"""Connections kept apart on PostgreSQL for :meth:`Database.begin_urgent` (the leases' batches
+and rounds, the claims' renewal: a few at a time)."""
 TURN_TIMEOUT_S = 30.0
 """How long a SQLite transaction waits for its turn before :class:`StoreError`."""
 PING_TIMEOUT_S = 10.0
@@ -124,9 +125,10 @@ class Database(Closing):
 
     def begin_urgent(self) -> AbstractAsyncContextManager[AsyncConnection]:
         """As :meth:`begin`, but on PostgreSQL on a few connections kept apart: for the short
-        transactions that keep the instances coordinated (poll leases), which must not wait for
-        a connection behind a burst of other work (an instance's first tallies of 1,000 counts
-        at start). On SQLite, :meth:`begin` (one instance, one connection)."""
+        transactions that keep the instances coordinated (leases, claims' renewals), which must
+        not wait for a connection behind a burst of other work (an instance's first tallies of
+        1,000 counts at start, a fan-out's sends). On SQLite, :meth:`begin` (one instance, one
+        connection)."""
         engine = self._urgent or self._open()[0]
         return self._session(engine, "a store transaction", commit=True)
 

@@ -29,6 +29,7 @@ from collections.abc import Awaitable, Callable
 from aiohttp import web
 
 from bot.chart import ChartCache, render_chart_svg, render_chart_svg_narrow
+from bot.cluster.lease import shared
 from bot.errors import ConfigError, RequestError, StoreError
 from bot.lifecycle import Closing
 from bot.settings.web import WebConfig
@@ -124,7 +125,7 @@ class WebServer(Closing):
         )
         self.feed: Feed | None = None
         """On PostgreSQL, the tallies other instances accept (started with the server)."""
-        if counts.db.dialect_name == "postgresql":
+        if shared(counts.db):
             self.feed = Feed(counts.db, self.broadcaster, counts.latest)
         self._runner: web.AppRunner | None = None
         self._tasks: list[asyncio.Task[None]] = []

@@ -6,7 +6,11 @@ per window across instances."""
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime
+
+import pytest
+from sqlalchemy import text
 
 from bot.clock import SystemClock
 from bot.cluster import Instance
@@ -20,6 +24,7 @@ from tests.conftest import PG_URL, _pg_execute
 __all__ = ["two"]
 T0 = datetime(2021, 4, 8, 18, 0, tzinfo=UTC)
 LEASE_S = 9.0  # a round every 3 s
+WAITING = text("SELECT count(*) FROM pg_locks WHERE NOT granted AND relation IS NOT NULL")
 
 
 class Sessions:
@@ -131,6 +136,8 @@ async def test_a_lease_taken_meanwhile_stops_its_session(
 async def test_a_store_that_does_not_answer_stops_the_sessions_before_the_leases_run_out(
     two: tuple[Database, Database],
 ) -> None:
+    """Held is judged by the leases' expiry, not by one round's success: failed rounds keep the
+    sessions while the leases last (9 s, relied on for 8.1), and the last one stops them."""
     a, _ = two
     clock = FakeClock(T0)
     keeper = ShardLeases(a, clock, Instance("one"), count=2, lease_seconds=LEASE_S)
@@ -138,10 +145,43 @@ async def test_a_store_that_does_not_answer_stops_the_sessions_before_the_leases
     assert a.schema is not None
     await _pg_execute(PG_URL, f'DROP SCHEMA "{a.schema}" CASCADE')  # every statement fails now
     clock.advance(3)
-    assert await keeper.round() == (set(), set())  # 6 s of the lease left: kept
-    clock.advance(3)
-    assert await keeper.round() == (set(), {0, 1})  # one round left: stopped in time
+    assert await keeper.round() == (set(), set())  # 5.1 s of the lease left: kept
+    clock.advance(3.5)
+    assert await keeper.round() == (set(), set())  # a failed round: still 1.6 s left, kept
+    assert keeper.next_in() == pytest.approx(1.6)  # the next round comes before they lapse
+    clock.advance(keeper.next_in())
+    assert await keeper.round() == (set(), {0, 1})  # none left: stopped before 9 s
     assert keeper.held == set()
+
+
+async def test_a_round_that_stalls_past_a_rounds_time_keeps_the_sessions_and_renews(
+    two: tuple[Database, Database],
+) -> None:
+    """A busy store: the round's statements wait (here on a lock) past the round's own time
+    (3 s); the sessions run on meanwhile, and the round renews their leases when it ends."""
+    a, b = two
+    clock = FakeClock(T0)
+    sessions = Sessions()
+    keeper = ShardLeases(a, clock, Instance("one"), count=2, lease_seconds=LEASE_S)
+    start, stop = sessions.of("one")
+    await keeper.step(start, stop)
+    assert sessions.held_by("one") == {0, 1}
+    clock.advance(3)
+    async with b.begin() as conn:
+        await conn.execute(text("LOCK TABLE leases IN ACCESS EXCLUSIVE MODE"))
+        stalled = asyncio.create_task(keeper.step(start, stop))
+        async with asyncio.timeout(10):  # until the round's statement waits for the lock
+            while not (await conn.execute(WAITING)).scalar():  # a round trip each time
+                pass
+        clock.advance(4)  # past a round's time, within the leases' 8.1 s
+        assert not stalled.done()
+    async with asyncio.timeout(10):
+        await stalled
+    assert sessions.held_by("one") == {0, 1} == keeper.held
+    assert sessions.gaps == []
+    assert keeper.left() == pytest.approx(LEASE_S * 0.9 - 4)  # from the stalled round's start
+    clock.advance(3)
+    assert await keeper.round() == (set(), set())  # renewed, not lapsed
 
 
 async def test_fixed_shards_are_held_and_left_out_of_the_division(
