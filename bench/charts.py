@@ -4,7 +4,7 @@
    word and as many, with two, ten and the most choices, each with 500 updates: drawn in this
    process (``render_chart``), wall and CPU time per chart (target: under 1.5 s).
 2. The latency of an ordinary count's chart (Bessemer, 2 choices, 40 updates) in the chart
-   process (``bot.charts_process``), alone and while another count asks for the largest legal
+   process (``bot.charts.process``), alone and while another count asks for the largest legal
    chart again and again (target: unchanged within 1 s), and while another count's chart hangs
    (bounded by the chart timeout, 5 s, plus a new child's start).
 
@@ -24,8 +24,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 from datetime import timedelta
 
-from bot.chart import render_chart
-from bot.charts_process import ChartProcess, Render
+from bot.charts.chart import render_chart
+from bot.charts.process import ChartProcess, Render
 from bot.domain.limits import MAX_CHOICES, MAX_LABEL, MAX_SOURCE_NAME, MAX_TITLE
 from bot.domain.model import Choice, Count, DecisionRule, RuleKind, Tally
 from tests.charts import stuck

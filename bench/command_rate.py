@@ -29,16 +29,16 @@ from typing import Any
 
 import aiosqlite
 
-from bot.clock import SystemClock
+from bot.base.clock import SystemClock
 from bot.commands.handler import Commands
 from bot.commands.request import Request
 from bot.commands.throttle import Throttle
 from bot.delivery.pacing import Window
+from bot.domain.subscription import ChannelRef, Platform
 from bot.ingest.pipeline import Pipeline
 from bot.store import Database
 from bot.store import counts as count_rows
 from bot.store import subscriptions as sub_rows
-from bot.subscription import ChannelRef, Platform
 from tests.conftest import PG_URL
 from tests.delivery.crash_run import fresh_postgres
 from tests.helpers import bessemer, tally

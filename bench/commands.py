@@ -28,12 +28,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from bot.clock import SystemClock
+from bot.base.clock import SystemClock
 from bot.domain.model import TallyState
 from bot.ingest.pipeline import Pipeline
 from bot.store import Database
-from bot.testing.fakes.discord_fake import FakeDiscord
-from bot.testing.fakes.discord_fake.interaction import FakeInteraction
 from tests.cluster.fleet import (
     Fleet,
     fakes,
@@ -46,6 +44,8 @@ from tests.cluster.fleet import (
 )
 from tests.conftest import PG_URL
 from tests.delivery.crash_run import fresh_postgres
+from tests.fakes.discord_fake import FakeDiscord
+from tests.fakes.discord_fake.interaction import FakeInteraction
 from tests.helpers import tally
 
 FINAL = tally(1300, 1915, received=3215, state=TallyState.FINAL)

@@ -37,16 +37,16 @@ from pathlib import Path
 from typing import Any
 
 from adapters.slack.delivery import SLACK_LIMITS
-from bot.app import App
-from bot.config import parse
 from bot.delivery.pacing import Route
 from bot.domain.model import Tally, TallyState
-from bot.plugins import adapter_factories
+from bot.domain.subscription import ChannelRef, Mode, Platform
+from bot.runtime.app import App
+from bot.runtime.plugins import adapter_factories
+from bot.settings.loader import parse
 from bot.store import counts as count_rows
 from bot.store import subscriptions as sub_rows
-from bot.subscription import ChannelRef, Mode, Platform
-from bot.testing.fakes.discord_fake import FakeDiscord
-from bot.testing.fakes.slack_fake import FakeSlack
+from tests.fakes.discord_fake import FakeDiscord
+from tests.fakes.slack_fake import FakeSlack
 
 COUNT = {
     "id": "bessemer-2021",

@@ -38,14 +38,14 @@ from pathlib import Path
 import aiohttp
 
 from bench.instances import complaints, load, until
+from bot.domain.subscription import Platform
 from bot.ops.push_client import push
 from bot.store import Database, leases, outbox
-from bot.subscription import Platform
-from bot.testing.fakes.discord_fake import FakeDiscord, FakeInteraction
-from bot.testing.fakes.slack_fake import FakeSlack
 from tests.cluster.fleet import Fleet, Instance, start, stop_all, subscribe_all
 from tests.conftest import PG_URL
 from tests.delivery.crash_run import fresh_postgres, toml_value
+from tests.fakes.discord_fake import FakeDiscord, FakeInteraction
+from tests.fakes.slack_fake import FakeSlack
 
 COUNT = "bessemer-2021"
 SECRET = "bench-push-secret"

@@ -17,7 +17,7 @@ fake, the ideal (the last request's start at the enforced rate: (N - 1) / rate),
 429s, lost, doubled; the fake's view of the timing (``bench/timing.py``: first post, steady
 rate, gaps, the most requests in any one window); per instance its peak RSS, RSS before the
 fan-out and once the outbox is drained (after ``--settle`` seconds), and the same of its chart
-process (``bot.charts_process``: sampled every 0.2 s while it lives); the load average.
+process (``bot.charts.process``: sampled every 0.2 s while it lives); the load average.
 """
 
 from __future__ import annotations

@@ -24,12 +24,12 @@ from pathlib import Path
 
 import aiohttp
 
-from bot.testing.fakes.discord_fake import FakeDiscord
-from bot.testing.fakes.slack_fake import FakeSlack
 from tests.cluster import test_shards_run as scenario
 from tests.cluster.fleet import Fleet, start, stop_all
 from tests.conftest import PG_URL
 from tests.delivery.crash_run import fresh_postgres
+from tests.fakes.discord_fake import FakeDiscord
+from tests.fakes.slack_fake import FakeSlack
 
 
 async def run(instances: int, shards: int, lease: float, kills: int, server_url: str) -> None:

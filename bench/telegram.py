@@ -31,14 +31,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from bot.clock import SystemClock
+from bot.base.clock import SystemClock
+from bot.domain.subscription import ChannelRef, Mode, Platform
 from bot.ingest.pipeline import Pipeline
 from bot.store import Database
 from bot.store import counts as count_rows
 from bot.store import subscriptions as sub_rows
-from bot.subscription import ChannelRef, Mode, Platform
-from bot.testing.fakes.telegram_fake import Chat, FakeTelegram
 from tests.delivery.crash_run import start_bot, stop, toml_value
+from tests.fakes.telegram_fake import Chat, FakeTelegram
 from tests.helpers import bessemer, tally
 
 POSTS = ("sendMessage", "sendPhoto")

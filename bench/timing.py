@@ -13,8 +13,8 @@ import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from bot.testing.fakes.discord_fake import FakeDiscord
-from bot.testing.fakes.slack_fake import FakeSlack
+from tests.fakes.discord_fake import FakeDiscord
+from tests.fakes.slack_fake import FakeSlack
 
 
 @dataclass(frozen=True)

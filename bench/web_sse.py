@@ -38,14 +38,14 @@ from pathlib import Path
 from typing import Any
 
 from bench.sse_viewers import raise_fd_limit
-from bot.adapter import Earlier
-from bot.app import App
 from bot.commands.request import Request
-from bot.config import parse
+from bot.delivery.adapter import Earlier
 from bot.delivery.pacing import Pace, unpaced
 from bot.domain.message import Attachment, Outgoing
 from bot.domain.model import Tally
-from bot.subscription import ChannelRef, Platform
+from bot.domain.subscription import ChannelRef, Platform
+from bot.runtime.app import App
+from bot.settings.loader import parse
 from bot.testing.adapter import RecordingAdapter
 
 COUNT_ID = "bessemer-2021"

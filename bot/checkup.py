@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from bot.secrets import Secret
-from bot.subscription import ChannelRef, Wants
+from bot.domain.subscription import ChannelRef, Wants
+from bot.settings.secrets import Secret
 
 
 @dataclass(frozen=True, slots=True)

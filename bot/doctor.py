@@ -1,7 +1,7 @@
 """``tallybot doctor --config FILE``: the day before a count, what each enabled platform would
 refuse the bot, found without posting anything.
 
-The configuration is checked as ``run`` checks it (:mod:`bot.preflight`), then the store's
+The configuration is checked as ``run`` checks it (:mod:`bot.runtime.preflight`), then the store's
 subscriptions are read, and each enabled platform's plug-in checks, with the real tokens, what
 the bot needs there (``Plugin.doctor``, :mod:`bot.checkup`): the token, the intents or scopes,
 each subscribed channel's rights. One line per problem, with the fix; a channel subscribed on a
@@ -14,15 +14,15 @@ from collections import defaultdict
 from collections.abc import Mapping
 from pathlib import Path
 
-from bot import preflight
 from bot.checkup import Checkup, Problem, Subscribed
-from bot.config import Config
-from bot.plugins import platform_secrets
-from bot.secrets import store_url
+from bot.domain.subscription import ChannelRef, Platform, Wants
+from bot.runtime import preflight
+from bot.runtime.plugins import platform_secrets
+from bot.settings.loader import Config
+from bot.settings.secrets import store_url
 from bot.store import Database
 from bot.store import counts as count_rows
 from bot.store import subscriptions as sub_rows
-from bot.subscription import ChannelRef, Platform, Wants
 
 
 async def subscribed(

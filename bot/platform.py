@@ -33,11 +33,11 @@ A plug-in describes (:class:`Plugin`):
 * optionally ``doctor``: what ``tallybot doctor`` checks on the platform without posting
   (:mod:`bot.checkup`): the token, the intents or scopes, each subscribed channel's rights.
 
-The adapter (:class:`bot.adapter.Adapter`, re-exported here) is an async context manager with
-defaults for everything but delivery: subclasses implement ``post``, ``edit`` and
+The adapter (:class:`bot.delivery.adapter.Adapter`, re-exported here) is an async context manager
+with defaults for everything but delivery: subclasses implement ``post``, ``edit`` and
 ``find_posted`` (see their docstrings for the exactly-once rules) and set ``platform``,
 ``limits`` and ``dedup_window``; they override ``aopen``/``aclose`` (the hooks of
-:class:`bot.lifecycle.Closing`, which ``async with`` calls) to connect and disconnect,
+:class:`bot.base.lifecycle.Closing`, which ``async with`` calls) to connect and disconnect,
 ``health()`` to say truthfully whether the platform is reachable (``/readyz``),
 ``http_routes()`` for routes the ops server mounts, ``serve()`` for a foreground loop.
 Commands flow the other way: the adapter turns what a user typed into a request with
@@ -47,7 +47,7 @@ Adding a platform ``x``: ``adapters/x/`` (its plug-in, settings, policy, adapter
 under ``[project.entry-points."tallybot.adapters"]`` in ``pyproject.toml``, its table in
 ``config/example.toml`` and in ``docs/reference/configuration.md``
 (``docs/explanation/adding-a-platform.md``); no change in ``bot/``. Tests may skip the entry
-point and pass plug-ins explicitly (``Plugins([...])`` to ``bot.config.parse``).
+point and pass plug-ins explicitly (``Plugins([...])`` to ``bot.settings.loader.parse``).
 """
 
 from __future__ import annotations
@@ -61,46 +61,204 @@ from functools import cache
 from importlib.metadata import entry_points
 from typing import Any, Generic, TypeVar
 
-from bot.adapter import Adapter, Earlier, Health
-from bot.checkup import Checkup, Problem
-from bot.clock import Clock
+from bot.base.clock import Clock, Sleep, SystemClock
+from bot.base.retry import retry_after_header
+from bot.checkup import Checkup, Problem, Subscribed
 from bot.cluster.identity import Instance
+from bot.cluster.lease import shared
+from bot.cluster.shards import IDENTIFY_WINDOW, SessionStarts, ShardLeases
+from bot.commands.args import CountArg, Option, OptionKind, Value
+from bot.commands.authority import visible_counts
 from bot.commands.builtin import VERBS
+from bot.commands.forms import Form, Opening
+from bot.commands.inflight import BUSY, GRACE_S, InFlight, InOrder, Place, guarded
 from bot.commands.request import Mentions, Names, Reply, Request
 from bot.commands.throttle import Throttle
-from bot.commands.verbs import Verbs
-from bot.domain.message import Attachment, Notice, Outgoing
-from bot.errors import ConfigError
-from bot.secrets import Secret
-from bot.settings.values import PlatformTable, suggest
-from bot.store import Database
+from bot.commands.verbs import Verbs, VerbSpec, pasted
+from bot.delivery.adapter import Adapter, Earlier, Health
+from bot.delivery.pacing import (
+    PACED,
+    UNLIMITED,
+    Bucket,
+    Limits,
+    LimitSaid,
+    Pace,
+    Route,
+    Window,
+    unpaced,
+)
+from bot.delivery.replies import Replies
+from bot.delivery.shared import OutsideShare
+from bot.domain.message import (
+    Attachment,
+    ChoiceLine,
+    Message,
+    Moment,
+    Notice,
+    Outgoing,
+    Timed,
+    utc_time,
+)
+from bot.domain.render_text import render, show
+from bot.domain.safe_text import clean
+from bot.domain.subscription import ChannelRef, Extra, Platform
+from bot.domain.times import Zone, unix
+from bot.domain.words import noun
+from bot.errors import (
+    ChannelMoved,
+    CommandError,
+    ConfigError,
+    DeliveryError,
+    MessageGone,
+    NotAllowedHere,
+    PermanentDeliveryError,
+    RateLimited,
+    StoreError,
+    TallybotError,
+    TransientDeliveryError,
+)
+from bot.settings.secrets import Secret
+from bot.settings.values import (
+    LISTS,
+    Filled,
+    Flag,
+    Host,
+    HttpUrl,
+    Ids,
+    Loc,
+    PlatformTable,
+    Port,
+    Text,
+    bad,
+    between,
+    describe,
+    one_of,
+    problems,
+    suggest,
+    whole_between,
+)
+from bot.settings.values import Limits as LimitsSetting
+from bot.store import Database, request_receipts
+from bot.store.audit import AuditEntry, record
 from bot.store.channel_moves import move_channel
-from bot.store.sent_ledger import SentLedger
-from bot.subscription import ChannelRef, Extra, Platform
+from bot.store.schema import oauth_states, slack_bots, slack_installations
+from bot.store.sent_ledger import Copy, Doubt, Known, SentLedger
 
 __all__ = [
+    "BUSY",
+    "GRACE_S",
     "GROUP",
+    "IDENTIFY_WINDOW",
+    "LISTS",
+    "PACED",
+    "UNLIMITED",
+    "VERBS",
     "Adapter",
     "AdminPolicy",
     "Asker",
     "Attachment",
+    "AuditEntry",
+    "Bucket",
+    "ChannelMoved",
     "ChannelRef",
     "Checkup",
+    "ChoiceLine",
     "CliCommand",
+    "Clock",
+    "CommandError",
+    "ConfigError",
     "Context",
+    "Copy",
+    "CountArg",
+    "Database",
+    "DeliveryError",
+    "Doubt",
     "Earlier",
     "Extra",
+    "Filled",
+    "Flag",
+    "Form",
     "Health",
+    "Host",
+    "HttpUrl",
+    "Ids",
+    "InFlight",
+    "InOrder",
+    "Instance",
+    "Known",
+    "LimitSaid",
+    "Limits",
+    "LimitsSetting",
+    "Loc",
     "Mentions",
+    "Message",
+    "MessageGone",
+    "Moment",
+    "Names",
+    "NotAllowedHere",
     "Notice",
+    "Opening",
+    "Option",
+    "OptionKind",
     "Outgoing",
+    "OutsideShare",
+    "Pace",
+    "PermanentDeliveryError",
+    "Place",
     "Platform",
     "PlatformTable",
     "Plugin",
     "Plugins",
+    "Port",
     "Problem",
+    "RateLimited",
+    "Replies",
+    "Reply",
+    "Request",
+    "Route",
+    "Secret",
     "SecretNeed",
+    "SentLedger",
+    "SessionStarts",
+    "ShardLeases",
+    "Sleep",
+    "StoreError",
+    "Subscribed",
+    "SystemClock",
+    "TallybotError",
+    "Text",
+    "Throttle",
+    "Timed",
+    "TransientDeliveryError",
+    "Value",
+    "VerbSpec",
+    "Verbs",
     "Verdict",
+    "Window",
+    "Zone",
+    "bad",
+    "between",
+    "clean",
+    "describe",
+    "guarded",
+    "noun",
+    "oauth_states",
+    "one_of",
+    "pasted",
+    "problems",
+    "record",
+    "render",
+    "request_receipts",
+    "retry_after_header",
+    "shared",
+    "show",
+    "slack_bots",
+    "slack_installations",
+    "unix",
+    "unpaced",
+    "utc_time",
+    "visible_counts",
+    "whole_between",
 ]
 
 log = logging.getLogger(__name__)

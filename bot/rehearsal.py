@@ -25,13 +25,12 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
-from bot.adapter import Adapter
-from bot.clock import Clock
+from bot.base.clock import Clock, Sleep
+from bot.delivery.adapter import Adapter
 from bot.delivery.pacing import Pace, Pacer, Route, unpaced
-from bot.delivery.ratelimit import Sleep
 from bot.domain.message import Message, Significance, Timed
+from bot.domain.subscription import ChannelRef, Platform
 from bot.errors import CommandError, DeliveryError, PermanentDeliveryError, RateLimited
-from bot.subscription import ChannelRef, Platform
 
 log = logging.getLogger(__name__)
 

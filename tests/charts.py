@@ -1,7 +1,7 @@
 """Chart renderers and a render counter for tests.
 
-A renderer is sent by name to the process charts are drawn in (``bot.charts_process``), so the
-ones here are module-level functions, put in place of ``bot.chart.render_chart`` with
+A renderer is sent by name to the process charts are drawn in (``bot.charts.process``), so the
+ones here are module-level functions, put in place of ``bot.charts.chart.render_chart`` with
 ``monkeypatch``; ``Counted`` records what is asked of the real drawing process.
 """
 
@@ -11,7 +11,7 @@ import sys
 import threading
 from collections.abc import Sequence
 
-from bot.charts_process import CHARTS, Render
+from bot.charts.process import CHARTS, Render
 from bot.domain.model import Count, Tally
 
 
@@ -44,5 +44,7 @@ def stuck(count: Count, history: Sequence[Tally]) -> bytes:
 def modules(count: Count, history: Sequence[Tally]) -> bytes:
     """Which of the bot's entry modules the drawing process has imported."""
     return " ".join(
-        sorted(m for m in ("bot.cli", "bot.run", "bot.app") if m in sys.modules)
+        sorted(
+            m for m in ("bot.runtime.cli", "bot.runtime.run", "bot.runtime.app") if m in sys.modules
+        )
     ).encode()

@@ -14,7 +14,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.pool import NullPool
 
-from bot.charts_process import CHARTS
+from bot.charts.process import CHARTS
 from bot.store import Database
 from bot.store.engine import quote_identifier
 from tests.store_template import StoreTemplates

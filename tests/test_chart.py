@@ -21,10 +21,9 @@ from matplotlib.transforms import Bbox
 from PIL import Image
 
 from adapters.console.adapter import ConsoleAdapter
-from bot import chart
-from bot.chart import ChartCache, chart_png, render_chart
-from bot.charts_process import CHARTS
-from bot.cli import demo_config_path
+from bot.charts import chart
+from bot.charts.chart import ChartCache, chart_png, render_chart
+from bot.charts.process import CHARTS
 from bot.commands.request import Reply
 from bot.domain.arithmetic import counted
 from bot.domain.chart_figure import (
@@ -38,8 +37,9 @@ from bot.domain.chart_figure import (
 from bot.domain.format import chart_description as describe
 from bot.domain.message import Attachment, Notice
 from bot.domain.model import Choice, Count, CountStatus, DecisionRule, RuleKind, Tally, TallyState
+from bot.domain.subscription import ChannelRef, Platform
 from bot.ingest.sources.timeline import parse_timeline
-from bot.subscription import ChannelRef, Platform
+from bot.runtime.cli import demo_config_path
 from tests import charts
 from tests.charts import Counted
 from tests.helpers import bessemer

@@ -1,4 +1,4 @@
-"""Charts are drawn in a child process (``bot.charts_process``): matplotlib stays out of the
+"""Charts are drawn in a child process (``bot.charts.process``): matplotlib stays out of the
 bot's, a child that dies fails its chart and the next one gets a new child, and the child goes
 away when no chart is asked for a while, or when the last app closes."""
 
@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from bot.chart import ChartCache, render_chart
-from bot.charts_process import ChartProcess, Render
+from bot.charts.chart import ChartCache, render_chart
+from bot.charts.process import ChartProcess, Render
 from bot.domain.chart_figure import HEIGHT_PX, WIDTH_PX
 from bot.domain.model import Count
 from bot.errors import ChartError
@@ -30,8 +30,8 @@ HISTORY = [tally(463, 1100, seq=1), tally(738, 1798, seq=2)]
 
 RENDER_IN_A_FRESH_BOT = """
 import asyncio, sys
-from bot.chart import chart_png
-from bot.charts_process import CHARTS
+from bot.charts.chart import chart_png
+from bot.charts.process import CHARTS
 from tests.charts import fake, stuck
 from tests.helpers import bessemer, tally
 
@@ -64,10 +64,10 @@ def gone(pid: int) -> bool:
 STARTED_BY_A_CONSOLE_SCRIPT = """
 import re
 import sys
-from bot.cli import main
+from bot.runtime.cli import main
 if __name__ == "__main__":
     import asyncio, os
-    from bot.charts_process import CHARTS
+    from bot.charts.process import CHARTS
     from tests.charts import modules
     from tests.helpers import bessemer, tally
 
@@ -194,7 +194,7 @@ def started_by_a_script(tmp_path: Path, then: str) -> tuple[int, str]:
 @pytest.mark.timeout(120)
 def test_the_child_is_the_same_program_whatever_started_the_bot(tmp_path: Path) -> None:
     pid, imported = started_by_a_script(tmp_path, "close")
-    assert imported == "-"  # not bot.cli, nor the app: only what drawing needs
+    assert imported == "-"  # not bot.runtime.cli, nor the app: only what drawing needs
     assert gone(pid)
 
 

@@ -1,4 +1,4 @@
-"""The egress guard (bot/egress.py) at connect and on redirects, against real aiohttp servers
+"""The egress guard (bot/base/egress.py) at connect and on redirects, against real aiohttp servers
 on loopback (port 0); the URL checks before any I/O are in tests/test_egress_urls.py.
 
 No test reaches the internet: "public" names are answered by an injected resolver and only
@@ -17,8 +17,7 @@ import pytest
 from aiohttp import web
 from aiohttp.abc import AbstractResolver, ResolveResult
 
-from bot.app import App
-from bot.egress import (
+from bot.base.egress import (
     EgressPolicy,
     EgressRefused,
     GuardedResolver,
@@ -26,7 +25,8 @@ from bot.egress import (
     check_url,
     guarded_connector,
 )
-from bot.subscription import Platform
+from bot.domain.subscription import Platform
+from bot.runtime.app import App
 from bot.testing.adapter import RecordingAdapter
 from bot.testing.clock import FakeClock
 from tests.ops.conftest import no_sleep, ops_config

@@ -1,4 +1,4 @@
-"""The egress guard's URL checks (bot/egress.py, ``check_url``), all before any I/O, and the
+"""The egress guard's URL checks (bot/base/egress.py, ``check_url``), all before any I/O, and the
 properties of its address rules; the connect-time guard is in tests/test_egress.py."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot import egress
-from bot.egress import EgressPolicy, EgressRefused, address_refusal, check_url
+from bot.base import egress
+from bot.base.egress import EgressPolicy, EgressRefused, address_refusal, check_url
 from bot.errors import ConfigError, PermanentSourceError
 
 CHAT = EgressPolicy()

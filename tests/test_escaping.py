@@ -2,8 +2,8 @@
 markup, on Discord, on Slack, on the console and in plain text.
 
 What Discord and Slack would make of a text is modelled in the fakes
-(``bot/testing/fakes/discord_fake/markdown.py``,
-``bot/testing/fakes/slack_fake/markup.py``); the adapter
+(``tests/fakes/discord_fake/markdown.py``,
+``tests/fakes/slack_fake/markup.py``); the adapter
 tests (``tests/adapters/test_*_hostile.py``) check the same through the real clients.
 """
 
@@ -22,8 +22,8 @@ from bot.commands.request import Reply
 from bot.domain.message import Moment, Timed
 from bot.domain.render_text import show
 from bot.domain.safe_text import clean
-from bot.testing.fakes.discord_fake import markdown
-from bot.testing.fakes.slack_fake import markup
+from tests.fakes.discord_fake import markdown
+from tests.fakes.slack_fake import markup
 from tests.hostile import HOSTILE, HOSTILE_TEXT, typed
 
 AT = datetime(2021, 4, 8, 18, 0, tzinfo=UTC)
@@ -145,7 +145,7 @@ def test_plain_text_shows_times_in_the_zone_given() -> None:
 def test_the_chart_draws_hostile_text_as_typed() -> None:
     """No mathematics from ``$``, no control character reaching the font (matplotlib warns of
     a missing glyph, an error here), right-to-left and zero-width text drawn as it is."""
-    from bot.chart import render_chart
+    from bot.charts.chart import render_chart
     from bot.domain.chart_figure import chart_figure
     from bot.domain.model import Choice, Count, DecisionRule, RuleKind, Tally
 

@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 
 from bot.commands.builtin import VERBS
-from bot.config import parse as parse_config
 from bot.domain.model import MAX_FIGURE, Choice, Count, DecisionRule, RuleKind, figure_value
 from bot.errors import CommandError, ConfigError, PermanentSourceError, RequestError
 from bot.ingest.push_body import read_push
@@ -22,6 +21,7 @@ from bot.ingest.sources.csv_doc import CsvLayout, parse_csv, tally_from_csv
 from bot.ingest.sources.json_doc import parse_json, tally_from_json
 from bot.ingest.sources.mapping import FieldMap, Found, StateValues, parse_figure
 from bot.ops.push_client import figures_body
+from bot.settings.loader import parse as parse_config
 from bot.testing.clock import FakeClock
 
 HUGE = "1" * 4301  # one digit past Python's default limit for int(str)

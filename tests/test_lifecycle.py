@@ -1,10 +1,10 @@
-"""bot.lifecycle.Closing: ``async with`` opens with ``aopen`` and closes with ``aclose``."""
+"""bot.base.lifecycle.Closing: ``async with`` opens with ``aopen`` and closes with ``aclose``."""
 
 from __future__ import annotations
 
 import pytest
 
-from bot.lifecycle import Closing
+from bot.base.lifecycle import Closing
 
 
 class Held(Closing):

@@ -12,10 +12,10 @@ import pytest
 
 from adapters.discord.delivery import DISCORD_LIMITS
 from adapters.slack.delivery import SLACK_LIMITS
-from bot.config import parse
 from bot.delivery.pacing import ROOM, Bucket, Limits, Pacer, Route, Window
 from bot.delivery.ratelimit import RECOVER_AFTER
 from bot.errors import ConfigError
+from bot.settings.loader import parse
 from bot.testing.clock import FakeClock
 from tests.test_ratelimit import Sleeper
 

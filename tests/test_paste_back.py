@@ -15,9 +15,9 @@ from adapters.slack.text import mrkdwn
 from adapters.telegram.render import Run, finish
 from bot.commands.args import Command
 from bot.commands.builtin import VERBS
+from bot.domain.subscription import Close, Hear, Wants
 from bot.errors import CommandError
-from bot.subscription import Close, Hear, Wants
-from bot.testing.fakes.discord_fake.markdown import shown
+from tests.fakes.discord_fake.markdown import shown
 
 ENTITY = re.compile(r"&(amp|lt|gt);")
 

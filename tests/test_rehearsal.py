@@ -8,9 +8,9 @@ import pytest
 
 from bot.delivery.pacing import Pace, unpaced
 from bot.domain.message import Attachment, Outgoing
+from bot.domain.subscription import ChannelRef, Platform
 from bot.errors import CommandError, RateLimited
 from bot.rehearsal import KEEP_S, SHOWN_FAILURES, Failed, Outcome, Rehearsals
-from bot.subscription import ChannelRef, Platform
 from bot.testing.adapter import RecordingAdapter
 from bot.testing.clock import FakeClock
 

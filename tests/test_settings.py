@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.config import parse
 from bot.errors import ConfigError
 from bot.ingest.sources.settings import HttpJsonSettings
+from bot.settings.loader import parse
 
 PATH = Path("typos.toml")
 TYPOS = """

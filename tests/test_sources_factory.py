@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 
-from bot.config import parse
 from bot.domain.model import Choice, Count, DecisionRule, RuleKind, TallyState
 from bot.errors import ConfigError
 from bot.ingest.sources import settings as source_settings
@@ -24,6 +23,7 @@ from bot.ingest.sources.manual import ManualSource
 from bot.ingest.sources.mapping import FieldMap
 from bot.ingest.sources.replay import ReplaySource
 from bot.ingest.sources.settings import SourceSettings
+from bot.settings.loader import parse
 from bot.testing.clock import FakeClock
 
 COUNT = Count(

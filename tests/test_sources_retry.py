@@ -1,4 +1,4 @@
-"""Backoff with full jitter, and retrying only what is worth retrying (bot/retry.py)."""
+"""Backoff with full jitter, and retrying only what is worth retrying (bot/base/retry.py)."""
 
 from __future__ import annotations
 
@@ -11,16 +11,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import bot.retry
-from bot.errors import PermanentSourceError, TransientDeliveryError, TransientSourceError
-from bot.ingest.sources.http import HttpTransientError
-from bot.retry import (
+import bot.base.retry
+from bot.base.retry import (
     backoff,
     parse_retry_after,
     retry_after_header,
     retry_after_hint,
     retry_transient,
 )
+from bot.errors import PermanentSourceError, TransientDeliveryError, TransientSourceError
+from bot.ingest.sources.http import HttpTransientError
 
 
 class Sleeps:
@@ -77,7 +77,7 @@ def test_backoff_is_jittered_and_grows_until_the_cap() -> None:
 
 
 def test_the_module_examples_hold() -> None:
-    result = doctest.testmod(bot.retry)
+    result = doctest.testmod(bot.base.retry)
     assert result.attempted >= 3
     assert result.failed == 0
 

@@ -19,13 +19,13 @@ from sqlalchemy import delete, text, update
 from sqlalchemy import exc as sa_exc
 
 from bot.domain.model import Choice, Count, CountStatus, DecisionRule, RuleKind, Tally, TallyState
+from bot.domain.subscription import ChannelRef, Mode, Platform
 from bot.errors import ConfigError, StoreError
 from bot.store import Database, audit, counts, migrations, outbox, subscriptions, tallies
 from bot.store.audit import AuditEntry
 from bot.store.outbox import DeliveryAction, DeliveryStatus, NewDelivery
 from bot.store.schema import metadata
 from bot.store.schema import subscriptions as subscriptions_table
-from bot.subscription import ChannelRef, Mode, Platform
 
 T0 = datetime(2021, 4, 8, 22, 0, tzinfo=UTC)
 CDT = timezone(timedelta(hours=-5), "CDT")

@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 
 from bot.commands.builtin import VERBS
-from bot.config import parse as parse_config
 from bot.domain.limits import (
     MAX_CHOICES,
     MAX_LABEL,
@@ -23,6 +22,7 @@ from bot.domain.limits import (
 from bot.domain.model import Choice, Count, DecisionRule, RuleKind
 from bot.errors import CommandError, ConfigError, RequestError
 from bot.ops.owners import read_new_count
+from bot.settings.loader import parse as parse_config
 from bot.store import counts as count_rows
 from bot.store.schema import counts as counts_table
 from bot.testing.clock import FakeClock

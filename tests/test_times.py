@@ -19,16 +19,16 @@ import bot.domain.times
 from adapters.console.adapter import ConsoleAdapter
 from bot.commands.builtin import VERBS
 from bot.commands.request import Reply
-from bot.config import parse
 from bot.domain import format as fmt
 from bot.domain.message import Message, Moment, Timed
 from bot.domain.model import TallyState
+from bot.domain.subscription import Platform
 from bot.domain.times import clock_time, zone_named
 from bot.errors import ConfigError
 from bot.ingest.sources.replay import ReplaySource
 from bot.ingest.sources.timeline import TimelineEntry
-from bot.plugins import adapter_factories
-from bot.subscription import Platform
+from bot.runtime.plugins import adapter_factories
+from bot.settings.loader import parse
 from tests.helpers import T0, bessemer, tally
 
 AT = datetime(2021, 4, 8, 18, 0, tzinfo=UTC)

@@ -29,17 +29,29 @@ from rich.table import Table
 from rich.text import Text
 
 from adapters.console.prompt import read_commands
-from bot.adapter import Adapter, Earlier
-from bot.commands.authority import visible_counts
-from bot.commands.request import Reply
-from bot.delivery.pacing import UNLIMITED, Limits, Pace, Route, unpaced
-from bot.domain.message import Attachment, Message, Notice, Outgoing
-from bot.domain.render_text import render, show
-from bot.domain.safe_text import clean
-from bot.domain.times import Zone
-from bot.platform import Context
-from bot.store.sent_ledger import SentLedger
-from bot.subscription import ChannelRef, Platform
+from bot.platform import (
+    UNLIMITED,
+    Adapter,
+    Attachment,
+    ChannelRef,
+    Context,
+    Earlier,
+    Limits,
+    Message,
+    Notice,
+    Outgoing,
+    Pace,
+    Platform,
+    Reply,
+    Route,
+    SentLedger,
+    Zone,
+    clean,
+    render,
+    show,
+    unpaced,
+    visible_counts,
+)
 
 CONSOLE_CHANNEL = ChannelRef(Platform("console"), "local", "console")
 CHART_DIR = Path("tallybot-charts")

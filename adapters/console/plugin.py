@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from bot.platform import AdminPolicy, Asker, Context, PlatformTable, Plugin, Verdict
-from bot.settings.values import Flag
+from bot.platform import AdminPolicy, Asker, Context, Flag, PlatformTable, Plugin, Verdict
 
 if TYPE_CHECKING:
     from adapters.console.adapter import ConsoleAdapter

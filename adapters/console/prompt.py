@@ -19,9 +19,7 @@ from prompt_toolkit.input import Input
 from prompt_toolkit.output import Output
 from prompt_toolkit.patch_stdout import patch_stdout
 
-from bot.commands.args import CountArg
-from bot.commands.builtin import VERBS
-from bot.commands.verbs import Verbs
+from bot.platform import VERBS, CountArg, Verbs
 
 PROMPT = "tallybot> "
 QUIT_WORDS = ("quit", "exit")

@@ -43,15 +43,21 @@ from adapters.discord.retries import without_retries
 from adapters.discord.settings import TOKEN, DiscordSettings
 from adapters.discord.shards import GatewayShards
 from adapters.discord.tree import CountGroup, TallybotClient, intents
-from bot.clock import SystemClock
-from bot.cluster.identity import Instance
-from bot.cluster.lease import shared
-from bot.cluster.shards import IDENTIFY_WINDOW, SessionStarts, ShardLeases
-from bot.delivery.pacing import Window
-from bot.delivery.shared import OutsideShare
-from bot.errors import ConfigError, TallybotError
-from bot.platform import Context, Health
-from bot.subscription import ChannelRef
+from bot.platform import (
+    IDENTIFY_WINDOW,
+    ChannelRef,
+    ConfigError,
+    Context,
+    Health,
+    Instance,
+    OutsideShare,
+    SessionStarts,
+    ShardLeases,
+    SystemClock,
+    TallybotError,
+    Window,
+    shared,
+)
 
 log = logging.getLogger(__name__)
 

@@ -30,17 +30,26 @@ from adapters.discord.forms import FormModal, ReopenButton
 from adapters.discord.lib import app_commands, discord
 from adapters.discord.mentions import NO_MENTIONS, DiscordMentions
 from adapters.discord.names import DiscordNames
-from bot.commands.args import Value
-from bot.commands.authority import visible_counts
-from bot.commands.forms import Opening
-from bot.commands.inflight import BUSY, InFlight, Place
-from bot.commands.request import Reply, Request
-from bot.commands.verbs import VerbSpec
-from bot.delivery.pacing import Route
-from bot.delivery.replies import Replies
-from bot.errors import CommandError, DeliveryError, RateLimited
-from bot.platform import Context
-from bot.subscription import ChannelRef, Extra, Platform
+from bot.platform import (
+    BUSY,
+    ChannelRef,
+    CommandError,
+    Context,
+    DeliveryError,
+    Extra,
+    InFlight,
+    Opening,
+    Place,
+    Platform,
+    RateLimited,
+    Replies,
+    Reply,
+    Request,
+    Route,
+    Value,
+    VerbSpec,
+    visible_counts,
+)
 
 log = logging.getLogger(__name__)
 

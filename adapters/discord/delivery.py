@@ -48,18 +48,27 @@ from adapters.discord.mentions import NO_MENTIONS, role_ping
 from adapters.discord.places import POST_ROUTE, DiscordPlaces
 from adapters.discord.ratelimits import GlobalWatch
 from adapters.discord.text import plain
-from bot.adapter import Earlier
-from bot.delivery.pacing import Bucket, Limits, LimitSaid, Pace, Route, Window, unpaced
-from bot.domain.message import Attachment, Notice, Outgoing
-from bot.errors import (
+from bot.platform import (
+    Attachment,
+    Bucket,
+    ChannelRef,
     DeliveryError,
+    Earlier,
+    Limits,
+    LimitSaid,
     MessageGone,
+    Notice,
+    Outgoing,
+    Pace,
     PermanentDeliveryError,
+    Platform,
     RateLimited,
+    Route,
     TransientDeliveryError,
+    Window,
+    retry_after_header,
+    unpaced,
 )
-from bot.retry import retry_after_header
-from bot.subscription import ChannelRef, Platform
 
 log = logging.getLogger("adapters.discord")
 

@@ -18,7 +18,7 @@ from adapters.discord.invite import Permission
 from adapters.discord.lib import discord
 from adapters.discord.settings import TOKEN, DiscordSettings
 from adapters.discord.tree import intents
-from bot.checkup import Checkup, Problem, Subscribed
+from bot.platform import Checkup, Problem, Subscribed
 
 ADMINISTRATOR = 1 << 3
 MANAGE_MESSAGES = 1 << 13

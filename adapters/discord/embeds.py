@@ -31,9 +31,7 @@ from dataclasses import dataclass
 
 from adapters.discord.lib import discord
 from adapters.discord.text import escape, plain, show, trim
-from bot.commands.request import Reply
-from bot.domain.message import ChoiceLine, Message, Notice, Timed
-from bot.domain.words import noun
+from bot.platform import ChoiceLine, Message, Notice, Reply, Timed, noun
 
 MAX_TITLE = 256
 MAX_DESCRIPTION = 4096

@@ -24,7 +24,7 @@ from adapters.discord.delivery import FAILURES
 from adapters.discord.embeds import escape
 from adapters.discord.lib import discord
 from adapters.discord.mentions import NO_MENTIONS
-from bot.commands.forms import Opening
+from bot.platform import Opening
 
 Ix = discord.Interaction[Any]
 Submit = Callable[[Ix, str, Opening], Awaitable[None]]

@@ -27,7 +27,7 @@ from functools import reduce
 from operator import or_
 from urllib.parse import urlencode
 
-from bot.errors import ConfigError
+from bot.platform import ConfigError
 
 AUTHORIZE = "https://discord.com/oauth2/authorize"
 SCOPES = ("bot", "applications.commands")

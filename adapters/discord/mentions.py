@@ -2,8 +2,8 @@
 ever carries.
 
 A subscription may name a role that tallybot pings on its calls and its final (see
-``bot.subscription``). Setting it needs Discord's own right to mention that role, for the person
-and for the bot: the role is mentionable, or they have Mention Everyone. ``@everyone`` and
+``bot.domain.subscription``). Setting it needs Discord's own right to mention that role, for the
+person and for the bot: the role is mentionable, or they have Mention Everyone. ``@everyone`` and
 ``@here`` are never accepted. A post with a mention carries ``<@&ID>`` as its content and
 ``allowed_mentions`` that lists exactly that role: no user, no ``@everyone``, no other role.
 """
@@ -13,9 +13,7 @@ from __future__ import annotations
 import re
 
 from adapters.discord.lib import discord
-from bot.commands.request import Mentions
-from bot.domain.message import Message, Outgoing
-from bot.errors import CommandError
+from bot.platform import CommandError, Mentions, Message, Outgoing
 
 ROLE_ID = re.compile(r"^(?:<@&(\d{1,20})>|@(\d{1,20}))$")
 NO_MENTIONS = discord.AllowedMentions.none()

@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 
 from adapters.discord.lib import discord
-from bot.commands.request import Names
+from bot.platform import Names
 
 log = logging.getLogger(__name__)
 

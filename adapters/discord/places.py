@@ -17,11 +17,20 @@ from __future__ import annotations
 from dataclasses import replace
 
 from adapters.discord.lib import discord
-from bot.adapter import Adapter
-from bot.delivery.pacing import Pace, Route, unpaced
-from bot.domain.message import Attachment, Message, Outgoing
-from bot.errors import DeliveryError, MessageGone, NotAllowedHere, PermanentDeliveryError
-from bot.subscription import ChannelRef
+from bot.platform import (
+    Adapter,
+    Attachment,
+    ChannelRef,
+    DeliveryError,
+    Message,
+    MessageGone,
+    NotAllowedHere,
+    Outgoing,
+    Pace,
+    PermanentDeliveryError,
+    Route,
+    unpaced,
+)
 
 POST_ROUTE = "POST /channels/{channel_id}/messages"
 THREAD_ROUTE = "POST /channels/{channel_id}/messages/{message_id}/threads"

@@ -18,8 +18,7 @@ from collections.abc import Awaitable, Callable, Mapping
 
 import aiohttp
 
-from bot.delivery.pacing import PACED, LimitSaid
-from bot.retry import retry_after_header
+from bot.platform import PACED, LimitSaid, retry_after_header
 
 
 class GlobalWatch:

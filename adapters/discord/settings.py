@@ -9,8 +9,8 @@ from typing import Annotated
 
 from pydantic import AfterValidator, Field, PlainValidator, model_validator
 
-from bot.platform import PlatformTable
-from bot.settings.values import LISTS, HttpUrl, Ids, Limits, Loc, Text, bad, describe, problems
+from bot.platform import LISTS, HttpUrl, Ids, Loc, PlatformTable, Text, bad, describe, problems
+from bot.platform import LimitsSetting as Limits
 
 TOKEN = "DISCORD_TOKEN"
 MOVED = {

@@ -35,9 +35,7 @@ from __future__ import annotations
 
 import re
 
-from bot.domain.message import Moment, Timed
-from bot.domain.safe_text import clean
-from bot.domain.times import unix
+from bot.platform import Moment, Timed, clean, unix
 
 _SPECIAL = re.compile(r"([\\*_~`|\[\]<>])")
 _URL = re.compile(r"(?<=[A-Za-z0-9+.-]):(?=//)")

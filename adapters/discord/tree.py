@@ -12,8 +12,7 @@ from typing import Any, Optional
 
 from adapters.discord.commands import SlashCommands
 from adapters.discord.lib import app_commands, discord
-from bot.commands.args import Option, OptionKind
-from bot.commands.verbs import VerbSpec
+from bot.platform import Option, OptionKind, VerbSpec
 
 log = logging.getLogger(__name__)
 

@@ -72,8 +72,7 @@ from adapters.slack.settings import (
     SlackSettings,
 )
 from adapters.slack.workspaces import Speaker, Workspaces
-from bot.errors import ConfigError
-from bot.platform import Context, Health
+from bot.platform import ConfigError, Context, Health
 
 NOT_READY = "Error: tallybot is not connected to Slack yet; try again in a minute."
 """What bolt shows instead of an answer when a request cannot be authorized yet."""

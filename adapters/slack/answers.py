@@ -20,10 +20,7 @@ from slack_sdk.errors import SlackClientError
 from slack_sdk.webhook.webhook_response import WebhookResponse
 
 from adapters.slack.delivery import RESPOND, RESPOND_IN_CHANNEL, translate
-from bot.delivery.pacing import Route
-from bot.delivery.replies import Replies
-from bot.errors import RateLimited
-from bot.retry import retry_after_header
+from bot.platform import RateLimited, Replies, Route, retry_after_header
 
 RESPONSE_URL_S = 30 * 60.0
 """A command's response_url takes answers this long after the command."""

@@ -19,10 +19,7 @@ from __future__ import annotations
 
 import re
 
-from bot.commands.request import Reply
-from bot.domain.message import ChoiceLine, Message, Notice, Outgoing, Timed
-from bot.domain.safe_text import clean
-from bot.domain.words import noun
+from bot.platform import ChoiceLine, Message, Notice, Outgoing, Reply, Timed, clean, noun
 
 from .payloads import Block, ContextBlock, HeaderBlock, Mrkdwn, PlainText, SectionBlock
 from .text import date, mrkdwn, plain

@@ -37,12 +37,19 @@ from adapters.slack.mentions import SlackMentions, strip_mention
 from adapters.slack.names import SlackNames
 from adapters.slack.payloads import AppMention, EventCallback, SlashCommand, as_json
 from adapters.slack.settings import SlackSettings
-from bot.commands.inflight import BUSY, InFlight
-from bot.commands.request import Reply, Request
-from bot.domain.message import Attachment
-from bot.errors import DeliveryError, TransientDeliveryError
-from bot.platform import Context
-from bot.subscription import ChannelRef, Extra, Platform
+from bot.platform import (
+    BUSY,
+    Attachment,
+    ChannelRef,
+    Context,
+    DeliveryError,
+    Extra,
+    InFlight,
+    Platform,
+    Reply,
+    Request,
+    TransientDeliveryError,
+)
 
 log = logging.getLogger(__name__)
 

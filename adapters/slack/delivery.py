@@ -18,19 +18,29 @@ import aiohttp
 from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.adapter import Adapter, Earlier
-from bot.delivery.pacing import Bucket, Limits, Pace, Route, Window, unpaced
-from bot.domain.message import Attachment, Message, Notice, Outgoing
-from bot.errors import (
+from bot.platform import (
+    Adapter,
+    Attachment,
+    Bucket,
+    ChannelRef,
     DeliveryError,
+    Earlier,
+    Limits,
+    Message,
     MessageGone,
     NotAllowedHere,
+    Notice,
+    Outgoing,
+    Pace,
     PermanentDeliveryError,
+    Platform,
     RateLimited,
+    Route,
     TransientDeliveryError,
+    Window,
+    retry_after_header,
+    unpaced,
 )
-from bot.retry import retry_after_header
-from bot.subscription import ChannelRef, Platform
 
 from .blocks import alt_text, blocks_for, fallback_text, file_title
 from .payloads import METADATA_EVENT_TYPE, HistoryMessage, as_json, delivery_metadata

@@ -17,7 +17,7 @@ import aiohttp
 from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.checkup import Checkup, Problem, Subscribed
+from bot.platform import Checkup, Problem, Subscribed
 
 from .settings import BOT_TOKEN, SCOPES, SlackSettings
 

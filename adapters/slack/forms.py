@@ -15,7 +15,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from bot.commands.forms import Form, Opening
+from bot.platform import Form, Opening
 
 CALLBACK_PREFIX = "tallybot:"
 TITLE_MOST = 24

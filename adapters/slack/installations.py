@@ -35,11 +35,16 @@ from slack_sdk.oauth.state_store.async_state_store import AsyncOAuthStateStore
 from sqlalchemy import ColumnElement, Table, and_, delete, insert, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from bot.clock import Clock
-from bot.errors import StoreError
-from bot.store import Database
-from bot.store.audit import AuditEntry, record
-from bot.store.schema import oauth_states, slack_bots, slack_installations
+from bot.platform import (
+    AuditEntry,
+    Clock,
+    Database,
+    StoreError,
+    oauth_states,
+    record,
+    slack_bots,
+    slack_installations,
+)
 
 log = logging.getLogger(__name__)
 

@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import re
 
-from bot.commands.request import Mentions
-from bot.errors import CommandError
+from bot.platform import CommandError, Mentions
 
 GROUP = re.compile(r"^(?:<!subteam\^(S[A-Z0-9]{2,20})(?:\|[^>]*)?>|@?(S[A-Z0-9]{2,20}))$")
 

@@ -19,7 +19,7 @@ import aiohttp
 from slack_sdk.errors import SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.commands.request import Names
+from bot.platform import Names
 
 log = logging.getLogger(__name__)
 

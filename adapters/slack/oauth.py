@@ -32,10 +32,7 @@ from slack_sdk.web.async_slack_response import AsyncSlackResponse
 from adapters.slack.installations import StoreInstallations, StoreStates
 from adapters.slack.settings import SlackSettings
 from adapters.slack.workspaces import Speaker
-from bot.clock import Clock
-from bot.errors import StoreError
-from bot.secrets import Secret
-from bot.store import Database
+from bot.platform import Clock, Database, Secret, StoreError
 
 log = logging.getLogger(__name__)
 

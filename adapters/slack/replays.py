@@ -29,10 +29,8 @@ from cachetools import TTLCache
 from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_bolt.response import BoltResponse
 
-from bot.clock import Clock
-from bot.errors import StoreError
-from bot.store import Database
-from bot.store import request_receipts as receipts
+from bot.platform import Clock, Database, StoreError
+from bot.platform import request_receipts as receipts
 
 log = logging.getLogger(__name__)
 

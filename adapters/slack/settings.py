@@ -9,18 +9,8 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from bot.platform import PlatformTable
-from bot.settings.values import (
-    Filled,
-    Flag,
-    Host,
-    HttpUrl,
-    Ids,
-    Limits,
-    Port,
-    Text,
-    one_of,
-)
+from bot.platform import Filled, Flag, Host, HttpUrl, Ids, PlatformTable, Port, Text, one_of
+from bot.platform import LimitsSetting as Limits
 
 BOT_TOKEN = "SLACK_BOT_TOKEN"
 APP_TOKEN = "SLACK_APP_TOKEN"

@@ -34,9 +34,7 @@ from __future__ import annotations
 
 import re
 
-from bot.domain.message import Moment, utc_time
-from bot.domain.safe_text import clean
-from bot.domain.times import unix
+from bot.platform import Moment, clean, unix, utc_time
 
 ZWSP = "\u200b"
 _FORMATTING = re.compile(r"([*_~`])")

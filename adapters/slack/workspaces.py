@@ -21,7 +21,7 @@ from cachetools import TLRUCache
 from slack_sdk.oauth.installation_store.async_installation_store import AsyncInstallationStore
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.errors import PermanentDeliveryError, StoreError, TransientDeliveryError
+from bot.platform import PermanentDeliveryError, StoreError, TransientDeliveryError
 
 
 @dataclass(frozen=True, slots=True)

@@ -45,12 +45,22 @@ from aiogram.types import Message, Update
 from aiohttp import web
 from cachetools import LRUCache
 
-from bot.delivery.pacing import Pace, unpaced
-from bot.delivery.ratelimit import Sleep
-from bot.domain.message import Attachment
-from bot.domain.message import Outgoing as Content
-from bot.errors import ChannelMoved, ConfigError, PermanentDeliveryError
-from bot.platform import Adapter, ChannelRef, Context, Earlier, Health, Platform
+from bot.platform import (
+    Adapter,
+    Attachment,
+    ChannelMoved,
+    ChannelRef,
+    ConfigError,
+    Context,
+    Earlier,
+    Health,
+    Pace,
+    PermanentDeliveryError,
+    Platform,
+    Sleep,
+    unpaced,
+)
+from bot.platform import Outgoing as Content
 
 from .commands import AdminCheck, TelegramCommands, channel_of, menu
 from .lifecycle import TelegramLifecycle, make_bot

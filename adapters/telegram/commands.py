@@ -35,15 +35,25 @@ from aiogram import Bot
 from aiogram.types import BotCommand, BufferedInputFile, Message, ReplyParameters, Update
 from cachetools import TTLCache
 
-from bot.commands.builtin import VERBS
-from bot.commands.inflight import BUSY, InOrder, guarded
-from bot.commands.request import Reply, Request
-from bot.commands.verbs import Verbs, pasted
-from bot.delivery.replies import Replies
-from bot.domain.times import Zone
-from bot.errors import DeliveryError, PermanentDeliveryError
-from bot.platform import AdminPolicy, Asker, Verdict
-from bot.subscription import ChannelRef, Platform
+from bot.platform import (
+    BUSY,
+    VERBS,
+    AdminPolicy,
+    Asker,
+    ChannelRef,
+    DeliveryError,
+    InOrder,
+    PermanentDeliveryError,
+    Platform,
+    Replies,
+    Reply,
+    Request,
+    Verbs,
+    Verdict,
+    Zone,
+    guarded,
+    pasted,
+)
 
 from .errors import FAILURES, translate
 from .limits import REPLY, route

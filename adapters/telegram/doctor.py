@@ -17,7 +17,7 @@ from aiogram.types import (
     ChatMemberRestricted,
 )
 
-from bot.checkup import Checkup, Problem, Subscribed
+from bot.platform import Checkup, Problem, Subscribed
 
 from .settings import BOT_TOKEN, TelegramSettings
 

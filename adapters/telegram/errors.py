@@ -30,7 +30,7 @@ from aiogram.exceptions import (
     TelegramUnauthorizedError,
 )
 
-from bot.errors import (
+from bot.platform import (
     ChannelMoved,
     DeliveryError,
     MessageGone,

@@ -34,11 +34,7 @@ from aiohttp import web
 from cachetools import LRUCache
 from pydantic import ValidationError
 
-from bot.clock import Clock
-from bot.commands.builtin import VERBS
-from bot.commands.inflight import GRACE_S, InFlight
-from bot.delivery.ratelimit import Sleep
-from bot.errors import ConfigError
+from bot.platform import GRACE_S, VERBS, Clock, ConfigError, InFlight, Sleep
 
 from .commands import Menu, menu
 from .errors import FAILURES, translate

@@ -13,7 +13,7 @@ Every bucket can be changed by name in ``[telegram.limits]`` (``Limits.with_wind
 
 from __future__ import annotations
 
-from bot.delivery.pacing import Bucket, Limits, Route, Window
+from bot.platform import Bucket, Limits, Route, Window
 
 OVERALL = Bucket("messages", Window(30, 1.0))
 PER_CHAT = Bucket("messages per chat", Window(1, 1.0), per_channel=True)

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from aiogram import Bot
 from aiogram.types import Message, User
 
-from bot.commands.request import Names
+from bot.platform import Names
 
 from .errors import FAILURES
 

@@ -54,9 +54,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from bot.delivery.pacing import Pace, unpaced
-from bot.errors import DeliveryError
-from bot.store.sent_ledger import Copy, Doubt, Known, SentLedger
+from bot.platform import Copy, DeliveryError, Doubt, Known, Pace, SentLedger, unpaced
 
 from .errors import MaybeSent
 from .send import Outgoing, Probe, TelegramSender

@@ -24,9 +24,7 @@ from dataclasses import dataclass
 
 from cachetools import TTLCache
 
-from bot.commands.request import Reply
-from bot.commands.throttle import Throttle
-from bot.subscription import ChannelRef, Platform
+from bot.platform import ChannelRef, Platform, Reply, Throttle
 
 UNREACHABLE_S = 600.0
 """How long a member who has not started the bot is not written to privately."""

@@ -35,12 +35,18 @@ from dataclasses import dataclass
 from datetime import UTC
 from typing import Literal
 
-from bot.commands.request import Reply
-from bot.domain.message import ChoiceLine, Message, Notice, Outgoing, Timed
-from bot.domain.render_text import show
-from bot.domain.safe_text import clean
-from bot.domain.times import Zone
-from bot.domain.words import noun
+from bot.platform import (
+    ChoiceLine,
+    Message,
+    Notice,
+    Outgoing,
+    Reply,
+    Timed,
+    Zone,
+    clean,
+    noun,
+    show,
+)
 
 TEXT_LIMIT = 4096
 CAPTION_LIMIT = 1024

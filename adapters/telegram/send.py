@@ -21,8 +21,7 @@ from enum import Enum
 from aiogram import Bot
 from aiogram.types import BufferedInputFile, LinkPreviewOptions
 
-from bot.delivery.pacing import Pace, unpaced
-from bot.domain.message import Attachment
+from bot.platform import Attachment, Pace, unpaced
 
 from .errors import DELETED_ALREADY, FAILURES, description, edit_gone, not_modified, translate
 from .limits import PROBE, route

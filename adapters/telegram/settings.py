@@ -29,12 +29,11 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, PlainValidator, model_validator
 
-from bot.platform import PlatformTable
-from bot.settings.values import (
+from bot.platform import (
     LISTS,
     HttpUrl,
-    Limits,
     Loc,
+    PlatformTable,
     Text,
     bad,
     between,
@@ -43,6 +42,7 @@ from bot.settings.values import (
     problems,
     whole_between,
 )
+from bot.platform import LimitsSetting as Limits
 
 BOT_TOKEN = "TELEGRAM_BOT_TOKEN"
 WEBHOOK_SECRET = "TELEGRAM_WEBHOOK_SECRET"

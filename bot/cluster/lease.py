@@ -30,7 +30,7 @@ from datetime import datetime, timedelta
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from bot.clock import Clock
+from bot.base.clock import Clock
 from bot.store import Database, leases
 
 MARGIN = 0.1

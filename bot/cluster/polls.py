@@ -28,10 +28,9 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 
-from bot.clock import Clock
+from bot.base.clock import Clock, Sleep
 from bot.cluster.identity import Instance
 from bot.cluster.lease import Holder, Lease, shared
-from bot.delivery.ratelimit import Sleep
 from bot.errors import StoreError
 from bot.store import Database
 

@@ -42,12 +42,12 @@ from collections.abc import Awaitable, Callable
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from bot.clock import Clock
+from bot.base.clock import Clock, Sleep
 from bot.cluster.identity import Instance
 from bot.cluster.lease import Holder, Lease, shared
 from bot.cluster.turns import SharedTurns
 from bot.delivery.pacing import Window
-from bot.delivery.ratelimit import RateLimiter, Sleep
+from bot.delivery.ratelimit import RateLimiter
 from bot.errors import StoreError
 from bot.store import Database, buckets, leases
 
@@ -62,7 +62,7 @@ HANDOVER_S = 60.0
 up (it failed to start: the guilds need a session; rounds settle who runs it)."""
 STOP_HANDOVER_S = 3.0
 """The longest a stopping instance waits for the new holders' sessions of its shards: short,
-so that a stop stays within the 5 s an operator should wait (``bot.run``) when no other
+so that a stop stays within the 5 s an operator should wait (``bot.runtime.run``) when no other
 instance takes them (the whole fleet stopping); a shard not taken by then is taken at the
 next round, as after a kill."""
 HANDOVER_POLL_S = 0.2

@@ -10,8 +10,8 @@ from pathlib import Path
 
 from sqlalchemy import make_url
 
+from bot.base.lifecycle import Closing
 from bot.errors import StoreError
-from bot.lifecycle import Closing
 
 
 def lock_path(store_url: str) -> Path | None:

@@ -14,9 +14,8 @@ import asyncio
 from collections import deque
 from collections.abc import Awaitable, Callable
 
-from bot.clock import Clock
+from bot.base.clock import Clock, Sleep
 from bot.delivery.pacing import Window
-from bot.delivery.ratelimit import Sleep
 
 SAFETY = 0.9
 """The share of a budget's rate the turns are spaced for: turns space the *starts*, the

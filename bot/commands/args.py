@@ -27,8 +27,8 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from bot.domain.model import CEILING_RULE, figure_value
+from bot.domain.subscription import Wants
 from bot.errors import CommandError
-from bot.subscription import Wants
 
 NUMBER = re.compile(r"^[0-9]{1,3}(,[0-9]{3})+$|^[0-9]+$")
 """A figure: ASCII digits only (``\\d`` would take any script's digits), optionally ``1,100``."""

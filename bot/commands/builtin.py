@@ -27,12 +27,12 @@ from bot.commands.request import Reply, group_called
 from bot.commands.subscribing import checked_wants, describe, mention_audit, scoreboard
 from bot.commands.verbs import Call, Verb, Verbs, VerbSpec
 from bot.domain.model import Count
+from bot.domain.subscription import Mode, Wants
 from bot.errors import CommandError
 from bot.store import audit as audit_rows
 from bot.store import outbox
 from bot.store import subscriptions as sub_rows
 from bot.store import tallies as tally_rows
-from bot.subscription import Mode, Wants
 
 MODE = ChoiceArg(
     "mode",

@@ -24,9 +24,9 @@ from fractions import Fraction
 
 from pydantic import ValidationError
 
+from bot.base.egress import EgressPolicy, EgressRefused, check_url
 from bot.commands.args import NUMBER
 from bot.domain.model import MAX_FIGURE, Choice, Count, CountStatus, DecisionRule, RuleKind
-from bot.egress import EgressPolicy, EgressRefused, check_url
 from bot.errors import CommandError, ConfigError
 from bot.ingest.sources.settings import HttpCsvSettings, HttpJsonSettings
 

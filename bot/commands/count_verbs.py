@@ -3,8 +3,8 @@
 A count made in chat belongs to the place it was made in (``Request.tenant``) and is private
 until ``public=yes``; its settings are one line (:mod:`bot.commands.count_line`). The store is
 the source of truth: a change here is kept (``edited_by``), and the configuration file's seed
-never overwrites it silently (``bot.app``). Every change is audited with the count before and
-after; the app's sources and scheduler follow at once (``Services.count_changed``).
+never overwrites it silently (``bot.runtime.app``). Every change is audited with the count before
+and after; the app's sources and scheduler follow at once (``Services.count_changed``).
 ``delete`` asks first: ``delete <count>`` says what would go, ``delete <count> confirm`` does it.
 """
 

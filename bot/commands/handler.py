@@ -13,20 +13,20 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 
-from bot.chart import ChartCache
-from bot.clock import Clock
+from bot.base.clock import Clock
+from bot.base.egress import EgressPolicy
+from bot.charts.chart import ChartCache
 from bot.cluster.identity import Instance
 from bot.commands import chain, reports
 from bot.commands.builtin import VERBS
 from bot.commands.request import Reply, Request
 from bot.commands.throttle import Throttle
 from bot.commands.verbs import Services, Verbs
-from bot.egress import EgressPolicy
+from bot.domain.subscription import Platform
 from bot.ingest.pipeline import Pipeline
 from bot.rehearsal import Rehearsals
 from bot.store import Database
-from bot.subscription import Platform
-from bot.web.links import PageLink, no_link
+from bot.web.public import PageLink, no_link
 
 
 class Commands:

@@ -1,5 +1,6 @@
 """The grammar of what a subscription hears: ``[events|all|live] [final] [calls] [leads]
-[close=50|close=2%] [mention=@role] [thread] [pin]``, in any order (see ``bot.subscription``).
+[close=50|close=2%] [mention=@role] [thread] [pin]``, in any order (see
+``bot.domain.subscription``).
 
 A platform with typed options gets two: ``mode`` (events, all or live, as before filters) and
 ``options`` (the rest, as typed).
@@ -14,8 +15,8 @@ from dataclasses import dataclass, replace
 from bot.commands.args import NUMBER, Arg, ChoiceArg, Command, Option, Value
 from bot.domain.limits import MAX_WANTS, too_long
 from bot.domain.model import CEILING_RULE, figure_value
+from bot.domain.subscription import Close, Hear, Wants
 from bot.errors import CommandError
-from bot.subscription import Close, Hear, Wants
 
 PERCENT = re.compile(r"^([0-9]{1,3})(?:\.([0-9]))?%$")
 HEARS = {h.value: h for h in Hear}

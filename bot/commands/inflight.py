@@ -15,7 +15,7 @@ the 3 s for that do not wait for the member's earlier commands).
 stops taking commands (``accepting`` is False: a command that arrives now is not
 acknowledged, so the member sees it failed), then :meth:`InFlight.finish` lets every command
 acknowledged so far be carried out and answered, for up to ``GRACE_S``, while the store is
-still open (``bot.app.App.aclose``); only what is left then is cancelled. So that what is
+still open (``bot.runtime.app.App.aclose``); only what is left then is cancelled. So that what is
 acknowledged can be finished in that time, the commands under way in the process (every
 adapter's) are bounded by how fast they get done (:class:`Backlog`): one more than the bot could
 finish within the grace is answered at once that tallybot is busy (``BUSY``), not carried out;
@@ -40,7 +40,7 @@ log = logging.getLogger(__name__)
 
 GRACE_S = 7.0
 """How long leaving waits for the commands acknowledged to be answered before cancelling them
-(``bot.run.STOP_GRACE`` leaves room for it)."""
+(``bot.runtime.run.STOP_GRACE`` leaves room for it)."""
 
 Answer = Callable[[Reply], Awaitable[object]]
 FLOOR = 100

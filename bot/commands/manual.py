@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from bot.clock import Clock
+from bot.base.clock import Clock
 from bot.commands.args import FIGURE_KEYS, Command
 from bot.commands.hints import rejection_hint
 from bot.commands.request import Reply, Request

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
 
-from bot.chart import CHART_TALLIES, ChartCache, chart_attachment
+from bot.charts.chart import CHART_TALLIES, ChartCache, chart_attachment
 from bot.commands.authority import find_count, owns, visible_counts
 from bot.commands.request import Reply, Request
 from bot.domain import format as fmt
@@ -19,7 +19,7 @@ from bot.store import Database, outbox
 from bot.store import counts as count_rows
 from bot.store import subscriptions as sub_rows
 from bot.store import tallies as tally_rows
-from bot.web.links import PageLink, link_note
+from bot.web.public import PageLink, link_note
 
 log = logging.getLogger(__name__)
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from bot.commands.forms import Opening
 from bot.commands.throttle import Pass
 from bot.domain.message import Attachment, Message, Timed
-from bot.subscription import ChannelRef, Extra
+from bot.domain.subscription import ChannelRef, Extra
 
 
 class Mentions(ABC):

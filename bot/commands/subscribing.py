@@ -9,10 +9,10 @@ from bot.commands.request import Request
 from bot.commands.verbs import Call
 from bot.domain import format as fmt
 from bot.domain.model import Count, Tally
+from bot.domain.subscription import Extra, Hear, Subscription, Wants
 from bot.errors import CommandError
 from bot.store.audit import AuditEntry
 from bot.store.outbox import DeliveryAction, NewDelivery
-from bot.subscription import Extra, Hear, Subscription, Wants
 
 POSTS = {
     Hear.EVENTS: "significant events",

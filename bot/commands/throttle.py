@@ -20,10 +20,10 @@ from dataclasses import dataclass
 
 from cachetools import LRUCache
 
-from bot.clock import Clock
+from bot.base.clock import Clock
 from bot.delivery.pacing import Window
 from bot.delivery.ratelimit import RateLimiter
-from bot.subscription import ChannelRef
+from bot.domain.subscription import ChannelRef
 
 PER_USER = Window(8, 20.0)
 """Commands one person may have carried out in any 20 seconds: more than anyone types, far

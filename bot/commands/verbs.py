@@ -23,19 +23,19 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from bot.chart import ChartCache
-from bot.clock import Clock
+from bot.base.clock import Clock
+from bot.base.egress import EgressPolicy
+from bot.charts.chart import ChartCache
 from bot.commands.args import Arg, Command, CountArg, Option, Value
 from bot.commands.forms import Form
 from bot.commands.reports import Health
 from bot.commands.request import Reply, Request
-from bot.egress import EgressPolicy
+from bot.domain.subscription import Platform
 from bot.errors import CommandError
 from bot.ingest.pipeline import Pipeline
 from bot.rehearsal import Rehearsals
 from bot.store import Database
-from bot.subscription import Platform
-from bot.web.links import PageLink, no_link
+from bot.web.public import PageLink, no_link
 
 DEFUSERS = re.compile("[\u200b\u2060\ufeff]")
 """The invisible characters the surfaces put into what they show so that nothing in it pings or
@@ -188,7 +188,7 @@ class Services:
     charts: ChartCache
     verbs: Verbs
     page_link: PageLink = no_link
-    """A public count's page, linked from ``status`` (``bot.web.links``)."""
+    """A public count's page, linked from ``status`` (``bot.web.public``)."""
     count_changed: Callable[[str], Awaitable[None]] = _unchanged
     """Called once a count was made, changed, archived or deleted in chat (the app's sources
     and scheduler follow it at once)."""

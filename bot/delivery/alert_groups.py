@@ -17,11 +17,11 @@ from datetime import datetime, timedelta
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot.domain.message import Notice
+from bot.domain.subscription import ChannelRef
 from bot.domain.words import count_of
 from bot.errors import PermanentDeliveryError
 from bot.store import outbox
 from bot.store.outbox import Delivery, DeliveryAction, NewDelivery
-from bot.subscription import ChannelRef
 
 HOLD = timedelta(seconds=10)
 """How long a stopped subscription's alert waits for the others of its place and cause."""

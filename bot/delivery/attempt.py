@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
-from bot.clock import Clock
+from bot.base.clock import Clock
 from bot.delivery.pacing import PACED, Pacer, Route
 from bot.errors import DeliveryCancelled, RateLimited
 from bot.store.outbox import Delivery

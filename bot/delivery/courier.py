@@ -32,14 +32,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import timedelta
 
-from bot.adapter import Adapter, Earlier
-from bot.clock import Clock
+from bot.base.clock import Clock
+from bot.base.retry import backoff
+from bot.delivery.adapter import Adapter, Earlier
 from bot.delivery.alert_groups import group_of, queue_stopped
 from bot.delivery.attempt import DeliveryPace, Progress, Stats, key_of, where
 from bot.delivery.final_charts import ChartStep, FinalCharts, chart_step
 from bot.delivery.pacing import Pacer
 from bot.delivery.places import Places
 from bot.domain.message import Message, Notice, Outgoing
+from bot.domain.subscription import ChannelRef, Platform
 from bot.errors import (
     ChannelMoved,
     DeliveryCancelled,
@@ -50,12 +52,10 @@ from bot.errors import (
     TransientDeliveryError,
 )
 from bot.ops.hooks import Hooks
-from bot.retry import backoff
 from bot.store import Database, outbox, place_alerts
 from bot.store import subscriptions as sub_rows
 from bot.store.channel_moves import follow
 from bot.store.outbox import Delivery, DeliveryAction, NewDelivery
-from bot.subscription import ChannelRef, Platform
 
 log = logging.getLogger("bot.delivery.worker")
 

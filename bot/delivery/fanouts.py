@@ -8,10 +8,10 @@ import logging
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from bot.clock import Clock
+from bot.base.clock import Clock
+from bot.domain.subscription import Platform
 from bot.store import Database, outbox
 from bot.store.outbox import Delivery, DeliveryAction
-from bot.subscription import Platform
 
 summary = logging.getLogger("bot.delivery.worker.fanout")
 """One line per finished fan-out (the per-delivery lines are debug)."""

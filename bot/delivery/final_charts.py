@@ -26,13 +26,13 @@ from datetime import datetime
 
 from cachetools import LRUCache
 
-from bot.chart import CHART_TALLIES, ChartCache, chart_attachment
+from bot.charts.chart import CHART_TALLIES, ChartCache, chart_attachment
 from bot.domain.message import Attachment, Message, Outgoing
+from bot.domain.subscription import ChannelRef
 from bot.store import Database
 from bot.store import counts as count_rows
 from bot.store import tallies as tally_rows
 from bot.store.outbox import Delivery, DeliveryAction, NewDelivery
-from bot.subscription import ChannelRef
 
 CHART_TIMEOUT_S = 30.0
 """How long a final message waits for its chart to be drawn before it goes without it."""

@@ -31,8 +31,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from bot.clock import Clock
-from bot.delivery.ratelimit import RateLimiter, Sleep
+from bot.base.clock import Clock, Sleep
+from bot.delivery.ratelimit import RateLimiter
 from bot.errors import ConfigError
 
 log = logging.getLogger(__name__)

@@ -17,14 +17,14 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 
-from bot.adapter import Adapter, Earlier
+from bot.delivery.adapter import Adapter, Earlier
 from bot.delivery.pacing import Pace
 from bot.domain.message import Attachment, Message, Outgoing
+from bot.domain.subscription import Subscription
 from bot.errors import DeliveryCancelled, MessageGone, NotAllowedHere
 from bot.store import Database, outbox
 from bot.store import subscriptions as sub_rows
 from bot.store.outbox import Delivery
-from bot.subscription import Subscription
 
 log = logging.getLogger("bot.delivery.worker")
 

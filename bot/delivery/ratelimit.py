@@ -28,12 +28,11 @@ from __future__ import annotations
 import asyncio
 import heapq
 import itertools
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from bot.clock import Clock
+from bot.base.clock import Clock, Sleep
 
-Sleep = Callable[[float], Awaitable[None]]
 RECOVER_AFTER = 5
 """Windows without a lowering before a lowered limit starts to climb back."""
 

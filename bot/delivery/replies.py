@@ -29,8 +29,8 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
+from bot.base.clock import Sleep
 from bot.delivery.pacing import Pacer, Route
-from bot.delivery.ratelimit import Sleep
 from bot.errors import RateLimited
 
 log = logging.getLogger(__name__)

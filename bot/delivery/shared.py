@@ -36,14 +36,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 
-from bot.adapter import Adapter
-from bot.clock import Clock
+from bot.base.clock import Clock, Sleep
 from bot.cluster.lease import Holder, Lease
 from bot.cluster.turns import SharedTurns
-from bot.delivery.ratelimit import Sleep
+from bot.delivery.adapter import Adapter
+from bot.domain.subscription import Platform
 from bot.errors import StoreError, TransientDeliveryError
 from bot.store import Database, buckets
-from bot.subscription import Platform
 
 log = logging.getLogger(__name__)
 

@@ -33,26 +33,25 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 
-from bot.adapter import Adapter
-from bot.chart import ChartCache
-from bot.clock import Clock
+from bot.base.clock import Clock, Sleep
+from bot.base.memory import give_back
+from bot.base.retry import backoff
+from bot.charts.chart import ChartCache
 from bot.cluster.identity import new_instance_id
 from bot.cluster.lease import shared
+from bot.delivery.adapter import Adapter
 from bot.delivery.attempt import Progress, Stats, where
 from bot.delivery.coalesce import coalesce
 from bot.delivery.courier import ChannelCheck, Courier
 from bot.delivery.fanouts import Fanouts
 from bot.delivery.final_charts import CHART_TIMEOUT_S, FinalCharts
 from bot.delivery.pacing import Pacer
-from bot.delivery.ratelimit import Sleep
 from bot.delivery.shared import PlatformBudget
+from bot.domain.subscription import ChannelRef, Platform
 from bot.errors import StoreError
-from bot.memory import give_back
 from bot.ops.hooks import NO_HOOKS, Hooks
-from bot.retry import backoff
 from bot.store import Database, outbox
 from bot.store.outbox import Delivery
-from bot.subscription import ChannelRef, Platform
 
 BATCH = 5000
 """Channels in hand at most, slow ones included."""

@@ -1,4 +1,5 @@
-"""The chart drawn: a count's history as a matplotlib ``Figure`` (``bot.chart`` makes the PNG).
+"""The chart drawn: a count's history as a matplotlib ``Figure`` (``bot.charts.chart`` makes the
+PNG).
 
 Running totals per choice against the ballots counted, the line a side has to reach to clinch
 (majority and threshold rules), the pauses, the challenged ballots set aside, the latest figures,
@@ -81,7 +82,7 @@ def chart_figure(count: Count, history: Sequence[Tally], *, width_px: int = WIDT
     ``width_px`` wide (:data:`WIDTH_PX` or :data:`NARROW_PX`); the latest :func:`tallies_shown`
     of them.
 
-    Not thread-safe: ``bot.chart.render_chart`` calls it under a lock.
+    Not thread-safe: ``bot.charts.chart.render_chart`` calls it under a lock.
     """
     if not history:
         raise ValueError(f"{count.id}: no tallies to chart")

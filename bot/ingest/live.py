@@ -8,7 +8,8 @@ took first is not overwritten, and the log says what was added, changed and left
 :class:`LiveCounts` keeps the polling of counts made in chat: :meth:`LiveCounts.changed` (the
 commands' ``Services.count_changed``) opens, replaces or closes a count's source and its
 scheduler job. A source typed in chat is fetched only through the egress guard
-(:class:`~bot.egress.GuardedSession` under the operator's :class:`~bot.egress.EgressPolicy`).
+(:class:`~bot.base.egress.GuardedSession` under the operator's
+:class:`~bot.base.egress.EgressPolicy`).
 """
 
 from __future__ import annotations
@@ -22,10 +23,9 @@ from pathlib import Path
 
 from pydantic import TypeAdapter, ValidationError
 
-from bot.clock import Clock
-from bot.delivery.ratelimit import Sleep
+from bot.base.clock import Clock, Sleep
+from bot.base.egress import EgressPolicy
 from bot.domain.model import OPERATOR, Count, CountStatus
-from bot.egress import EgressPolicy
 from bot.errors import ConfigError
 from bot.ingest.pipeline import Pipeline
 from bot.ingest.poller import Poller

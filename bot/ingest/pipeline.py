@@ -16,11 +16,19 @@ from datetime import timedelta
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from bot.clock import Clock
+from bot.base.clock import Clock
 from bot.domain import format as fmt
 from bot.domain.detect import Accepted, Detection, NoChange, Rejected, detect
 from bot.domain.message import Message, Notice
 from bot.domain.model import OPERATOR, Count, CountStatus, Tally, TallyState
+from bot.domain.subscription import (
+    CALL_EVENTS,
+    LEAD_EVENTS,
+    ChannelRef,
+    Hear,
+    Platform,
+    Subscription,
+)
 from bot.errors import CommandError, Replayed
 from bot.ops.hooks import NO_HOOKS, Hooks, count_label
 from bot.store import Database, notices, outbox, place_alerts
@@ -32,8 +40,7 @@ from bot.store import tallies as tally_rows
 from bot.store.audit import AuditEntry
 from bot.store.outbox import DeliveryAction, NewDelivery
 from bot.store.push_receipts import Receipt
-from bot.subscription import CALL_EVENTS, LEAD_EVENTS, ChannelRef, Hear, Platform, Subscription
-from bot.web.links import PageLink, link_note, no_link
+from bot.web.public import PageLink, link_note, no_link
 
 log = logging.getLogger(__name__)
 
@@ -78,7 +85,7 @@ class Planned:
 
 def plan(subscriptions: Sequence[Subscription], message: Message) -> list[Planned]:
     """Which subscriptions get what for one message, by what each hears
-    (:class:`~bot.subscription.Wants`).
+    (:class:`~bot.domain.subscription.Wants`).
 
     ``live``: the scoreboard edited for every update. A post when any of what it hears takes
     the update: ``events`` a significant one, ``all`` every one, ``final`` the final result,

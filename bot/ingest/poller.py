@@ -15,7 +15,8 @@ import random
 from collections.abc import Callable
 from enum import StrEnum
 
-from bot.delivery.ratelimit import Sleep
+from bot.base.clock import Sleep
+from bot.base.retry import retry_after_hint, retry_transient
 from bot.domain.detect import NoChange, Rejected
 from bot.domain.message import Notice
 from bot.domain.model import Tally
@@ -25,7 +26,6 @@ from bot.ingest.pipeline import Pipeline
 from bot.ingest.sources.base import Source
 from bot.ingest.sources.health import SourceHealth
 from bot.ops.hooks import NO_HOOKS, Hooks
-from bot.retry import retry_after_hint, retry_transient
 
 log = logging.getLogger(__name__)
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from bot.clock import Clock
+from bot.base.clock import Clock
 from bot.domain.model import Count, Tally, TallyState
 from bot.errors import PermanentSourceError, RequestError
 from bot.ingest.sources.json_doc import parse_json, tally_from_json

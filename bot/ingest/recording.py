@@ -10,15 +10,14 @@ import asyncio
 from collections.abc import Callable
 from pathlib import Path
 
-from bot.clock import Clock, SystemClock
-from bot.config import Config
-from bot.delivery.ratelimit import Sleep
+from bot.base.clock import Clock, Sleep, SystemClock
 from bot.domain.detect import Accepted, detect
 from bot.domain.model import Tally, TallyState
 from bot.errors import ConfigError, SourceError
 from bot.ingest.pipeline import figures
 from bot.ingest.sources.factory import build_source
 from bot.ingest.sources.record import Recorder
+from bot.settings.loader import Config
 
 
 async def record_count(

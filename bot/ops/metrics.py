@@ -1,9 +1,9 @@
 """Prometheus metrics for one running bot, on a registry of its own.
 
-Every :class:`~bot.app.App` has its own :class:`Metrics` (and so its own ``CollectorRegistry``,
-never the process-global one), filled in two ways: the core calls the :class:`Hooks` methods as
-things happen, and :meth:`Metrics.refresh` sets the gauges that describe the present (queue
-depth, time since each count changed, stale sources) just before a scrape.
+Every :class:`~bot.runtime.app.App` has its own :class:`Metrics` (and so its own
+``CollectorRegistry``, never the process-global one), filled in two ways: the core calls the
+:class:`Hooks` methods as things happen, and :meth:`Metrics.refresh` sets the gauges that describe
+the present (queue depth, time since each count changed, stale sources) just before a scrape.
 
 ==========================================  ======================================================
 ``tallybot_polls_total{count,result}``      polls by result: accepted, rejected, no_change,

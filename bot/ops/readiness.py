@@ -18,23 +18,23 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
-from bot.adapter import Adapter
-from bot.config import Config
+from bot.delivery.adapter import Adapter
 from bot.delivery.worker import Dispatcher
 from bot.domain.model import OPERATOR, CountStatus
+from bot.domain.subscription import Platform
 from bot.domain.words import count_of
 from bot.errors import StoreError
 from bot.ingest.sources.base import Source
 from bot.ingest.sources.health import SourceHealth
+from bot.settings.loader import Config
 from bot.store import Database
 from bot.store import counts as count_rows
-from bot.subscription import Platform
 
 STORE_TIMEOUT = 5.0
 
 
 class Running(Protocol):
-    """What the checks read of the running bot (``bot.app.App`` has it all)."""
+    """What the checks read of the running bot (``bot.runtime.app.App`` has it all)."""
 
     @property
     def config(self) -> Config: ...

@@ -27,7 +27,7 @@ Push answers, each a JSON object:
 
 Other routes (such as Slack's HTTP mode) can share the server: call :meth:`OpsServer.add_routes`
 or :meth:`OpsServer.add_subapp` before it starts. ``App`` mounts, by itself, the routes every
-adapter returns from ``http_routes()`` (``bot.adapter.Adapter``; none by default), e.g.::
+adapter returns from ``http_routes()`` (``bot.delivery.adapter.Adapter``; none by default), e.g.::
 
     def http_routes(self) -> list[web.RouteDef]:
         return [web.post("/slack/events", self._http)]
@@ -42,29 +42,29 @@ from datetime import UTC, datetime
 
 from aiohttp import web
 
-from bot.clock import Clock
+from bot.base.clock import Clock
+from bot.base.http_body import read_capped
+from bot.base.lifecycle import Closing
 from bot.cluster import Instance
-from bot.config import ServerConfig
 from bot.domain.detect import Accepted, NoChange, Rejected
 from bot.domain.model import OPERATOR, Count
+from bot.domain.subscription import Platform
 from bot.errors import CommandError, ConfigError, Replayed, RequestError, StoreError
-from bot.http_body import read_capped
 from bot.ingest.pipeline import Ingested, Pipeline
 from bot.ingest.push_body import read_push
 from bot.ingest.sources.health import SourceHealth
-from bot.lifecycle import Closing
 from bot.ops.metrics import CONTENT_TYPE, Metrics
 from bot.ops.owners import bearer, key_of, operator_only, read_new_count, tenant_count
 from bot.ops.readiness import Readiness
 from bot.ops.signing import verify
-from bot.secrets import Secret
+from bot.settings.loader import ServerConfig
+from bot.settings.secrets import Secret
 from bot.store import Database, outbox
 from bot.store import audit as audit_rows
 from bot.store import counts as count_rows
 from bot.store import tallies as tally_rows
 from bot.store.audit import AuditEntry
 from bot.store.push_receipts import Receipt
-from bot.subscription import Platform
 
 log = logging.getLogger(__name__)
 
@@ -92,7 +92,8 @@ async def json_errors(request: web.Request, handler: Handler) -> web.StreamRespo
 
 @dataclass(frozen=True, slots=True)
 class Served:
-    """What the ops server reads of the running bot, given to it explicitly (by ``bot.app.App``)."""
+    """What the ops server reads of the running bot, given to it explicitly (by
+    ``bot.runtime.app.App``)."""
 
     db: Database
     clock: Clock

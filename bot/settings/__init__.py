@@ -9,7 +9,8 @@
 * :mod:`bot.settings.problems`: pydantic's errors as ``FILE: KEY: PROBLEM`` lines, in file
   order, with a did-you-mean for a misspelt key.
 
-``bot.config`` runs the pass and hands the rest of the code its :class:`~bot.config.Config`.
+``bot.settings.loader`` runs the pass and hands the rest of the code its
+:class:`~bot.settings.loader.Config`.
 
 Adding a key is one line in the model of its table, e.g. in ``[server]``
 (:class:`bot.settings.document.ServerConfig`)::

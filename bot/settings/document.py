@@ -14,7 +14,8 @@ from typing import Annotated, Any, ClassVar
 from pydantic import AfterValidator, ValidationError, create_model, field_validator
 from pydantic_core import ErrorDetails
 
-from bot.egress import EgressPolicy
+from bot.base.egress import EgressPolicy
+from bot.domain.subscription import ChannelRef, Platform
 from bot.errors import ConfigError
 from bot.platform import Plugins
 from bot.settings.counts import CountTable, Defaults, unique
@@ -33,7 +34,6 @@ from bot.settings.values import (
 )
 from bot.settings.web import WebConfig
 from bot.store.engine import url_problem
-from bot.subscription import ChannelRef, Platform
 
 DEFAULT_STORE = "sqlite+aiosqlite:///var/tallybot.sqlite3"
 
@@ -126,7 +126,7 @@ def _hosts(value: tuple[str, ...]) -> tuple[str, ...]:
 
 class ChatSources(Table):
     """``[chat_sources]``: where a source URL typed in chat may point (never inside the
-    operator's network, whatever this says: ``bot.egress``)."""
+    operator's network, whatever this says: ``bot.base.egress``)."""
 
     allowed_hosts: Annotated[tuple[str, ...], AfterValidator(_hosts)] | None = None
     """Only these hosts (``feeds.example.org``, ``*.example.org``); unset: any public host."""

@@ -25,12 +25,12 @@ from datetime import datetime
 from sqlalchemy import ColumnElement, and_, delete, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from bot.domain.subscription import ChannelRef
 from bot.errors import ChannelMoved
 from bot.store import audit
 from bot.store.audit import AuditEntry
 from bot.store.outbox import OPEN, Delivery, release
 from bot.store.schema import outbox, subscriptions
-from bot.subscription import ChannelRef
 
 log = logging.getLogger("bot.delivery.worker")
 

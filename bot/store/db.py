@@ -13,8 +13,8 @@ import asyncpg
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from bot.base.lifecycle import Closing
 from bot.errors import ConfigError, StoreError
-from bot.lifecycle import Closing
 from bot.store import migrations
 from bot.store.engine import READ_ONLY, backend_of, enable_wal, is_memory, make_engine
 

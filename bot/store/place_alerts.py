@@ -19,10 +19,10 @@ from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot.domain.model import OPERATOR
+from bot.domain.subscription import ChannelRef, Platform
 from bot.store import counts as count_rows
 from bot.store.schema import place_alerts
 from bot.store.statements import insert_for
-from bot.subscription import ChannelRef, Platform
 
 log = logging.getLogger(__name__)
 

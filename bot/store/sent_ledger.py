@@ -28,7 +28,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import ColumnElement, and_, case, delete, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from bot.clock import Clock
+from bot.base.clock import Clock
 from bot.store.db import Database
 from bot.store.schema import sent_doubts, sent_ledger
 from bot.store.statements import insert_for

@@ -8,10 +8,10 @@ from typing import Any
 from sqlalchemy import ColumnElement, Row, delete, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from bot.domain.subscription import ChannelRef, Close, Mode, Platform, Subscription, Wants
 from bot.store import outbox
 from bot.store.schema import subscriptions
 from bot.store.statements import insert_for, require_changed
-from bot.subscription import ChannelRef, Close, Mode, Platform, Subscription, Wants
 
 _t = subscriptions.c
 

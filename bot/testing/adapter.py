@@ -6,11 +6,11 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from bot.adapter import Adapter, Earlier, Health
+from bot.delivery.adapter import Adapter, Earlier, Health
 from bot.delivery.pacing import UNLIMITED, Limits, Pace, Route, unpaced
 from bot.domain.message import Attachment, Outgoing
+from bot.domain.subscription import ChannelRef, Platform
 from bot.errors import MessageGone, PermanentDeliveryError, TransientDeliveryError
-from bot.subscription import ChannelRef, Platform
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""A clock for tests: it moves only when told to (see :class:`bot.clock.Clock`)."""
+"""A clock for tests: it moves only when told to (see :class:`bot.base.clock.Clock`)."""
 
 from __future__ import annotations
 

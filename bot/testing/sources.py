@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections import deque
 
+from bot.base.lifecycle import Closing
 from bot.domain.model import Tally
 from bot.errors import SourceError
-from bot.lifecycle import Closing
 
 
 class FakeSource(Closing):

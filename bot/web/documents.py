@@ -9,9 +9,9 @@ Nothing in either changes between tallies (no "last checked" time: the page says
 every instance serves the same bytes.
 
 The feed lists the significant updates (:func:`significant`) among the latest
-:data:`~bot.chart.CHART_TALLIES` accepted tallies, newest first, at most :data:`FEED_ENTRIES`;
-each entry is the update's headline as it was published and its figures and sentences as the
-console says them (:func:`bot.domain.render_text.render`).
+:data:`~bot.charts.chart.CHART_TALLIES` accepted tallies, newest first, at most
+:data:`FEED_ENTRIES`; each entry is the update's headline as it was published and its figures and
+sentences as the console says them (:func:`bot.domain.render_text.render`).
 """
 
 from __future__ import annotations

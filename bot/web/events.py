@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from bot.chart import CHART_TALLIES
+from bot.charts.chart import CHART_TALLIES
 from bot.domain.model import SLUG, Count, Tally
 from bot.store import Database
 from bot.store import counts as count_rows

@@ -17,6 +17,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 
+from bot.base.clock import Sleep
 from bot.errors import StoreError
 from bot.store import Database, notices
 from bot.store.db import Listening
@@ -30,8 +31,6 @@ RETRY_MOST = 5.0
 """Seconds between attempts to listen again: doubling from the first to the most."""
 PING_SECONDS = 30.0
 """How often the listening connection is checked (a connection can die without a word)."""
-
-Sleep = Callable[[float], Awaitable[None]]
 
 
 class Feed:

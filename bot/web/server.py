@@ -28,10 +28,10 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
-from bot.chart import ChartCache, render_chart_svg, render_chart_svg_narrow
+from bot.base.lifecycle import Closing
+from bot.charts.chart import ChartCache, render_chart_svg, render_chart_svg_narrow
 from bot.cluster.lease import shared
 from bot.errors import ConfigError, RequestError, StoreError
-from bot.lifecycle import Closing
 from bot.settings.web import WebConfig
 from bot.web import atom, standing
 from bot.web.broadcast import Broadcaster, Limits

@@ -22,16 +22,16 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select, text
 
-from bot.adapter import Adapter
+from bot.delivery.adapter import Adapter
 from bot.domain.message import Message, Notice
 from bot.domain.model import TallyState
+from bot.domain.subscription import ChannelRef, Mode
 from bot.errors import MessageGone, PermanentDeliveryError, TransientDeliveryError
 from bot.ops import readiness
 from bot.store import outbox
 from bot.store import subscriptions as sub_rows
 from bot.store.outbox import Delivery, DeliveryAction, DeliveryStatus
 from bot.store.schema import outbox as outbox_table
-from bot.subscription import ChannelRef, Mode
 from tests.adapters.rigs import Rig
 from tests.adapters.rigs.console import ConsoleRig
 from tests.adapters.rigs.discord import DiscordRig

@@ -13,9 +13,9 @@ from adapters.discord.admins import DiscordAdmins
 from adapters.discord.settings import DiscordSettings
 from adapters.slack.admins import SlackAdmins
 from adapters.slack.settings import SlackSettings
-from bot.config import parse
 from bot.errors import ConfigError
 from bot.platform import AdminPolicy, Asker
+from bot.settings.loader import parse
 
 DISCORD = DiscordAdmins(
     DiscordSettings.model_construct(  # "g1": a short stand-in for a server id, unchecked

@@ -1,6 +1,6 @@
 """The Discord adapter against FakeDiscord, with the real discord.py client and command tree.
 
-Most tests run the whole bot: ``bot.app.App`` on a SQLite file, the real dispatcher, and the
+Most tests run the whole bot: ``bot.runtime.app.App`` on a SQLite file, the real dispatcher, and the
 adapter logged in to the fake over REST and the gateway on loopback (``api_base`` and
 ``gateway_url`` come from the configuration, as they would for a proxy). The bot and the fake
 share virtual time: the dispatcher's sleeps advance both clocks, and ``settle`` jumps them to
@@ -38,17 +38,14 @@ from adapters.discord.embeds import (
     message_embed,
 )
 from adapters.discord.settings import DiscordSettings
-from bot import plugins
-from bot.app import App
 from bot.commands.builtin import VERBS
 from bot.commands.request import Reply, Request
 from bot.commands.throttle import PUBLIC_PER_CHANNEL
-from bot.config import Config
-from bot.config import parse as parse_config
 from bot.delivery.pacing import Route, Window
 from bot.domain.limits import MAX_CHOICES, MAX_LABEL
 from bot.domain.message import ChoiceLine, Message, Notice, Significance, Timed
 from bot.domain.model import Tally, TallyState
+from bot.domain.subscription import ChannelRef, Platform, Subscription
 from bot.errors import (
     ConfigError,
     MessageGone,
@@ -56,18 +53,21 @@ from bot.errors import (
     RateLimited,
     TransientDeliveryError,
 )
-from bot.plugins import adapter_factories
-from bot.secrets import Secret
+from bot.runtime import plugins
+from bot.runtime.app import App
+from bot.runtime.plugins import adapter_factories
+from bot.settings.loader import Config
+from bot.settings.loader import parse as parse_config
+from bot.settings.secrets import Secret
 from bot.store import audit as audit_rows
 from bot.store import outbox
 from bot.store import subscriptions as sub_rows
 from bot.store import tallies as tally_rows
 from bot.store.outbox import Delivery, DeliveryStatus
 from bot.store.schema import outbox as outbox_table
-from bot.subscription import ChannelRef, Platform, Subscription
 from bot.testing.clock import FakeClock as BotClock
-from bot.testing.fakes.discord_fake import FakeClock, FakeDiscord, FakeInteraction, RecordedMessage
-from bot.testing.fakes.discord_fake.markdown import visible
+from tests.fakes.discord_fake import FakeClock, FakeDiscord, FakeInteraction, RecordedMessage
+from tests.fakes.discord_fake.markdown import visible
 from tests.helpers import T0, bare_context, tally
 
 with warnings.catch_warnings():

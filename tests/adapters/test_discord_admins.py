@@ -13,11 +13,10 @@ from pathlib import Path
 import pytest
 
 from adapters.discord.settings import DiscordSettings
-from bot.config import Config
+from bot.domain.subscription import Platform
+from bot.settings.loader import Config
 from bot.store import audit as audit_rows
 from bot.store import tallies as tally_rows
-from bot.subscription import Platform
-from bot.testing.fakes.discord_fake import FakeInteraction
 from tests.adapters.test_discord import (
     ALICE,
     BOSS,
@@ -33,6 +32,7 @@ from tests.adapters.test_discord import (
 )
 from tests.adapters.test_discord import vt as vt
 from tests.adapters.test_discord import world as world
+from tests.fakes.discord_fake import FakeInteraction
 
 EVE = 555_555_555_555_555_555  # owns another server the bot is in
 FRANK = 666_666_666_666_666_666  # has a role named "count-admins" there

@@ -12,15 +12,15 @@ from pathlib import Path
 import pytest
 
 from bot.domain.model import TallyState
+from bot.domain.subscription import ChannelRef, Mode, Platform
 from bot.store import subscriptions as sub_rows
-from bot.subscription import ChannelRef, Mode, Platform
-from bot.testing.fakes.discord_fake.markdown import visible
 from tests import charts
 from tests.adapters.test_discord import ALICE, World, bot_posts, running
 from tests.adapters.test_discord import vt as vt
 from tests.adapters.test_discord import world as world
 from tests.adapters.test_discord_subscriptions import alerts
 from tests.adapters.test_discord_tenants import EVE, slash_in, two_servers
+from tests.fakes.discord_fake.markdown import visible
 from tests.helpers import tally
 
 
@@ -121,7 +121,7 @@ async def test_a_chart_that_could_not_be_drawn_is_told_to_its_place_once(
 ) -> None:
     """Issue 27, part 6: a tenant's count whose charts fail is told in the tenant's alerts
     channel, once per cause however many charts fail, and never in the operator's."""
-    monkeypatch.setattr("bot.chart.render_chart", charts.broken)
+    monkeypatch.setattr("bot.charts.chart.render_chart", charts.broken)
     fake = world.fake
     fake.add_user("eve", user_id=EVE)
     other = fake.add_guild("Somewhere Else", owner_id=EVE)

@@ -12,9 +12,6 @@ from pathlib import Path
 from bot.domain.model import Choice, Count, CountStatus, DecisionRule, RuleKind
 from bot.store import audit as audit_rows
 from bot.store import counts as count_rows
-from bot.testing.fakes.discord_fake import FakeInteraction
-from bot.testing.fakes.discord_fake.markdown import markup
-from bot.testing.fakes.discord_fake.modals import text_inputs
 from tests.adapters.test_discord import ALICE, BOSS, World, answer, config
 from tests.adapters.test_discord import running as running_bot
 from tests.adapters.test_discord import vt as vt
@@ -22,6 +19,9 @@ from tests.adapters.test_discord import world as world
 from tests.adapters.test_discord_forms import slash, submit
 from tests.adapters.test_discord_hostile import pinged_nobody
 from tests.adapters.test_discord_tenants import EVE, slash_in, two_servers
+from tests.fakes.discord_fake import FakeInteraction
+from tests.fakes.discord_fake.markdown import markup
+from tests.fakes.discord_fake.modals import text_inputs
 from tests.hostile import HOSTILE
 
 NAME = "local-7"

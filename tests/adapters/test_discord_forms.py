@@ -12,12 +12,12 @@ import pytest
 from bot.domain.model import Choice
 from bot.store import audit as audit_rows
 from bot.store import counts as count_rows
-from bot.testing.fakes.discord_fake import FakeInteraction
-from bot.testing.fakes.discord_fake.modals import text_inputs, validate_modal
 from tests.adapters.test_discord import ALICE, BOSS, Bot, World, answer, answered, config, opts
 from tests.adapters.test_discord import running as running_bot
 from tests.adapters.test_discord import vt as vt
 from tests.adapters.test_discord import world as world
+from tests.fakes.discord_fake import FakeInteraction
+from tests.fakes.discord_fake.modals import text_inputs, validate_modal
 
 FILLED = {
     "count": "local-7",

@@ -16,7 +16,7 @@ import pytest
 from adapters.discord.adapter import DiscordAdapter
 from adapters.discord.gateway import HEARTBEAT_INTERVAL_S, heartbeat_timeout
 from bot.delivery.pacing import Window
-from bot.secrets import Secret
+from bot.settings.secrets import Secret
 from tests.adapters import test_discord
 from tests.adapters.test_discord import TOKEN, World, config
 from tests.helpers import bare_context

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from adapters.discord.delivery import GLOBAL
+from bot.domain.subscription import Mode, Platform
 from bot.store import subscriptions as sub_rows
-from bot.subscription import Mode, Platform
 from tests.adapters import test_discord
 from tests.adapters.test_discord import World, bot_posts, config, running
 

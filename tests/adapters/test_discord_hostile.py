@@ -2,7 +2,7 @@
 what a user types show exactly as typed in every payload, link nothing and ping no one; times
 are Discord timestamps, shown in each reader's own zone.
 
-The payloads are read with the model of Discord's markdown in ``bot/testing/fakes/discord_fake``:
+The payloads are read with the model of Discord's markdown in ``tests/fakes/discord_fake``:
 tallybot's own markup (the bold headline, the bold votes, the bar in code, its timestamps) is
 taken out first, by structure, and nothing else may be live.
 """
@@ -32,8 +32,6 @@ from bot.domain.message import Notice
 from bot.domain.safe_text import clean
 from bot.domain.times import unix
 from bot.store import tallies as tally_rows
-from bot.testing.fakes.discord_fake import RecordedMessage
-from bot.testing.fakes.discord_fake.markdown import markup, visible
 from tests.adapters.test_discord import (
     ALICE,
     BOSS,
@@ -49,6 +47,8 @@ from tests.adapters.test_discord import (
     vt,
     world,
 )
+from tests.fakes.discord_fake import RecordedMessage
+from tests.fakes.discord_fake.markdown import markup, visible
 from tests.helpers import T0
 from tests.hostile import HOSTILE, HOSTILE_TEXT, LONG, hostile_message, typed
 

@@ -12,17 +12,17 @@ import pytest
 
 from adapters.discord.invite import NEEDED, SCOPES, Permission, invite_url, permissions
 from adapters.discord.tree import intents
-from bot.cli import main
-from bot.testing.fakes.discord_fake import FakeDiscord
-from bot.testing.fakes.discord_fake.markdown import visible
-from bot.testing.fakes.discord_fake.models import (
+from bot.runtime.cli import main
+from tests.adapters import test_discord
+from tests.adapters.test_discord import ALICE, World, answered, bot_posts, config, opts, running
+from tests.adapters.test_discord_subscriptions import replay, subscribe
+from tests.fakes.discord_fake import FakeDiscord
+from tests.fakes.discord_fake.markdown import visible
+from tests.fakes.discord_fake.models import (
     PRIVILEGED_INTENTS,
     VIEW_CHANNEL,
     RecordedRequest,
 )
-from tests.adapters import test_discord
-from tests.adapters.test_discord import ALICE, World, answered, bot_posts, config, opts, running
-from tests.adapters.test_discord_subscriptions import replay, subscribe
 
 vt = test_discord.vt  # the fixtures, shared
 world = test_discord.world

@@ -6,8 +6,8 @@ from __future__ import annotations
 from adapters.discord.adapter import DiscordAdapter
 from adapters.discord.delivery import NAMES_KEPT
 from adapters.discord.settings import DiscordSettings
-from bot.secrets import Secret
-from bot.subscription import ChannelRef, Platform
+from bot.domain.subscription import ChannelRef, Platform
+from bot.settings.secrets import Secret
 from tests.helpers import bare_context
 
 

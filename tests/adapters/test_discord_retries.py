@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from bot.domain.subscription import Mode
 from bot.store import subscriptions as sub_rows
-from bot.subscription import Mode
 from tests.adapters import test_discord
 from tests.adapters.test_discord import World, bot_posts, config, running
 

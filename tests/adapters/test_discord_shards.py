@@ -18,16 +18,16 @@ from typing import Any
 import pytest
 
 from adapters.discord.adapter import DiscordAdapter
-from bot import plugins
-from bot.app import App
-from bot.config import Config
-from bot.config import parse as parse_config
 from bot.delivery.pacing import Window
-from bot.secrets import Secret
-from bot.subscription import Platform
-from bot.testing.fakes.discord_fake import FakeDiscord, FakeInteraction
+from bot.domain.subscription import Platform
+from bot.runtime import plugins
+from bot.runtime.app import App
+from bot.settings.loader import Config
+from bot.settings.loader import parse as parse_config
+from bot.settings.secrets import Secret
 from tests.adapters.test_discord import ALICE, TOKEN, VirtualTime, count_table
 from tests.conftest import PG_URL, _pg_execute, _require_postgres
+from tests.fakes.discord_fake import FakeDiscord, FakeInteraction
 
 SHARDS = 2
 

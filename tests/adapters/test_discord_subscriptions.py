@@ -8,9 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from bot.domain.model import TallyState
+from bot.domain.subscription import Hear, Wants
 from bot.store import subscriptions as sub_rows
-from bot.subscription import Hear, Wants
-from bot.testing.fakes.discord_fake.markdown import visible
 from tests.adapters.test_discord import (
     ALICE,
     MANAGE_CHANNELS,
@@ -25,6 +24,7 @@ from tests.adapters.test_discord import (
     vt,
     world,
 )
+from tests.fakes.discord_fake.markdown import visible
 from tests.test_format import bessemer_timeline
 
 __all__ = ["vt", "world"]  # the fixtures

@@ -9,15 +9,13 @@ from dataclasses import replace
 from pathlib import Path
 
 from adapters.discord.settings import DiscordSettings
-from bot.config import Config
 from bot.domain.model import Choice, Count, CountStatus, DecisionRule, RuleKind
+from bot.domain.subscription import Platform
+from bot.settings.loader import Config
 from bot.store import audit as audit_rows
 from bot.store import counts as count_rows
 from bot.store import subscriptions as sub_rows
 from bot.store import tallies as tally_rows
-from bot.subscription import Platform
-from bot.testing.fakes.discord_fake import FakeInteraction
-from bot.testing.fakes.discord_fake.markdown import visible
 from tests.adapters.test_discord import (
     ALICE,
     BOSS,
@@ -33,6 +31,8 @@ from tests.adapters.test_discord import (
 )
 from tests.adapters.test_discord import vt as vt
 from tests.adapters.test_discord import world as world
+from tests.fakes.discord_fake import FakeInteraction
+from tests.fakes.discord_fake.markdown import visible
 from tests.hostile import HOSTILE, typed
 
 EVE = 555_555_555_555_555_555  # owns server B, where the bot is too

@@ -16,17 +16,17 @@ from adapters.discord.doctor import intent_problems
 from adapters.discord.lib import discord
 from adapters.slack.settings import SCOPES as SLACK_SCOPES
 from bot.doctor import doctor
+from bot.domain.subscription import ChannelRef, Platform, Wants
 from bot.ingest.live import reconcile
-from bot.preflight import load_checked
+from bot.runtime.preflight import load_checked
 from bot.store import Database
 from bot.store import subscriptions as sub_rows
-from bot.subscription import ChannelRef, Platform, Wants
 from bot.testing.clock import FakeClock
-from bot.testing.fakes.discord_fake import FakeDiscord
-from bot.testing.fakes.slack_fake import FakeSlack
-from bot.testing.fakes.slack_fake.manifest import load_manifest
-from bot.testing.fakes.telegram_fake import FakeTelegram
 from tests.adapters.rigs.base import count_table
+from tests.fakes.discord_fake import FakeDiscord
+from tests.fakes.slack_fake import FakeSlack
+from tests.fakes.slack_fake.manifest import load_manifest
+from tests.fakes.telegram_fake import FakeTelegram
 
 pytestmark = pytest.mark.timeout(60)
 

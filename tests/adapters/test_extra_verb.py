@@ -22,19 +22,19 @@ from bot.commands.throttle import PUBLIC_PER_CHANNEL
 from bot.commands.verbs import Call, VerbSpec
 from bot.ingest.pipeline import Pipeline
 from bot.platform import Context
-from bot.secrets import Secret
+from bot.settings.secrets import Secret
 from bot.store import Database
 from bot.testing.clock import FakeClock
-from bot.testing.fakes.discord_fake import FakeClock as DiscordClock
-from bot.testing.fakes.discord_fake import FakeDiscord
-from bot.testing.fakes.discord_fake.markdown import visible
-from bot.testing.fakes.slack_fake import FakeSlack, ResponseUrlPost
-from bot.testing.fakes.slack_fake.markup import visible as slack_visible
-from bot.testing.fakes.telegram_fake import FakeTelegram
-from bot.testing.fakes.telegram_fake.testing import LoopbackSession
 from tests.adapters.telegram.conftest import shown
 from tests.adapters.test_discord import answer, answered
 from tests.adapters.test_slack import config as slack_config
+from tests.fakes.discord_fake import FakeClock as DiscordClock
+from tests.fakes.discord_fake import FakeDiscord
+from tests.fakes.discord_fake.markdown import visible
+from tests.fakes.slack_fake import FakeSlack, ResponseUrlPost
+from tests.fakes.slack_fake.markup import visible as slack_visible
+from tests.fakes.telegram_fake import FakeTelegram
+from tests.fakes.telegram_fake.testing import LoopbackSession
 
 ECHO = VerbSpec(
     "echo", "Say the words back to the channel", (TextArg("words", "What to say"),), public=True

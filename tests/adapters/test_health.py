@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from bot.ops import readiness
-from bot.testing.fakes.slack_fake import FakeSlack
 from tests.adapters import test_slack as slack_tests
+from tests.fakes.slack_fake import FakeSlack
 
 
 async def test_slack_in_http_mode_has_no_connection_to_lose(tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ from bot.domain import format as fmt
 from bot.domain.limits import MAX_CHOICES, MAX_LABEL, MAX_SOURCE_NAME, MAX_TITLE
 from bot.domain.message import Message
 from bot.domain.model import Choice, Count, CountStatus, DecisionRule, RuleKind, Tally, TallyState
-from bot.testing.fakes.slack_fake.limits import validate_blocks
+from tests.fakes.slack_fake.limits import validate_blocks
 from tests.helpers import T0
 
 

@@ -15,11 +15,10 @@ from typing import Any
 import pytest
 
 from adapters.console.plugin import PLUGIN as CONSOLE
-from bot.adapter import Adapter, Earlier
-from bot.app import App
-from bot.config import parse
+from bot.delivery.adapter import Adapter, Earlier
 from bot.delivery.pacing import Pace, unpaced
 from bot.domain.message import Attachment, Outgoing
+from bot.domain.subscription import ChannelRef, Platform
 from bot.errors import ConfigError
 from bot.platform import (
     GROUP,
@@ -32,11 +31,12 @@ from bot.platform import (
     SecretNeed,
     Verdict,
 )
-from bot.plugins import adapter_factories
-from bot.preflight import check
+from bot.runtime.app import App
+from bot.runtime.plugins import adapter_factories
+from bot.runtime.preflight import check
+from bot.settings.loader import parse
 from bot.settings.values import Ids
 from bot.store import audit as audit_rows
-from bot.subscription import ChannelRef, Platform
 from bot.testing.clock import FakeClock
 
 COUNT = {
@@ -263,7 +263,7 @@ def test_the_console_admin_switch_is_its_policy() -> None:
 
 
 def test_the_core_imports_no_platform() -> None:
-    """bot/ imports no adapter but the console, for the demo and replays (bot/cli.py), which
+    """bot/ imports no adapter but the console, for the demo and replays (bot/runtime/cli.py), which
     are the console's by nature; every other platform is reached through its plug-in."""
     root = Path(__file__).resolve().parents[2]
     found = []
@@ -278,8 +278,8 @@ def test_the_core_imports_no_platform() -> None:
                 (path.relative_to(root).as_posix(), n) for n in names if n.startswith("adapters")
             ]
     assert found == [
-        ("bot/cli.py", "adapters.console.adapter"),
-        ("bot/cli.py", "adapters.console.plugin"),
+        ("bot/runtime/cli.py", "adapters.console.adapter"),
+        ("bot/runtime/cli.py", "adapters.console.plugin"),
     ]
 
 

@@ -14,10 +14,10 @@ from sqlalchemy import select
 
 from adapters.console.adapter import CONSOLE_CHANNEL
 from bot.commands.request import Reply, Request
+from bot.domain.subscription import ChannelRef, Mode
 from bot.rehearsal import KEEP_S, MARK
 from bot.store import subscriptions as sub_rows
 from bot.store.schema import audit_log
-from bot.subscription import ChannelRef, Mode
 from tests.adapters import test_discord as discord_tests
 from tests.adapters.contract import COUNT, RIGS, subscribe, words
 from tests.adapters.rigs import Rig

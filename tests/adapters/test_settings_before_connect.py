@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 import tomli_w
 
-from bot.testing.fakes.discord_fake import FakeDiscord
+from tests.fakes.discord_fake import FakeDiscord
 
 pytestmark = pytest.mark.slow  # real processes
 

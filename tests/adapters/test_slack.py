@@ -1,7 +1,7 @@
 """The Slack adapter against FakeSlack, with the real slack_bolt / slack_sdk clients.
 
-Most tests run the whole bot (``bot.app.App`` on a SQLite file, the real dispatcher) with the
-adapter in Socket Mode. Where deliveries have to wait (pacing, retries after a 429 or a lost
+Most tests run the whole bot (``bot.runtime.app.App`` on a SQLite file, the real dispatcher) with
+the adapter in Socket Mode. Where deliveries have to wait (pacing, retries after a 429 or a lost
 answer), the bot and the fake share one virtual clock: the dispatcher's sleeps advance it, and
 ``settle`` jumps it to the next retry, so no test waits on the real clock.
 """
@@ -38,33 +38,33 @@ from adapters.slack.blocks import (
 )
 from adapters.slack.commands import strip_mention
 from adapters.slack.delivery import SLACK_LIMITS
-from bot import chart
-from bot.adapter import Earlier
-from bot.app import App
+from bot.charts import chart
 from bot.commands.request import Reply, Request
-from bot.config import Config, ServerConfig, parse
+from bot.delivery.adapter import Earlier
 from bot.delivery.pacing import Route, Window
 from bot.domain.message import ChoiceLine, Message, Notice, Significance, Timed
 from bot.domain.model import TallyState
+from bot.domain.subscription import ChannelRef, Mode, Platform, Subscription
 from bot.errors import ConfigError, MessageGone, PermanentDeliveryError, TransientDeliveryError
 from bot.ingest.pipeline import Pipeline
-from bot.plugins import adapter_factories
-from bot.secrets import Secret
+from bot.runtime.app import App
+from bot.runtime.plugins import adapter_factories
+from bot.settings.loader import Config, ServerConfig, parse
+from bot.settings.secrets import Secret
 from bot.store import Database, outbox
 from bot.store import audit as audit_rows
 from bot.store import counts as count_rows
 from bot.store import subscriptions as sub_rows
 from bot.store.schema import outbox as outbox_table
-from bot.subscription import ChannelRef, Mode, Platform, Subscription
 from bot.testing.clock import FakeClock
-from bot.testing.fakes.slack_fake import (
+from tests import charts
+from tests.fakes.slack_fake import (
     FakeSlack,
     RecordedSlackMessage,
     RecordedUpload,
     ResponseUrlPost,
 )
-from bot.testing.fakes.slack_fake.markup import visible
-from tests import charts
+from tests.fakes.slack_fake.markup import visible
 from tests.helpers import T0, bare_context, tally
 
 TITLE = "Amazon BHM1 union election, Bessemer AL"
@@ -213,7 +213,7 @@ async def running(
     env: pytest.MonkeyPatch | None = None,
     before: Callable[[Request], Awaitable[None]] | None = None,
 ) -> AsyncIterator[Bot]:
-    """The whole bot with the Slack adapter; built by bot.plugins when ``env`` is given
+    """The whole bot with the Slack adapter; built by bot.runtime.plugins when ``env`` is given
     (tokens from the environment), else directly, with the command handler watched (``handled``)
     and, if given, ``before`` awaited ahead of every command."""
     handled: list[str] = []

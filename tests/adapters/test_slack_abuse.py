@@ -14,11 +14,11 @@ import pytest
 from bot.commands import inflight
 from bot.commands.inflight import BUSY, FLOOR, Backlog
 from bot.store import counts, tallies
-from bot.testing.fakes.slack_fake import FakeSlack
-from bot.testing.fakes.slack_fake.records import SocketDelivery
 from tests.adapters.test_slack import VirtualTime, config, running
 from tests.adapters.test_slack import fake as fake
 from tests.adapters.test_slack import vt as vt
+from tests.fakes.slack_fake import FakeSlack
+from tests.fakes.slack_fake.records import SocketDelivery
 
 FLOOD = 200
 STATUS = "status bessemer-2021"

@@ -9,10 +9,10 @@ from pathlib import Path
 
 from bot.store import audit as audit_rows
 from bot.store import tallies as tally_rows
-from bot.testing.fakes.slack_fake import FakeSlack
 from tests.adapters.test_slack import VirtualTime, bot_posts, config, running
 from tests.adapters.test_slack import fake as fake
 from tests.adapters.test_slack import vt as vt
+from tests.fakes.slack_fake import FakeSlack
 
 
 async def test_admins_of_another_workspace_are_refused_and_audited(

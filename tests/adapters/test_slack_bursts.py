@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.testing.fakes.slack_fake import FakeSlack
 from tests.adapters.test_slack import VirtualTime, config, running
+from tests.fakes.slack_fake import FakeSlack
 
 BURST = 100
 """(Within the commands always taken at once, ``bot.commands.inflight.FLOOR``.)"""

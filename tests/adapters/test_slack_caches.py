@@ -12,10 +12,10 @@ from slack_sdk.web.async_client import AsyncWebClient
 from adapters.slack.commands import ADMIN_LOOKUPS_KEPT, SEEN_EVENTS, SlackCommands
 from adapters.slack.settings import SlackSettings
 from bot.testing.clock import FakeClock
-from bot.testing.fakes.slack_fake import FakeSlack
 from tests.adapters.test_slack import VirtualTime
 from tests.adapters.test_slack import fake as fake
 from tests.adapters.test_slack import vt as vt
+from tests.fakes.slack_fake import FakeSlack
 from tests.helpers import bare_context
 
 TTL = 300.0

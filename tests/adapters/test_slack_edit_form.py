@@ -19,12 +19,12 @@ from bot.commands.forms import CREATE_FORM
 from bot.domain.model import Choice, Count, CountStatus, DecisionRule, RuleKind
 from bot.store import audit as audit_rows
 from bot.store import counts as count_rows
-from bot.testing.fakes.slack_fake import FakeSlack
-from bot.testing.fakes.slack_fake.markup import markup
-from bot.testing.fakes.slack_fake.views import OpenedView
 from tests.adapters.test_slack import Bot, VirtualTime, config, running
 from tests.adapters.test_slack import fake as fake
 from tests.adapters.test_slack import vt as vt
+from tests.fakes.slack_fake import FakeSlack
+from tests.fakes.slack_fake.markup import markup
+from tests.fakes.slack_fake.views import OpenedView
 from tests.hostile import HOSTILE
 
 NAME = "local-7"

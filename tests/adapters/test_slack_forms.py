@@ -13,12 +13,12 @@ from slack_sdk.errors import SlackApiError
 
 from bot.domain.model import Choice
 from bot.store import counts as count_rows
-from bot.testing.fakes.slack_fake import FakeSlack
-from bot.testing.fakes.slack_fake.views import OpenedView
 from tests.adapters import test_slack_oauth as oauth
 from tests.adapters.test_slack import Bot, VirtualTime, config, running
 from tests.adapters.test_slack import fake as fake
 from tests.adapters.test_slack import vt as vt
+from tests.fakes.slack_fake import FakeSlack
+from tests.fakes.slack_fake.views import OpenedView
 
 FILLED = {
     "count": "local-7",

@@ -2,7 +2,7 @@
 name and what a user types show exactly as typed in every payload, with no mention, link,
 formatting or emoji; times are Slack dates, shown in each reader's own zone.
 
-The payloads are read with the model of Slack's rules in ``bot/testing/fakes/slack_fake/markup.py``.
+The payloads are read with the model of Slack's rules in ``tests/fakes/slack_fake/markup.py``.
 Only tallybot's own dates (of the tallies this test made) may be markup.
 """
 
@@ -24,15 +24,15 @@ from adapters.slack.blocks import (
 )
 from bot.commands.request import Reply
 from bot.commands.throttle import PER_USER
-from bot.config import Config, parse
 from bot.domain.limits import MAX_LABEL, MAX_TITLE
 from bot.domain.message import Notice
 from bot.domain.safe_text import clean
 from bot.domain.times import unix
+from bot.settings.loader import Config, parse
 from bot.store import tallies as tally_rows
-from bot.testing.fakes.slack_fake import FakeSlack
-from bot.testing.fakes.slack_fake.markup import markup, text_objects, visible
 from tests.adapters.test_slack import VirtualTime, bot_posts, fake, running, vt
+from tests.fakes.slack_fake import FakeSlack
+from tests.fakes.slack_fake.markup import markup, text_objects, visible
 from tests.helpers import T0
 from tests.hostile import HOSTILE, HOSTILE_TEXT, LONG, hostile_message, typed
 

@@ -12,10 +12,10 @@ import pytest
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.testing.fakes.slack_fake import METHOD_SCOPES, FakeSlack, load_manifest
 from tests.adapters.test_slack import VirtualTime, config, running
 from tests.adapters.test_slack import fake as fake
 from tests.adapters.test_slack import vt as vt
+from tests.fakes.slack_fake import METHOD_SCOPES, FakeSlack, load_manifest
 
 SLACK = Path(__file__).parents[2] / "adapters" / "slack"
 SOURCE = "\n".join(p.read_text() for p in sorted(SLACK.glob("*.py")))

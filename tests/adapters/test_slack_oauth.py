@@ -1,7 +1,7 @@
 """Many workspaces: the Slack app installed through OAuth v2 by two workspaces, each served with
-its own bot token. The whole bot (``bot.app.App``, the ops server on port 0, the real slack_bolt
-and slack_sdk) against FakeSlack, installed by an aiohttp client that follows the real redirects:
-/slack/install -> the fake's authorize page -> /slack/oauth_redirect?code=..&state=..
+its own bot token. The whole bot (``bot.runtime.app.App``, the ops server on port 0, the real
+slack_bolt and slack_sdk) against FakeSlack, installed by an aiohttp client that follows the real
+redirects: /slack/install -> the fake's authorize page -> /slack/oauth_redirect?code=..&state=..
 """
 
 from __future__ import annotations
@@ -25,16 +25,16 @@ from sqlalchemy import func, select
 
 from adapters.slack.adapter import SlackAdapter
 from adapters.slack.settings import SCOPES
-from bot import logs
-from bot.app import App
-from bot.config import Config, parse
+from bot.domain.subscription import ChannelRef, Platform
 from bot.errors import ConfigError
-from bot.plugins import adapter_factories
+from bot.runtime import logs
+from bot.runtime.app import App
+from bot.runtime.plugins import adapter_factories
+from bot.settings.loader import Config, parse
 from bot.store.audit import recent
 from bot.store.schema import oauth_states, slack_bots, slack_installations
-from bot.subscription import ChannelRef, Platform
-from bot.testing.fakes.slack_fake import FakeSlack
 from tests.adapters.test_slack import TITLE, VirtualTime, bot_posts
+from tests.fakes.slack_fake import FakeSlack
 from tests.helpers import tally
 
 SLACK = Platform("slack")

@@ -22,16 +22,16 @@ from sqlalchemy import func, select
 from bot.delivery.pacing import ROOM
 from bot.domain.message import Message
 from bot.domain.model import TallyState
+from bot.domain.subscription import ChannelRef, Mode, Platform
 from bot.ingest.pipeline import Pipeline
 from bot.store import Database, outbox
 from bot.store import counts as count_rows
 from bot.store import subscriptions as sub_rows
 from bot.store.outbox import Delivery, DeliveryStatus
 from bot.store.schema import outbox as outbox_table
-from bot.subscription import ChannelRef, Mode, Platform
-from bot.testing.fakes.slack_fake import FakeSlack
 from tests.adapters import test_slack
 from tests.adapters.test_slack import VirtualTime, _never, adapter_for, bot_posts, config, running
+from tests.fakes.slack_fake import FakeSlack
 from tests.helpers import tally
 
 vt = test_slack.vt  # the fixtures, shared

@@ -21,17 +21,17 @@ from sqlalchemy import text
 
 from adapters.slack.adapter import SlackAdapter
 from adapters.slack.replays import Replays
-from bot import plugins
-from bot.app import App
 from bot.commands.request import Reply, Request
-from bot.config import Config
-from bot.secrets import Secret
+from bot.domain.subscription import Platform
+from bot.runtime import plugins
+from bot.runtime.app import App
+from bot.settings.loader import Config
+from bot.settings.secrets import Secret
 from bot.store import Database, request_receipts
-from bot.subscription import Platform
 from bot.testing.clock import FakeClock
-from bot.testing.fakes.slack_fake import FakeSlack
 from tests.adapters.test_slack import config
 from tests.conftest import PG_URL, _pg_execute, _require_postgres
+from tests.fakes.slack_fake import FakeSlack
 
 
 @asynccontextmanager

@@ -11,9 +11,9 @@ from sqlalchemy import select
 
 from bot.domain.model import TallyState
 from bot.store.schema import outbox as outbox_table
-from bot.testing.fakes.slack_fake import FakeSlack, RecordedSlackMessage
-from bot.testing.fakes.slack_fake.markup import visible
 from tests.adapters.test_slack import VirtualTime, bot_posts, config, fake, running, vt
+from tests.fakes.slack_fake import FakeSlack, RecordedSlackMessage
+from tests.fakes.slack_fake.markup import visible
 from tests.runtime.test_filters import EXPECTED
 from tests.test_format import bessemer_timeline
 

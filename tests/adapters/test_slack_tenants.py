@@ -12,10 +12,10 @@ from bot.store import audit as audit_rows
 from bot.store import counts as count_rows
 from bot.store import subscriptions as sub_rows
 from bot.store import tallies as tally_rows
-from bot.testing.fakes.slack_fake import FakeSlack
 from tests.adapters.test_slack import VirtualTime, config, running
 from tests.adapters.test_slack import fake as fake
 from tests.adapters.test_slack import vt as vt
+from tests.fakes.slack_fake import FakeSlack
 
 SECRET = "local-7-strike-vote"
 

@@ -18,19 +18,19 @@ from adapters.console.adapter import CONSOLE_CHANNEL, ConsoleAdapter, panel
 from adapters.discord.embeds import message_embed
 from adapters.slack.blocks import message_blocks
 from adapters.telegram.render import render as telegram_render
-from bot.app import App
 from bot.commands.handler import Commands
 from bot.commands.request import Reply, Request
-from bot.config import parse
 from bot.domain.message import Message
 from bot.domain.render_text import render as plain_render
+from bot.runtime.app import App
+from bot.settings.loader import parse
 from bot.store import counts as count_rows
 from bot.store import tallies as tally_rows
-from bot.testing.fakes.discord_fake import markdown
-from bot.testing.fakes.slack_fake import markup
 from bot.web.view import view
 from tests.adapters.rigs.base import count_table
 from tests.adapters.rigs.console import ConsoleRig
+from tests.fakes.discord_fake import markdown
+from tests.fakes.slack_fake import markup
 
 
 def flat(text: str) -> str:

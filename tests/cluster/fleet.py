@@ -23,14 +23,14 @@ from pathlib import Path
 import aiohttp
 from aiohttp import web
 
-from bot.config import load
+from bot.domain.subscription import ChannelRef, Mode, Platform
+from bot.settings.loader import load
 from bot.store import Database, outbox
 from bot.store import counts as count_rows
 from bot.store import subscriptions as sub_rows
-from bot.subscription import ChannelRef, Mode, Platform
-from bot.testing.fakes.discord_fake import FakeDiscord
-from bot.testing.fakes.slack_fake import FakeSlack
 from tests.delivery.crash_run import toml_value
+from tests.fakes.discord_fake import FakeDiscord
+from tests.fakes.slack_fake import FakeSlack
 from tests.helpers import bessemer
 
 PLATFORMS = (Platform("discord"), Platform("slack"))

@@ -10,10 +10,10 @@ from adapters.discord.delivery import DISCORD_LIMITS, GLOBAL
 from adapters.discord.places import POST_ROUTE
 from bot.delivery.pacing import Pacer, Route
 from bot.delivery.shared import PlatformBudget, SendingLease
+from bot.domain.subscription import Platform
 from bot.errors import TransientDeliveryError
-from bot.secrets import Secret
+from bot.settings.secrets import Secret
 from bot.store import Database, buckets
-from bot.subscription import Platform
 from bot.testing.adapter import RecordingAdapter
 from bot.testing.clock import FakeClock
 from tests.cluster.test_claims import T0, two

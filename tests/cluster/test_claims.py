@@ -18,12 +18,12 @@ import pytest
 
 from bot.delivery.worker import Dispatcher
 from bot.domain.message import Message, Notice, Outgoing
+from bot.domain.subscription import ChannelRef, Mode, Platform
 from bot.ingest.pipeline import Pipeline
 from bot.store import Database, outbox
 from bot.store import counts as count_rows
 from bot.store import subscriptions as sub_rows
 from bot.store.outbox import DeliveryAction, DeliveryStatus, NewDelivery
-from bot.subscription import ChannelRef, Mode, Platform
 from bot.testing.adapter import Posted, RecordingAdapter
 from bot.testing.clock import FakeClock
 from tests.conftest import PG_URL, _pg_execute, _require_postgres

@@ -19,7 +19,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from bot.clock import SystemClock
+from bot.base.clock import SystemClock
 from bot.domain.model import TallyState
 from bot.ingest.pipeline import Pipeline
 from bot.store import Database

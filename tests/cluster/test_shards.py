@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 import pytest
 from sqlalchemy import text
 
-from bot.clock import SystemClock
+from bot.base.clock import SystemClock
 from bot.cluster import Instance
 from bot.cluster.shards import Change, SessionStarts, ShardLeases
 from bot.delivery.pacing import Window

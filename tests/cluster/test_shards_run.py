@@ -18,12 +18,12 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from bot.config import load
-from bot.testing.fakes.discord_fake import FakeDiscord, FakeInteraction
-from bot.testing.fakes.slack_fake import FakeSlack
+from bot.settings.loader import load
 from tests.cluster.fleet import Fleet, Instance, start, stop_all
 from tests.conftest import PG_URL, _require_postgres
 from tests.delivery.crash_run import fresh_postgres, toml_value
+from tests.fakes.discord_fake import FakeDiscord, FakeInteraction
+from tests.fakes.slack_fake import FakeSlack
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]  # real processes
 SHARDS = 3

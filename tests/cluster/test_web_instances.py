@@ -14,7 +14,7 @@ import aiohttp
 import pytest
 from sqlalchemy import text
 
-from bot.clock import SystemClock
+from bot.base.clock import SystemClock
 from bot.ingest.pipeline import Pipeline
 from bot.store import Database, notices
 from tests.cluster.fleet import Instance, fakes, make_fleet, serve_feed, start, stop_all

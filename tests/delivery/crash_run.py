@@ -25,17 +25,17 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.pool import NullPool
 
-from bot.clock import SystemClock
-from bot.config import load
+from bot.base.clock import SystemClock
 from bot.domain.model import TallyState
+from bot.domain.subscription import ChannelRef, Mode, Platform, Wants
 from bot.ingest.pipeline import Pipeline
+from bot.settings.loader import load
 from bot.store import Database, outbox
 from bot.store import counts as count_rows
 from bot.store import subscriptions as sub_rows
 from bot.store.outbox import Delivery
-from bot.subscription import ChannelRef, Mode, Platform, Wants
-from bot.testing.fakes.discord_fake import FakeDiscord
-from bot.testing.fakes.slack_fake import FakeSlack
+from tests.fakes.discord_fake import FakeDiscord
+from tests.fakes.slack_fake import FakeSlack
 from tests.helpers import bessemer, tally
 
 REAL = 1

@@ -24,11 +24,11 @@ from sqlalchemy import func, select
 from bot.commands.inflight import BUSY
 from bot.store import Database
 from bot.store.schema import subscriptions
-from bot.testing.fakes.discord_fake import FakeInteraction
-from bot.testing.fakes.slack_fake.records import SocketDelivery
 from tests.adapters.test_discord import answer, answered
 from tests.conftest import PG_URL, _require_postgres
 from tests.delivery.crash_run import fakes, fresh_postgres, start_bot, write_config
+from tests.fakes.discord_fake import FakeInteraction
+from tests.fakes.slack_fake.records import SocketDelivery
 
 pytestmark = pytest.mark.slow  # a real process
 

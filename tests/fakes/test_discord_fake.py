@@ -12,7 +12,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from bot.testing.fakes.discord_fake import FakeClock, FakeDiscord, FakeInteraction, RecordedRequest
+from tests.fakes.discord_fake import FakeClock, FakeDiscord, FakeInteraction, RecordedRequest
 
 with warnings.catch_warnings():
     # discord.player imports audioop, deprecated since 3.11; filterwarnings=error would fail.

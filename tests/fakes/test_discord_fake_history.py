@@ -7,7 +7,7 @@ from typing import Any
 
 import aiohttp
 
-from bot.testing.fakes.discord_fake import FakeClock, FakeDiscord
+from tests.fakes.discord_fake import FakeClock, FakeDiscord
 
 
 async def test_reading_back_keeps_no_nonce_and_needs_read_message_history() -> None:

@@ -10,7 +10,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from bot.testing.fakes.discord_fake import FakeDiscord
+from tests.fakes.discord_fake import FakeDiscord
 
 TOKEN = "fake-token"
 ALICE = 111_111_111_111_111_111

@@ -21,7 +21,7 @@ from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetry
 from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.webhook.async_client import AsyncWebhookClient
 
-from bot.testing.fakes.slack_fake import FakeSlack, load_manifest
+from tests.fakes.slack_fake import FakeSlack, load_manifest
 
 TS_RE = re.compile(r"^\d{10}\.\d{6}$")
 PROXY_VARS = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy")

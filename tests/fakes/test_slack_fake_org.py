@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from slack_bolt.async_app import AsyncApp
 
-from bot.testing.fakes.slack_fake import FakeSlack
+from tests.fakes.slack_fake import FakeSlack
 
 from .test_slack_fake import PROXY_VARS, socket_app, web_client
 

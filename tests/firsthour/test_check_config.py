@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.cli import main
+from bot.runtime.cli import main
 from tests.firsthour.conftest import clean_env, tallybot
 
 CONSOLE = "[console]\nenabled = true\n"
@@ -309,7 +309,7 @@ def test_the_compose_config_passes_with_the_secrets_compose_gives_it(
 
 
 def test_every_argument_has_help_and_there_is_a_version(fresh_repo: Path) -> None:
-    from bot.cli import build_parser
+    from bot.runtime.cli import build_parser
 
     parser = build_parser()
     subparsers = [a for a in parser._actions if a.dest == "command"]
@@ -327,7 +327,7 @@ def test_slack_http_mode_listens_on_loopback_unless_told(tmp_path: Path) -> None
     import inspect
 
     from adapters.slack.settings import SlackSettings
-    from bot.config import parse
+    from bot.settings.loader import parse
 
     path = tmp_path / "t.toml"
     slack = parse({"slack": {"mode": "http"}}, path).settings("slack")

@@ -3,7 +3,7 @@
 Hypothesis writes TOML documents (with tomli-w): the shipped example with values replaced,
 removed or added anywhere in it, documents of tallybot's own keys holding arbitrary values, and
 bytes that are not TOML at all. Each goes through what ``check-config`` and ``run`` do
-(``bot.preflight.load_checked``, the source factory included).
+(``bot.runtime.preflight.load_checked``, the source factory included).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bot.errors import ConfigError
-from bot.preflight import load_checked
+from bot.runtime.preflight import load_checked
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE: dict[str, Any] = tomllib.loads((ROOT / "config" / "example.toml").read_text())

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.cli import main
-from bot.subscription import ChannelRef, Platform, Wants
+from bot.domain.subscription import ChannelRef, Platform, Wants
+from bot.runtime.cli import main
 from tests.adapters.test_doctor import subscribe, write_config
 
 pytestmark = pytest.mark.timeout(60)

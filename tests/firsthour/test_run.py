@@ -127,7 +127,7 @@ def test_run_refuses_what_check_config_refuses_before_starting(
 
 
 def test_a_call_stuck_in_a_worker_thread_does_not_hold_up_the_exit() -> None:
-    from bot.run import DaemonExecutor
+    from bot.runtime.run import DaemonExecutor
 
     release = threading.Event()
     executor = DaemonExecutor(max_workers=2)

@@ -13,12 +13,12 @@ import aiohttp
 import pytest
 from aiohttp import web
 
-from bot.app import App
 from bot.commands.request import Request
-from bot.config import Config, parse
 from bot.domain.message import Message
+from bot.domain.subscription import ChannelRef, Platform
 from bot.ops import signing
-from bot.subscription import ChannelRef, Platform
+from bot.runtime.app import App
+from bot.settings.loader import Config, parse
 from bot.testing.adapter import RecordingAdapter
 from bot.testing.clock import FakeClock
 

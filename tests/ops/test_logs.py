@@ -12,15 +12,15 @@ from typing import Any
 import aiohttp
 import pytest
 
-from bot import logs
-from bot.adapter import Earlier
-from bot.app import App
 from bot.commands.request import Request
+from bot.delivery.adapter import Earlier
 from bot.delivery.pacing import Pace, unpaced
 from bot.domain.message import Attachment, Outgoing
+from bot.domain.subscription import ChannelRef, Platform
 from bot.errors import TransientDeliveryError
 from bot.ingest.poller import PollResult
-from bot.subscription import ChannelRef, Platform
+from bot.runtime import logs
+from bot.runtime.app import App
 from bot.testing.adapter import RecordingAdapter
 from bot.testing.clock import FakeClock
 from tests.ops.conftest import CHAN, MANUAL, POLLED, SECRET, Bot, Feed, no_sleep, ops_config
@@ -193,7 +193,7 @@ def test_only_whole_tokens_are_scrubbed_and_short_secrets_are_refused(
         scrub("abcdef and xt-run-token-0a1b2c3dz stay") == "abcdef and xt-run-token-0a1b2c3dz stay"
     )
     from bot.errors import ConfigError
-    from bot.secrets import MIN_LENGTH, secret
+    from bot.settings.secrets import MIN_LENGTH, secret
 
     monkeypatch.setenv("DISCORD_TOKEN", "next")
     with pytest.raises(ConfigError, match="DISCORD_TOKEN: only 4 characters: too short"):

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from bot.app import App
-from bot.cli import main
+from bot.domain.subscription import Platform
 from bot.errors import ConfigError
 from bot.ops.push_client import PushAnswer, endpoint, figures_body
-from bot.subscription import Platform
+from bot.runtime.app import App
+from bot.runtime.cli import main
 from bot.testing.adapter import RecordingAdapter
 from bot.testing.clock import FakeClock
 from tests.ops.conftest import MANUAL, POLLED, Feed, no_sleep, ops_config

@@ -12,13 +12,13 @@ import pytest
 from aiohttp import web
 from prometheus_client.parser import text_string_to_metric_families
 
-from bot.adapter import Health
-from bot.app import App
-from bot.config import ServerConfig, load, parse
+from bot.delivery.adapter import Health
+from bot.domain.subscription import ChannelRef, Platform
 from bot.errors import ConfigError, StoreError
 from bot.ingest.poller import PollResult
 from bot.ops.metrics import Metrics
-from bot.subscription import ChannelRef, Platform
+from bot.runtime.app import App
+from bot.settings.loader import ServerConfig, load, parse
 from bot.testing.adapter import RecordingAdapter
 from bot.testing.clock import FakeClock
 from tests.ops.conftest import MANUAL, POLLED, AdapterMaker, Bot, Feed, no_sleep, ops_config

@@ -13,11 +13,11 @@ from typing import Any
 from sqlalchemy import select
 
 from bot.commands.request import Reply, Request
+from bot.domain.subscription import ChannelRef, Platform
 from bot.ops import signing
 from bot.store import audit as audit_rows
 from bot.store import counts as count_rows
 from bot.store.schema import api_keys
-from bot.subscription import ChannelRef, Platform
 from tests.ops.conftest import POLLED, SECRET, Bot
 
 A = ChannelRef(Platform("discord"), "111111111111111111", "1")

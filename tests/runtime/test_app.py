@@ -12,13 +12,13 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from bot.app import App
 from bot.commands.request import Request
-from bot.config import parse
 from bot.domain.message import Message
+from bot.domain.subscription import ChannelRef, Platform
 from bot.ingest.poller import PollResult
+from bot.runtime.app import App
+from bot.settings.loader import parse
 from bot.store import tallies as tally_rows
-from bot.subscription import ChannelRef, Platform
 from bot.testing.adapter import RecordingAdapter
 from bot.testing.clock import FakeClock
 

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from bot.chart import FAILURE_WINDOW, failure_notice
+from bot.charts.chart import FAILURE_WINDOW, failure_notice
 from bot.domain.message import Notice
+from bot.domain.subscription import ChannelRef, Platform
 from bot.errors import ChartError
 from bot.ingest.pipeline import Pipeline
 from bot.store import Database, outbox
 from bot.store import counts as count_rows
-from bot.subscription import ChannelRef, Platform
 from bot.testing.clock import FakeClock
 from tests.helpers import bessemer
 

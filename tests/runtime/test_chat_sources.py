@@ -12,13 +12,13 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from bot.app import App
 from bot.commands.request import Reply, Request
-from bot.config import parse
 from bot.domain.message import Notice
+from bot.domain.subscription import ChannelRef, Platform
 from bot.ops import readiness
+from bot.runtime.app import App
+from bot.settings.loader import parse
 from bot.store import counts as count_rows
-from bot.subscription import ChannelRef, Platform
 from bot.testing.adapter import RecordingAdapter
 from bot.testing.clock import FakeClock
 
@@ -111,7 +111,7 @@ async def test_addresses_inside_are_refused_as_they_are_typed(
 async def test_a_name_for_this_machine_is_refused_as_it_is_typed(
     tmp_path: Path, clock: FakeClock, unused_tcp_port: int, inside: tuple[Inside, int]
 ) -> None:
-    """Not only at every fetch (a name's addresses are checked at connect, bot.egress): the
+    """Not only at every fetch (a name's addresses are checked at connect, bot.base.egress): the
     names that always mean this machine are refused before any lookup."""
     service, port = inside
     async with app_for(config(tmp_path, unused_tcp_port), clock) as app:

@@ -4,19 +4,19 @@ from __future__ import annotations
 
 import pytest
 
-from bot.chart import ChartCache
+from bot.charts.chart import ChartCache
 from bot.commands.handler import Commands
 from bot.commands.request import Request
 from bot.commands.throttle import Throttle
 from bot.delivery.pacing import Window
 from bot.domain.model import Choice, Count, CountStatus, DecisionRule, RuleKind
+from bot.domain.subscription import ChannelRef, Mode, Platform
 from bot.ingest.pipeline import Pipeline
 from bot.store import Database
 from bot.store import audit as audit_rows
 from bot.store import counts as count_rows
 from bot.store import subscriptions as sub_rows
 from bot.store import tallies as tally_rows
-from bot.subscription import ChannelRef, Mode, Platform
 from bot.testing.clock import FakeClock
 from tests.charts import Counted
 

@@ -9,13 +9,13 @@ import pytest
 from bot.commands.handler import Commands
 from bot.commands.request import Request
 from bot.domain.model import Choice, Count, CountStatus, DecisionRule, RuleKind
+from bot.domain.subscription import ChannelRef, Platform
 from bot.errors import TransientSourceError
 from bot.ingest.pipeline import Pipeline
 from bot.ingest.sources.health import SourceHealth
 from bot.store import Database
 from bot.store import counts as count_rows
 from bot.store import tallies as tally_rows
-from bot.subscription import ChannelRef, Platform
 from bot.testing.clock import FakeClock
 
 CHAN = ChannelRef(Platform("discord"), "g1", "c1")

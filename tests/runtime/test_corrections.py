@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.app import App
 from bot.commands.request import Reply, Request
 from bot.domain import format as fmt
+from bot.runtime.app import App
 from bot.store import audit as audit_rows
 from bot.store import counts as count_rows
 from bot.store import tallies as tally_rows

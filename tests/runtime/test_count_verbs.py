@@ -12,18 +12,18 @@ from typing import Any
 
 import pytest
 
-from bot.app import App
 from bot.commands.count_line import settings_words
 from bot.commands.request import Reply, Request
-from bot.config import parse
 from bot.domain.model import Choice
+from bot.domain.subscription import ChannelRef, Platform
+from bot.runtime.app import App
+from bot.settings.loader import parse
 from bot.store import audit as audit_rows
 from bot.store import counts as count_rows
 from bot.store import outbox
 from bot.store import subscriptions as sub_rows
 from bot.store import tallies as tally_rows
 from bot.store.outbox import DeliveryAction, NewDelivery
-from bot.subscription import ChannelRef, Platform
 from bot.testing.adapter import RecordingAdapter
 from bot.testing.clock import FakeClock
 

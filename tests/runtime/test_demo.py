@@ -8,8 +8,8 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 from adapters.console.adapter import ConsoleAdapter
-from bot import config as config_mod
-from bot.cli import demo_config_path, main, play, replay_config
+from bot.runtime.cli import demo_config_path, main, play, replay_config
+from bot.settings import loader as config_mod
 from bot.testing.clock import FakeClock
 
 

@@ -8,19 +8,19 @@ import logging
 import pytest
 
 import tests.charts
-from bot import chart
-from bot.adapter import Earlier
-from bot.chart import ChartCache
+from bot.charts import chart
+from bot.charts.chart import ChartCache
+from bot.delivery.adapter import Earlier
 from bot.delivery.pacing import Pace, unpaced
 from bot.delivery.worker import Dispatcher, coalesce
 from bot.domain.message import Attachment, Message, Notice, Outgoing
 from bot.domain.model import TallyState
+from bot.domain.subscription import ChannelRef, Mode, Platform
 from bot.errors import TransientDeliveryError
 from bot.ingest.pipeline import Pipeline
 from bot.store import Database, outbox
 from bot.store import subscriptions as sub_rows
 from bot.store.outbox import DeliveryStatus
-from bot.subscription import ChannelRef, Mode, Platform
 from bot.testing.adapter import RecordingAdapter
 from bot.testing.clock import FakeClock
 from tests.charts import Counted

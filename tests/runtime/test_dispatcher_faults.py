@@ -17,18 +17,18 @@ from typing import Any
 import pytest
 from sqlalchemy import text
 
-from bot.app import App
 from bot.commands.handler import Commands
 from bot.commands.request import Request
-from bot.config import parse
 from bot.delivery.worker import Dispatcher
 from bot.domain.message import Message, Outgoing
+from bot.domain.subscription import ChannelRef, Mode, Platform
 from bot.ingest.pipeline import Pipeline
 from bot.ops import readiness
+from bot.runtime.app import App
+from bot.settings.loader import parse
 from bot.store import Database, outbox
 from bot.store import subscriptions as sub_rows
 from bot.store.outbox import DeliveryStatus
-from bot.subscription import ChannelRef, Mode, Platform
 from bot.testing.adapter import RecordingAdapter
 from bot.testing.clock import FakeClock
 from tests.helpers import tally

@@ -7,10 +7,10 @@ import logging
 import pytest
 
 from bot.delivery.worker import Dispatcher
+from bot.domain.subscription import ChannelRef, Mode, Platform
 from bot.ingest.pipeline import Pipeline
 from bot.store import Database
 from bot.store import subscriptions as sub_rows
-from bot.subscription import ChannelRef, Mode, Platform
 from bot.testing.adapter import RecordingAdapter
 from bot.testing.clock import FakeClock
 from tests.helpers import tally

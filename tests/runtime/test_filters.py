@@ -8,11 +8,11 @@ import pytest
 
 from bot.commands.hearing import parse_wants
 from bot.domain.message import Message
+from bot.domain.subscription import ChannelRef, Platform, Subscription
 from bot.ingest.pipeline import plan
 from bot.store import Database
 from bot.store import subscriptions as sub_rows
 from bot.store.outbox import DeliveryAction
-from bot.subscription import ChannelRef, Platform, Subscription
 from bot.testing.clock import FakeClock
 from tests.helpers import T0, bessemer
 from tests.runtime.test_dispatcher import setup

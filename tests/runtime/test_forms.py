@@ -9,15 +9,15 @@ from dataclasses import replace
 from fractions import Fraction
 from pathlib import Path
 
-from bot.app import App
 from bot.commands.builtin import VERBS
 from bot.commands.edit_form import EDIT_FORM
 from bot.commands.forms import CREATE_FORM, Opening, create_line
 from bot.commands.request import Reply, Request
 from bot.domain.model import OPERATOR, Choice, Count, DecisionRule, RuleKind
+from bot.domain.subscription import ChannelRef
+from bot.runtime.app import App
 from bot.store import audit as audit_rows
 from bot.store import counts as count_rows
-from bot.subscription import ChannelRef
 from bot.testing.clock import FakeClock
 from tests.runtime.test_count_verbs import ELSEWHERE, HALL, MAKE, app_for, ask, config
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from bot.domain.detect import Accepted, NoChange, Rejected, RejectReason
 from bot.domain.model import TallyState
+from bot.domain.subscription import ChannelRef, Mode, Platform
 from bot.ingest.pipeline import Pipeline
 from bot.store import Database, outbox
 from bot.store import audit as audit_rows
@@ -11,7 +12,6 @@ from bot.store import counts as count_rows
 from bot.store import subscriptions as sub_rows
 from bot.store import tallies as tally_rows
 from bot.store.outbox import DeliveryAction
-from bot.subscription import ChannelRef, Mode, Platform
 from bot.testing.clock import FakeClock
 from tests.helpers import tally
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from bot.config import parse
 from bot.ingest.recording import record_count
 from bot.ingest.sources.timeline import parse_timeline
+from bot.settings.loader import parse
 from bot.testing.clock import FakeClock
 from tests.helpers import bessemer
 

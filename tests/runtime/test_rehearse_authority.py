@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from bot.app import App
 from bot.commands.request import Reply, Request
+from bot.domain.subscription import ChannelRef, Mode, Platform
+from bot.runtime.app import App
 from bot.store import audit as audit_rows
 from bot.store import subscriptions as sub_rows
-from bot.subscription import ChannelRef, Mode, Platform
 from bot.testing.adapter import RecordingAdapter
 from bot.testing.clock import FakeClock
 from tests.runtime.test_count_verbs import MAKE, config

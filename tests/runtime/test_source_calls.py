@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from bot.domain.model import TallyState
+from bot.domain.subscription import ChannelRef, Platform
 from bot.errors import PermanentSourceError
 from bot.ingest.pipeline import Pipeline
 from bot.ingest.poller import Poller, PollResult
@@ -12,7 +13,6 @@ from bot.ingest.sources.health import SourceHealth
 from bot.ops.readiness import source_problem
 from bot.store import Database, outbox
 from bot.store import tallies as tally_rows
-from bot.subscription import ChannelRef, Platform
 from bot.testing.clock import FakeClock
 from bot.testing.sources import FakeSource
 from tests.helpers import tally

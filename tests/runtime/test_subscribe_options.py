@@ -7,11 +7,11 @@ import pytest
 
 from bot.commands.hearing import parse_wants
 from bot.commands.request import Mentions, Request
+from bot.domain.subscription import Close, Extra, Hear, Wants
 from bot.errors import CommandError
 from bot.store import Database
 from bot.store import audit as audit_rows
 from bot.store import subscriptions as sub_rows
-from bot.subscription import Close, Extra, Hear, Wants
 from bot.testing.clock import FakeClock
 from tests.runtime.test_commands import CHAN, commands
 

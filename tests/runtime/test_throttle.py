@@ -11,10 +11,10 @@ import pytest
 from bot.commands.handler import Commands
 from bot.commands.request import Reply, Request
 from bot.commands.throttle import PER_USER, PUBLIC_PER_CHANNEL, Pass, Throttle
+from bot.domain.subscription import ChannelRef, Platform
 from bot.ingest.pipeline import Pipeline
 from bot.ingest.sources.health import SourceHealth
 from bot.store import Database
-from bot.subscription import ChannelRef, Platform
 from bot.testing.clock import FakeClock
 
 HALL = ChannelRef(Platform("slack"), "T1", "C-hall")

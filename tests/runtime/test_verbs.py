@@ -12,11 +12,11 @@ from bot.commands.request import Reply, Request
 from bot.commands.throttle import Throttle
 from bot.commands.verbs import Call, Verb, Verbs, VerbSpec
 from bot.delivery.pacing import Window
+from bot.domain.subscription import ChannelRef, Mode, Platform, Wants
 from bot.errors import CommandError
 from bot.ingest.pipeline import Pipeline
 from bot.store import Database
 from bot.store import audit as audit_rows
-from bot.subscription import ChannelRef, Mode, Platform, Wants
 from bot.testing.clock import FakeClock
 
 CHAN = ChannelRef(Platform("discord"), "g1", "c1")

@@ -9,9 +9,9 @@ from sqlalchemy import bindparam, text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot.domain.model import CountStatus, TallyState
+from bot.domain.subscription import Mode, Platform
 from bot.store import Database, audit, codec, counts, outbox, subscriptions, tallies
 from bot.store.types import UTCDateTime
-from bot.subscription import Mode, Platform
 from tests.test_store import BESSEMER, DISCORD, FINAL, SLACK, T0, bessemer_tally, delivery
 
 

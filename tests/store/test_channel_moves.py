@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from bot.domain.subscription import ChannelRef, Mode, Platform
 from bot.store import Database, audit, outbox
 from bot.store import counts as count_rows
 from bot.store import subscriptions as sub_rows
 from bot.store.channel_moves import move_channel
 from bot.store.outbox import DeliveryAction, DeliveryStatus, NewDelivery
-from bot.subscription import ChannelRef, Mode, Platform
 from tests.helpers import bessemer
 from tests.test_store import T0
 

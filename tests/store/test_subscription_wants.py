@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from sqlalchemy import text
 
+from bot.domain.subscription import ChannelRef, Close, Hear, Mode, Platform, Wants
 from bot.store import Database, counts, migrations
 from bot.store import subscriptions as sub_rows
-from bot.subscription import ChannelRef, Close, Hear, Mode, Platform, Wants
 from tests.store.rows import check_v1_rows, insert_v1_rows
 from tests.store.test_migrations import Store, differences
 from tests.test_store import BESSEMER, DISCORD, SLACK, T0

@@ -13,12 +13,12 @@ import aiohttp
 import pytest
 from playwright.async_api import Browser, async_playwright
 
-from bot.app import App
-from bot.config import Config, parse
 from bot.domain.limits import MAX_LABEL, MAX_TITLE
 from bot.domain.model import Tally, TallyState
+from bot.domain.subscription import Platform
 from bot.ingest.pipeline import Ingested
-from bot.subscription import Platform
+from bot.runtime.app import App
+from bot.settings.loader import Config, parse
 from bot.testing.adapter import RecordingAdapter
 from bot.testing.clock import FakeClock
 from tests.web.browser import require_chromium

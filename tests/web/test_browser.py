@@ -13,15 +13,15 @@ from pathlib import Path
 from aiohttp import web
 from playwright.async_api import Browser, Page, expect
 
-from bot import config as config_mod
-from bot.app import App
-from bot.cli import demo_config_path, replay_config
 from bot.commands.request import Request
 from bot.domain.chart_figure import NARROW_PX, SMALL_PT
 from bot.domain.message import Message
 from bot.domain.render_text import render
+from bot.domain.subscription import ChannelRef, Platform
 from bot.ingest.sources.replay import ReplaySource
-from bot.subscription import ChannelRef, Platform
+from bot.runtime.app import App
+from bot.runtime.cli import demo_config_path, replay_config
+from bot.settings import loader as config_mod
 from bot.testing.adapter import RecordingAdapter
 from bot.testing.clock import FakeClock
 from tests.web.browser import Watched, watched

@@ -15,7 +15,7 @@ import aiohttp
 import pytest
 from sqlalchemy import text
 
-from bot.app import App
+from bot.runtime.app import App
 from bot.store import Database, notices
 from bot.testing.clock import FakeClock
 from tests.conftest import PG_URL, _pg_execute, _require_postgres

@@ -10,7 +10,7 @@ import pytest
 from bot.commands.request import Request
 from bot.domain.message import Message
 from bot.domain.render_text import render
-from bot.subscription import ChannelRef, Platform
+from bot.domain.subscription import ChannelRef, Platform
 from bot.testing.adapter import RecordingAdapter
 from bot.testing.clock import FakeClock
 from tests.web.conftest import PRIVATE, PUBLIC, ingest, make_app, web_config

@@ -11,10 +11,10 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from bot.config import parse
 from bot.domain import format as fmt
 from bot.errors import ConfigError
-from bot.preflight import summary
+from bot.runtime.preflight import summary
+from bot.settings.loader import parse
 from bot.store import counts as count_rows
 from bot.testing.clock import FakeClock
 from tests.web.conftest import (

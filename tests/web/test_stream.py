@@ -16,8 +16,8 @@ import pytest
 
 from bot.commands.request import Request
 from bot.domain.message import Message
+from bot.domain.subscription import ChannelRef, Platform
 from bot.errors import RequestError
-from bot.subscription import ChannelRef, Platform
 from bot.testing.adapter import RecordingAdapter
 from bot.testing.clock import FakeClock
 from bot.web.broadcast import LAST_CHUNK, MAX_BUFFERED, Broadcaster, Limits, chunk

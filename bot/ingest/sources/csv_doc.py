@@ -27,7 +27,7 @@ import io
 from collections.abc import Sequence
 from enum import StrEnum
 
-from bot.clock import Clock
+from bot.base.clock import Clock
 from bot.domain.model import Count, Tally
 from bot.errors import PermanentSourceError
 from bot.ingest.sources.mapping import FieldMap, Found, StateValues, build_tally, normalize_word

@@ -15,9 +15,9 @@ from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 
-from bot.clock import Clock
+from bot.base.clock import Clock
+from bot.base.egress import EgressPolicy
 from bot.domain.model import Count
-from bot.egress import EgressPolicy
 from bot.errors import ConfigError
 from bot.ingest.sources.base import Source
 from bot.ingest.sources.csv_doc import CsvLayout
@@ -35,8 +35,8 @@ from bot.ingest.sources.settings import (
     ReplaySettings,
     SourceSettings,
 )
-from bot.secrets import secret
 from bot.settings.problems import Problems
+from bot.settings.secrets import secret
 from bot.settings.values import describe, toml_key
 
 

@@ -30,7 +30,8 @@ import os
 from enum import StrEnum
 from pathlib import Path
 
-from bot.clock import Clock
+from bot.base.clock import Clock
+from bot.base.lifecycle import Closing
 from bot.domain.model import Count, Tally
 from bot.errors import ConfigError, PermanentSourceError, TransientSourceError
 from bot.ingest.sources.changes import ChangeFilter
@@ -38,7 +39,6 @@ from bot.ingest.sources.csv_doc import CsvLayout, parse_csv, tally_from_csv
 from bot.ingest.sources.http import DEFAULT_MAX_BYTES
 from bot.ingest.sources.json_doc import check_paths, parse_json, tally_from_json
 from bot.ingest.sources.mapping import FieldMap, StateValues
-from bot.lifecycle import Closing
 
 _Signature = tuple[int, int]
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from bot.clock import Clock
+from bot.base.clock import Clock
 from bot.errors import ConfigError, SourceError
 
 DEFAULT_MAX_FAILURES = 3

@@ -33,15 +33,15 @@ from dataclasses import dataclass, field
 import aiohttp
 from yarl import URL
 
-from bot.clock import Clock
+from bot.base.clock import Clock
+from bot.base.egress import EgressPolicy, GuardedSession
+from bot.base.http_body import read_capped
+from bot.base.lifecycle import Closing
+from bot.base.retry import parse_retry_after
 from bot.domain.model import Count, Tally
-from bot.egress import EgressPolicy, GuardedSession
 from bot.errors import ConfigError, PermanentSourceError, TransientSourceError
-from bot.http_body import read_capped
 from bot.ingest.sources.changes import ChangeFilter
 from bot.ingest.sources.mapping import FieldMap, StateValues
-from bot.lifecycle import Closing
-from bot.retry import parse_retry_after
 
 DEFAULT_TIMEOUT = 10.0
 DEFAULT_MAX_BYTES = 1_048_576
@@ -70,7 +70,7 @@ class HttpOptions:
     max_bytes: int = DEFAULT_MAX_BYTES
     headers: Mapping[str, str] = field(default_factory=dict)
     egress: EgressPolicy | None = None
-    """For a URL typed in chat: fetched only through :class:`~bot.egress.GuardedSession` under
+    """For a URL typed in chat: fetched only through :class:`~bot.base.egress.GuardedSession` under
     this policy (never inside the operator's network); None: the operator's own URL."""
 
 

@@ -31,7 +31,7 @@ answer (what Google sends for a sheet that is not published) is a PermanentSourc
 
 from __future__ import annotations
 
-from bot.clock import Clock
+from bot.base.clock import Clock
 from bot.domain.model import Count, Tally
 from bot.errors import PermanentSourceError
 from bot.ingest.sources.csv_doc import CsvLayout, parse_csv, tally_from_csv

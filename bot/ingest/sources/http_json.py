@@ -31,7 +31,7 @@ returns None on 304 Not Modified, and when the body or its figures are the same 
 
 from __future__ import annotations
 
-from bot.clock import Clock
+from bot.base.clock import Clock
 from bot.domain.model import Count, Tally
 from bot.ingest.sources.http import HttpOptions, HttpSource, Response
 from bot.ingest.sources.json_doc import check_paths, parse_json, tally_from_json

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import NoReturn
 
-from bot.clock import Clock
+from bot.base.clock import Clock
 from bot.domain.model import Count, Tally
 from bot.domain.words import count_of
 from bot.errors import ConfigError, PermanentSourceError

@@ -9,8 +9,8 @@ Config (``kind = "manual"``)::
 
 from __future__ import annotations
 
+from bot.base.lifecycle import Closing
 from bot.domain.model import Tally
-from bot.lifecycle import Closing
 
 
 class ManualSource(Closing):

@@ -43,7 +43,7 @@ import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
-from bot.clock import Clock
+from bot.base.clock import Clock
 from bot.domain.model import MAX_FIGURE, Count, Tally, TallyState, figure_value
 from bot.errors import ConfigError, PermanentSourceError
 

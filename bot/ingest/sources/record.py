@@ -19,10 +19,10 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import IO
 
+from bot.base.lifecycle import Closing
 from bot.domain.model import Tally
 from bot.errors import StoreError
 from bot.ingest.sources.timeline import TimelineEntry
-from bot.lifecycle import Closing
 
 
 class Recorder(Closing):

@@ -24,11 +24,11 @@ import itertools
 from collections.abc import Sequence
 from pathlib import Path
 
-from bot.clock import Clock
+from bot.base.clock import Clock
+from bot.base.lifecycle import Closing
 from bot.domain.model import Count, Tally
 from bot.errors import ConfigError, PermanentSourceError
 from bot.ingest.sources.timeline import TimelineEntry, parse_timeline
-from bot.lifecycle import Closing
 
 _EPSILON = 1e-9
 

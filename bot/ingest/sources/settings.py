@@ -1,5 +1,5 @@
 """A count's ``source`` table, one model per ``kind``: checked with the rest of the file
-(:mod:`bot.config`), before anything is opened or connected.
+(:mod:`bot.settings.loader`), before anything is opened or connected.
 
 Every kind takes ``kind`` (required) and ``name`` (optional; goes into ``Tally.source``; the
 default is the kind with a dash, e.g. ``"http-json"``). The other keys are the fields of each

@@ -22,9 +22,9 @@ from datetime import datetime
 from sqlalchemy import exists, or_, select, tuple_, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from bot.domain.subscription import ChannelRef, Platform
 from bot.store.outbox.queue import OPEN, Delivery, DeliveryStatus, _delivery
 from bot.store.schema import outbox
-from bot.subscription import ChannelRef, Platform
 
 PENDING = str(DeliveryStatus.PENDING)
 SENDING = str(DeliveryStatus.SENDING)

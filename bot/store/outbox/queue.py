@@ -11,9 +11,9 @@ from typing import Any
 from sqlalchemy import ColumnElement, Row, func, insert, or_, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from bot.domain.subscription import ChannelRef, Platform
 from bot.errors import StoreError
 from bot.store.schema import outbox
-from bot.subscription import ChannelRef, Platform
 
 
 class DeliveryAction(StrEnum):

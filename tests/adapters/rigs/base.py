@@ -21,10 +21,10 @@ from typing import Any, ClassVar
 
 from sqlalchemy import func, select
 
-from bot.app import App
+from bot.domain.subscription import ChannelRef, Platform
+from bot.runtime.app import App
 from bot.store.outbox import DeliveryStatus
 from bot.store.schema import outbox as outbox_table
-from bot.subscription import ChannelRef, Platform
 from bot.testing.clock import FakeClock
 
 TITLE = "Amazon BHM1 union election, Bessemer AL"

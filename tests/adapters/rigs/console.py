@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from adapters.console.adapter import ConsoleAdapter
-from bot.app import App
-from bot.config import parse
+from bot.domain.subscription import ChannelRef, Platform
+from bot.runtime.app import App
+from bot.settings.loader import parse
 from bot.store.sent_ledger import SentLedger
-from bot.subscription import ChannelRef, Platform
 from bot.testing.clock import FakeClock
 from tests.adapters.rigs.base import Hold, Rig, Seen, count_table
 

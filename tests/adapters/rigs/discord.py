@@ -11,14 +11,14 @@ from typing import Any, ClassVar
 import aiohttp
 
 from adapters.discord.adapter import DiscordAdapter
-from bot.app import App
-from bot.subscription import ChannelRef, Platform
+from bot.domain.subscription import ChannelRef, Platform
+from bot.runtime.app import App
 from bot.testing.clock import FakeClock
-from bot.testing.fakes.discord_fake import FakeDiscord
-from bot.testing.fakes.discord_fake.markdown import visible
-from bot.testing.fakes.discord_fake.models import FLAG_SUPPRESS_NOTIFICATIONS
 from tests.adapters import test_discord as discord_tests
 from tests.adapters.rigs.base import Hold, Rig, Seen, count_table
+from tests.fakes.discord_fake import FakeDiscord
+from tests.fakes.discord_fake.markdown import visible
+from tests.fakes.discord_fake.models import FLAG_SUPPRESS_NOTIFICATIONS
 
 POSTS = r"^/channels/\d+/messages$"
 MEMBERS = 100

@@ -11,13 +11,13 @@ from typing import Any, ClassVar
 
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.app import App
-from bot.subscription import ChannelRef, Platform
+from bot.domain.subscription import ChannelRef, Platform
+from bot.runtime.app import App
 from bot.testing.clock import FakeClock
-from bot.testing.fakes.slack_fake import FakeSlack
-from bot.testing.fakes.slack_fake.markup import text_objects, visible
 from tests.adapters import test_slack as slack_tests
 from tests.adapters.rigs.base import Hold, Rig, Seen
+from tests.fakes.slack_fake import FakeSlack
+from tests.fakes.slack_fake.markup import text_objects, visible
 
 PING = re.compile(r"<(!channel|!here|!everyone|!subteam\^\w+|@[UW]\w+)[|>]")
 """What notifies someone in mrkdwn (Slack's mentions of a channel, a group or a user)."""

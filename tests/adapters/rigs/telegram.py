@@ -8,15 +8,15 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, ClassVar
 
-from bot.app import App
-from bot.config import parse
-from bot.subscription import ChannelRef, Platform
+from bot.domain.subscription import ChannelRef, Platform
+from bot.runtime.app import App
+from bot.settings.loader import parse
 from bot.testing.clock import FakeClock
-from bot.testing.fakes.telegram_fake import Chat, FakeTelegram, User
-from bot.testing.fakes.telegram_fake.testing import aiogram_bot
 from tests.adapters.rigs.base import Hold, Rig, Seen, count_table
 from tests.adapters.telegram import test_app as telegram_tests
 from tests.adapters.telegram.conftest import shown
+from tests.fakes.telegram_fake import Chat, FakeTelegram, User
+from tests.fakes.telegram_fake.testing import aiogram_bot
 
 PINGS = ("mention", "text_mention")
 """Entities that notify someone (an @username, a user named by id)."""

@@ -10,8 +10,8 @@ from aiogram import Bot
 
 from adapters.telegram.render import WORD_JOINER
 from bot.testing.clock import FakeClock
-from bot.testing.fakes.telegram_fake import FakeTelegram, StoredMessage
-from bot.testing.fakes.telegram_fake.testing import aiogram_bot
+from tests.fakes.telegram_fake import FakeTelegram, StoredMessage
+from tests.fakes.telegram_fake.testing import aiogram_bot
 
 LIVE = frozenset(
     {"mention", "url", "email", "hashtag", "cashtag", "bot_command", "text_link", "text_mention",

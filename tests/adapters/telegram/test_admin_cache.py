@@ -7,7 +7,7 @@ from aiogram import Bot
 
 from adapters.telegram.commands import AdminCheck
 from bot.testing.clock import FakeClock
-from bot.testing.fakes.telegram_fake import FakeTelegram
+from tests.fakes.telegram_fake import FakeTelegram
 
 
 async def test_an_answer_is_trusted_for_the_ttl_and_asked_again_after_it(

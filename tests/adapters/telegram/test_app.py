@@ -1,4 +1,4 @@
-"""The whole bot with Telegram, found as a plug-in: ``bot.app.App`` on SQLite with the real
+"""The whole bot with Telegram, found as a plug-in: ``bot.runtime.app.App`` on SQLite with the real
 dispatcher, ``[telegram]`` pointed at the loopback fake, the real aiogram Bot long-polling it.
 
 A group member subscribes, an admin of the group (``getChatMember`` says so, and the chat is in
@@ -21,19 +21,19 @@ from adapters.telegram.adapter import TelegramAdapter
 from adapters.telegram.once import StoreLedger
 from adapters.telegram.plugin import PLUGIN
 from adapters.telegram.settings import BOT_TOKEN, TelegramSettings
-from bot.app import App
-from bot.config import Config, parse
 from bot.domain.message import Message
 from bot.domain.model import TallyState
+from bot.domain.subscription import Platform
 from bot.ops import readiness
 from bot.platform import Context
-from bot.secrets import Secret
+from bot.runtime.app import App
+from bot.settings.loader import Config, parse
+from bot.settings.secrets import Secret
 from bot.store import outbox
 from bot.store.schema import outbox as outbox_table
-from bot.subscription import Platform
 from bot.testing.clock import FakeClock
-from bot.testing.fakes.telegram_fake import FakeTelegram, StoredMessage
-from bot.testing.fakes.telegram_fake.testing import LoopbackSession
+from tests.fakes.telegram_fake import FakeTelegram, StoredMessage
+from tests.fakes.telegram_fake.testing import LoopbackSession
 from tests.helpers import tally
 
 from .conftest import shown
@@ -133,11 +133,11 @@ async def running(
         context = Context(
             handle=commands.handle,
             clock=vt.clock,
-            throttle=commands.throttle,  # the core's own limits, as bot.plugins gives them
+            throttle=commands.throttle,  # the core's own limits, as bot.runtime.plugins gives them
             admins=PLUGIN.admins(settings),
             place=PLUGIN.place,
             secrets={BOT_TOKEN: Secret(BOT_TOKEN, fake.token)},
-            store=commands.db,  # the ledger in the store, as bot.plugins.context gives it
+            store=commands.db,  # the ledger in the store, as bot.runtime.plugins.context gives it
         )
         return TelegramAdapter(settings, context, session=LoopbackSession, sleep=vt.sleep)
 

@@ -16,12 +16,12 @@ from adapters.telegram.settings import TelegramSettings
 from bot.commands.request import FAILED, Reply, Request
 from bot.commands.throttle import Throttle
 from bot.domain.message import Attachment
+from bot.domain.subscription import Platform
 from bot.platform import Asker
-from bot.subscription import Platform
 from bot.testing.clock import FakeClock
-from bot.testing.fakes.telegram_fake import FakeTelegram
-from bot.testing.fakes.telegram_fake.testing import png
 from tests.adapters.telegram.conftest import live_entities, shown
+from tests.fakes.telegram_fake import FakeTelegram
+from tests.fakes.telegram_fake.testing import png
 from tests.hostile import HOSTILE, typed
 
 PLATFORM = Platform("telegram")

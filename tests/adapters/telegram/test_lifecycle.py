@@ -16,8 +16,8 @@ from adapters.telegram.settings import TelegramSettings
 from bot.commands.builtin import VERBS
 from bot.errors import ConfigError, PermanentDeliveryError
 from bot.testing.clock import FakeClock
-from bot.testing.fakes.telegram_fake import FakeTelegram
-from bot.testing.fakes.telegram_fake.testing import LoopbackSession
+from tests.fakes.telegram_fake import FakeTelegram
+from tests.fakes.telegram_fake.testing import LoopbackSession
 
 SECRET = "s3cret-token_for-tests"
 

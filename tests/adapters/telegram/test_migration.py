@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
+from bot.domain.subscription import ChannelRef, Mode
 from bot.store import subscriptions as sub_rows
 from bot.store.schema import audit_log
-from bot.subscription import ChannelRef, Mode
 from bot.testing.clock import FakeClock
-from bot.testing.fakes.telegram_fake import FakeTelegram
+from tests.fakes.telegram_fake import FakeTelegram
 from tests.helpers import tally
 
 from .conftest import shown

@@ -14,9 +14,9 @@ from adapters.telegram.send import Outgoing, TelegramSender
 from bot.domain.message import Attachment, Notice
 from bot.errors import TransientDeliveryError
 from bot.store.sent_ledger import Copy
-from bot.testing.fakes.telegram_fake import FakeTelegram, FloodLimits
-from bot.testing.fakes.telegram_fake.testing import png
 from tests.adapters.telegram.conftest import shown
+from tests.fakes.telegram_fake import FakeTelegram, FloodLimits
+from tests.fakes.telegram_fake.testing import png
 from tests.helpers import bessemer
 from tests.test_format import bessemer_timeline, replay_messages
 

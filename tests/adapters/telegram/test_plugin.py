@@ -9,10 +9,10 @@ import pytest
 
 from adapters.telegram.plugin import PLUGIN
 from adapters.telegram.settings import TelegramSettings
-from bot.config import parse
 from bot.errors import ConfigError
 from bot.platform import Asker, Plugins
-from bot.secrets import Secret
+from bot.settings.loader import parse
+from bot.settings.secrets import Secret
 from tests.helpers import bare_context
 
 STORE = {"url": "sqlite+aiosqlite:///unused.sqlite3"}

@@ -14,8 +14,8 @@ from adapters.telegram.settings import TelegramSettings
 from bot.commands.builtin import VERBS
 from bot.commands.request import Reply
 from bot.testing.clock import FakeClock
-from bot.testing.fakes.telegram_fake import FakeTelegram
 from tests.adapters.telegram.test_commands import Core, commands, handle_all
+from tests.fakes.telegram_fake import FakeTelegram
 
 LINE = (
     "/count create local-7 choices=yes:Yes,no:No rule=threshold threshold=2/3 "

@@ -11,7 +11,7 @@ import asyncio
 from pathlib import Path
 
 from bot.testing.clock import FakeClock
-from bot.testing.fakes.telegram_fake import FakeTelegram
+from tests.fakes.telegram_fake import FakeTelegram
 
 from .conftest import shown
 from .test_app import Running, VirtualTime, config, from_bot, running

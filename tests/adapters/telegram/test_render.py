@@ -24,10 +24,10 @@ from adapters.telegram.render import (
 from adapters.telegram.send import Outgoing, TelegramSender
 from bot.commands.request import Reply
 from bot.domain.message import Attachment, Moment, Notice, Timed
-from bot.testing.fakes.telegram_fake import FakeTelegram, FloodLimits
-from bot.testing.fakes.telegram_fake.markup import detect, parse
-from bot.testing.fakes.telegram_fake.testing import png
 from tests.adapters.telegram.conftest import live_entities, shown
+from tests.fakes.telegram_fake import FakeTelegram, FloodLimits
+from tests.fakes.telegram_fake.markup import detect, parse
+from tests.fakes.telegram_fake.testing import png
 from tests.helpers import T0, bessemer
 from tests.hostile import HOSTILE, HOSTILE_TEXT, LONG, hostile_message, typed
 from tests.test_format import bessemer_timeline, replay_messages

@@ -23,9 +23,9 @@ from bot.errors import (
     TransientDeliveryError,
 )
 from bot.testing.clock import FakeClock
-from bot.testing.fakes.telegram_fake import FakeTelegram
-from bot.testing.fakes.telegram_fake.testing import aiogram_bot, png
 from tests.adapters.telegram.conftest import shown
+from tests.fakes.telegram_fake import FakeTelegram
+from tests.fakes.telegram_fake.testing import aiogram_bot, png
 
 CHART = Attachment("bessemer-2021.png", png(8, 6), "Chart of the count")
 

@@ -9,9 +9,9 @@ import pytest
 
 from adapters.telegram.limits import TELEGRAM_LIMITS, route
 from adapters.telegram.settings import SECRET_NAMES, TelegramSettings, webhook_secret_ok
-from bot.config import parse
 from bot.delivery.pacing import Window
 from bot.errors import ConfigError
+from bot.settings.loader import parse
 
 PATH = Path("tallybot.toml")
 

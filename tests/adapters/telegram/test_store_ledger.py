@@ -22,13 +22,13 @@ from bot.commands.throttle import Throttle
 from bot.domain.message import Notice
 from bot.errors import TransientDeliveryError
 from bot.platform import ChannelRef, Context, Platform
-from bot.secrets import Secret
+from bot.settings.secrets import Secret
 from bot.store import Database
 from bot.store.sent_ledger import Copy, Doubt, Known
 from bot.testing.clock import FakeClock
-from bot.testing.fakes.telegram_fake import FakeTelegram, FloodLimits
-from bot.testing.fakes.telegram_fake.testing import LoopbackSession
 from tests.adapters.telegram.conftest import shown
+from tests.fakes.telegram_fake import FakeTelegram, FloodLimits
+from tests.fakes.telegram_fake.testing import LoopbackSession
 
 BOARD = Notice("Yes 10 · No 7")
 FINAL = Notice("Final: Yes 463 · No 1100")

@@ -14,15 +14,15 @@ from adapters.telegram.settings import TelegramSettings
 from bot.commands.handler import Commands
 from bot.commands.throttle import Throttle
 from bot.delivery.pacing import Window
+from bot.domain.subscription import Hear
 from bot.ingest.pipeline import Pipeline
 from bot.store import Database
 from bot.store import counts as count_rows
 from bot.store import subscriptions as sub_rows
-from bot.subscription import Hear
 from bot.testing.clock import FakeClock
-from bot.testing.fakes.telegram_fake import FakeTelegram
 from tests.adapters.telegram.conftest import shown
 from tests.adapters.telegram.test_commands import commands, handle_all
+from tests.fakes.telegram_fake import FakeTelegram
 from tests.helpers import bessemer
 
 

@@ -1,5 +1,5 @@
-"""The whole bot with Telegram in webhook mode: ``bot.app.App`` on SQLite with ``[server]`` on
-port 0, ``[telegram] mode = "webhook"``, the real aiogram Bot against the loopback fake.
+"""The whole bot with Telegram in webhook mode: ``bot.runtime.app.App`` on SQLite with ``[server]``
+on port 0, ``[telegram] mode = "webhook"``, the real aiogram Bot against the loopback fake.
 
 At start the adapter sets its public https URL and secret token with setWebhook; the fake,
 standing in for Telegram and for the TLS-terminating proxy in front of the bot, POSTs a
@@ -18,15 +18,15 @@ from typing import Any
 from adapters.telegram.adapter import TelegramAdapter
 from adapters.telegram.plugin import PLUGIN
 from adapters.telegram.settings import BOT_TOKEN, WEBHOOK_SECRET, TelegramSettings
-from bot.app import App
 from bot.commands.throttle import Throttle
-from bot.config import Config, parse
 from bot.ops import readiness
 from bot.platform import Context
-from bot.secrets import Secret
+from bot.runtime.app import App
+from bot.settings.loader import Config, parse
+from bot.settings.secrets import Secret
 from bot.testing.clock import FakeClock
-from bot.testing.fakes.telegram_fake import FakeTelegram
-from bot.testing.fakes.telegram_fake.testing import LoopbackSession, aiogram_bot
+from tests.fakes.telegram_fake import FakeTelegram
+from tests.fakes.telegram_fake.testing import LoopbackSession, aiogram_bot
 
 from .conftest import shown
 from .test_app import TELEGRAM, TITLE, VirtualTime, from_bot

@@ -9,8 +9,8 @@ import pytest
 from aiogram import Bot
 
 from bot.testing.clock import FakeClock
-from bot.testing.fakes.telegram_fake import FakeTelegram
-from bot.testing.fakes.telegram_fake.testing import aiogram_bot
+from tests.fakes.telegram_fake import FakeTelegram
+from tests.fakes.telegram_fake.testing import aiogram_bot
 
 
 @pytest.fixture

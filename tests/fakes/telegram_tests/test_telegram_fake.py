@@ -25,8 +25,8 @@ from aiogram.types import (
 )
 
 from bot.testing.clock import FakeClock
-from bot.testing.fakes.telegram_fake import CAPTION_LIMIT, TEXT_LIMIT, Chat, FakeTelegram, User
-from bot.testing.fakes.telegram_fake.testing import aiogram_bot, png
+from tests.fakes.telegram_fake import CAPTION_LIMIT, TEXT_LIMIT, Chat, FakeTelegram, User
+from tests.fakes.telegram_fake.testing import aiogram_bot, png
 
 
 @dataclass

@@ -15,7 +15,7 @@ from aiogram.types import (
 )
 
 from bot.testing.clock import FakeClock
-from bot.testing.fakes.telegram_fake import FakeTelegram
+from tests.fakes.telegram_fake import FakeTelegram
 
 
 async def test_member_status_per_user_and_chat(fake: FakeTelegram, bot: Bot) -> None:

@@ -9,8 +9,8 @@ from aiogram.exceptions import TelegramBadRequest, TelegramRetryAfter
 from aiogram.methods import SendMessage
 
 from bot.testing.clock import FakeClock
-from bot.testing.fakes.telegram_fake import FakeTelegram, FloodLimits
-from bot.testing.fakes.telegram_fake.testing import aiogram_bot
+from tests.fakes.telegram_fake import FakeTelegram, FloodLimits
+from tests.fakes.telegram_fake.testing import aiogram_bot
 
 
 async def test_a_chat_takes_a_short_burst_then_one_per_second(

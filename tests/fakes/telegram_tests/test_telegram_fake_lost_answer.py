@@ -18,7 +18,7 @@ from aiogram import Bot
 from aiogram.exceptions import TelegramBadRequest, TelegramNetworkError, TelegramServerError
 
 from bot.testing.clock import FakeClock
-from bot.testing.fakes.telegram_fake import FakeTelegram, FloodLimits
+from tests.fakes.telegram_fake import FakeTelegram, FloodLimits
 
 
 @pytest.fixture

@@ -14,8 +14,8 @@ from aiogram.webhook.aiohttp_server import SimpleRequestHandler
 from aiohttp import web
 
 from bot.testing.clock import FakeClock
-from bot.testing.fakes.telegram_fake import ANONYMOUS_ADMIN_ID, SECRET_HEADER, FakeTelegram
-from bot.testing.fakes.telegram_fake.testing import aiogram_bot
+from tests.fakes.telegram_fake import ANONYMOUS_ADMIN_ID, SECRET_HEADER, FakeTelegram
+from tests.fakes.telegram_fake.testing import aiogram_bot
 
 
 async def answer_count(message: Message, command: CommandObject) -> None:

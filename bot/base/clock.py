@@ -1,0 +1,32 @@
+"""Time as a plug point, so that tests drive time instead of sleeping on the real clock
+(:class:`bot.testing.clock.FakeClock`)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from typing import Protocol
+
+
+class Clock(Protocol):
+    def now(self) -> datetime:
+        """The current time, timezone-aware (UTC)."""
+        ...
+
+    def monotonic(self) -> float:
+        """Seconds on a clock that never goes backwards."""
+        ...
+
+
+class SystemClock:
+    def now(self) -> datetime:
+        return datetime.now(UTC)
+
+    def monotonic(self) -> float:
+        import time
+
+        return time.monotonic()
+
+
+Sleep = Callable[[float], Awaitable[None]]
+"""An ``asyncio.sleep``: injected so that tests drive time."""

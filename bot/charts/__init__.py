@@ -1,0 +1,2 @@
+"""The charts room: a count's history as a picture (``chart``), drawn in child processes
+(``process``) running ``python -m bot.charts.child``."""

@@ -1,2 +1,0 @@
-"""Loopback fakes of the platforms (Discord, Slack, Telegram) for tests and benchmarks: each
-enforces the documented limits and payload rules and records what it receives."""
