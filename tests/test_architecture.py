@@ -1,5 +1,5 @@
-"""The shape of the code: no import cycles, a pure domain, no test doubles in production, small
-files.
+"""The shape of the code: no import cycles, a pure domain, no test doubles in production, one
+door for plug-ins, small files.
 
 The imports are read from the source (the AST), not by importing: a module's imports at its top
 level (inside ``if``/``try`` too, not inside functions: those run late, on purpose) make the
@@ -25,6 +25,8 @@ DOMAIN_MAY_IMPORT = ("matplotlib", "bot.errors")
 """Besides the standard library and itself: the chart figure draws with matplotlib, and every
 error derives from the one exception root, which imports nothing of tallybot (checked below)."""
 DOUBLES = ("bot.testing", "tests")
+DOOR = "bot.platform"
+"""All of ``bot`` a plug-in (``adapters/``) may import: the contract and what it re-exports."""
 
 
 @dataclass(frozen=True)
@@ -244,6 +246,40 @@ def test_production_code_imports_no_test_doubles() -> None:
         if any(i.target == d or i.target.startswith(d + ".") for d in DOUBLES)
     ]
     assert not wrong, "production code imports test doubles:\n" + "\n".join(wrong)
+
+
+def test_adapters_import_only_the_door_of_the_core() -> None:
+    """A plug-in reaches the core through ``bot.platform`` alone (issue 29): what it may use is
+    what the door re-exports, so the contract is written down in one place."""
+    wrong = [
+        f"{KNOWN[name].relative_to(ROOT)}:{i.line}: {i.target}"
+        for name in KNOWN
+        if name.startswith("adapters.")
+        for i in imports_of(name, KNOWN[name], KNOWN)
+        if _owner(i.target, KNOWN) is not None
+        and i.target.partition(".")[0] == "bot"
+        and _owner(i.target, KNOWN) != DOOR
+    ]
+    assert not wrong, "adapters import the core past bot.platform:\n" + "\n".join(wrong)
+
+
+def test_the_core_imports_no_adapter() -> None:
+    """Platforms are found through their plug-ins (entry points), never imported by the core:
+    not even the console (the demo and replays reach it through ``Plugin.terminal``)."""
+    wrong = [
+        f"{KNOWN[name].relative_to(ROOT)}:{i.line}: {i.target}"
+        for name in KNOWN
+        if name == "bot" or name.startswith("bot.")
+        for i in imports_of(name, KNOWN[name], KNOWN)
+        if i.target == "adapters" or i.target.startswith("adapters.")
+    ]
+    assert not wrong, "the core imports adapters:\n" + "\n".join(wrong)
+
+
+def test_the_product_holds_no_platform_fake() -> None:
+    """The loopback fakes of the platforms are test code (``tests/fakes/``): the wheel and the
+    image carry ``bot`` and ``adapters`` only, and neither holds a fake."""
+    assert [name for name in KNOWN if "fake" in name] == []
 
 
 @pytest.mark.parametrize("path", sorted(KNOWN.values()), ids=lambda p: str(p.relative_to(ROOT)))
