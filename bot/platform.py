@@ -59,7 +59,7 @@ from dataclasses import dataclass, field
 from datetime import tzinfo
 from functools import cache
 from importlib.metadata import entry_points
-from typing import Any, Generic, TypeVar
+from typing import IO, TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from bot.base.clock import Clock, Sleep, SystemClock
 from bot.base.retry import retry_after_header
@@ -144,6 +144,10 @@ from bot.store.channel_moves import move_channel
 from bot.store.schema import oauth_states, slack_bots, slack_installations
 from bot.store.sent_ledger import Copy, Doubt, Known, SentLedger
 
+if TYPE_CHECKING:
+    from prompt_toolkit.input import Input
+    from prompt_toolkit.output import Output
+
 __all__ = [
     "BUSY",
     "GRACE_S",
@@ -226,6 +230,8 @@ __all__ = [
     "Subscribed",
     "SystemClock",
     "TallybotError",
+    "Terminal",
+    "TerminalPlatform",
     "Text",
     "Throttle",
     "Timed",
@@ -434,6 +440,47 @@ class CliCommand:
     run: Callable[[argparse.Namespace], int]
 
 
+class Terminal(Protocol):
+    """A platform that is a terminal (the console), as the demo and replays drive it: they print
+    on it and take commands at its prompt (:attr:`Plugin.terminal`)."""
+
+    def attach(self, context: Context) -> Adapter:
+        """The adapter, taking typed commands through ``context``."""
+        ...
+
+    def say(self, words: str) -> None:
+        """A line as it is (the demo's banner)."""
+        ...
+
+    def note(self, words: str) -> None:
+        """A narrator's line."""
+        ...
+
+    def show_reply(self, reply: Reply) -> None: ...
+
+    async def prompt(
+        self,
+        *,
+        count_ids: Iterable[str] = (),
+        input: Input | None = None,
+        output: Output | None = None,
+    ) -> None:
+        """Take commands at the prompt until quit."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class TerminalPlatform:
+    """What a platform that is a terminal gives the demo and replays (``tallybot demo``)."""
+
+    open: Callable[[IO[str] | None, tzinfo | None], Terminal]
+    """A terminal writing to ``out`` (standard output if None), showing times in ``zone``."""
+    channel: ChannelRef
+    """Where the demo's commands come from and its alerts go."""
+    replay_settings: Mapping[str, Any]
+    """Its table for a replay: on, the person at it an admin."""
+
+
 def _no_secrets(settings: Any) -> Sequence[SecretNeed]:
     return ()
 
@@ -463,6 +510,9 @@ class Plugin(Generic[S]):
     """``tallybot doctor``'s check of the platform (:mod:`bot.checkup`): with its settings and
     real tokens, without posting, what the bot would fail at there (token, intents or scopes,
     each subscribed channel's rights); None: no checks for this platform."""
+    terminal: Callable[[], TerminalPlatform] | None = None
+    """A platform that is a terminal (the console) gives the demo and replays what they drive
+    (imported when called: the core imports no adapter)."""
 
     @property
     def platform(self) -> Platform:
@@ -500,6 +550,13 @@ class Plugins(Mapping[str, Plugin[Any]]):
             f"no platform {name!r} is installed{suggest(name, list(self))}; "
             f"platforms: {', '.join(self) or 'none'}"
         )
+
+    def terminal(self) -> tuple[Plugin[Any], TerminalPlatform]:
+        """The platform that is a terminal, for the demo and replays."""
+        for plugin in self._by_name.values():
+            if plugin.terminal is not None:
+                return plugin, plugin.terminal()
+        raise ConfigError("no platform that is a terminal (the console) is installed")
 
     def secret_names(self) -> list[str]:
         return [name for p in self._by_name.values() for name in p.secret_names]

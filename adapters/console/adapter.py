@@ -184,6 +184,10 @@ class ConsoleAdapter(Adapter):
             return
         self.console.print(panel(content, self.zone))
 
+    def say(self, words: str) -> None:
+        """A line as it is (the demo's banner)."""
+        self.console.print(words)
+
     def note(self, words: str) -> None:
         """A narrator's line (the demo's notes on what happened)."""
         self.console.print(text(f"-- {words}", style="dim italic"))

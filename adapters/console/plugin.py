@@ -9,7 +9,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from bot.platform import AdminPolicy, Asker, Context, Flag, PlatformTable, Plugin, Verdict
+from bot.platform import (
+    AdminPolicy,
+    Asker,
+    Context,
+    Flag,
+    PlatformTable,
+    Plugin,
+    TerminalPlatform,
+    Verdict,
+)
 
 if TYPE_CHECKING:
     from adapters.console.adapter import ConsoleAdapter
@@ -40,6 +49,16 @@ def build(settings: ConsoleSettings, context: Context) -> ConsoleAdapter:
     return ConsoleAdapter(context=context, zone=context.zone)
 
 
+def terminal() -> TerminalPlatform:
+    from adapters.console.adapter import CONSOLE_CHANNEL, ConsoleAdapter
+
+    return TerminalPlatform(
+        open=lambda out, zone: ConsoleAdapter(out=out, zone=zone),
+        channel=CONSOLE_CHANNEL,
+        replay_settings={"enabled": True, "admin": True},
+    )
+
+
 PLUGIN: Plugin[ConsoleSettings] = Plugin(
     name="console",
     settings=ConsoleSettings,
@@ -49,4 +68,5 @@ PLUGIN: Plugin[ConsoleSettings] = Plugin(
     channel_example="console:local/console",
     moved={"console": "admin"},
     needs_terminal=True,
+    terminal=terminal,
 )

@@ -1,7 +1,8 @@
 """``tallybot`` (also ``python -m bot``): run, demo, check-config, replay, record, push, and the
 subcommands platforms add (``invite``: Discord's install URL; ``bot.platform.CliCommand``).
 
-The demo and replays are the console's by nature: they use ``adapters.console`` directly.
+The demo and replays are the console's by nature: they reach it through its plug-in
+(``bot.platform.Plugin.terminal``), as the core reaches every platform.
 """
 
 from __future__ import annotations
@@ -22,8 +23,6 @@ from typing import IO
 from prompt_toolkit.input import Input
 from prompt_toolkit.output import Output
 
-from adapters.console.adapter import CONSOLE_CHANNEL, ConsoleAdapter
-from adapters.console.plugin import ConsoleSettings
 from bot import doctor as doctor_mod
 from bot.base.clock import Clock, Sleep, SystemClock
 from bot.commands.request import Request
@@ -33,7 +32,7 @@ from bot.ingest.poller import PollResult
 from bot.ingest.sources.replay import ReplaySource
 from bot.ingest.sources.settings import ReplaySettings
 from bot.ops import push_client
-from bot.platform import CliCommand, Plugins
+from bot.platform import CliCommand, Plugins, Terminal
 from bot.runtime import logs, preflight
 from bot.runtime.app import AdapterFactory, App
 from bot.runtime.plugins import context
@@ -71,12 +70,13 @@ def replay_config(
         counts.append(replace(cc, source=source))
     if not counts:
         raise ConfigError(f"{cfg.path}: no count {count_id!r}")
+    plugin, terminal = Plugins.installed().terminal()
     return replace(
         cfg,
         store_url=f"sqlite+aiosqlite:///{store_dir / 'replay.sqlite3'}",
         counts=tuple(counts),
-        admins=Admins(alerts=(CONSOLE_CHANNEL,)),
-        platforms={CONSOLE_CHANNEL.platform: ConsoleSettings(enabled=True, admin=True)},
+        admins=Admins(alerts=(terminal.channel,)),
+        platforms={plugin.platform: plugin.settings.model_validate(terminal.replay_settings)},
         web=None
         if cfg.web is None
         else cfg.web.model_copy(update={"host": "127.0.0.1", "port": 0, "public_url": None}),
@@ -85,7 +85,7 @@ def replay_config(
 
 async def play(
     cfg: Config,
-    console: ConsoleAdapter,
+    console: Terminal,
     *,
     clock: Clock | None = None,
     sleep: Sleep = asyncio.sleep,
@@ -100,14 +100,15 @@ async def play(
     recorded tally look like a decrease, the replay goes on with it as a correction (announced
     as one) instead of rejecting every tally after that. The final message carries the count's
     chart, which the console saves as a PNG file."""
-    platform = CONSOLE_CHANNEL.platform
+    _, terminal = Plugins.installed().terminal()
+    platform = terminal.channel.platform
     factories: dict[Platform, AdapterFactory] = {
         platform: lambda commands: console.attach(context(cfg, platform, commands))
     }
     async with App(cfg, factories, clock=clock, sleep=sleep, poll=False) as app:
         for cc in cfg.counts:
             reply = await app.commands.handle(
-                Request(CONSOLE_CHANNEL, "demo", "demo", f"subscribe {cc.count.id} all", home=True)
+                Request(terminal.channel, "demo", "demo", f"subscribe {cc.count.id} all", home=True)
             )
             console.show_reply(reply)
             if app.web is not None and cc.public:
@@ -138,7 +139,7 @@ async def play(
                     await prompt
 
 
-async def _carry_on(app: App, source: ReplaySource, console: ConsoleAdapter) -> None:
+async def _carry_on(app: App, source: ReplaySource, console: Terminal) -> None:
     """The recorded tally just rejected (after an admin's figures), sent again as a correction."""
     tally = source.last_tally
     if tally is None:
@@ -149,13 +150,13 @@ async def _carry_on(app: App, source: ReplaySource, console: ConsoleAdapter) -> 
 
 async def run_demo(speed: float, out: IO[str] | None = None, interactive: bool = False) -> None:
     demo = config_mod.load(demo_config_path())
-    console = ConsoleAdapter(out=out, zone=demo.timezone)
-    console.console.print(
+    console = Plugins.installed().terminal()[1].open(out, demo.timezone)
+    console.say(
         "tallybot demo: the 2021 Amazon Bessemer union election count, replayed "
         f"at {speed:g}x. Messages appear as a subscribed channel would see them.\n"
     )
     if interactive and not sys.stdin.isatty():
-        console.console.print("(--interactive needs a terminal on standard input: replaying only)")
+        console.say("(--interactive needs a terminal on standard input: replaying only)")
         interactive = False
     with tempfile.TemporaryDirectory(prefix="tallybot-demo-") as tmp:
         cfg = replay_config(demo, Path(tmp), speed)
@@ -366,4 +367,4 @@ async def run_replay(config: Path, count_id: str, timeline: Path, speed: float) 
     cfg = config_mod.load(config)
     with tempfile.TemporaryDirectory(prefix="tallybot-replay-") as tmp:
         replay = replay_config(cfg, Path(tmp), speed, count_id=count_id, timeline=timeline)
-        await play(replay, ConsoleAdapter(zone=cfg.timezone))
+        await play(replay, Plugins.installed().terminal()[1].open(None, cfg.timezone))
