@@ -10,31 +10,22 @@ from typing import Any
 import aiohttp
 import pytest
 
+from bot.testing.clock import FakeClock
 from tests.fakes.discord_fake import FakeDiscord
 
 TOKEN = "fake-token"
 ALICE = 111_111_111_111_111_111
 
 
-class Ticks:
-    """The fake's identify clock, moved by hand."""
-
-    def __init__(self) -> None:
-        self.now = 100.0
-
-    def __call__(self) -> float:
-        return self.now
+@pytest.fixture
+async def ticks() -> FakeClock:
+    return FakeClock()
 
 
 @pytest.fixture
-async def ticks() -> Ticks:
-    return Ticks()
-
-
-@pytest.fixture
-async def fake(ticks: Ticks) -> AsyncIterator[FakeDiscord]:
+async def fake(ticks: FakeClock) -> AsyncIterator[FakeDiscord]:
     async with FakeDiscord(
-        token=TOKEN, max_concurrency=2, recommended_shards=4, identify_clock=ticks
+        token=TOKEN, max_concurrency=2, recommended_shards=4, identify_clock=ticks.monotonic
     ) as fake:
         yield fake
 
@@ -71,7 +62,7 @@ async def test_gateway_bot_reports_shards_and_max_concurrency(fake: FakeDiscord)
 
 
 async def test_identify_beyond_max_concurrency_is_an_invalid_session(
-    fake: FakeDiscord, ticks: Ticks
+    fake: FakeDiscord, ticks: FakeClock
 ) -> None:
     async with aiohttp.ClientSession() as session:
         # Buckets 0 and 1 (shard % 2): one session each per 5 s.
@@ -79,16 +70,16 @@ async def test_identify_beyond_max_concurrency_is_an_invalid_session(
         assert (await identify(session, fake, 1))["t"] == "READY"
         refused = await identify(session, fake, 2)  # bucket 0 again, at once
         assert (refused["op"], refused["d"]) == (9, False)
-        ticks.now += 4.9
+        ticks.advance(4.9)
         assert (await identify(session, fake, 2))["op"] == 9
-        ticks.now += 0.2  # 5.1 s after bucket 0's session started
+        ticks.advance(0.2)  # 5.1 s after bucket 0's session started
         assert (await identify(session, fake, 2))["t"] == "READY"
         assert (await identify(session, fake, 3))["t"] == "READY"  # bucket 1: 5.1 s too
     assert fake.gateway.identify_refused == 2
     assert fake.gateway.identify_count == 4
 
 
-async def test_an_interaction_reaches_only_its_shard(fake: FakeDiscord, ticks: Ticks) -> None:
+async def test_an_interaction_reaches_only_its_shard(fake: FakeDiscord, ticks: FakeClock) -> None:
     on_one = fake.add_guild("one", shard=(1, 4))
     channel = fake.add_channel(on_one, "results")
     fake.add_member(on_one, ALICE, "alice")
@@ -107,7 +98,7 @@ async def test_an_interaction_reaches_only_its_shard(fake: FakeDiscord, ticks: T
             event = await one.receive_json()
             assert (event["t"], event["d"]["guild_id"]) == ("INTERACTION_CREATE", str(on_one))
             assert fake.gateway.overlaps == 0
-            ticks.now += 5
+            ticks.advance(5)
             async with session.ws_connect(url) as again:  # shard 1 twice: recorded
                 await again.receive_json()
                 d = {"token": TOKEN, "intents": 1, "shard": [1, 4], "properties": {}}

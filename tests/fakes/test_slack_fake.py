@@ -21,21 +21,11 @@ from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetry
 from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.webhook.async_client import AsyncWebhookClient
 
+from bot.testing.clock import FakeClock
 from tests.fakes.slack_fake import FakeSlack, load_manifest
 
 TS_RE = re.compile(r"^\d{10}\.\d{6}$")
 PROXY_VARS = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy")
-
-
-class ManualClock:
-    def __init__(self, start: float = 1000.0) -> None:
-        self.now = start
-
-    def __call__(self) -> float:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += seconds
 
 
 @pytest.fixture(autouse=True)
@@ -265,8 +255,8 @@ async def test_users_info_and_ephemeral(fake: FakeSlack) -> None:
 
 
 async def test_post_bucket_with_manual_clock() -> None:
-    clock = ManualClock()
-    async with FakeSlack(clock=clock, post_per_channel_per_s=1.0, post_burst=3) as fake:
+    clock = FakeClock()
+    async with FakeSlack(clock=clock.monotonic, post_per_channel_per_s=1.0, post_burst=3) as fake:
         busy, quiet = fake.add_channel("busy"), fake.add_channel("quiet")
         client = web_client(fake)
         for i in range(3):
@@ -287,8 +277,8 @@ async def test_post_bucket_with_manual_clock() -> None:
 
 
 async def test_update_tier_limit_with_manual_clock() -> None:
-    clock = ManualClock()
-    async with FakeSlack(clock=clock, update_per_min=3) as fake:
+    clock = FakeClock()
+    async with FakeSlack(clock=clock.monotonic, update_per_min=3) as fake:
         channel = fake.add_channel("general")
         client = web_client(fake)
         ts = (await client.chat_postMessage(channel=channel, text="v0"))["ts"]
@@ -524,8 +514,8 @@ async def test_socket_disconnect_makes_client_reconnect(fake: FakeSlack) -> None
 
 
 async def test_raw_socket_protocol_and_late_ack() -> None:
-    clock = ManualClock()
-    async with FakeSlack(clock=clock) as fake:
+    clock = FakeClock()
+    async with FakeSlack(clock=clock.monotonic) as fake:
         channel, user = fake.add_channel("general"), fake.add_user("ada")
         opened = await web_client(fake).apps_connections_open(app_token=fake.app_token)
         async with asyncio.timeout(10), aiohttp.ClientSession() as session:
@@ -626,8 +616,8 @@ async def test_http_mode_signed_slash_command() -> None:
 
 
 async def test_response_url_use_and_age_limits() -> None:
-    clock = ManualClock()
-    async with FakeSlack(clock=clock) as fake:
+    clock = FakeClock()
+    async with FakeSlack(clock=clock.monotonic) as fake:
         channel, user = fake.add_channel("general"), fake.add_user("ada")
         first = fake.slash_command_payload(
             command="/count", text="", user_id=user, channel_id=channel

@@ -8,12 +8,12 @@ import re
 import time
 import warnings
 from collections.abc import Callable, Iterator
-from types import TracebackType
 from typing import Any
 
 from aiohttp import web
 
 from tests.fakes.loopback.hangs import Hangs
+from tests.fakes.loopback.server import LoopbackServer
 
 from . import inject, interactions, rest, threads
 from .gateway import GatewayHub
@@ -38,7 +38,7 @@ from .router import API_PREFIX, Route, dispatch
 from .world import WorldSetup, invite_permissions
 
 
-class FakeDiscord(WorldSetup):
+class FakeDiscord(WorldSetup, LoopbackServer):
     """A local Discord (REST under /api/v10 and the gateway at /gw) for the real discord.py.
 
     Use ``async with FakeDiscord() as fake:`` (binds 127.0.0.1 on a free port) and
@@ -130,33 +130,20 @@ class FakeDiscord(WorldSetup):
         self.gateway = GatewayHub(self)
         self.ready_event = self.gateway.ready_event
         self._routes: list[Route] = rest.ROUTES + interactions.ROUTES + threads.ROUTES
-        self._runner: web.AppRunner | None = None
-        self.port = 0
 
     # ----------------------------------------------------------------- lifecycle
 
-    async def __aenter__(self) -> FakeDiscord:
+    def application(self) -> web.Application:
         app = web.Application(client_max_size=self.attachment_size_limit * 2 + 1024 * 1024)
         app.router.add_get("/gw", self.gateway.handle)
         app.router.add_get("/attachments/{channel_id}/{attachment_id}/{filename}", self._cdn)
         app.router.add_route("*", "/{tail:.*}", self._rest)
-        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        self.port = int(self._runner.addresses[0][1])
-        return self
+        return app
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def stopping(self) -> None:
         await self.gateway.close_all()
-        if self._runner is not None:
-            await self._runner.cleanup()
-            self._runner = None
+
+    def check(self, exc: BaseException | None) -> None:
         if self.internal_errors and exc is None:
             first = self.internal_errors[0]
             raise RuntimeError(

@@ -9,6 +9,7 @@ from typing import Any
 from aiohttp import web
 
 from tests.fakes.loopback.notify import ChangeNotifier
+from tests.fakes.loopback.server import LoopbackServer
 
 from .http_mode import HttpMode
 from .interactions import Interactions
@@ -32,7 +33,7 @@ DEFAULT_ACK_WAIT_S = ACK_DEADLINE_S + 1.0
 MAX_UPLOAD_BYTES = 64 * 1024 * 1024
 
 
-class FakeSlack(HttpMode, Installs, Modals):
+class FakeSlack(HttpMode, Installs, Modals, LoopbackServer):
     """A strict local Slack on 127.0.0.1 (port 0) for the real slack_sdk / slack_bolt clients.
 
     Use as `async with FakeSlack() as fake:`; point `AsyncWebClient(base_url=fake.api_url)` at
@@ -72,8 +73,6 @@ class FakeSlack(HttpMode, Installs, Modals):
         self._notifier = ChangeNotifier()
         self._workspace = Workspace()
         self.manifest = manifest or load_manifest()
-        self._port: int | None = None
-        self._runner: web.AppRunner | None = None
         self._web = WebApi(
             workspace=self._workspace,
             manifest=self.manifest,
@@ -110,9 +109,9 @@ class FakeSlack(HttpMode, Installs, Modals):
 
     # ------------------------------------------------------------ lifecycle
 
-    async def __aenter__(self) -> FakeSlack:
-        if self._runner is not None:
-            raise RuntimeError("FakeSlack is already running")
+    shutdown_timeout = 2.0
+
+    def application(self) -> web.Application:
         app = web.Application(client_max_size=MAX_UPLOAD_BYTES)
         app.router.add_route("*", "/api/{method}", self._web.handle)
         app.router.add_post("/upload/v1/{secret}", self._web.files.handle)
@@ -121,24 +120,10 @@ class FakeSlack(HttpMode, Installs, Modals):
         )
         app.router.add_get("/socket", self._socket.handle)
         self._web.oauth.add_routes(app)
-        runner = web.AppRunner(app, access_log=None, shutdown_timeout=2.0)
-        await runner.setup()
-        site = web.TCPSite(runner, "127.0.0.1", 0)
-        try:
-            await site.start()
-        except BaseException:
-            await runner.cleanup()
-            raise
-        self._runner = runner
-        self._port = int(runner.addresses[0][1])
-        return self
+        return app
 
-    async def __aexit__(self, *exc: object) -> None:
-        runner, self._runner = self._runner, None
-        if runner is None:
-            return
+    async def stopping(self) -> None:
         await self._socket.close_all()
-        await runner.cleanup()
 
     @property
     def base_url(self) -> str:

@@ -5,9 +5,10 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from types import TracebackType
 
 from aiohttp import web
+
+from tests.fakes.loopback.server import LoopbackServer
 
 from . import markup, payloads
 from .api import Api
@@ -32,7 +33,7 @@ class Injected:
     update_id: int | None
 
 
-class FakeTelegram:
+class FakeTelegram(LoopbackServer):
     """A strict local Telegram Bot API (``/bot<token>/<method>``) on a free loopback port.
 
     Use ``async with FakeTelegram() as fake:`` and point the client at ``fake.base_url``
@@ -65,38 +66,19 @@ class FakeTelegram:
         self._api = Api(self._core, self._updates, token)
         self.hangs = self._api.hangs  # a chat whose requests hang (tests.fakes.loopback.hangs)
         self._query_ids = itertools.count(4_000_000_000_001)
-        self._runner: web.AppRunner | None = None
-        self._port: int | None = None
 
     # ------------------------------------------------------------ lifecycle
 
-    async def __aenter__(self) -> FakeTelegram:
-        if self._runner is not None:
-            raise RuntimeError("FakeTelegram is already running")
+    def application(self) -> web.Application:
         app = web.Application(client_max_size=64 * 1024 * 1024)
         app.router.add_route("*", "/bot{token}/{method}", self._api.handle)
         app.router.add_post("/webhook-reply", self._api.handle_webhook_reply)
-        runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
-        await runner.setup()
-        try:
-            await web.TCPSite(runner, "127.0.0.1", 0).start()
-        except BaseException:
-            await runner.cleanup()
-            raise
-        self._runner = runner
-        self._port = int(runner.addresses[0][1])
-        return self
+        return app
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        runner, self._runner = self._runner, None
-        if runner is not None:
-            await self._updates.close()
-            await runner.cleanup()
+    async def stopping(self) -> None:
+        await self._updates.close()
+
+    def check(self, exc: BaseException | None) -> None:
         if self._core.bugs and exc is None:
             raise self._core.bugs[0]
 
