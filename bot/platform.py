@@ -31,7 +31,7 @@ A plug-in describes (:class:`Plugin`):
   what it calls when the platform gives a channel a new id.
 * optionally ``commands``: subcommands of the ``tallybot`` CLI (Discord's ``invite``).
 * optionally ``doctor``: what ``tallybot doctor`` checks on the platform without posting
-  (:mod:`bot.checkup`): the token, the intents or scopes, each subscribed channel's rights.
+  (:mod:`bot.ops.checkup`): the token, the intents or scopes, each subscribed channel's rights.
 
 The adapter (:class:`bot.delivery.adapter.Adapter`, re-exported here) is an async context manager
 with defaults for everything but delivery: subclasses implement ``post``, ``edit`` and
@@ -63,7 +63,6 @@ from typing import IO, TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from bot.base.clock import Clock, Sleep, SystemClock
 from bot.base.retry import retry_after_header
-from bot.checkup import Checkup, Problem, Subscribed
 from bot.cluster.identity import Instance
 from bot.cluster.lease import shared
 from bot.cluster.shards import IDENTIFY_WINDOW, SessionStarts, ShardLeases
@@ -117,6 +116,7 @@ from bot.errors import (
     TallybotError,
     TransientDeliveryError,
 )
+from bot.ops.checkup import Checkup, Problem, Subscribed
 from bot.settings.secrets import Secret
 from bot.settings.values import (
     LISTS,
@@ -507,7 +507,7 @@ class Plugin(Generic[S]):
     """Off (one log line says so) when standard input is not a terminal."""
     commands: tuple[CliCommand, ...] = ()
     doctor: Callable[[S, Checkup], Awaitable[list[Problem]]] | None = None
-    """``tallybot doctor``'s check of the platform (:mod:`bot.checkup`): with its settings and
+    """``tallybot doctor``'s check of the platform (:mod:`bot.ops.checkup`): with its settings and
     real tokens, without posting, what the bot would fail at there (token, intents or scopes,
     each subscribed channel's rights); None: no checks for this platform."""
     terminal: Callable[[], TerminalPlatform] | None = None

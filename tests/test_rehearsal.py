@@ -1,16 +1,16 @@
-"""The rehearsal's own rules (``bot.rehearsal``), on the recording adapter: a 429 is waited out
-and tried again, a channel that is gone is reported with its reason, the reply lists at most
-``SHOWN_FAILURES`` failed channels, and a rehearsal without running adapters is refused."""
+"""The rehearsal's own rules (``bot.delivery.rehearsal``), on the recording adapter: a 429 is
+waited out and tried again, a channel that is gone is reported with its reason, the reply lists
+at most ``SHOWN_FAILURES`` failed channels, and a rehearsal without running adapters is refused."""
 
 from __future__ import annotations
 
 import pytest
 
 from bot.delivery.pacing import Pace, unpaced
+from bot.delivery.rehearsal import KEEP_S, SHOWN_FAILURES, Failed, Outcome, Rehearsals
 from bot.domain.message import Attachment, Outgoing
 from bot.domain.subscription import ChannelRef, Platform
 from bot.errors import CommandError, RateLimited
-from bot.rehearsal import KEEP_S, SHOWN_FAILURES, Failed, Outcome, Rehearsals
 from bot.testing.adapter import RecordingAdapter
 from bot.testing.clock import FakeClock
 

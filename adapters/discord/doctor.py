@@ -1,4 +1,4 @@
-"""``tallybot doctor`` on Discord (``Plugin.doctor``, :mod:`bot.checkup`), without posting:
+"""``tallybot doctor`` on Discord (``Plugin.doctor``, :mod:`bot.ops.checkup`), without posting:
 the login (``GET /users/@me``, ``GET /oauth2/applications/@me``: the token, and the application
 flags that say which privileged gateway intents are on), then for each subscribed channel the
 bot's permissions there, computed as Discord does from the server's roles, the bot's member and

@@ -1,4 +1,4 @@
-"""``tallybot doctor`` on Slack (``Plugin.doctor``, :mod:`bot.checkup`), without posting:
+"""``tallybot doctor`` on Slack (``Plugin.doctor``, :mod:`bot.ops.checkup`), without posting:
 ``auth.test`` (the token, and the workspace it serves) with the scopes Slack says the token has
 (its ``x-oauth-scopes`` header) against those tallybot uses (``SCOPES``, the shipped manifest's),
 then for each subscribed channel one ``conversations.history`` read (``limit=1``): Slack answers

@@ -1,4 +1,4 @@
-"""``tallybot doctor`` on Telegram (``Plugin.doctor``, :mod:`bot.checkup`), without posting:
+"""``tallybot doctor`` on Telegram (``Plugin.doctor``, :mod:`bot.ops.checkup`), without posting:
 ``getMe`` (the token), then for each subscribed chat ``getChat`` (the bot can reach it) and
 ``getChatMember`` for the bot itself (it may send text and photos there; in a channel it is an
 administrator who may post; where a subscription pins, it may pin)."""

@@ -22,9 +22,9 @@ from bot.commands.builtin import VERBS
 from bot.commands.request import Reply, Request
 from bot.commands.throttle import Throttle
 from bot.commands.verbs import Services, Verbs
+from bot.delivery.rehearsal import Rehearsals
 from bot.domain.subscription import Platform
 from bot.ingest.pipeline import Pipeline
-from bot.rehearsal import Rehearsals
 from bot.store import Database
 from bot.web.public import PageLink, no_link
 

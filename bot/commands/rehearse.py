@@ -1,5 +1,5 @@
 """``rehearse <count> [delete|keep]``: a test message in every channel subscribed to the count,
-and which failed and why (:mod:`bot.rehearsal`).
+and which failed and why (:mod:`bot.delivery.rehearsal`).
 
 Admins of the count only. Authority stops at the edge of a place: the operator's admins rehearse
 every subscription of the operator's counts; anyone else who may administer a count (its

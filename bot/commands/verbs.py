@@ -30,10 +30,10 @@ from bot.commands.args import Arg, Command, CountArg, Option, Value
 from bot.commands.forms import Form
 from bot.commands.reports import Health
 from bot.commands.request import Reply, Request
+from bot.delivery.rehearsal import Rehearsals
 from bot.domain.subscription import Platform
 from bot.errors import CommandError
 from bot.ingest.pipeline import Pipeline
-from bot.rehearsal import Rehearsals
 from bot.store import Database
 from bot.web.public import PageLink, no_link
 

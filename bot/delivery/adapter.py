@@ -188,9 +188,9 @@ class Adapter(Closing, abc.ABC):
         """Unpin a message pinned before (the default: nothing is ever pinned)."""
 
     async def delete(self, channel: ChannelRef, message_id: str, *, pace: Pace = unpaced) -> None:
-        """Delete a message the bot posted (a rehearsal's test message, ``bot.rehearsal``); a
-        message already gone counts as deleted. The default: the platform cannot, a
-        :class:`PermanentDeliveryError` saying so."""
+        """Delete a message the bot posted (a rehearsal's test message,
+        ``bot.delivery.rehearsal``); a message already gone counts as deleted. The default: the
+        platform cannot, a :class:`PermanentDeliveryError` saying so."""
         raise PermanentDeliveryError(f"tallybot cannot delete messages on {self.platform}")
 
     @abc.abstractmethod

@@ -26,6 +26,7 @@ from bot.cluster.polls import PollLeases
 from bot.cluster.single import SingleInstance, lock_path
 from bot.commands.handler import Commands
 from bot.delivery.adapter import Adapter
+from bot.delivery.rehearsal import Rehearsals
 from bot.delivery.worker import Dispatcher
 from bot.domain.model import Count, CountStatus, Tally
 from bot.domain.subscription import Platform
@@ -40,7 +41,6 @@ from bot.ingest.sources.settings import ManualSettings
 from bot.ops import readiness
 from bot.ops.metrics import Metrics
 from bot.ops.server import OpsServer, Served
-from bot.rehearsal import Rehearsals
 from bot.settings.loader import Config
 from bot.settings.secrets import secret, store_url
 from bot.store import Database

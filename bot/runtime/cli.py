@@ -23,7 +23,6 @@ from typing import IO
 from prompt_toolkit.input import Input
 from prompt_toolkit.output import Output
 
-from bot import doctor as doctor_mod
 from bot.base.clock import Clock, Sleep, SystemClock
 from bot.commands.request import Request
 from bot.domain.subscription import Platform
@@ -31,6 +30,7 @@ from bot.errors import ConfigError, PushError, TallybotError
 from bot.ingest.poller import PollResult
 from bot.ingest.sources.replay import ReplaySource
 from bot.ingest.sources.settings import ReplaySettings
+from bot.ops import doctor as doctor_mod
 from bot.ops import push_client
 from bot.platform import CliCommand, Plugins, Terminal
 from bot.runtime import logs, preflight

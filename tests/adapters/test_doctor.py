@@ -15,9 +15,9 @@ import pytest
 from adapters.discord.doctor import intent_problems
 from adapters.discord.lib import discord
 from adapters.slack.settings import SCOPES as SLACK_SCOPES
-from bot.doctor import doctor
 from bot.domain.subscription import ChannelRef, Platform, Wants
 from bot.ingest.live import reconcile
+from bot.ops.doctor import doctor
 from bot.runtime.preflight import load_checked
 from bot.store import Database
 from bot.store import subscriptions as sub_rows

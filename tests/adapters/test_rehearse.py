@@ -14,8 +14,8 @@ from sqlalchemy import select
 
 from adapters.console.adapter import CONSOLE_CHANNEL
 from bot.commands.request import Reply, Request
+from bot.delivery.rehearsal import KEEP_S, MARK
 from bot.domain.subscription import ChannelRef, Mode
-from bot.rehearsal import KEEP_S, MARK
 from bot.store import subscriptions as sub_rows
 from bot.store.schema import audit_log
 from tests.adapters import test_discord as discord_tests

@@ -3,7 +3,7 @@ refuse the bot, found without posting anything.
 
 The configuration is checked as ``run`` checks it (:mod:`bot.runtime.preflight`), then the store's
 subscriptions are read, and each enabled platform's plug-in checks, with the real tokens, what
-the bot needs there (``Plugin.doctor``, :mod:`bot.checkup`): the token, the intents or scopes,
+the bot needs there (``Plugin.doctor``, :mod:`bot.ops.checkup`): the token, the intents or scopes,
 each subscribed channel's rights. One line per problem, with the fix; a channel subscribed on a
 platform that is not enabled is one too. Nothing is posted: ``/count rehearse`` does that.
 """
@@ -14,8 +14,8 @@ from collections import defaultdict
 from collections.abc import Mapping
 from pathlib import Path
 
-from bot.checkup import Checkup, Problem, Subscribed
 from bot.domain.subscription import ChannelRef, Platform, Wants
+from bot.ops.checkup import Checkup, Problem, Subscribed
 from bot.runtime import preflight
 from bot.runtime.plugins import platform_secrets
 from bot.settings.loader import Config

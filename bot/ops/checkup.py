@@ -1,5 +1,5 @@
 """What a platform's ``doctor`` check is given and what it finds (``tallybot doctor``,
-:mod:`bot.doctor`): the platform's secrets and the channels subscribed on it, each with what its
+:mod:`bot.ops.doctor`): the platform's secrets and the channels subscribed on it, each with what its
 subscriptions want there; one :class:`Problem` per thing the bot would fail at, with the fix.
 A check asks the platform only what it can without posting anything."""
 
