@@ -85,7 +85,9 @@ class Typed(ConsoleRig):
             return console
 
         self.console = console
-        app = App(cfg, {self.platform: factory}, clock=self.clock, sleep=self.sleep, poll=False)
+        app = App(
+            cfg, {self.platform: factory}, clock=self.clock, sleep=self.hold.sleep, poll=False
+        )
         async with app:
             yield app
 
