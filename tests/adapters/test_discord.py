@@ -65,9 +65,10 @@ from bot.store import subscriptions as sub_rows
 from bot.store import tallies as tally_rows
 from bot.store.outbox import Delivery, DeliveryStatus
 from bot.store.schema import outbox as outbox_table
-from bot.testing.clock import FakeClock as BotClock
-from tests.fakes.discord_fake import FakeClock, FakeDiscord, FakeInteraction, RecordedMessage
+from bot.testing.clock import FakeClock
+from tests.fakes.discord_fake import FakeDiscord, FakeInteraction, RecordedMessage
 from tests.fakes.discord_fake.markdown import visible
+from tests.fakes.loopback.limits import real_time_and
 from tests.helpers import T0, bare_context, tally
 
 with warnings.catch_warnings():
@@ -95,12 +96,11 @@ class VirtualTime:
     """One time for the bot and the fake; the bot's sleeps advance it instead of waiting."""
 
     def __init__(self) -> None:
-        self.bot = BotClock()
-        self.fake = FakeClock()  # the real monotonic clock plus an offset
+        self.bot = FakeClock()
+        self.fake = real_time_and(self.bot)  # the fake's: the real clock plus the bot's advances
 
     def advance(self, seconds: float) -> None:
         self.bot.advance(seconds)
-        self.fake.advance(seconds)
 
     async def sleep(self, seconds: float) -> None:
         if seconds > 0:

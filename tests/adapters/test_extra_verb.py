@@ -28,7 +28,6 @@ from bot.testing.clock import FakeClock
 from tests.adapters.telegram.conftest import shown
 from tests.adapters.test_discord import answer, answered
 from tests.adapters.test_slack import config as slack_config
-from tests.fakes.discord_fake import FakeClock as DiscordClock
 from tests.fakes.discord_fake import FakeDiscord
 from tests.fakes.discord_fake.markdown import visible
 from tests.fakes.slack_fake import FakeSlack, ResponseUrlPost
@@ -65,7 +64,7 @@ def context(commands: Commands, **kw: Any) -> Context:
 async def test_discord_registers_and_runs_the_extra_verb(tmp_path: Path) -> None:
     clock = FakeClock()
     commands = core(tmp_path, clock)
-    async with FakeDiscord(token="t", clock=DiscordClock()) as fake:
+    async with FakeDiscord(token="t") as fake:
         guild = fake.add_guild("Bessemer Watch")
         channel = fake.add_channel(guild, "results")
         fake.add_member(guild, 111, "alice")

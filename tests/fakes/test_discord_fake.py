@@ -12,7 +12,9 @@ from typing import Any
 import aiohttp
 import pytest
 
-from tests.fakes.discord_fake import FakeClock, FakeDiscord, FakeInteraction, RecordedRequest
+from bot.testing.clock import FakeClock
+from tests.fakes.discord_fake import FakeDiscord, FakeInteraction, RecordedRequest
+from tests.fakes.loopback.limits import real_time_and
 
 with warnings.catch_warnings():
     # discord.player imports audioop, deprecated since 3.11; filterwarnings=error would fail.
@@ -53,7 +55,7 @@ async def world(request: pytest.FixtureRequest) -> AsyncIterator[World]:
         discord.http.Route.BASE,
         discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY,
     )
-    async with FakeDiscord(token=TOKEN, clock=clock, **options) as fake:
+    async with FakeDiscord(token=TOKEN, clock=real_time_and(clock), **options) as fake:
         guild_id = fake.add_guild("Count HQ")
         channel_id = fake.add_channel(guild_id, "results")
         fake.add_member(guild_id, ALICE, "alice")

@@ -7,12 +7,13 @@ from typing import Any
 
 import aiohttp
 
-from tests.fakes.discord_fake import FakeClock, FakeDiscord
+from bot.testing.clock import FakeClock
+from tests.fakes.discord_fake import FakeDiscord
 
 
 async def test_reading_back_keeps_no_nonce_and_needs_read_message_history() -> None:
     clock = FakeClock()
-    async with FakeDiscord(token="t", clock=clock, nonce_window_s=300) as fake:
+    async with FakeDiscord(token="t", clock=clock.monotonic, nonce_window_s=300) as fake:
         guild = fake.add_guild("g")
         channel = fake.add_channel(guild, "results")
         url = f"{fake.base_url}/channels/{channel}/messages"

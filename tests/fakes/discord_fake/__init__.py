@@ -5,7 +5,6 @@ See ``server.FakeDiscord`` for the test API.
 
 from .interaction import FakeInteraction
 from .models import (
-    FakeClock,
     RecordedAttachment,
     RecordedCallback,
     RecordedMessage,
@@ -14,7 +13,6 @@ from .models import (
 from .server import FakeDiscord
 
 __all__ = [
-    "FakeClock",
     "FakeDiscord",
     "FakeInteraction",
     "RecordedAttachment",

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -58,24 +57,6 @@ INTENT_GUILD_MESSAGES = 1 << 9
 INTENT_DIRECT_MESSAGES = 1 << 12
 INTENT_MESSAGE_CONTENT = 1 << 15
 PRIVILEGED_INTENTS = INTENT_GUILD_MEMBERS | INTENT_GUILD_PRESENCES | INTENT_MESSAGE_CONTENT
-
-
-class FakeClock:
-    """A monotonic clock that a test can move forward without sleeping.
-
-    Pass it as ``FakeDiscord(clock=...)``: the fake measures rate-limit windows, the 3 s
-    interaction deadline, the 15 min token life and the nonce window with it, and derives
-    message timestamps from it.
-    """
-
-    def __init__(self) -> None:
-        self.offset = 0.0
-
-    def __call__(self) -> float:
-        return time.monotonic() + self.offset
-
-    def advance(self, seconds: float) -> None:
-        self.offset += seconds
 
 
 class Snowflakes:

@@ -59,8 +59,10 @@ class FakeDiscord(WorldSetup, LoopbackServer):
     beyond which IDENTIFY is answered Invalid Session (op 9); without one, none (a test that
     restarts the bot at once would otherwise wait 5 s on the real clock).
 
-    ``clock`` (e.g. :class:`FakeClock`) drives buckets, deadlines and timestamps; discord.py
-    itself sleeps on the real clock for ``retry_after``, so keep windows small in tests.
+    ``clock`` (default ``time.monotonic``; in tests the ``monotonic`` of
+    :class:`bot.testing.clock.FakeClock`, the bot's own) drives buckets, deadlines and
+    timestamps; discord.py itself sleeps on the real clock for ``retry_after``, so a test that
+    lets discord.py wait keeps windows small and the clock moving.
     ``wait_for`` re-checks its predicate whenever the fake records something (a request,
     a gateway frame): use it for fake-side state, and the client's own events for its cache.
     A bug inside the fake answers 500 and is raised again when the ``async with`` exits.

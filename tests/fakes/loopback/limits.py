@@ -12,12 +12,23 @@ says how long to wait; the fake decides how to answer (a 429 with its own header
 from __future__ import annotations
 
 import math
+import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from bot.testing.clock import FakeClock
+
 Clock = Callable[[], float]
 """Seconds on a clock that never goes backwards."""
+
+
+def real_time_and(clock: FakeClock) -> Clock:
+    """The real monotonic clock plus what a test has advanced ``clock`` (the bot's) by since:
+    for a fake whose client waits on the real clock (discord.py sleeps out ``Remaining: 0`` and
+    ``retry_after`` itself), so its windows pass with the real time, and jump with the bot's."""
+    start = clock.monotonic()
+    return lambda: time.monotonic() + clock.monotonic() - start
 
 
 @dataclass
