@@ -54,10 +54,10 @@ bench: $(STAMP)
 	$(BIN)/python -m bench.fanout
 
 # A new store revision from the difference between the revisions and bot/store/schema.py:
-# make migration MSG="push receipts"   (see bot/store/migrations/__init__.py)
+# make migration MSG="push receipts"   (see bot/store/migrations/__init__.py); PLUGIN=slack: its own
 migration: $(STAMP)
 	@test -n "$(MSG)" || { echo 'usage: make migration MSG="what changes"'; exit 2; }
-	$(BIN)/python -m bot.store.migrations "$(MSG)"
+	$(BIN)/python -m bot.store.migrations $(if $(PLUGIN),--plugin $(PLUGIN)) "$(MSG)"
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache site

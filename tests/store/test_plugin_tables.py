@@ -9,13 +9,16 @@ from pathlib import Path
 
 import pytest
 from slack_sdk.oauth.installation_store.models.installation import Installation
-from sqlalchemy import MetaData, insert, inspect, text
+from sqlalchemy import Column, Integer, MetaData, String, Table, insert, inspect, text
 
 from adapters.slack.installations import StoreInstallations, StoreStates, _as_json
 from adapters.slack.tables import TABLES, oauth_states, slack_bots, slack_installations
 from bot.errors import StoreError
 from bot.store import Database, migrations
+from bot.store.engine import make_engine
 from bot.store.migrations import Tables
+from bot.store.migrations.__main__ import write_revision
+from bot.store.schema import NAMING
 from bot.testing.clock import FakeClock
 from tests.store.test_migrations import Store, differences
 
@@ -141,3 +144,27 @@ async def test_a_branch_without_its_label_is_refused(
     with pytest.raises(StoreError, match="cannot upgrade the things plug-in's tables"):
         async with Database(store_url, schema=store_schema, plugins=plugins):
             pass
+
+
+async def test_make_migration_writes_a_plugins_first_revision_and_it_builds_its_tables(
+    tmp_path: Path,
+) -> None:
+    """``make migration PLUGIN=x``: the first revision of a new branch, labelled with the
+    plug-in's name, importing nothing of ``bot``, makes exactly the declared tables."""
+    meta = MetaData(naming_convention=NAMING)
+    Table("things", meta, Column("id", Integer, primary_key=True), Column("name", String(32)))
+    (tmp_path / "versions").mkdir()
+    tables = Tables(meta, tmp_path / "versions")
+    path = await write_revision("things", plugin=("things", tables))
+    written = path.read_text()
+    assert 'branch_labels: tuple[str, ...] | None = ("things",)' in written
+    assert "down_revision: str | None = None" in written
+    assert "bot" not in written.replace("tallybot", "")  # nothing of bot imported
+    engine = make_engine(f"sqlite+aiosqlite:///{tmp_path / 'store.sqlite3'}")
+    try:
+        applied = await migrations.upgrade(engine, plugins={"things": tables})
+        assert applied[-1] == "things@0001"
+        async with engine.connect() as conn:
+            assert await conn.run_sync(differences, {"things": tables}) == []
+    finally:
+        await engine.dispose()

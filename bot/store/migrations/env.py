@@ -35,10 +35,23 @@ if connection is None or context.is_offline_mode():
         "`make migration MSG=...` writes a new one), not from the alembic command line"
     )
 
+target = config.attributes.get("metadata", metadata)  # a plug-in's, or the core's
+plugin = target is not metadata
+
+
+def include_name(name: str | None, kind: str, parents: Any) -> bool:
+    """What autogenerate compares: a plug-in's branch, its own tables only; the core's, all but
+    the plug-ins' version tables (a scratch store holds no plug-in's tables)."""
+    if kind != "table" or name is None:
+        return True
+    return name in target.tables if plugin else not name.startswith("alembic_version_")
+
+
 context.configure(
     connection=connection,
-    target_metadata=config.attributes.get("metadata", metadata),  # a plug-in's, or the core's
+    target_metadata=target,
     version_table=config.attributes.get("version_table", "alembic_version"),
+    include_name=include_name,
     render_as_batch=True,
     compare_type=True,
     render_item=render_item,
