@@ -62,6 +62,7 @@ from importlib.metadata import entry_points
 from typing import IO, TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from bot.base.clock import Clock, Sleep, SystemClock
+from bot.base.egress import EgressPolicy, EgressRefused, GuardedSession
 from bot.base.retry import retry_after_header
 from bot.cluster.identity import Instance
 from bot.cluster.lease import shared
@@ -117,6 +118,7 @@ from bot.errors import (
     TransientDeliveryError,
 )
 from bot.ops.checkup import Checkup, Problem, Subscribed
+from bot.ops.signing import headers as signed_headers
 from bot.settings.secrets import Secret
 from bot.settings.values import (
     LISTS,
@@ -143,6 +145,8 @@ from bot.store.audit import AuditEntry, record
 from bot.store.channel_moves import move_channel
 from bot.store.schema import oauth_states, slack_bots, slack_installations
 from bot.store.sent_ledger import Copy, Doubt, Known, SentLedger
+from bot.web.standing import document as standing
+from bot.web.standing import encode as standing_json
 
 if TYPE_CHECKING:
     from prompt_toolkit.input import Input
@@ -178,10 +182,13 @@ __all__ = [
     "DeliveryError",
     "Doubt",
     "Earlier",
+    "EgressPolicy",
+    "EgressRefused",
     "Extra",
     "Filled",
     "Flag",
     "Form",
+    "GuardedSession",
     "Health",
     "Host",
     "HttpUrl",
@@ -258,8 +265,11 @@ __all__ = [
     "retry_after_header",
     "shared",
     "show",
+    "signed_headers",
     "slack_bots",
     "slack_installations",
+    "standing",
+    "standing_json",
     "unix",
     "unpaced",
     "utc_time",
