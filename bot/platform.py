@@ -32,6 +32,8 @@ A plug-in describes (:class:`Plugin`):
 * optionally ``commands``: subcommands of the ``tallybot`` CLI (Discord's ``invite``).
 * optionally ``doctor``: what ``tallybot doctor`` checks on the platform without posting
   (:mod:`bot.ops.checkup`): the token, the intents or scopes, each subscribed channel's rights.
+* optionally ``tables``: its own tables (:class:`Tables`: a MetaData, a folder of Alembic
+  revisions on a branch of its own), migrated with the core's whenever the store opens.
 
 The adapter (:class:`bot.delivery.adapter.Adapter`, re-exported here) is an async context manager
 with defaults for everything but delivery: subclasses implement ``post``, ``edit`` and
@@ -143,8 +145,10 @@ from bot.settings.values import Limits as LimitsSetting
 from bot.store import Database, request_receipts
 from bot.store.audit import AuditEntry, record
 from bot.store.channel_moves import move_channel
-from bot.store.schema import oauth_states, slack_bots, slack_installations
+from bot.store.migrations import Tables
+from bot.store.schema import NAMING
 from bot.store.sent_ledger import Copy, Doubt, Known, SentLedger
+from bot.store.types import Id, UTCDateTime
 from bot.web.standing import document as standing
 from bot.web.standing import encode as standing_json
 
@@ -158,6 +162,7 @@ __all__ = [
     "GROUP",
     "IDENTIFY_WINDOW",
     "LISTS",
+    "NAMING",
     "PACED",
     "UNLIMITED",
     "VERBS",
@@ -192,6 +197,7 @@ __all__ = [
     "Health",
     "Host",
     "HttpUrl",
+    "Id",
     "Ids",
     "InFlight",
     "InOrder",
@@ -236,6 +242,7 @@ __all__ = [
     "StoreError",
     "Subscribed",
     "SystemClock",
+    "Tables",
     "TallybotError",
     "Terminal",
     "TerminalPlatform",
@@ -243,6 +250,7 @@ __all__ = [
     "Throttle",
     "Timed",
     "TransientDeliveryError",
+    "UTCDateTime",
     "Value",
     "VerbSpec",
     "Verbs",
@@ -255,7 +263,6 @@ __all__ = [
     "describe",
     "guarded",
     "noun",
-    "oauth_states",
     "one_of",
     "pasted",
     "problems",
@@ -266,8 +273,6 @@ __all__ = [
     "shared",
     "show",
     "signed_headers",
-    "slack_bots",
-    "slack_installations",
     "standing",
     "standing_json",
     "unix",
@@ -523,6 +528,8 @@ class Plugin(Generic[S]):
     terminal: Callable[[], TerminalPlatform] | None = None
     """A platform that is a terminal (the console) gives the demo and replays what they drive
     (imported when called: the core imports no adapter)."""
+    tables: Tables | None = None
+    """Its own tables in the store and their Alembic branch (:mod:`bot.store.migrations`)."""
 
     @property
     def platform(self) -> Platform:
@@ -570,6 +577,10 @@ class Plugins(Mapping[str, Plugin[Any]]):
 
     def secret_names(self) -> list[str]:
         return [name for p in self._by_name.values() for name in p.secret_names]
+
+    def tables(self) -> dict[str, Tables]:
+        """The plug-ins' own tables, by name: the store migrates them with the core's."""
+        return {n: p.tables for n, p in self._by_name.items() if p.tables is not None}
 
 
 @cache

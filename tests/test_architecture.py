@@ -287,3 +287,17 @@ def test_no_file_is_over_600_lines(path: Path) -> None:
     where = str(path.relative_to(ROOT))
     lines = len(path.read_text().splitlines())
     assert lines <= MAX_LINES, f"{where}: {lines} lines: does it hold more than one idea?"
+
+
+def test_the_cores_schema_holds_no_platforms_table() -> None:
+    """A plug-in's tables are its own (``Plugin.tables``, issue 29): none is declared in the
+    core's schema, and none of the core's tables is named after a platform."""
+    from bot.platform import Plugins
+    from bot.store.schema import metadata
+
+    plugins = Plugins.installed()
+    theirs = {t for tables in plugins.tables().values() for t in tables.metadata.tables}
+    assert theirs, "no plug-in declares tables: the check below checks nothing"
+    assert sorted(theirs & set(metadata.tables)) == []
+    named = [t for t in metadata.tables for p in plugins if t.startswith(f"{p}_")]
+    assert named == []

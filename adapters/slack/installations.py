@@ -3,7 +3,8 @@
 slack_sdk ships installation and state stores on SQLAlchemy, but synchronous ones: on the
 event loop they would block every other task while the database answers. These two implement
 slack_sdk's async interfaces on :class:`bot.store.Database` (SQLite or PostgreSQL, the tables
-``slack_installations``, ``slack_bots`` and ``oauth_states`` of revision 0009).
+``slack_installations``, ``slack_bots`` and ``oauth_states``, the plug-in's own:
+:mod:`adapters.slack.tables`).
 
 Installations are kept the way slack_sdk's own stores keep them: one row per installation,
 the latest one wins; a bot row per installation with a bot token. The bot token is stored as
@@ -35,16 +36,8 @@ from slack_sdk.oauth.state_store.async_state_store import AsyncOAuthStateStore
 from sqlalchemy import ColumnElement, Table, and_, delete, insert, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from bot.platform import (
-    AuditEntry,
-    Clock,
-    Database,
-    StoreError,
-    oauth_states,
-    record,
-    slack_bots,
-    slack_installations,
-)
+from adapters.slack.tables import oauth_states, slack_bots, slack_installations
+from bot.platform import AuditEntry, Clock, Database, StoreError, record
 
 log = logging.getLogger(__name__)
 

@@ -16,6 +16,7 @@ from adapters.slack.settings import (
     SIGNING_SECRET,
     SlackSettings,
 )
+from adapters.slack.tables import TABLES
 from bot.platform import Checkup, Context, Plugin, Problem, SecretNeed
 
 if TYPE_CHECKING:
@@ -57,4 +58,5 @@ PLUGIN: Plugin[SlackSettings] = Plugin(
     channel_example="slack:TEAM_ID/CHANNEL_ID",
     moved=MOVED,
     doctor=doctor,
+    tables=TABLES,
 )

@@ -30,7 +30,8 @@ async def subscribed(
 ) -> dict[Platform, tuple[Subscribed, ...]]:
     """Every channel with an enabled subscription to a count that is not archived, by platform."""
     by_channel: dict[ChannelRef, list[tuple[str, Wants]]] = defaultdict(list)
-    db = Database(store_url(cfg.store_url, cfg.store_password_env, env))
+    url = store_url(cfg.store_url, cfg.store_password_env, env)
+    db = Database(url, plugins=cfg.plugins.tables())
     async with db, db.connect() as conn:
         for count in await count_rows.all_counts(conn):
             for sub in await sub_rows.for_count(conn, count.id):

@@ -75,7 +75,11 @@ class App(Closing):
         self.instance = instance or Instance(instance_id_from(config.cluster.instance_id))
         self.clock = clock or SystemClock()
         self.sleep = sleep
-        self.db = Database(store_url(config.store_url, config.store_password_env), schema=schema)
+        self.db = Database(
+            store_url(config.store_url, config.store_password_env),
+            schema=schema,
+            plugins=config.plugins.tables(),
+        )
         self.public = public or StorePublic(self.db)
         self.scheduler = Scheduler()
         self.sources: dict[str, Source] = {}

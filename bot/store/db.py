@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -58,10 +58,19 @@ class Database(Closing):
     instead); doing so raises :class:`StoreError` at once rather than waiting forever.
     """
 
-    def __init__(self, url: str, *, schema: str | None = None) -> None:
-        """Check ``url`` and ``schema`` (:class:`~bot.errors.ConfigError`); connects nothing."""
+    def __init__(
+        self,
+        url: str,
+        *,
+        schema: str | None = None,
+        plugins: Mapping[str, migrations.Tables] | None = None,
+    ) -> None:
+        """Check ``url`` and ``schema`` (:class:`~bot.errors.ConfigError`); connects nothing.
+        ``plugins``: the plug-ins' own tables, migrated with the core's on opening
+        (``Plugins.tables()``; :mod:`bot.store.migrations`)."""
         self._url = url
         self._schema = schema
+        self._plugins = dict(plugins or {})
         self._dialect = backend_of(url)
         if schema is not None and self._dialect != "postgresql":
             raise ConfigError("a store schema is only supported on PostgreSQL")
@@ -92,7 +101,7 @@ class Database(Closing):
             with _translated("opening the store", connecting=True):
                 if self._dialect == "sqlite" and not is_memory(self._url):
                     await enable_wal(engine)
-                await migrations.upgrade(engine, schema=self._schema)
+                await migrations.upgrade(engine, schema=self._schema, plugins=self._plugins)
         except BaseException:
             await engine.dispose()
             raise

@@ -4,6 +4,9 @@ that Alembic finds no difference between the two, on SQLite and PostgreSQL).
 Changing a table here is not enough: add a revision (``make migration MSG=...``, see
 :mod:`bot.store.migrations`) that makes the same change to existing stores.
 
+A plug-in's own tables are not here: it declares them and ships their revisions itself
+(``Plugin.tables``, :mod:`bot.store.migrations`), as Slack does its installations.
+
 Conventions: timestamps are :class:`~bot.store.types.UTCDateTime` (aware, UTC); vote maps, choice
 lists and raw tallies are JSON text; enum values are stored as their string values; there are no
 server-side defaults, every value is written by the code.
@@ -289,44 +292,3 @@ rate_buckets = Table(
 """Rate budgets shared by every instance (revision 0008; ``bot.store.buckets``): for each, the
 first turn not yet handed out. Instances reserve turns from it, so that together they keep to
 one budget per bot."""
-
-slack_installations = Table(
-    "slack_installations",
-    metadata,
-    Column("id", Id, primary_key=True, autoincrement=True),
-    Column("client_id", String(64), nullable=False),
-    Column("enterprise_id", String(32), nullable=True),
-    Column("team_id", String(32), nullable=True),  # None: an org-wide (Enterprise Grid) install
-    Column("user_id", String(32), nullable=True),  # who installed
-    Column("is_enterprise_install", Boolean, nullable=False),
-    Column("data", Text, nullable=False),  # JSON: slack_sdk's Installation, tokens as given
-    Column("installed_at", UTCDateTime, nullable=False),
-    Index(None, "client_id", "enterprise_id", "team_id", "user_id"),
-)
-"""Installations of a Slack app through its OAuth flow, latest last (revision 0009;
-``adapters.slack.installations``). Kept as slack_sdk's installation stores keep them."""
-
-slack_bots = Table(
-    "slack_bots",
-    metadata,
-    Column("id", Id, primary_key=True, autoincrement=True),
-    Column("client_id", String(64), nullable=False),
-    Column("enterprise_id", String(32), nullable=True),
-    Column("team_id", String(32), nullable=True),
-    Column("is_enterprise_install", Boolean, nullable=False),
-    Column("data", Text, nullable=False),  # JSON: slack_sdk's Bot, its token as given
-    Column("installed_at", UTCDateTime, nullable=False),
-    Index(None, "client_id", "enterprise_id", "team_id"),
-)
-"""The bot of each workspace that installed the app, latest last (revision 0009): what the
-Slack adapter posts with there."""
-
-oauth_states = Table(
-    "oauth_states",
-    metadata,
-    Column("state", String(64), primary_key=True),
-    Column("expires_at", UTCDateTime, nullable=False),
-    Index(None, "expires_at"),
-)
-"""OAuth ``state`` values handed out with an install link, each usable once before it expires
-(revision 0009)."""

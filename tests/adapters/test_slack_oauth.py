@@ -25,6 +25,7 @@ from sqlalchemy import func, select
 
 from adapters.slack.adapter import SlackAdapter
 from adapters.slack.settings import SCOPES
+from adapters.slack.tables import oauth_states, slack_bots, slack_installations
 from bot.domain.subscription import ChannelRef, Platform
 from bot.errors import ConfigError
 from bot.runtime import logs
@@ -32,7 +33,6 @@ from bot.runtime.app import App
 from bot.runtime.plugins import adapter_factories
 from bot.settings.loader import Config, parse
 from bot.store.audit import recent
-from bot.store.schema import oauth_states, slack_bots, slack_installations
 from tests.adapters.test_slack import TITLE, VirtualTime, bot_posts
 from tests.fakes.slack_fake import FakeSlack
 from tests.helpers import tally

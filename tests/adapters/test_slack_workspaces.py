@@ -5,16 +5,26 @@ deliveries permanently, saying why."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+
 import pytest
 from slack_sdk.oauth.installation_store.models.bot import Bot
 from slack_sdk.oauth.installation_store.models.installation import Installation
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.installations import StoreInstallations
+from adapters.slack.tables import TABLES
 from adapters.slack.workspaces import Speaker, Workspaces
 from bot.errors import PermanentDeliveryError
 from bot.store import Database
 from bot.testing.clock import FakeClock
+
+
+@pytest.fixture
+async def db(store_url: str, store_schema: str | None) -> AsyncIterator[Database]:
+    """The store with the Slack plug-in's own tables, which its branch makes on opening."""
+    async with Database(store_url, schema=store_schema, plugins={"slack": TABLES}) as opened:
+        yield opened
 
 
 class CountedInstallations(StoreInstallations):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -17,8 +18,10 @@ from sqlalchemy import Connection, inspect, text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from bot.errors import StoreError
+from bot.platform import Plugins
 from bot.store import Database, migrations
 from bot.store.engine import WAL_RETRY_S, enable_wal, ensure_schema, make_engine
+from bot.store.migrations import VERSION_TABLE, Tables
 from bot.store.schema import metadata
 from tests.store.legacy import create_legacy_store
 from tests.store.rows import check_v1_rows, insert_v1_rows
@@ -26,10 +29,22 @@ from tests.store.rows import check_v1_rows, insert_v1_rows
 pytestmark = pytest.mark.fresh_store  # what migrating from nothing makes: no template copy
 
 
-def differences(conn: Connection) -> list[Any]:
-    """What Alembic's autogenerate would change to make the store match ``bot.store.schema``."""
-    context = MigrationContext.configure(conn, opts={"compare_type": True})
-    return list(compare_metadata(context, metadata))
+def differences(conn: Connection, plugins: Mapping[str, Tables] | None = None) -> list[Any]:
+    """What Alembic's autogenerate would change to make the store match ``bot.store.schema``
+    and the tables of ``plugins`` (their version tables aside)."""
+
+    def ours(name: str | None, kind: str, _parent: Any) -> bool:
+        return not (kind == "table" and name and name.startswith(f"{VERSION_TABLE}_"))
+
+    opts = {"compare_type": True, "include_name": ours}
+    context = MigrationContext.configure(conn, opts=opts)
+    every = [metadata, *(t.metadata for t in (plugins or {}).values())]
+    return list(compare_metadata(context, every))  # type: ignore[arg-type]  # a list is taken
+
+
+def installed() -> dict[str, Tables]:
+    """Every installed plug-in's own tables (Slack's installations today)."""
+    return Plugins.installed().tables()
 
 
 def layout(conn: Connection) -> dict[str, Any]:
@@ -80,6 +95,23 @@ async def test_the_revisions_build_exactly_the_declared_schema(db: Database) -> 
     async with db.connect() as conn:
         assert await migrations.current_version(conn) == migrations.latest()
         assert await conn.run_sync(differences) == []
+
+
+async def test_the_core_and_every_plugins_branch_build_exactly_their_declared_tables(
+    store_url: str, store_schema: str | None
+) -> None:
+    """The core's revisions and each installed plug-in's branch, run on opening, build the
+    core's schema and each plug-in's MetaData, nothing more or less (issue 29)."""
+    plugins = installed()
+    assert "slack" in plugins
+    db = Database(store_url, schema=store_schema, plugins=plugins)
+    async with db, db.connect() as conn:
+        assert await migrations.current_version(conn) == migrations.latest()
+        for name, tables in plugins.items():
+            head = migrations.scripts(name, tables).get_current_head()
+            assert await migrations.current_version(conn, name) == head
+        assert await conn.run_sync(differences, plugins) == []
+        assert await conn.run_sync(differences) != []  # the plug-ins' tables are seen
 
 
 async def test_the_comparison_sees_a_difference(db: Database) -> None:

@@ -1,18 +1,29 @@
-"""Slack installations and OAuth states (revision 0009) on SQLite and PostgreSQL, through
-slack_sdk's async interfaces: the latest installation wins, workspaces and apps are apart, a
-user's installation carries the workspace's bot, deletes remove what they name, a state is used
-once and only before it expires (by the injected clock)."""
+"""Slack installations and OAuth states (the Slack plug-in's own tables) on SQLite and
+PostgreSQL, through slack_sdk's async interfaces: the latest installation wins, workspaces and
+apps are apart, a user's installation carries the workspace's bot, deletes remove what they
+name, a state is used once and only before it expires (by the injected clock)."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+
+import pytest
 from slack_sdk.oauth.installation_store.models.installation import Installation
 
 from adapters.slack.installations import StoreInstallations, StoreStates
+from adapters.slack.tables import TABLES
 from bot.store import Database
 from bot.store.audit import recent
 from bot.testing.clock import FakeClock
 
 CLIENT = "1111.2222"
+
+
+@pytest.fixture
+async def db(store_url: str, store_schema: str | None) -> AsyncIterator[Database]:
+    """The store with the Slack plug-in's own tables, which its branch makes on opening."""
+    async with Database(store_url, schema=store_schema, plugins={"slack": TABLES}) as opened:
+        yield opened
 
 
 def installation(

@@ -21,12 +21,21 @@ same transaction: stamped at the matching revision, ``schema_version`` dropped, 
 Adding a revision: change ``bot/store/schema.py``, then ``make migration MSG="what changes"``
 writes ``versions/vNNNN_what_changes.py`` from the difference (see ``__main__``); read it, fix
 what autogenerate cannot know (renames, data moves), and add an upgrade test that keeps data.
+
+A plug-in owns its tables (issue 29): its :class:`Tables` (``Plugin.tables``) declare them (a
+MetaData of its own) and hold their revisions, a branch of their own (the first revision has
+``branch_labels=(NAME,)`` and no ``down_revision``), which the upgrade runs after the core's, in
+the same transaction. Each branch keeps its version in a table of its own
+(``alembic_version_NAME``), so ``alembic_version`` holds the core's one revision and a store
+still opens in a tallybot without that plug-in (its tables stay, untouched).
 """
 
 from __future__ import annotations
 
 import functools
 import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +44,7 @@ from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from alembic.util.exc import CommandError as AlembicCommandError
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection, MetaData, text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from bot.errors import StoreError
@@ -49,22 +58,41 @@ SCRIPTS = Path(__file__).resolve().parent
 FILE_TEMPLATE = "v%%(rev)s_%%(slug)s"
 """Revision files are ``v0003_bigint_figures.py``: importable names, in order."""
 FORWARD_ONLY = "tallybot's store only moves forward: restore a backup to go back"
+VERSION_TABLE = "alembic_version"
+"""Where the core's revision is kept; a plug-in's is in ``alembic_version_NAME``."""
 
 
-def alembic_config(connection: Connection | None = None) -> Config:
-    """Alembic's configuration, made in code (no ``alembic.ini``)."""
+@dataclass(frozen=True, slots=True)
+class Tables:
+    """A plug-in's own tables: ``metadata`` declares them as its latest revision leaves them
+    (the migration tests compare the two), ``versions`` is the folder of its revisions."""
+
+    metadata: MetaData
+    versions: Path
+
+
+def alembic_config(
+    connection: Connection | None = None, name: str | None = None, tables: Tables | None = None
+) -> Config:
+    """Alembic's configuration, made in code (no ``alembic.ini``): the core's, or with
+    ``name`` and ``tables`` a plug-in's branch (its folder of revisions, its version table)."""
     cfg = Config()
     cfg.set_main_option("script_location", str(SCRIPTS))
     cfg.set_main_option("file_template", FILE_TEMPLATE)
     cfg.set_main_option("truncate_slug_length", "40")
     cfg.attributes["connection"] = connection
+    if tables is not None:
+        cfg.set_main_option("path_separator", "os")  # a path with spaces stays one path
+        cfg.set_main_option("version_locations", str(tables.versions))
+        cfg.attributes["version_table"] = f"{VERSION_TABLE}_{name}"
+        cfg.attributes["metadata"] = tables.metadata
     return cfg
 
 
 @functools.cache
-def scripts() -> ScriptDirectory:
-    """The revisions this tallybot knows."""
-    return ScriptDirectory.from_config(alembic_config())
+def scripts(name: str | None = None, tables: Tables | None = None) -> ScriptDirectory:
+    """The revisions this tallybot knows: the core's, or a plug-in's."""
+    return ScriptDirectory.from_config(alembic_config(None, name, tables))
 
 
 def latest() -> str:
@@ -79,13 +107,24 @@ def known() -> frozenset[str]:
     return frozenset(s.revision for s in scripts().walk_revisions())
 
 
-async def current_version(conn: AsyncConnection) -> str | None:
-    """The revision the store on ``conn`` is at; ``None`` for an empty (or pre-Alembic) store."""
-    return await conn.run_sync(lambda c: MigrationContext.configure(c).get_current_revision())
+async def current_version(conn: AsyncConnection, plugin: str | None = None) -> str | None:
+    """The revision the store on ``conn`` is at (the core's, or ``plugin``'s branch's); ``None``
+    for an empty (or pre-Alembic) store."""
+    opts = {"version_table": VERSION_TABLE if plugin is None else f"{VERSION_TABLE}_{plugin}"}
+    return await conn.run_sync(
+        lambda c: MigrationContext.configure(c, opts=opts).get_current_revision()
+    )
 
 
-async def upgrade(engine: AsyncEngine, *, to: str = "head", schema: str | None = None) -> list[str]:
-    """Bring the store up to revision ``to`` (default: the latest); return what was applied.
+async def upgrade(
+    engine: AsyncEngine,
+    *,
+    to: str = "head",
+    schema: str | None = None,
+    plugins: Mapping[str, Tables] | None = None,
+) -> list[str]:
+    """Bring the store up to revision ``to`` (default: the latest), then each of ``plugins``'
+    branches to its latest (``NAME@REV`` in what is returned); return what was applied.
 
     ``schema`` (PostgreSQL): the schema the store lives in, created if missing; the engine's
     connections must have it as their ``search_path`` (``make_engine(url, schema=...)``), so
@@ -104,6 +143,8 @@ async def upgrade(engine: AsyncEngine, *, to: str = "head", schema: str | None =
                         text(f"CREATE SCHEMA IF NOT EXISTS {quote_identifier(schema)}")
                     )
                 applied = await conn.run_sync(_upgrade, to)
+                for name, tables in sorted((plugins or {}).items()):
+                    applied += await conn.run_sync(_upgrade_plugin, name, tables)
                 if sqlite:
                     await conn.run_sync(_check_foreign_keys)
         finally:
@@ -158,6 +199,34 @@ def _upgrade(conn: Connection, to: str) -> list[str]:
             applied[-1],
             ", ".join(applied),
         )
+    return applied
+
+
+def _upgrade_plugin(conn: Connection, name: str, tables: Tables) -> list[str]:
+    """Bring ``name``'s branch to its latest revision (after the core's, in its transaction)."""
+    mine = scripts(name, tables)
+    at = MigrationContext.configure(
+        conn, opts={"version_table": f"{VERSION_TABLE}_{name}"}
+    ).get_current_heads()
+    newer = [rev for rev in at if rev not in {s.revision for s in mine.walk_revisions()}]
+    if newer:
+        raise StoreError(
+            f"the store's {name} tables are at revision {', '.join(newer)}, newer than this "
+            f"tallybot's {name} plug-in knows; upgrade it or use another database"
+        )
+    applied: list[str] = []
+
+    def noted(*, step: Any, **_: Any) -> None:
+        applied.append(f"{name}@{step.up_revision_id}")
+
+    cfg = alembic_config(conn, name, tables)
+    cfg.attributes["on_version_apply"] = noted
+    try:
+        command.upgrade(cfg, f"{name}@head")
+    except AlembicCommandError as exc:  # its first revision lacks branch_labels=(name,)
+        raise StoreError(f"cannot upgrade the {name} plug-in's tables: {exc}") from exc
+    if applied:
+        log.info("store: the %s plug-in's tables migrated (applied %s)", name, ", ".join(applied))
     return applied
 
 

@@ -4,7 +4,8 @@ The runner passes the connection it has locked and begun a transaction on
 (``config.attributes["connection"]``), so every revision runs inside that one transaction and
 Alembic neither connects nor commits. ``render_as_batch``: on SQLite, a change that ALTER TABLE
 cannot make (a column's type, a constraint) rebuilds the table (copy, drop, rename); the runner
-switches foreign keys off around it, as SQLite's documentation asks.
+switches foreign keys off around it, as SQLite's documentation asks. A plug-in's branch runs
+here too, with its own MetaData and version table (``config.attributes``).
 """
 
 from __future__ import annotations
@@ -36,7 +37,8 @@ if connection is None or context.is_offline_mode():
 
 context.configure(
     connection=connection,
-    target_metadata=metadata,
+    target_metadata=config.attributes.get("metadata", metadata),  # a plug-in's, or the core's
+    version_table=config.attributes.get("version_table", "alembic_version"),
     render_as_batch=True,
     compare_type=True,
     render_item=render_item,
