@@ -27,7 +27,9 @@ from __future__ import annotations
 
 import hashlib
 import logging
+from collections.abc import Collection
 from dataclasses import dataclass
+from datetime import datetime
 
 import aiohttp
 from yarl import URL
@@ -179,7 +181,12 @@ class WebhookAdapter(Adapter):
         await self._send(target, content, key=key, replaces=replaces, chart=None, pace=pace)
 
     async def find_posted(
-        self, channel: ChannelRef, keys: object, *, since: object, pace: Pace = unpaced
+        self,
+        channel: ChannelRef,
+        keys: Collection[str],
+        *,
+        since: datetime,
+        pace: Pace = unpaced,
     ) -> dict[str, Earlier]:
         """Nothing: a webhook cannot be read back (the receiver deduplicates instead)."""
         return {}

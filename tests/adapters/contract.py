@@ -1,7 +1,7 @@
 """The adapter contract: what every platform's adapter must do, run against each of them (the
 console, Discord, Slack, Telegram and webhooks) with its real client library inside the whole
-bot and against its loopback fake (``tests/adapters/rigs``). Per-platform test files keep only what is
-specific to one platform.
+bot and against its loopback fake (``tests/adapters/rigs``). Per-platform test files keep only
+what is specific to one platform.
 
 Every delivery reaches its channel exactly once: when the platform carried out a post but its
 answer was lost (a final's chart included), after a server error, and whatever happens to another

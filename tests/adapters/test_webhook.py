@@ -15,6 +15,7 @@ from adapters.webhook.formats import json_body
 from adapters.webhook.plugin import PLUGIN
 from adapters.webhook.settings import WebhookSettings
 from bot.domain.message import Attachment, Notice
+from bot.domain.subscription import Mode
 from bot.errors import ConfigError, PermanentDeliveryError
 from bot.platform import Plugins
 from bot.settings.loader import parse
@@ -51,7 +52,8 @@ async def test_each_receiver_gets_each_update_once_through_a_lost_answer(tmp_pat
     for channel in targets:
         assert [times_shown(r, channel, m.headline) for m in (first, final)] == [1, 1]
         keys = requests_with(r, channel.channel)
-        assert len(keys) == 3 and keys[0] == keys[1]  # the repeat carried the same key
+        assert len(keys) == 3
+        assert keys[0] == keys[1]
     assert {d.status for d in sent} == {DeliveryStatus.SENT}
     (news_final,) = [s for s in r.fake.seen("newsroom") if s.body["seq"] == final.seq]
     assert news_final.images == 1  # the chart, in the JSON
@@ -80,7 +82,8 @@ async def test_each_receiver_gets_it_once_through_a_kill_between_send_and_mark(
     for channel in targets:
         assert times_shown(r, channel, message.headline) == 1
         keys = requests_with(r, channel.channel)
-        assert len(keys) == 2 and keys[0] == keys[1]
+        assert len(keys) == 2
+        assert keys[0] == keys[1]
     assert [d.status for d in sent] == [DeliveryStatus.SENT] * 3
 
 
@@ -117,7 +120,8 @@ async def test_a_wrong_secret_is_refused_and_not_retried(tmp_path: Path) -> None
             (sub,) = await sub_rows.for_channel(conn, r.channel("newsroom"))
     assert len(r.fake.r.arrived) == 1  # a 401 is not retried
     assert sent.status is DeliveryStatus.DEAD
-    assert not sub.enabled and "401" in (sub.disabled_reason or "")
+    assert not sub.enabled
+    assert "401" in (sub.disabled_reason or "")
     assert r.fake.seen("newsroom") == []
 
 
@@ -225,7 +229,8 @@ def test_the_table_is_checked_whole(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as caught:
         parse(raw, tmp_path / "tallybot.toml", plugins=plugins())
     said = "\n".join(caught.value.problems)
-    assert "webhook.targets[0].format" in said and "slack" in said
+    assert "webhook.targets[0].format" in said
+    assert "slack" in said
     assert "webhook.targets[2].name" in said
     assert "webhook.disable_after" in said
     twice = {"webhook": {"targets": [{"name": "a"}, {"name": "a", "format": "teams"}]}}
@@ -238,3 +243,38 @@ def test_the_plugin_is_found_through_the_entry_point() -> None:
     settings = WebhookSettings(targets=({"name": "newsroom"},))  # type: ignore[arg-type]
     names = [n.name for n in PLUGIN.secrets(settings)]
     assert names == ["TALLYBOT_WEBHOOK_NEWSROOM_URL", "TALLYBOT_WEBHOOK_NEWSROOM_SECRET"]
+
+
+async def test_a_live_scoreboard_is_replaced_on_json_and_posted_anew_elsewhere(
+    tmp_path: Path,
+) -> None:
+    r = WebhookRig({"newsroom": "json", "mattermost": "hooks"})
+    async with r.run(tmp_path):
+        await ingest(r, 84, 201)
+        await subscribe(r, *r.channels, mode=Mode.LIVE)
+        await ingest(r, 90, 230)  # routine: the scoreboard only
+        await r.settle()
+        later = await ingest(r, 95, 260)
+        await r.settle()
+    (board,) = r.fake.seen("newsroom")
+    assert board.edits == 1
+    assert later.headline in board.text
+    assert board.body["delivery"]["action"] == "edit"
+    assert board.body["delivery"]["replaces"] == board.key
+    assert len(r.fake.seen("mattermost")) == 2  # an incoming webhook cannot edit
+    keys = [k for _, t, k in r.fake.r.requests if t == "mattermost"]
+    assert len(set(keys)) == 2
+    assert keys[1].startswith(keys[0] + ".edit-")
+
+
+async def test_each_target_is_paced_apart(tmp_path: Path) -> None:
+    """One post a second to each target (the ``posts per target`` bucket), on the bot's clock."""
+    r = WebhookRig({"a": "json", "b": "json"})
+    async with r.run(tmp_path):
+        await subscribe(r, *r.channels)
+        await ingest(r, 84, 201)
+        await ingest(r, 400, 300)  # the lead changes: a second post, right away
+        await r.settle()
+    for target in ("a", "b"):
+        first, second = r.fake.taken_at[target]
+        assert second - first >= 1.0

@@ -123,6 +123,8 @@ class FakeReceivers(LoopbackServer):
         """Targets that answer only so many seconds (real time) after carrying a request out."""
         self._denied: set[str] = set()
         self.bugs: list[str] = []
+        self.taken_at: dict[str, list[float]] = {}
+        """When (``now``) each target took each request, in order."""
 
     def application(self) -> web.Application:
         app = web.Application(client_max_size=MAX_BODY)
@@ -205,6 +207,7 @@ class FakeReceivers(LoopbackServer):
             self.bugs.append(f"{kind}/{target}: {problem}")
             return web.Response(status=400, text=problem)
         self.r.requests.append((kind, target, key))
+        self.taken_at.setdefault(target, []).append(self.now())
         answer = self._carry_out(kind, target, key, body)
         self.changes.notify()
         await self.answers_held.wait(target)
