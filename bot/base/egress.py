@@ -195,6 +195,10 @@ class EgressPolicy:
             hosts = tuple(dict.fromkeys(_host_pattern(h) for h in self.allowed_hosts))
             object.__setattr__(self, "allowed_hosts", hosts)
 
+    def check(self, url: str | URL) -> URL:
+        """:func:`check_url` under this policy (for a plug-in, which sees the policy only)."""
+        return check_url(url, self)
+
     def allows_host(self, host: str) -> bool:
         """Whether the normalised ``host`` (from :func:`parse_host`) is on the allow-list."""
         if self.allowed_hosts is None:
