@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 import aiohttp
+from sqlalchemy import select
 from yarl import URL
 
 from bot.platform import (
@@ -62,6 +63,7 @@ from bot.platform import (
 
 from .formats import json_body, slack_body, teams_body
 from .settings import Target, WebhookSettings
+from .tables import webhook_targets
 
 log = logging.getLogger(__name__)
 
@@ -85,6 +87,8 @@ class Resolved:
     format: str
     url: str
     secret: str | None
+    chat: bool = False
+    """Registered in chat (:mod:`.chat`): reached only through the guard for chat URLs."""
 
 
 class WebhookAdapter(Adapter):
@@ -108,9 +112,13 @@ class WebhookAdapter(Adapter):
         policy = EgressPolicy(
             allow_private_addresses=settings.allow_private_addresses, max_redirects=0
         )
-        self.http = GuardedSession(
-            policy, timeout=aiohttp.ClientTimeout(total=settings.timeout), resolver=resolver
+        timeout = aiohttp.ClientTimeout(total=settings.timeout)
+        self.http = GuardedSession(policy, timeout=timeout, resolver=resolver)
+        self.chat_http = GuardedSession(
+            EgressPolicy(max_redirects=0), timeout=timeout, resolver=resolver
         )
+        """For targets registered in chat: never a private address, whatever the operator's
+        own targets may reach."""
 
     def _resolve(self, target: Target) -> Resolved:
         secret = target.secret_env
@@ -127,6 +135,7 @@ class WebhookAdapter(Adapter):
 
     async def aopen(self) -> None:
         await self.http.aopen()
+        await self.chat_http.aopen()
         for target in self.settings.targets:
             for count in target.counts:
                 await self._subscribe(target, count)
@@ -142,9 +151,13 @@ class WebhookAdapter(Adapter):
 
     async def aclose(self) -> None:
         await self.http.aclose()
+        await self.chat_http.aclose()
 
-    def _target(self, channel: ChannelRef) -> Resolved:
-        found = self.targets.get(channel.channel) if channel.workspace == OPERATOR else None
+    async def _target(self, channel: ChannelRef) -> Resolved:
+        if channel.workspace == OPERATOR:
+            found = self.targets.get(channel.channel)
+        else:
+            found = await self._chat_target(channel)
         if found is None:
             raise PermanentDeliveryError(
                 f"no webhook target named {channel.channel!r} in [webhook] targets",
@@ -154,6 +167,27 @@ class WebhookAdapter(Adapter):
         if gone is not None:
             raise gone
         return found
+
+    async def _chat_target(self, channel: ChannelRef) -> Resolved | None:
+        """A target a place registered in chat (:mod:`.chat`), if the operator allows them."""
+        number = channel.channel.removeprefix("t")
+        store = self.context.store
+        if not self.settings.allow_chat_targets or store is None or not number.isdigit():
+            return None
+        async with store.connect() as conn:
+            row = (
+                await conn.execute(
+                    select(webhook_targets).where(
+                        webhook_targets.c.id == int(number),
+                        webhook_targets.c.place == channel.workspace,
+                    )
+                )
+            ).first()
+        if row is None:
+            return None
+        return Resolved(
+            f"{channel.workspace}/{channel.channel}", row.format, row.url, row.secret, True
+        )
 
     async def post(
         self,
@@ -165,7 +199,7 @@ class WebhookAdapter(Adapter):
         attachment: Attachment | None = None,
         earlier: Earlier | None = None,
     ) -> str:
-        target = self._target(channel)
+        target = await self._target(channel)
         if earlier is not None:
             return earlier.message_id
         await self._send(target, content, key=key, replaces=None, chart=attachment, pace=pace)
@@ -174,7 +208,7 @@ class WebhookAdapter(Adapter):
     async def edit(
         self, channel: ChannelRef, message_id: str, content: Outgoing, *, pace: Pace = unpaced
     ) -> None:
-        target = self._target(channel)
+        target = await self._target(channel)
         digest = hashlib.sha256(content.to_json().encode()).hexdigest()[:16]
         key = f"{message_id}.edit-{digest}"
         replaces = message_id if target.format == "json" else None
@@ -242,7 +276,8 @@ class WebhookAdapter(Adapter):
                 now = unix(self.clock.now())
                 headers.update(signed_headers(target.secret, now, body, path=URL(target.url).path))
             try:
-                resp = await self.http.post(target.url, body, headers=headers)
+                http = self.chat_http if target.chat else self.http
+                resp = await http.post(target.url, body, headers=headers)
             except EgressRefused as exc:
                 raise PermanentDeliveryError(f"webhook {target.name}: {exc}") from None
             except (aiohttp.ClientError, TimeoutError) as exc:

@@ -1,17 +1,19 @@
 """Webhooks as a tallybot plug-in (the ``tallybot.adapters`` entry point ``webhook``).
 
-On when ``[webhook]`` lists a target. Nobody types commands on a webhook: the only requests
-made on this platform are the plug-in's own, subscribing a target to the counts its table
-lists (the operator's config), so they are the operator's.
+On when ``[webhook]`` lists a target or lets places register their own (``allow_chat_targets``:
+the ``/count webhook`` verb, on every platform, :mod:`.chat`). Nobody types commands on a
+webhook: the only requests made on this platform are the plug-in's own, subscribing a target to
+the counts its table lists (the operator's config), so they are the operator's.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from bot.platform import AdminPolicy, Asker, Context, Plugin, SecretNeed, Verdict
+from bot.platform import AdminPolicy, Asker, Context, Plugin, SecretNeed, VerbSpec, Verdict
 
 from .settings import WebhookSettings
+from .tables import TABLES
 
 if TYPE_CHECKING:
     from .adapter import WebhookAdapter
@@ -37,11 +39,20 @@ def secrets(settings: WebhookSettings) -> tuple[SecretNeed, ...]:
     return tuple(needs)
 
 
+def verbs(settings: WebhookSettings) -> list[tuple[VerbSpec, Any]]:
+    """``/count webhook``, where the operator allows targets registered in chat."""
+    from .chat import SPEC, handler
+
+    return [(SPEC, handler(settings))] if settings.allow_chat_targets else []
+
+
 PLUGIN: Plugin[WebhookSettings] = Plugin(
     name="webhook",
     settings=WebhookSettings,
     build=build,
     secrets=secrets,
+    verbs=verbs,
+    tables=TABLES,
     admins=lambda settings: ConfigIsOperator(),
     place="target",
     channel_example="webhook:operator/newsroom",

@@ -7,6 +7,8 @@
     disable_after = 10                # failures in a row before a target is disabled
     dedupe_hours = 24                 # how long receivers keep idempotency keys (see the how-to)
     page_base = "https://counts.example.org"   # the public page's base, for the JSON's url
+    allow_chat_targets = false        # true: a place's admins may add targets (/count webhook)
+    max_chat_targets = 20             # targets one place may add in chat
 
     [[webhook.targets]]
     name = "newsroom"                 # webhook:operator/newsroom
@@ -93,12 +95,16 @@ class WebhookSettings(PlatformTable):
     disable_after: Annotated[int, whole_between(1, 1000)] = 10
     dedupe_hours: Annotated[float, between(0.1, 24 * 30, " hours")] = 24.0
     page_base: Text | None = None
+    allow_chat_targets: Flag = False
+    """A place's admins may register targets in chat (``/count webhook``, :mod:`.chat`)."""
+    max_chat_targets: Annotated[int, whole_between(1, 1000)] = 20
+    """Targets one place may register in chat."""
     targets: Annotated[tuple[Target, ...], Field(max_length=MAX_TARGETS)] = ()
     limits: LimitsSetting = Field(default_factory=dict)
     """``[webhook.limits]``: buckets of ``adapters.webhook.adapter.LIMITS`` changed by name."""
 
     def on(self) -> bool:
-        return bool(self.targets)
+        return bool(self.targets) or self.allow_chat_targets
 
     @model_validator(mode="after")
     def _unique(self) -> WebhookSettings:
