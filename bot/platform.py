@@ -29,6 +29,8 @@ A plug-in describes (:class:`Plugin`):
   ``context.sent_ledger(name)``: where it keeps what it knows of its own messages across
   restarts (for an exactly-once repair), None without a store; ``context.channel_moved``:
   what it calls when the platform gives a channel a new id.
+* optionally ``verbs``: ``/count`` verbs it adds on every platform (a spec and its handler each),
+  from its settings (the webhook plug-in's ``webhook``, where the operator allows it).
 * optionally ``commands``: subcommands of the ``tallybot`` CLI (Discord's ``invite``).
 * optionally ``doctor``: what ``tallybot doctor`` checks on the platform without posting
   (:mod:`bot.ops.checkup`): the token, the intents or scopes, each subscribed channel's rights.
@@ -64,18 +66,20 @@ from importlib.metadata import entry_points
 from typing import IO, TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from bot.base.clock import Clock, Sleep, SystemClock
+from bot.base.egress import EgressPolicy, EgressRefused, GuardedSession
 from bot.base.retry import retry_after_header
 from bot.cluster.identity import Instance
 from bot.cluster.lease import shared
 from bot.cluster.shards import IDENTIFY_WINDOW, SessionStarts, ShardLeases
-from bot.commands.args import CountArg, Option, OptionKind, Value
+from bot.commands.args import CountArg, Option, OptionKind, TextArg, Value
 from bot.commands.authority import visible_counts
 from bot.commands.builtin import VERBS
 from bot.commands.forms import Form, Opening
 from bot.commands.inflight import BUSY, GRACE_S, InFlight, InOrder, Place, guarded
+from bot.commands.policy import DENY, AdminPolicy, Asker, Verdict, deny_all
 from bot.commands.request import Mentions, Names, Reply, Request
 from bot.commands.throttle import Throttle
-from bot.commands.verbs import Verbs, VerbSpec, pasted
+from bot.commands.verbs import Call, Verbs, VerbSpec, pasted
 from bot.delivery.adapter import Adapter, Earlier, Health
 from bot.delivery.pacing import (
     PACED,
@@ -102,7 +106,7 @@ from bot.domain.message import (
 )
 from bot.domain.render_text import render, show
 from bot.domain.safe_text import clean
-from bot.domain.subscription import ChannelRef, Extra, Platform
+from bot.domain.subscription import ChannelRef, Extra, Mode, Platform
 from bot.domain.times import Zone, unix
 from bot.domain.words import noun
 from bot.errors import (
@@ -119,6 +123,7 @@ from bot.errors import (
     TransientDeliveryError,
 )
 from bot.ops.checkup import Checkup, Problem, Subscribed
+from bot.ops.signing import headers as signed_headers
 from bot.settings.secrets import Secret
 from bot.settings.values import (
     LISTS,
@@ -146,7 +151,10 @@ from bot.store.channel_moves import move_channel
 from bot.store.migrations import Tables
 from bot.store.schema import NAMING
 from bot.store.sent_ledger import Copy, Doubt, Known, SentLedger
+from bot.store.subscriptions import subscribe, unsubscribe
 from bot.store.types import Id, UTCDateTime
+from bot.web.standing import document as standing
+from bot.web.standing import encode as standing_json
 
 if TYPE_CHECKING:
     from prompt_toolkit.input import Input
@@ -168,6 +176,7 @@ __all__ = [
     "Attachment",
     "AuditEntry",
     "Bucket",
+    "Call",
     "ChannelMoved",
     "ChannelRef",
     "Checkup",
@@ -183,10 +192,13 @@ __all__ = [
     "DeliveryError",
     "Doubt",
     "Earlier",
+    "EgressPolicy",
+    "EgressRefused",
     "Extra",
     "Filled",
     "Flag",
     "Form",
+    "GuardedSession",
     "Health",
     "Host",
     "HttpUrl",
@@ -203,6 +215,7 @@ __all__ = [
     "Mentions",
     "Message",
     "MessageGone",
+    "Mode",
     "Moment",
     "Names",
     "NotAllowedHere",
@@ -240,6 +253,7 @@ __all__ = [
     "Terminal",
     "TerminalPlatform",
     "Text",
+    "TextArg",
     "Throttle",
     "Timed",
     "TransientDeliveryError",
@@ -265,8 +279,13 @@ __all__ = [
     "retry_after_header",
     "shared",
     "show",
+    "signed_headers",
+    "standing",
+    "standing_json",
+    "subscribe",
     "unix",
     "unpaced",
+    "unsubscribe",
     "utc_time",
     "visible_counts",
     "whole_between",
@@ -279,50 +298,6 @@ GROUP = "tallybot.adapters"
 
 S = TypeVar("S", bound=PlatformTable)
 Handler = Callable[[Request], Awaitable[Reply]]
-
-
-# ------------------------------------------------------------------------------ admins
-
-
-@dataclass(frozen=True, slots=True)
-class Asker:
-    """Who asks, where, and what the platform itself says of them: the input of a policy."""
-
-    user_id: str
-    workspace: str
-    """The place the command comes from: the Discord server, the Slack workspace, ..."""
-    platform_admin: bool = False
-    """The platform says this user administers the place (Manage Server, workspace admin)."""
-    roles: frozenset[str] = frozenset()
-    """The user's roles there (ids and names), where the platform has roles."""
-
-
-@dataclass(frozen=True, slots=True)
-class Verdict:
-    """Whether the asker is an admin; if not, why (the audit log's detail of a refusal)."""
-
-    admin: bool = False
-    """One of the operator's admins: they administer the operator's counts."""
-    refusal: str = "refused: not an admin"
-    tenant_admin: bool = False
-    """They administer the place they ask from (its own counts), as the platform says."""
-    home: bool = False
-    """The place is one the operator lists: the operator's private counts are seen there."""
-
-
-class AdminPolicy:
-    """Who is an admin on one platform. This base denies everyone: a platform whose plug-in
-    gives no policy has no admins, never everyone."""
-
-    def verdict(self, asker: Asker) -> Verdict:
-        return Verdict()
-
-
-DENY = AdminPolicy()
-
-
-def _deny(settings: Any) -> AdminPolicy:
-    return DENY
 
 
 # ----------------------------------------------------------------------------- context
@@ -486,7 +461,7 @@ class TerminalPlatform:
     """Its table for a replay: on, the person at it an admin."""
 
 
-def _no_secrets(settings: Any) -> Sequence[SecretNeed]:
+def _no_secrets(settings: Any) -> Sequence[Any]:
     return ()
 
 
@@ -499,9 +474,13 @@ class Plugin(Generic[S]):
     """The model of its ``[name]`` table: its keys, their types and checks, its settings."""
     build: Callable[[S, Context], Adapter]
     secrets: Callable[[S], Sequence[SecretNeed]] = _no_secrets
+    verbs: Callable[[S], Sequence[tuple[VerbSpec, Callable[[Call], Awaitable[Reply]]]]] = (
+        _no_secrets
+    )
+    """Verbs it adds to ``/count`` on every platform, from its settings (none by default)."""
     secret_names: tuple[str, ...] = ()
     """Every secret name it may ever read, scrubbed from logs even before a file is read."""
-    admins: Callable[[S], AdminPolicy] = _deny
+    admins: Callable[[S], AdminPolicy] = deny_all
     place: str = "workspace"
     channel_example: str = ""
     """How one of its channels is written in ``[admins] alerts``: ``x:WORKSPACE/CHANNEL``."""

@@ -18,7 +18,8 @@ Three checks, each where it cannot be bypassed by the one before:
 
 :class:`GuardedSession` follows redirects itself, running :func:`check_url` on every
 ``Location`` (so each hop meets the scheme, host list and port rules, then checks 2 and 3), up
-to ``max_redirects``, and drops secret headers when a redirect leaves the origin. It never uses
+to ``max_redirects``, and drops secret headers when a redirect leaves the origin (``get``;
+``post``, a webhook's delivery, follows none: a 3xx is the caller's to judge). It never uses
 a proxy or the environment's proxy settings, and keeps no cookies.
 
 Refused addresses (unless ``allow_private_addresses``, which only the operator's own config may
@@ -193,6 +194,10 @@ class EgressPolicy:
         if self.allowed_hosts is not None:
             hosts = tuple(dict.fromkeys(_host_pattern(h) for h in self.allowed_hosts))
             object.__setattr__(self, "allowed_hosts", hosts)
+
+    def check(self, url: str | URL) -> URL:
+        """:func:`check_url` under this policy (for a plug-in, which sees the policy only)."""
+        return check_url(url, self)
 
     def allows_host(self, host: str) -> bool:
         """Whether the normalised ``host`` (from :func:`parse_host`) is on the allow-list."""
@@ -382,6 +387,18 @@ class GuardedSession(Closing):
             yield resp
         finally:
             resp.release()
+
+    async def post(
+        self, url: str | URL, body: bytes, *, headers: Mapping[str, str] | None = None
+    ) -> aiohttp.ClientResponse:
+        """POST ``body`` to ``url`` once, following no redirect (a 3xx is the caller's to
+        judge); the response, to be released by the caller. :class:`EgressRefused` before
+        connecting anywhere the policy does not allow."""
+        if self._session is None:
+            raise RuntimeError("GuardedSession.post() outside 'async with'")
+        target = check_url(url, self.policy)
+        sent = {**self._headers, **(headers or {})}
+        return await self._session.post(target, data=body, headers=sent, allow_redirects=False)
 
     def _follow(self, current: URL, location: str) -> URL:
         try:

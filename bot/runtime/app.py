@@ -24,6 +24,7 @@ from bot.charts.process import CHARTS
 from bot.cluster import Instance, instance_id_from
 from bot.cluster.polls import PollLeases
 from bot.cluster.single import SingleInstance, lock_path
+from bot.commands.builtin import VERBS
 from bot.commands.handler import Commands
 from bot.delivery.adapter import Adapter
 from bot.delivery.rehearsal import Rehearsals
@@ -144,6 +145,9 @@ class App(Closing):
             egress=config.chat_sources,
             instance=self.instance,
             rehearsals=self.rehearsals,
+            verbs=VERBS.extended(
+                verb for p, s in config.platforms.items() for verb in config.plugins[p].verbs(s)
+            ),
         )
         self.adapters: dict[Platform, Adapter] = {}
         self.seeded = Seeded()

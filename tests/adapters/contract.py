@@ -1,7 +1,7 @@
 """The adapter contract: what every platform's adapter must do, run against each of them (the
-console, Discord, Slack and Telegram) with its real client library inside the whole bot and
-against its loopback fake (``tests/adapters/rigs``). Per-platform test files keep only what is
-specific to one platform.
+console, Discord, Slack, Telegram and webhooks) with its real client library inside the whole
+bot and against its loopback fake (``tests/adapters/rigs``). Per-platform test files keep only
+what is specific to one platform.
 
 Every delivery reaches its channel exactly once: when the platform carried out a post but its
 answer was lost (a final's chart included), after a server error, and whatever happens to another
@@ -11,7 +11,9 @@ message that is gone is ``MessageGone``; a server error is transient, a channel 
 permanent. ``health()`` tells the truth. Text from a count shows as typed and pings nobody.
 
 The console is a terminal: one channel, printed, never read back. It has no answer to lose, no
-channel to remove and no message to delete, so the tests of those run on the other three.
+channel to remove and no message to delete, so the tests of those run on the other four. A
+webhook's receiver has all of those (it deduplicates by the idempotency key, and a message it
+deleted answers an edit 410) but no members: the tests of commands run on the chats.
 """
 
 from __future__ import annotations
@@ -37,13 +39,18 @@ from tests.adapters.rigs.console import ConsoleRig
 from tests.adapters.rigs.discord import DiscordRig
 from tests.adapters.rigs.slack import SlackRig
 from tests.adapters.rigs.telegram import TelegramRig
+from tests.adapters.rigs.webhook import WebhookRig
 from tests.helpers import tally
 from tests.hostile import typed
 
-RIGS: dict[str, type[Rig]] = {r.name: r for r in (ConsoleRig, DiscordRig, SlackRig, TelegramRig)}
+RIGS: dict[str, type[Rig]] = {
+    r.name: r for r in (ConsoleRig, DiscordRig, SlackRig, TelegramRig, WebhookRig)
+}
 EVERY = list(RIGS)
-ANSWERING = ["discord", "slack", "telegram"]
+ANSWERING = ["discord", "slack", "telegram", "webhook"]
 """Platforms that answer a post, have channels to remove and messages to delete."""
+COMMANDED = ["discord", "slack", "telegram"]
+"""Platforms whose members type commands (a webhook's receiver types none)."""
 COUNT = "bessemer-2021"
 
 
@@ -54,6 +61,10 @@ def rig(request: pytest.FixtureRequest) -> Rig:
 
 def answering(test: object) -> object:
     return pytest.mark.parametrize("rig", ANSWERING, indirect=True)(test)
+
+
+def commanded(test: object) -> object:
+    return pytest.mark.parametrize("rig", COMMANDED, indirect=True)(test)
 
 
 async def subscribe(rig: Rig, *channels: ChannelRef, mode: Mode = Mode.EVENTS) -> None:
@@ -396,7 +407,7 @@ async def test_a_store_error_after_a_post_stops_no_other_and_doubles_nothing(
 # ------------------------------------------------------------------------ commands
 
 
-@answering
+@commanded
 async def test_a_hundred_commands_at_once_are_all_answered(rig: Rig, tmp_path: Path) -> None:
     async with rig.run(tmp_path):
         await ingest(rig, 84, 201)
@@ -408,7 +419,7 @@ async def test_a_hundred_commands_at_once_are_all_answered(rig: Rig, tmp_path: P
     assert rig.answered(asked) == 100
 
 
-@answering
+@commanded
 async def test_a_reply_that_draws_a_429_is_answered_after_the_wait(
     rig: Rig, tmp_path: Path
 ) -> None:
@@ -423,7 +434,7 @@ async def test_a_reply_that_draws_a_429_is_answered_after_the_wait(
     assert waited >= said  # on the bot's clock: the wait was the platform's, not skipped
 
 
-@answering
+@commanded
 async def test_one_members_commands_are_carried_out_in_the_order_sent(
     rig: Rig, tmp_path: Path
 ) -> None:

@@ -126,7 +126,7 @@ async def ask_as(tmp_path: Path, plugin: Plugin[Any], user: str, text: str, **ta
 
 def test_the_installed_platforms_are_found_through_their_entry_points() -> None:
     installed = Plugins.installed()
-    assert list(installed) == ["console", "discord", "slack", "telegram"]
+    assert list(installed) == ["console", "discord", "slack", "telegram", "webhook"]
     for name, plugin in installed.items():
         assert isinstance(plugin, Plugin)
         assert plugin.name == name
@@ -163,7 +163,7 @@ def test_an_unknown_platform_table_is_a_clear_error(tmp_path: Path) -> None:
         parse({"matrix": {}, "counts": [COUNT]}, path)
     (problem,) = unknown.value.problems
     assert problem.startswith(f"{path}: matrix: unknown key; known keys: ")
-    assert problem.endswith("console, discord, slack, telegram")
+    assert problem.endswith("console, discord, slack, telegram, webhook")
     with pytest.raises(ConfigError, match=r"alerts\[0\]: no platform 'slak' is installed \(did "):
         parse({"admins": {"alerts": ["slak:T1/C1"]}, "counts": [COUNT]}, path)
 
