@@ -48,18 +48,18 @@ class FakeDiscord(WorldSetup, LoopbackServer):
     the client connected go out over the gateway (CHANNEL_CREATE, GUILD_ROLE_CREATE, ...).
 
     Enforced like Discord: ``Bot <token>`` auth (401), payload limits (400/50035, 50006,
-    413/40005), per-channel message buckets (create, edit and delete each
-    ``channel_msg_limit`` per ``channel_msg_window_s``, also used for interaction webhooks),
-    a global per-bot limit (interaction routes excluded), rate-limit headers, 429 bodies with
-    ``Via``, announcement channels (following, crossposting to every follower, the hourly
-    bound on publishing, Manage Webhooks: ``announce``), nonce dedup (``enforce_nonce``),
-    permissions (403/50001, 50013), unknown objects (404 with Discord's codes), the 3 s first-response deadline (10062), a single
-    acknowledgement (40060), the 15 min token, privileged intents (close 4014) and the
+    413/40005), per-channel message buckets (create, edit and delete each ``channel_msg_limit``
+    per ``channel_msg_window_s``, also used for interaction webhooks), a global per-bot limit
+    (interaction routes excluded), rate-limit headers, 429 bodies with ``Via``, announcement
+    channels (following, crossposting to every follower, the hourly bound on publishing, Manage
+    Webhooks: ``announce``), nonce dedup (``enforce_nonce``), permissions (403/50001, 50013),
+    unknown objects (404 with Discord's codes), the 3 s first-response deadline (10062), a
+    single acknowledgement (40060), the 15 min token, privileged intents (close 4014) and the
     gateway's protocol errors (4001-4014). Unknown routes answer 404 ``{"code": 0}``. Given an
     ``identify_clock`` (``time.monotonic``, or a faster one for a shortened window), also the
-    identify limit: one session start per 5 s in each bucket ``shard % max_concurrency``,
-    beyond which IDENTIFY is answered Invalid Session (op 9); without one, none (a test that
-    restarts the bot at once would otherwise wait 5 s on the real clock).
+    identify limit: one session start per 5 s in each bucket ``shard % max_concurrency``, beyond
+    which IDENTIFY is answered Invalid Session (op 9); without one, none (a test that restarts
+    the bot at once would otherwise wait 5 s on the real clock).
 
     ``clock`` (e.g. :class:`FakeClock`) drives buckets, deadlines and timestamps; discord.py
     itself sleeps on the real clock for ``retry_after``, so keep windows small in tests.
