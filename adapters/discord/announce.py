@@ -7,7 +7,12 @@ one, and making a channel follow one.
   (``PUBLISH_WINDOW``, the bucket ``publishes per channel`` of ``DISCORD_LIMITS``, which
   ``[discord.limits]`` may change). A message published already answers 400, code 40033: a
   repeat after a lost answer, done. Not an announcement channel (50024), no right to (50001,
-  50013): ``NotAllowedHere``; the message gone (10008): ``MessageGone``.
+  50013): ``NotAllowedHere``; the message gone (10008): ``MessageGone``. discord.py refuses
+  (``RateLimited``) every request of a bucket whose reset is further away than
+  ``max_ratelimit_timeout`` (30 s), even with requests left in it: after one publish, the
+  channel's bucket resets an hour later, so the next publish would wait an hour. Each crosspost
+  is therefore a bucket of its own for discord.py (a ``metadata`` of its own on the route), and
+  the pacer alone paces publishing; a 429 still comes back as ``RateLimited``.
 - :class:`DiscordFollows`: ``/count subscribe <count> via=#channel`` in a server's channel makes
   it follow the operator's announcement channel for the count (``POST /channels/{id}/followers``
   with ``webhook_channel_id``: Discord makes a webhook in the follower channel), when the
@@ -19,6 +24,7 @@ one, and making a channel follow one.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -45,6 +51,7 @@ PUBLISH_WINDOW = Window(10, 3600.0)
 """Discord's bound on publishing, per announcement channel (about 10 an hour)."""
 ALREADY_CROSSPOSTED = 40033
 WRONG_CHANNEL_TYPE = 50024  # "Cannot execute action on this channel type"
+_REQUESTS = itertools.count()
 TOKEN_S = 15 * 60.0  # an interaction's token: the follow is part of its answer
 MANAGE_WEBHOOKS = (
     "tallybot needs Manage Webhooks in this channel to follow an announcement channel: give it "
@@ -59,9 +66,16 @@ class DiscordAnnouncements(DiscordPlaces):
         self, channel: ChannelRef, message_id: str, *, pace: Pace = unpaced
     ) -> None:
         http = self._live().http
+        route = discord.http.Route(
+            "POST",
+            "/channels/{channel_id}/messages/{message_id}/crosspost",
+            channel_id=int(channel.channel),
+            message_id=int(message_id),
+            metadata=f"tallybot {next(_REQUESTS)}",  # a discord.py bucket of its own
+        )
         async with pace(Route(PUBLISH_ROUTE, channel.channel), delivers=True):
             try:
-                await http.publish_message(int(channel.channel), int(message_id))
+                await http.request(route)
             except discord.HTTPException as exc:
                 if exc.code == ALREADY_CROSSPOSTED:
                     return  # an earlier attempt published it
