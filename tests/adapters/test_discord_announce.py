@@ -242,7 +242,8 @@ async def test_calls_give_way_to_the_final_under_the_hourly_bound(
         steps = [d for d in await publish_steps(bot) if d.id != earlier]
     clinch, final = steps
     assert clinch.status is DeliveryStatus.SUPERSEDED
-    assert clinch.last_error is not None and "kept for the final" in clinch.last_error
+    assert clinch.last_error is not None
+    assert "kept for the final" in clinch.last_error
     assert final.status is DeliveryStatus.SENT
     assert len(crossposts(fake, p.announce)) == 1
     assert fake.count_429 == 0  # the bot kept under the bound itself
