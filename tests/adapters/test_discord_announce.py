@@ -74,7 +74,7 @@ def press(world: World) -> Press:
     return Press(announce, followers, other_guild, other)
 
 
-def settings(tmp_path: Path, world: World, p: Press, **limits: list[float]) -> Config:
+def settings(tmp_path: Path, world: World, p: Press, **limits: list[int]) -> Config:
     """As ``test_discord.config``, with the command synced to the other server too, the
     announcement channel that may be followed for the count, and ``limits``."""
     fake = world.fake
