@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from sqlalchemy import update
 
+from adapters.slack.commands import SUPPORTS as SLACK
 from bot.commands.hearing import parse_wants
 from bot.commands.request import Request
 from bot.commands.subscribing import checked_wants
@@ -325,3 +326,7 @@ async def bot_sub(bot: Bot, p: Press) -> Any:
             conn, ChannelRef(Platform("discord"), str(p.other_guild), str(p.other))
         )
     return sub
+
+
+def test_slack_offers_no_publish() -> None:
+    assert Extra.PUBLISH not in SLACK
