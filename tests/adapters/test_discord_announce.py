@@ -18,7 +18,7 @@ from bot.commands.hearing import parse_wants
 from bot.commands.request import Request
 from bot.commands.subscribing import checked_wants
 from bot.domain.model import TallyState
-from bot.domain.subscription import ChannelRef, Extra, Platform
+from bot.domain.subscription import ChannelRef, Extra, Platform, Wants
 from bot.errors import CommandError
 from bot.settings.loader import Config
 from bot.settings.loader import parse as parse_config
@@ -26,7 +26,7 @@ from bot.store import Database, outbox
 from bot.store import subscriptions as sub_rows
 from bot.store.outbox import DeliveryAction, DeliveryStatus, NewDelivery
 from bot.store.schema import outbox as outbox_table
-from tests.adapters import test_discord
+from tests.adapters import test_discord, test_doctor
 from tests.adapters.test_discord import (
     ALICE,
     MANAGE_CHANNELS,
@@ -330,3 +330,34 @@ async def bot_sub(bot: Bot, p: Press) -> Any:
 
 def test_slack_offers_no_publish() -> None:
     assert Extra.PUBLISH not in SLACK
+
+
+async def test_doctor_says_a_publishing_channel_is_no_announcement_channel(
+    tmp_path: Path,
+) -> None:
+    async with FakeDiscord(token=test_doctor.DISCORD_TOKEN) as fake:
+        guild = fake.add_guild("Bessemer Watch")
+        news = fake.add_channel(guild, "news", kind=5)
+        text = fake.add_channel(guild, "text")
+        outside = fake.add_channel(fake.add_guild("Local 3"), "updates")
+        fake.revoke_send(outside)  # Discord posts there, not the bot: not the bot's to check
+        env = {"DISCORD_TOKEN": test_doctor.DISCORD_TOKEN}
+        tables = {"discord": {"api_base": fake.base_url, "gateway_url": fake.gateway_url}}
+        path = test_doctor.write_config(tmp_path, tables)
+
+        def ref(g: int, channel: int) -> ChannelRef:
+            return ChannelRef(Platform("discord"), str(g), str(channel))
+
+        await test_doctor.subscribe(
+            path,
+            env,
+            (ref(guild, news), Wants(publish=True)),
+            (ref(guild, text), Wants(publish=True)),
+            (ref(fake.channels[outside].guild_id or 0, outside), Wants(via=str(news))),
+        )
+        status, lines = await test_doctor.doctor(path, env)
+    assert status == 1
+    assert [line for line in lines if "discord:" in line] == [
+        f"{ref(guild, text)}: the channel is not an announcement channel (a subscription "
+        "publishes); fix: make #text an announcement channel, or subscribe again without publish"
+    ]
