@@ -20,6 +20,7 @@ from bot.commands.subscribing import checked_wants
 from bot.domain.model import TallyState
 from bot.domain.subscription import ChannelRef, Extra, Platform, Wants
 from bot.errors import CommandError
+from bot.ops.doctor import doctor
 from bot.settings.loader import Config
 from bot.settings.loader import parse as parse_config
 from bot.store import Database, outbox
@@ -355,7 +356,7 @@ async def test_doctor_says_a_publishing_channel_is_no_announcement_channel(
             (ref(guild, text), Wants(publish=True)),
             (ref(fake.channels[outside].guild_id or 0, outside), Wants(via=str(news))),
         )
-        status, lines = await test_doctor.doctor(path, env)
+        status, lines = await doctor(path, env)
     assert status == 1
     assert [line for line in lines if "discord:" in line] == [
         f"{ref(guild, text)}: the channel is not an announcement channel (a subscription "
