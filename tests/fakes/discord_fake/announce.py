@@ -14,7 +14,9 @@
   with a ``message_reference`` to the original, no ping: the source server's roles are not the
   follower's), with no request per follower. The original gets the flag CROSSPOSTED.
   Publishes are bounded per channel (``publish_limit`` per ``publish_window_s``, Discord's 10
-  an hour), answered 429 beyond, the bucket's headers on every answer.
+  an hour), answered 429 beyond, the bucket's headers on every answer. ``hangs.hang(f"published
+  {id}")`` holds the answer of a crosspost in channel ``id`` once it is carried out (the copies
+  made): a bot killed then has published without knowing it.
 """
 
 from __future__ import annotations
@@ -120,6 +122,7 @@ async def crosspost(fake: FakeDiscord, ctx: Ctx) -> Reply:
                 created_clock=fake.clock(),
             )
         )
+    await fake.hangs.wait(f"published {chan.id}")
     return Reply(200, fake.message_json(msg))
 
 
