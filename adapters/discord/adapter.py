@@ -93,7 +93,7 @@ class DiscordAdapter(DiscordSender):
         super().__init__(DISCORD_LIMITS.with_windows(settings.limits))
         self.config = settings
         self.context = context
-        self.commands = SlashCommands(context, self.replies)
+        self.commands = SlashCommands(context, self.replies, settings.announcements)
         self.admins = DiscordAdmins(settings)
         self._token = context.secret(TOKEN)
         self.budget_key = self._token.fingerprint()

@@ -24,6 +24,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from adapters.discord.admins import dm_place
+from adapters.discord.announce import DiscordFollows
 from adapters.discord.delivery import CALLBACK_ROUTE, FAILURES, FOLLOWUP_ROUTE, discord_file
 from adapters.discord.embeds import choice_name, escape, reply_parts
 from adapters.discord.forms import FormModal, ReopenButton
@@ -54,8 +55,9 @@ from bot.platform import (
 log = logging.getLogger(__name__)
 
 PLATFORM = Platform("discord")
-SUPPORTS = frozenset(Extra)
-"""The subscription options tallybot has on Discord."""
+SUPPORTS = frozenset(Extra) - {Extra.PUBLISH}
+"""The subscription options tallybot has on Discord (and ``publish`` in an announcement
+channel)."""
 Values = Mapping[str, Value]
 """A subcommand's options as given, by name."""
 
@@ -83,11 +85,25 @@ def place_of(interaction: Ix) -> str:
     return str(guild) if guild is not None else dm_place(interaction.channel_id)
 
 
+def announcing(interaction: Ix) -> bool:
+    """Whether the command comes from an announcement channel (type 5): ``publish`` there."""
+    channel = interaction.channel
+    return channel is not None and channel.type is discord.ChannelType.news
+
+
 class SlashCommands:
     """Carries out ``/count`` subcommands through the core (``context.handle``)."""
 
-    def __init__(self, context: Context, replies: Replies | None = None) -> None:
+    def __init__(
+        self,
+        context: Context,
+        replies: Replies | None = None,
+        announcements: Mapping[str, int] | None = None,
+    ) -> None:
+        """``announcements``: the operator's announcement channel of each count that a
+        channel may follow (``[discord] announcements``)."""
         self.context = context
+        self.announcements = dict(announcements or {})
         self.replies = replies if replies is not None else Replies()
         self.inflight = InFlight()
         self.forms: dict[tuple[int, str], FormModal] = {}
@@ -321,9 +337,10 @@ class SlashCommands:
             # Discord lets a command's default member permissions say who may use it, but not
             # a subcommand's: /count subscribe checks Manage Channels (here) itself.
             channel_admin=perms.manage_channels or perms.administrator,
-            supports=SUPPORTS,
+            supports=SUPPORTS | ({Extra.PUBLISH} if announcing(interaction) else set()),
             mentions=DiscordMentions(interaction.guild, perms, interaction.app_permissions),
             names=DiscordNames(interaction.guild),
+            follows=DiscordFollows(interaction, self.announcements, self.replies),
             form=form,
         )
 

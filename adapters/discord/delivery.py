@@ -26,7 +26,8 @@ Every request goes through the dispatcher's ``pace``, named by its route as disc
 every request, Discord's documented global limit per bot (discord.py does not pace itself to
 it: it only waits out a 429 after the fact); and per channel, 5 per 5 s each for creating,
 editing and reading messages, the buckets Discord reports in its ``X-RateLimit-*`` headers
-(observed; Discord does not document bucket sizes).
+(observed; Discord does not document bucket sizes); and 10 per hour per channel for publishing
+(``adapters.discord.announce``).
 """
 
 from __future__ import annotations
@@ -42,10 +43,16 @@ from typing import Any
 import aiohttp
 from cachetools import LRUCache
 
+from adapters.discord.announce import (
+    PUBLISH_ROUTE,
+    PUBLISH_WINDOW,
+    PUBLISHES,
+    DiscordAnnouncements,
+)
 from adapters.discord.embeds import clip, message_embed, notice_content
 from adapters.discord.lib import discord
 from adapters.discord.mentions import NO_MENTIONS, role_ping
-from adapters.discord.places import POST_ROUTE, DiscordPlaces
+from adapters.discord.places import POST_ROUTE
 from adapters.discord.ratelimits import GlobalWatch
 from adapters.discord.text import plain
 from bot.platform import (
@@ -87,6 +94,7 @@ DISCORD_LIMITS = Limits(
         EDIT_ROUTE: (Bucket("edits per channel", Window(5, 5.0), per_channel=True),),
         READ_ROUTE: (Bucket("reads per channel", Window(5, 5.0), per_channel=True),),
         DELETE_ROUTE: (Bucket("deletes per channel", Window(5, 5.0), per_channel=True),),
+        PUBLISH_ROUTE: (Bucket(PUBLISHES, PUBLISH_WINDOW, per_channel=True),),
         # A command's answer: the interaction's first response, then follow-ups (and edits
         # or deletes of them) by the interaction's token, 5 per 5 s per token as for a
         # webhook (observed); neither counts toward the global limit.
@@ -171,7 +179,7 @@ def key_in(message: dict[str, Any]) -> str | None:
     return None
 
 
-class DiscordSender(DiscordPlaces):
+class DiscordSender(DiscordAnnouncements):
     """Delivery on Discord (see the module docstring); ``open_client`` gives the discord.py
     client while the adapter is open."""
 
@@ -180,6 +188,7 @@ class DiscordSender(DiscordPlaces):
 
     def __init__(self, limits: Limits = DISCORD_LIMITS) -> None:
         self.limits = limits
+        self.publishes = limits.named()[PUBLISHES].window
         self._names: LRUCache[int, str] = LRUCache(NAMES_KEPT)
         self._threads = set()
         self.global_429s = GlobalWatch(GLOBAL)

@@ -6,7 +6,7 @@ the channel's overwrites (``GET /channels/{id}``, ``/guilds/{id}``, ``/guilds/{i
 ``/guilds/{id}/members/{bot}``): View Channel, Send Messages, Embed Links, Attach Files and Read
 Message History always; Create Public Threads and Send Messages in Threads for ``thread``; Pin
 Messages for ``pin``; for ``mention=`` a role that exists and that the bot may ping (mentionable,
-or Mention Everyone)."""
+or Mention Everyone); for ``publish``, that the channel is an announcement channel (type 5)."""
 
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ from bot.platform import Checkup, Problem, Subscribed
 ADMINISTRATOR = 1 << 3
 MANAGE_MESSAGES = 1 << 13
 MENTION_EVERYONE = 1 << 17
+ANNOUNCEMENT = 5  # the channel type that publishes (``adapters.discord.announce``)
 ALWAYS = (
     Permission.VIEW_CHANNEL,
     Permission.SEND_MESSAGES,
@@ -187,6 +188,14 @@ async def _channel(
                 where,
                 "the bot lacks Pin Messages (a subscription pins)",
                 f"give the bot Pin Messages in #{name}",
+            )
+        )
+    if any(w.publish for w in sub.wants) and channel.get("type") != ANNOUNCEMENT:
+        problems.append(
+            Problem(
+                where,
+                "the channel is not an announcement channel (a subscription publishes)",
+                f"make #{name} an announcement channel, or subscribe again without publish",
             )
         )
     by_id = {str(r["id"]): r for r in roles}

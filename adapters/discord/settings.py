@@ -63,6 +63,17 @@ def _shard_ids(value: object) -> tuple[int, ...] | None:
     return tuple(sorted(value))
 
 
+def _announcements(value: object) -> dict[str, int]:
+    if not isinstance(value, dict):
+        raise bad(f"expected a table of count = channel id, got {describe(value)}")
+    found: list[tuple[Loc, str]] = []
+    for count, channel in value.items():
+        if isinstance(channel, bool) or not str(channel).isdigit():
+            found.append(((str(count),), f"{describe(channel)} is not a channel id"))
+    problems("announcements", found)
+    return {str(count): int(channel) for count, channel in value.items()}
+
+
 def _guild_ids(value: frozenset[str]) -> frozenset[str]:
     for guild in sorted(value):
         if not guild.isascii() or not guild.isdigit():
@@ -84,6 +95,11 @@ class DiscordSettings(PlatformTable):
     """Role names or ids that make an admin, in the ``admin_guilds`` only."""
     admin_guilds: Annotated[Ids, AfterValidator(_guild_ids)] = frozenset()
     """Server ids where Manage Server, Administrator and ``admin_roles`` make an admin."""
+    announcements: Annotated[dict[str, int], PlainValidator(_announcements)] = Field(
+        default_factory=dict
+    )
+    """``[discord.announcements]``: ``count = channel id``, the operator's announcement channel
+    of each count that other servers' channels may follow (``subscribe <count> via=#channel``)."""
     shard_count: Annotated[int | None, PlainValidator(_shard_count)] = 1
     """How many gateway shards the bot has (``"auto"``: as many as Discord recommends, None
     here); the instances of a PostgreSQL store divide them (``adapters.discord.shards``)."""

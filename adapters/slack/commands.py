@@ -54,8 +54,8 @@ from bot.platform import (
 log = logging.getLogger(__name__)
 
 PLATFORM = Platform("slack")
-SUPPORTS = frozenset(Extra)
-"""The subscription options tallybot has on Slack."""
+SUPPORTS = frozenset(Extra) - {Extra.PUBLISH}
+"""The subscription options tallybot has on Slack (no announcement channels to publish in)."""
 
 
 class _QuietTokenWarning(logging.Filter):

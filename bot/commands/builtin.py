@@ -1,7 +1,7 @@
 """The built-in verbs: their specs and handlers, registered in :data:`VERBS`.
 
     subscribe <count> [events|all|live] [final|calls|leads] [close=N|N%] [mention=@role]
-              [thread] [pin]            unsubscribe <count>      list
+              [thread] [pin] [publish] | via=#channel    unsubscribe <count>      list
     status [count]                          history <count>          chart <count>       help
     update <count> yes=463 no=1100 challenged=505 void=76 received=3215    (admins)
     correct <count> ...                     (admins: figures that go down, or change a final)
@@ -24,7 +24,15 @@ from bot.commands.authority import find_count
 from bot.commands.hearing import WantsArg
 from bot.commands.manual import manual
 from bot.commands.request import Reply, group_called
-from bot.commands.subscribing import checked_wants, describe, mention_audit, scoreboard
+from bot.commands.subscribing import (
+    checked_wants,
+    describe,
+    follow_audit,
+    follow_for,
+    mention_audit,
+    scoreboard,
+    unfollow_note,
+)
 from bot.commands.verbs import Call, Verb, Verbs, VerbSpec
 from bot.domain.model import Count
 from bot.domain.subscription import Mode, Wants
@@ -74,11 +82,22 @@ async def subscribe(call: Call) -> Reply:
     if count.archived:
         raise CommandError(f"{count.id} is archived: it posts nothing more")
     wants = await checked_wants(call.command.wants or Wants(), request)
+    async with s.db.connect() as conn:
+        followed = await sub_rows.find(conn, request.channel, count.id)
+    made = await follow_for(request, count.id, wants, followed)  # Discord's via=
     async with s.db.begin() as conn:
         before = await sub_rows.find(conn, request.channel, count.id)
         sub, created = await sub_rows.subscribe(
-            conn, request.channel, count.id, wants, by=request.actor, at=s.clock.now()
+            conn,
+            request.channel,
+            count.id,
+            wants,
+            by=request.actor,
+            at=s.clock.now(),
+            follow_webhook=made,
         )
+        if made is not None and (followed is None or followed.follow_webhook != made):
+            await audit_rows.record(conn, follow_audit(call, count.id, wants, made))
         # a scoreboard at once for a new live subscription (or one enabled again)
         fresh = before is None or not before.enabled or not before.wants.live
         last = await tally_rows.last(conn, count.id) if wants.live and fresh else None
@@ -115,12 +134,15 @@ async def subscribe(call: Call) -> Reply:
 async def unsubscribe(call: Call) -> Reply:
     name = call.command.count
     assert name is not None  # a required CountArg took it
+    async with call.services.db.connect() as conn:
+        sub = await sub_rows.find(conn, call.request.channel, name)
+    note = await unfollow_note(call.request, sub)  # a via= subscription's follow
     async with call.services.db.begin() as conn:  # whatever became of the count since
         gone = await sub_rows.unsubscribe(conn, call.request.channel, name)
     if not gone:
         count = await the_count(call)
         raise CommandError(f"this channel is not subscribed to {count.id}")
-    return Reply(f"Unsubscribed this channel from {name}.")
+    return Reply(f"Unsubscribed this channel from {name}.{note}")
 
 
 @VERBS.verb(VerbSpec(Verb.LIST, "Every count, and what this channel follows"))

@@ -1,6 +1,6 @@
 """The grammar of what a subscription hears: ``[events|all|live] [final] [calls] [leads]
-[close=50|close=2%] [mention=@role] [thread] [pin]``, in any order (see
-``bot.domain.subscription``).
+[close=50|close=2%] [mention=@role] [thread] [pin] [publish]``, in any order, or ``via=#channel``
+alone (see ``bot.domain.subscription``).
 
 A platform with typed options gets two: ``mode`` (events, all or live, as before filters) and
 ``options`` (the rest, as typed).
@@ -20,9 +20,16 @@ from bot.errors import CommandError
 
 PERCENT = re.compile(r"^([0-9]{1,3})(?:\.([0-9]))?%$")
 HEARS = {h.value: h for h in Hear}
-FLAGS = ("live", "thread", "pin")
-KNOWN = "events, all, live, final, calls, leads, close=50 or close=2%, mention=@role, thread or pin"
-OPTIONS_HELP = "Also: final, calls, leads, close=50 or close=2%, mention=@role, thread, pin"
+FLAGS = ("live", "thread", "pin", "publish")
+KNOWN = (
+    "events, all, live, final, calls, leads, close=50 or close=2%, mention=@role, thread, pin, "
+    "publish or via=#channel"
+)
+OPTIONS_HELP = (
+    "Also: final, calls, leads, close=50 or close=2%, mention=@role, thread, pin, publish, "
+    "via=#channel"
+)
+CHANNEL = re.compile(r"^(?:<#([0-9]{1,20})>|#?([0-9]{1,20}))$")
 
 
 def parse_close(raw: str) -> Close:
@@ -51,6 +58,7 @@ def parse_wants(words: list[str]) -> Wants:
     flags: set[str] = set()
     close: Close | None = None
     mention: str | None = None
+    via: str | None = None
     for word in words:
         key, sep, value = word.partition("=")
         key = key.lower()
@@ -64,6 +72,11 @@ def parse_wants(words: list[str]) -> Wants:
             if not value:
                 raise CommandError("mention= needs a role: mention=@organisers")
             mention = value
+        elif sep and key == "via":
+            channel = CHANNEL.match(value)
+            if channel is None:
+                raise CommandError("via= needs an announcement channel: via=#123456789012345678")
+            via = channel.group(1) or channel.group(2)
         else:
             raise CommandError(f"unknown option {word[:40]!r}: use {KNOWN}")
     return Wants(
@@ -73,6 +86,8 @@ def parse_wants(words: list[str]) -> Wants:
         mention=mention,
         thread="thread" in flags,
         pin="pin" in flags,
+        publish="publish" in flags,
+        via=via,
     )
 
 
@@ -86,7 +101,10 @@ class WantsArg(Arg):
 
     @property
     def usage(self) -> str:
-        return f"{self.mode.usage} [final|calls|leads] [close=N|N%] [mention=@role] [thread] [pin]"
+        return (
+            f"{self.mode.usage} [final|calls|leads] [close=N|N%] [mention=@role] [thread] [pin] "
+            "[publish] | via=#channel"
+        )
 
     def take(self, command: Command, words: list[str], usage: str) -> tuple[Command, list[str]]:
         return replace(command, wants=parse_wants(words)), []

@@ -52,8 +52,11 @@ async def rehearse(call: Call) -> Reply:
     channels = [
         sub.channel
         for sub in subs
-        if everywhere
-        or (sub.channel.platform == here.platform and sub.channel.workspace == here.workspace)
+        if sub.wants.via is None  # a follower gets what its announcement channel publishes
+        and (
+            everywhere
+            or (sub.channel.platform == here.platform and sub.channel.workspace == here.workspace)
+        )
     ]
     outcome = await s.rehearsals.rehearse(
         count.id, count.title, channels, keep=call.command.choice == "keep"

@@ -37,6 +37,22 @@ class Names(ABC):
         """The name of the role or user group ``group_id`` here (without a leading ``@``)."""
 
 
+class Follows(ABC):
+    """Channel following, where a command comes from (Discord gives one): this channel follows
+    the operator's announcement channel for a count (``subscribe <count> via=#channel``)."""
+
+    @abstractmethod
+    async def follow(self, count_id: str, announcement: str) -> str:
+        """Make this channel follow ``announcement`` for ``count_id``, when the operator lets
+        that channel be followed for the count and tallybot may here; the id of what the
+        platform made for it (Discord's webhook). A :class:`CommandError` (one line) why not."""
+
+    @abstractmethod
+    async def unfollow(self, made: str) -> str | None:
+        """End a follow (delete what :meth:`follow` made); None when done, else what the
+        person must do by hand (one line)."""
+
+
 async def user_called(request: Request, user_id: str) -> str:
     """The user ``user_id`` in a reply to ``request``: their name, else ``user ID``."""
     name = await request.names.user(user_id) if request.names is not None else None
@@ -91,6 +107,8 @@ class Request:
     """Who may be pinged, when the platform supports ``mention``."""
     names: Names | None = None
     """Who ids are here, for replies that name a user or a group (None: ids only)."""
+    follows: Follows | None = None
+    """Channel following here (``via=``), where the platform has it."""
     form: bool = False
     """The text asks for the verb's form (``VerbSpec.opens_form``), on a platform that shows
     forms: checked as the command is, and answered with the form (``Reply.form``), not carried

@@ -35,7 +35,7 @@ from datetime import datetime
 from aiohttp import web
 
 from bot.base.lifecycle import Closing
-from bot.delivery.pacing import UNLIMITED, Limits, LimitSaid, Pace, Pacer, unpaced
+from bot.delivery.pacing import UNLIMITED, Limits, LimitSaid, Pace, Pacer, Window, unpaced
 from bot.delivery.replies import Replies
 from bot.domain.message import Attachment, Outgoing
 from bot.domain.subscription import ChannelRef, Platform
@@ -81,6 +81,11 @@ class Adapter(Closing, abc.ABC):
     the message's thread): the dispatcher then posts the message without it, records it as
     sent, and shows the chart as a step of its own (``show_chart``). False: the chart goes in
     the post itself (``post``'s ``attachment``)."""
+
+    publishes: Window | None = None
+    """How many messages of one channel the platform lets be published to the channels that
+    follow it (``crosspost``) in what time (Discord: about 10 an hour); None: it has no such
+    thing. Calls give way to the final under it (``bot.delivery.publishing``)."""
 
     budget_key: str = ""
     """A non-secret fingerprint of the credentials the platform counts this bot's requests by
@@ -186,6 +191,16 @@ class Adapter(Closing, abc.ABC):
 
     async def unpin(self, channel: ChannelRef, message_id: str, *, pace: Pace = unpaced) -> None:
         """Unpin a message pinned before (the default: nothing is ever pinned)."""
+
+    async def crosspost(
+        self, channel: ChannelRef, message_id: str, *, pace: Pace = unpaced
+    ) -> None:
+        """Publish a message posted before in an announcement channel to every channel that
+        follows it, in one request whatever their number; paced with ``delivers=True``. A
+        message published already counts as published (a repeat after a lost answer).
+        :class:`MessageGone` when the message is gone; :class:`NotAllowedHere` where the bot may
+        not publish, and on a platform without announcement channels (the default)."""
+        raise NotAllowedHere(f"no announcement channels on {self.platform}")
 
     async def delete(self, channel: ChannelRef, message_id: str, *, pace: Pace = unpaced) -> None:
         """Delete a message the bot posted (a rehearsal's test message,

@@ -50,6 +50,8 @@ class Stats:
     """Reads of a channel to look for earlier posts (one serves all of a channel's)."""
     charts: int = 0
     """Charts shown as a step of their own, after their message (``DeliveryAction.CHART``)."""
+    published: int = 0
+    """Calls and finals published to the channels that follow theirs (``PUBLISH``)."""
 
 
 class Progress:

@@ -40,6 +40,7 @@ from bot.delivery.attempt import DeliveryPace, Progress, Stats, key_of, where
 from bot.delivery.final_charts import ChartStep, FinalCharts, chart_step
 from bot.delivery.pacing import Pacer
 from bot.delivery.places import Places
+from bot.delivery.publishing import Publishing
 from bot.domain.message import Message, Notice, Outgoing
 from bot.domain.subscription import ChannelRef, Platform
 from bot.errors import (
@@ -83,7 +84,11 @@ class ChannelCheck:
         self.courier = courier
         self.channel = channel
         self.progress = progress or Progress(courier.clock)
-        self.doubtful = {d.id: d for d in items if courier.needs_check(d)}
+        self.doubtful = {
+            d.id: d
+            for d in items
+            if courier.needs_check(d) and d.action is not DeliveryAction.PUBLISH
+        }
         self._found: dict[str, Earlier] | None = None
 
     async def earlier(self, d: Delivery) -> Earlier | None:
@@ -150,6 +155,7 @@ class Courier:
         self.max_attempts = max_attempts
         self.rng = rng or random.Random()
         self.places = Places(db, adapter, self.tell)
+        self.publishing = Publishing(db, adapter, clock, self.tell)
 
     def needs_check(self, d: Delivery) -> bool:
         """Whether an earlier attempt of ``d`` may have posted it, with nothing on the platform
@@ -191,6 +197,8 @@ class Courier:
             content = Notice.from_json(d.payload)
         elif d.action is DeliveryAction.CHART:
             content = ChartStep.of(d).message
+        elif d.action is DeliveryAction.PUBLISH:
+            content = Notice("", d.count_id)  # publishes a message posted before: shows none
         else:
             content = Message.from_json(d.payload)
         pace = DeliveryPace(
@@ -204,9 +212,16 @@ class Courier:
             earlier = None
             if d.action is DeliveryAction.CHART and ChartStep.of(d).thread is not None:
                 earlier = await self._find(replace(d, channel=ChartStep.of(d).place(d)), check)
-            elif d.action is not DeliveryAction.REPLY:
+            elif d.action not in (DeliveryAction.REPLY, DeliveryAction.PUBLISH):
                 earlier = await check.earlier(d)
-            if d.action is DeliveryAction.EDIT_LIVE:
+            if d.action is DeliveryAction.PUBLISH:
+                published = await self.publishing.publish(d, pace)
+                if published is None:  # it gave way (recorded)
+                    self.stats.superseded += 1
+                    self.outcome(d, "superseded")
+                    return True
+                message_id = published
+            elif d.action is DeliveryAction.EDIT_LIVE:
                 message_id = await self._edit_live(d, content, pace, earlier)
             elif d.action is DeliveryAction.CHART:
                 message_id = await self._show_chart(d, content, pace, earlier)
@@ -233,6 +248,8 @@ class Courier:
                 message_id = await self.adapter.post(
                     d.channel, content, key=key_of(d), pace=pace, attachment=chart, earlier=earlier
                 )
+            if then is None:  # a call or a final a publishing subscription posted: publish it
+                then = await self.publishing.step_after(d, content, message_id)
         except TransientDeliveryError as exc:
             await self._retry(d, exc)
             return False
@@ -327,12 +344,18 @@ class Courier:
             await outbox.mark_sent(conn, d.id, platform_message_id=message_id, at=self.clock.now())
             if then is not None:
                 await outbox.enqueue(conn, [then])
-        what = {DeliveryAction.EDIT_LIVE: "edited", DeliveryAction.CHART: "charted"}
+        what = {
+            DeliveryAction.EDIT_LIVE: "edited",
+            DeliveryAction.CHART: "charted",
+            DeliveryAction.PUBLISH: "published",
+        }
         outcome = what.get(d.action, "sent")
         if outcome == "edited":
             self.stats.edited += 1
         elif outcome == "charted":
             self.stats.charts += 1
+        elif outcome == "published":
+            self.stats.published += 1
         else:
             self.stats.sent += 1
         self.outcome(d, outcome)

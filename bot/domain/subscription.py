@@ -3,8 +3,11 @@
 What a subscription hears (:class:`Wants`) is written in one grammar, the same that ``subscribe``
 takes and ``list`` shows: the posts it wants (``events``, the default; ``all``; and the filters
 ``final``, ``calls``, ``leads``), ``live`` for a scoreboard, ``close=50`` or ``close=2%`` for every
-update while it is that close, and the options ``mention=@ID``, ``thread`` and ``pin``. Which
-update a subscription takes is decided by the pure :func:`bot.ingest.pipeline.plan`.
+update while it is that close, and the options ``mention=@ID``, ``thread``, ``pin`` and
+``publish`` (a Discord announcement channel's calls and finals crossposted to every channel
+that follows it); ``via=CHANNEL`` makes a channel follow the operator's announcement channel
+for the count instead of getting posts of its own. Which update a subscription takes is
+decided by the pure :func:`bot.ingest.pipeline.plan`.
 """
 
 from __future__ import annotations
@@ -52,6 +55,8 @@ class Extra(StrEnum):
     MENTION = "mention"
     THREAD = "thread"
     PIN = "pin"
+    PUBLISH = "publish"
+    """Offered where the channel is a Discord announcement channel (type 5) only."""
 
 
 HEAR_ORDER = tuple(Hear)
@@ -98,6 +103,10 @@ class Wants:
     """The id of the role (Discord) or user group (Slack) pinged on calls and the final."""
     thread: bool = False
     pin: bool = False
+    publish: bool = False
+    """Its calls and finals are crossposted to the channels that follow it (Discord)."""
+    via: str | None = None
+    """The announcement channel this channel follows for the count (posts of its own: none)."""
 
     @classmethod
     def of(cls, mode: Mode) -> Wants:
@@ -123,33 +132,41 @@ class Wants:
         mention: str | None = None,
         thread: bool = False,
         pin: bool = False,
+        publish: bool = False,
+        via: str | None = None,
     ) -> Wants:
         """The inverse of :attr:`words`, with the other fields."""
         split = words.split()
         hears = frozenset(Hear(w) for w in split if w != "live") or frozenset({Hear.EVENTS})
-        return cls(hears, "live" in split, close, mention, thread, pin)
+        return cls(hears, "live" in split, close, mention, thread, pin, publish, via)
 
     def grammar(self) -> str:
         """Everything, as ``subscribe`` takes it: ``live calls close=50 mention=@123 thread``."""
+        if self.via is not None:
+            return f"via=#{self.via}"
         parts = [self.words]
         if self.close is not None:
             parts.append(str(self.close))
         if self.mention is not None:
             parts.append(f"mention=@{self.mention}")
-        parts += [o for o, on in (("thread", self.thread), ("pin", self.pin)) if on]
+        flags = (("thread", self.thread), ("pin", self.pin), ("publish", self.publish))
+        parts += [o for o, on in flags if on]
         return " ".join(parts)
 
     def changes(self, before: Wants, pinged: str | None = None) -> list[str]:
         """What differs from ``before``, in words (``subscribe`` on a subscribed channel);
         ``pinged``: who this one's ``mention`` is, by name."""
         out: list[str] = []
-        if before.words != self.words:
+        if before.via != self.via:
+            out.append(f"via {_shown(self.via, '#')} (was {_shown(before.via, '#')})")
+        if before.words != self.words and self.via is None:
             out.append(f"hears {self.words} (was {before.words})")
         pairs = (
             ("close", before.close, self.close),
             ("mention", before.mention, self.mention),
             ("thread", before.thread, self.thread),
             ("pin", before.pin, self.pin),
+            ("publish", before.publish, self.publish),
         )
         for name, old, new in pairs:
             if old != new:
@@ -158,14 +175,14 @@ class Wants:
         return out
 
 
-def _shown(value: object) -> str:
+def _shown(value: object, sign: str = "@") -> str:
     if value is None or value is False:
         return "off"
     if value is True:
         return "on"
     if isinstance(value, Close):
         return str(value).removeprefix("close=")
-    return f"@{value}"
+    return f"{sign}{value}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,6 +215,9 @@ class Subscription:
     live_message_id: str | None = None
     thread_message_id: str | None = None
     """The parent message of the count's thread in this channel (``thread``)."""
+    follow_webhook: str | None = None
+    """The webhook the platform made in this channel when it began to follow (``via=``): what
+    ``unsubscribe`` deletes to end the follow."""
 
     @property
     def mode(self) -> Mode:

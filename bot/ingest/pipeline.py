@@ -93,13 +93,16 @@ def plan(subscriptions: Sequence[Subscription], message: Message) -> list[Planne
     ``close=`` every update while the margin is that close. A post a filter selected is never
     coalesced away; a routine one that only ``all`` took may be. The subscription's mention
     goes on its calls and its final only. With ``thread``, a post is a REPLY: it goes into the
-    subscription's thread (``bot.delivery.places``).
+    subscription's thread (``bot.delivery.places``). A subscription that follows an announcement
+    channel (``via=``) gets nothing of its own: the platform copies what that channel publishes.
     """
     events = frozenset(message.events)
     call = message.final or bool(events & CALL_EVENTS)
     out: list[Planned] = []
     for sub in subscriptions:
         wants = sub.wants
+        if wants.via is not None:
+            continue
         if wants.live:
             out.append(Planned(sub, DeliveryAction.EDIT_LIVE, message, message.significant))
         picked = {

@@ -35,7 +35,8 @@ async def subscribed(
     async with db, db.connect() as conn:
         for count in await count_rows.all_counts(conn):
             for sub in await sub_rows.for_count(conn, count.id):
-                by_channel[sub.channel].append((count.id, sub.wants))
+                if sub.wants.via is None:  # a follower: Discord posts there, not the bot
+                    by_channel[sub.channel].append((count.id, sub.wants))
     out: dict[Platform, list[Subscribed]] = defaultdict(list)
     for channel, subs in by_channel.items():
         counts = tuple(c for c, _ in subs)

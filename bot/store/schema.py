@@ -125,6 +125,10 @@ subscriptions = Table(
     Column("thread", Boolean, nullable=False),
     Column("pin", Boolean, nullable=False),
     Column("thread_message_id", Text, nullable=True),
+    # revision 0019: Discord announcement channels (publish), and following one (via=)
+    Column("publish", Boolean, nullable=False),
+    Column("via", String(128), nullable=True),  # the announcement channel it follows
+    Column("follow_webhook", String(128), nullable=True),  # the webhook the follow made
     UniqueConstraint("platform", "workspace", "channel", "count_id"),
     Index(None, "count_id"),
 )

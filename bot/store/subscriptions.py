@@ -21,7 +21,13 @@ def _subscription(row: Row[Any]) -> Subscription:
     if row.close_votes is not None or row.close_tenths is not None:
         close = Close(row.close_votes, row.close_tenths)
     wants = Wants.from_words(
-        row.mode, close=close, mention=row.mention, thread=row.thread, pin=row.pin
+        row.mode,
+        close=close,
+        mention=row.mention,
+        thread=row.thread,
+        pin=row.pin,
+        publish=row.publish,
+        via=row.via,
     )
     return Subscription(
         id=row.id,
@@ -34,6 +40,7 @@ def _subscription(row: Row[Any]) -> Subscription:
         disabled_reason=row.disabled_reason,
         live_message_id=row.live_message_id,
         thread_message_id=row.thread_message_id,
+        follow_webhook=row.follow_webhook,
     )
 
 
@@ -46,6 +53,8 @@ def _wants_values(wants: Wants) -> dict[str, object]:
         "mention": wants.mention,
         "thread": wants.thread,
         "pin": wants.pin,
+        "publish": wants.publish,
+        "via": wants.via,
     }
 
 
@@ -65,6 +74,7 @@ async def subscribe(
     *,
     by: str,
     at: datetime,
+    follow_webhook: str | None = None,
 ) -> tuple[Subscription, bool]:
     """Subscribe ``channel`` to the count, hearing ``wants`` (a plain mode is
     ``Wants.of(mode)``); returns the subscription and whether it is new.
@@ -72,7 +82,8 @@ async def subscribe(
     If the channel is already subscribed to the count, that subscription gets ``wants`` and is
     enabled again (its creator, creation time, live message and thread are kept). Safe against
     a concurrent subscribe of the same channel and count. The count must be in the store (else
-    the transaction fails with :class:`StoreError`).
+    the transaction fails with :class:`StoreError`). ``follow_webhook``: what a ``via=`` follow
+    made in the channel (None: no follow).
     """
     if isinstance(wants, Mode):
         wants = Wants.of(wants)
@@ -91,6 +102,7 @@ async def subscribe(
                 created_at=at,
                 live_message_id=None,
                 thread_message_id=None,
+                follow_webhook=follow_webhook,
             )
             .on_conflict_do_nothing(
                 index_elements=[_t.platform, _t.workspace, _t.channel, _t.count_id]
@@ -104,7 +116,12 @@ async def subscribe(
         await conn.execute(
             update(subscriptions)
             .where(*_channel_is(channel), _t.count_id == count_id)
-            .values(**_wants_values(wants), enabled=True, disabled_reason=None)
+            .values(
+                **_wants_values(wants),
+                enabled=True,
+                disabled_reason=None,
+                follow_webhook=follow_webhook,
+            )
             .returning(*subscriptions.c)
         )
     ).one()

@@ -24,7 +24,7 @@ CHAN = ChannelRef(Platform("discord"), "g1", "c1")
 USAGE = {  # as they read before the table existed: they must not change
     "subscribe": (
         "subscribe <count> [events|all|live] [final|calls|leads] [close=N|N%] [mention=@role]"
-        " [thread] [pin]"
+        " [thread] [pin] [publish] | via=#channel"  # publish and via= added by issue 31
     ),
     "unsubscribe": "unsubscribe <count>",
     "list": "list",
@@ -92,13 +92,13 @@ def test_usage_help_and_admin_words_come_from_the_specs() -> None:
         (
             "subscribe a live now",
             "unknown option 'now': use events, all, live, final, calls, leads, close=50 or "
-            "close=2%, mention=@role, thread or pin",
+            "close=2%, mention=@role, thread, pin, publish or via=#channel",
         ),
         ("pause a b", "pause takes only the count; usage: pause <count>"),
         (
             "subscribe a LOUD",
             "unknown option 'LOUD': use events, all, live, final, calls, leads, close=50 or "
-            "close=2%, mention=@role, thread or pin",
+            "close=2%, mention=@role, thread, pin, publish or via=#channel",
         ),
         ("wat", f"unknown command 'wat'; try one of: {', '.join(EVERY)}"),
     ],

@@ -16,6 +16,7 @@ from bot.store.outbox.claims import claimable, release_expired, renew
 from bot.store.outbox.moves import (
     cancel_for_subscription,
     cancel_orphans,
+    give_way,
     hold,
     mark_attempt,
     mark_dead,
@@ -43,6 +44,7 @@ from bot.store.outbox.queue import (
     next_due,
     open_updates,
     pending_alerts,
+    published_since,
     waiting_channels,
 )
 
@@ -61,6 +63,7 @@ __all__ = [
     "due",
     "enqueue",
     "get",
+    "give_way",
     "hold",
     "in_doubt",
     "mark_attempt",
@@ -71,6 +74,7 @@ __all__ = [
     "next_due",
     "open_updates",
     "pending_alerts",
+    "published_since",
     "release",
     "release_expired",
     "renew",

@@ -174,6 +174,19 @@ async def mark_dead(conn: AsyncConnection, delivery_id: int, *, error: str) -> b
     )
 
 
+async def give_way(conn: AsyncConnection, delivery_id: int, *, reason: str) -> bool:
+    """A claimed delivery that is not to go out after all, and is no failure (a call's publish
+    giving way to the final's, under the platform's hourly bound): SUPERSEDED, ``reason`` kept
+    as its last error. False, changing nothing, when it was CANCELLED meanwhile."""
+    return await _finish_open(
+        conn,
+        delivery_id,
+        "let it give way",
+        status=str(DeliveryStatus.SUPERSEDED),
+        last_error=reason,
+    )
+
+
 async def supersede(conn: AsyncConnection, ids: Sequence[int]) -> int:
     """Mark the PENDING deliveries among ``ids`` SUPERSEDED; returns how many were.
 

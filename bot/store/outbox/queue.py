@@ -30,6 +30,9 @@ class DeliveryAction(StrEnum):
     """Show a final's chart with its message, already posted and recorded SENT, on a platform
     that shows it with requests of its own (Slack's upload into the message's thread); queued
     when the post is recorded (``bot.delivery.final_charts.chart_step``)."""
+    PUBLISH = "publish"
+    """Publish a call or a final, already posted and recorded SENT, to every channel that
+    follows its announcement channel (Discord's crosspost; ``bot.delivery.publishing``)."""
 
 
 class DeliveryStatus(StrEnum):
@@ -196,6 +199,30 @@ async def alerts_since(conn: AsyncConnection, count_id: str, since: datetime) ->
         outbox.c.count_id == count_id,
         outbox.c.action == str(DeliveryAction.ALERT),
         outbox.c.created_at >= since,
+    )
+
+
+async def published_since(conn: AsyncConnection, channel: ChannelRef, since: datetime) -> int:
+    """How many messages of ``channel`` were published (``PUBLISH`` steps that went out) at
+    ``since`` or later, or are on their way now: what counts against the platform's hourly
+    bound on publishing."""
+    return int(
+        await conn.scalar(
+            select(func.count())
+            .select_from(outbox)
+            .where(
+                outbox.c.platform == str(channel.platform),
+                outbox.c.workspace == channel.workspace,
+                outbox.c.channel == channel.channel,
+                outbox.c.action == str(DeliveryAction.PUBLISH),
+                or_(
+                    (outbox.c.status == str(DeliveryStatus.SENT)) & (outbox.c.sent_at >= since),
+                    (outbox.c.status == str(DeliveryStatus.SENDING))
+                    & (outbox.c.sending_at.is_not(None)),
+                ),
+            )
+        )
+        or 0
     )
 
 

@@ -20,9 +20,11 @@ SEND_MESSAGES = 1 << 11
 SEND_TTS_MESSAGES = 1 << 12
 EMBED_LINKS = 1 << 14
 ATTACH_FILES = 1 << 15
+MANAGE_MESSAGES = 1 << 13
 READ_MESSAGE_HISTORY = 1 << 16
 MENTION_EVERYONE = 1 << 17
 USE_EXTERNAL_EMOJIS = 1 << 18
+MANAGE_WEBHOOKS = 1 << 29
 USE_APPLICATION_COMMANDS = 1 << 31
 SEND_MESSAGES_IN_THREADS = 1 << 38
 CREATE_PUBLIC_THREADS = 1 << 35
@@ -43,6 +45,8 @@ DEFAULT_EVERYONE_PERMISSIONS = (
 DEFAULT_BOT_PERMISSIONS = DEFAULT_EVERYONE_PERMISSIONS
 
 # Message flags.
+FLAG_CROSSPOSTED = 1 << 0
+FLAG_IS_CROSSPOST = 1 << 1
 FLAG_SUPPRESS_EMBEDS = 1 << 2
 FLAG_EPHEMERAL = 1 << 6
 FLAG_LOADING = 1 << 7
@@ -136,6 +140,20 @@ class Channel:
     last_message_id: int | None = None
     parent_id: int | None = None
     """A thread's channel (type 11, its id that of the message it was started on)."""
+
+
+@dataclass
+class Webhook:
+    """A channel follower webhook (type 2): Discord made it in ``channel_id`` when that channel
+    began to follow the announcement channel ``source_channel_id``."""
+
+    id: int
+    channel_id: int
+    guild_id: int
+    source_channel_id: int
+    source_guild_id: int
+    user_id: int
+    """The user its copies are posted as (the source server's name)."""
 
 
 @dataclass

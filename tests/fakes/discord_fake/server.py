@@ -15,7 +15,7 @@ from aiohttp import web
 from tests.fakes.loopback.hangs import Hangs
 from tests.fakes.loopback.server import LoopbackServer
 
-from . import inject, interactions, rest, threads
+from . import announce, inject, interactions, rest, threads
 from .gateway import GatewayHub
 from .interaction import FakeInteraction
 from .limits import RateLimits, permissions_for
@@ -30,6 +30,7 @@ from .models import (
     RecordedRequest,
     Snowflakes,
     User,
+    Webhook,
 )
 from .payloads import member as member_payload
 from .payloads import message as message_payload
@@ -47,17 +48,18 @@ class FakeDiscord(WorldSetup, LoopbackServer):
     the client connected go out over the gateway (CHANNEL_CREATE, GUILD_ROLE_CREATE, ...).
 
     Enforced like Discord: ``Bot <token>`` auth (401), payload limits (400/50035, 50006,
-    413/40005), per-channel message buckets (create, edit and delete each
-    ``channel_msg_limit`` per ``channel_msg_window_s``, also used for interaction webhooks),
-    a global per-bot limit (interaction routes excluded), rate-limit headers, 429 bodies with
-    ``Via``, nonce dedup (``enforce_nonce``), permissions (403/50001, 50013), unknown
-    objects (404 with Discord's codes), the 3 s first-response deadline (10062), a single
-    acknowledgement (40060), the 15 min token, privileged intents (close 4014) and the
+    413/40005), per-channel message buckets (create, edit and delete each ``channel_msg_limit``
+    per ``channel_msg_window_s``, also used for interaction webhooks), a global per-bot limit
+    (interaction routes excluded), rate-limit headers, 429 bodies with ``Via``, announcement
+    channels (following, crossposting to every follower, the hourly bound on publishing, Manage
+    Webhooks: ``announce``), nonce dedup (``enforce_nonce``), permissions (403/50001, 50013),
+    unknown objects (404 with Discord's codes), the 3 s first-response deadline (10062), a
+    single acknowledgement (40060), the 15 min token, privileged intents (close 4014) and the
     gateway's protocol errors (4001-4014). Unknown routes answer 404 ``{"code": 0}``. Given an
     ``identify_clock`` (``time.monotonic``, or a faster one for a shortened window), also the
-    identify limit: one session start per 5 s in each bucket ``shard % max_concurrency``,
-    beyond which IDENTIFY is answered Invalid Session (op 9); without one, none (a test that
-    restarts the bot at once would otherwise wait 5 s on the real clock).
+    identify limit: one session start per 5 s in each bucket ``shard % max_concurrency``, beyond
+    which IDENTIFY is answered Invalid Session (op 9); without one, none (a test that restarts
+    the bot at once would otherwise wait 5 s on the real clock).
 
     ``clock`` (default ``time.monotonic``; in tests the ``monotonic`` of
     :class:`bot.testing.clock.FakeClock`, the bot's own) drives buckets, deadlines and
@@ -86,10 +88,16 @@ class FakeDiscord(WorldSetup, LoopbackServer):
         interaction_deadline_s: float = 3.0,
         bot_name: str = "tallybot",
         invite: str | None = None,
+        publish_limit: int = 10,
+        publish_window_s: float = 3600.0,
+        record: bool = True,
     ) -> None:
         """``invite``: the install link the bot was added to every server with (``tallybot
         invite``'s): its role there has the link's permissions and no more; without one, the
-        role has what @everyone has by default."""
+        role has what @everyone has by default. ``publish_limit`` per ``publish_window_s``: the
+        crossposts each announcement channel takes (Discord's 10 an hour). ``record``: keep
+        every request in ``requests`` (a bench of many requests turns it off and reads
+        ``request_count``)."""
         self.token = token
         self.clock: Callable[[], float] = clock or time.monotonic
         self._clock0 = self.clock()
@@ -118,6 +126,11 @@ class FakeDiscord(WorldSetup, LoopbackServer):
         }
         self.guilds: dict[int, Guild] = {}
         self.channels: dict[int, Channel] = {}
+        self.webhooks: dict[int, Webhook] = {}
+        self.publish_limit = publish_limit
+        self.publish_window_s = publish_window_s
+        self.record = record
+        self.request_count = 0
         self._channel_messages: dict[int, list[RecordedMessage]] = {}
         self._messages: dict[int, RecordedMessage] = {}
         self.requests: list[RecordedRequest] = []
@@ -131,7 +144,9 @@ class FakeDiscord(WorldSetup, LoopbackServer):
         self._changed = asyncio.Event()
         self.gateway = GatewayHub(self)
         self.ready_event = self.gateway.ready_event
-        self._routes: list[Route] = rest.ROUTES + interactions.ROUTES + threads.ROUTES
+        self._routes: list[Route] = (
+            rest.ROUTES + interactions.ROUTES + threads.ROUTES + announce.ROUTES
+        )
 
     # ----------------------------------------------------------------- lifecycle
 
@@ -216,6 +231,8 @@ class FakeDiscord(WorldSetup, LoopbackServer):
     def bucket_limits(self, kind: str) -> tuple[int, float]:
         if kind == "messages":
             return self.channel_msg_limit, self.channel_msg_window_s
+        if kind == "publish":
+            return self.publish_limit, self.publish_window_s
         return 50, 1.0
 
     def fail_next(

@@ -23,6 +23,7 @@ from .models import (
     RecordedRequest,
     Snowflakes,
     User,
+    Webhook,
 )
 
 
@@ -47,8 +48,13 @@ class FakeDiscord(Protocol):
     users: dict[int, User]
     guilds: dict[int, Guild]
     channels: dict[int, Channel]
+    webhooks: dict[int, Webhook]
+    publish_limit: int
+    publish_window_s: float
     _messages: dict[int, RecordedMessage]
     requests: list[RecordedRequest]
+    request_count: int
+    record: bool
     count_429: int
     count_invalid: int
     hangs: Hangs

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from urllib.parse import parse_qs, urlsplit
 
+from .announce import make_follower
 from .models import (
     ATTACH_FILES,
     DEFAULT_EVERYONE_PERMISSIONS,
@@ -87,10 +88,11 @@ class WorldSetup:
         self.guilds[guild_id].members.pop(self.bot_user_id, None)
         self.gateway.dispatch("GUILD_DELETE", {"id": str(guild_id)}, guild_id, INTENT_GUILDS)
 
-    def add_channel(self: FakeDiscord, guild_id: int, name: str) -> int:
+    def add_channel(self: FakeDiscord, guild_id: int, name: str, *, kind: int = 0) -> int:
+        """A text channel; ``kind=5``: an announcement channel (``announce``)."""
         guild = self.guilds[guild_id]
         cid = self.snowflakes.next()
-        chan = Channel(cid, guild_id, name, 0, position=len(guild.channels))
+        chan = Channel(cid, guild_id, name, kind, position=len(guild.channels))
         self.channels[cid] = chan
         guild.channels.append(cid)
         self.gateway.dispatch("CHANNEL_CREATE", channel_payload(chan), guild_id, INTENT_GUILDS)
@@ -152,6 +154,15 @@ class WorldSetup:
         role.permissions |= permissions
         data = {"guild_id": str(guild_id), "role": role_payload(role)}
         self.gateway.dispatch("GUILD_ROLE_UPDATE", data, guild_id, INTENT_GUILDS)
+
+    def follow(self: FakeDiscord, source: int, target: int) -> int:
+        """``target`` follows the announcement channel ``source``, as a person following it
+        through Discord's own menu would (no request of the bot's); the webhook's id."""
+        return make_follower(self, source, target).id
+
+    def followers(self: FakeDiscord, source: int) -> list[int]:
+        """The channels that follow the announcement channel ``source``."""
+        return sorted(h.channel_id for h in self.webhooks.values() if h.source_channel_id == source)
 
     def delete_thread(self: FakeDiscord, thread_id: int) -> None:
         """Delete a thread (its first message stays): later posts in it answer 404 10003."""
