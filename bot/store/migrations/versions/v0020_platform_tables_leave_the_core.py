@@ -18,7 +18,7 @@ from alembic import op
 from bot.store.migrations import FORWARD_ONLY
 
 revision: str = "0020"
-down_revision: str | None = "0016"
+down_revision: str | None = "0019"
 branch_labels: str | None = None
 depends_on: str | None = None
 
