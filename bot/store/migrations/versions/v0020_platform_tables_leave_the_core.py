@@ -1,6 +1,6 @@
 """Slack's tables leave the core: the Slack plug-in's own branch keeps them (issue 29)
 
-Revision 0020, after 0016 (renumbered at merge if needed). Revision 0009 made
+Revision 0020, after 0019. Revision 0009 made
 ``slack_installations``, ``slack_bots`` and ``oauth_states`` in every store; they belong to the
 Slack plug-in now (``adapters/slack/tables.py``, its branch ``slack``). Where all three are
 empty (every new store, and every store that never installed the Slack app through OAuth) they
