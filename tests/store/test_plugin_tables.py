@@ -95,7 +95,7 @@ async def test_an_old_store_without_installations_gets_the_tables_from_the_branc
     async with Store(store_url, store_schema) as engine:
         await migrations.upgrade(engine, to=OLD_HEAD, schema=store_schema)
         applied = await migrations.upgrade(engine, schema=store_schema, plugins=SLACK)
-        assert applied == [migrations.latest(), "slack@0001"]
+        assert applied[-2:] == [migrations.latest(), "slack@0001"]  # the core first, then Slack's
         async with engine.connect() as conn:
             assert await conn.run_sync(tables_of) >= MOVED
             assert await conn.run_sync(differences, SLACK) == []
