@@ -1,7 +1,13 @@
-"""The audit log: who did what to which count, and whether they were allowed to."""
+"""The audit log: who did what to which count, and whether they were allowed to.
+
+An address in an entry keeps only its scheme and host: a webhook's path or query, or a
+source's, may be its secret (Slack's incoming webhooks carry it in the path, Teams' in the
+query), and the log is read by every admin (:func:`withheld`).
+"""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -31,6 +37,31 @@ class AuditEntry:
     id: int | None = None
 
 
+_CUT = "/\u2026"
+_URL = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)(?:[^/\s?#@]*@)?([^/\s?#]*)([^\s]*)")
+
+
+def withheld(text: str | None) -> str | None:
+    """``text`` with each address cut to its scheme and host (and any user or password gone).
+
+    >>> withheld("webhook bessemer-2021 https://hooks.slack.com/services/T1/B2/s3cr3t slack")
+    'webhook bessemer-2021 https://hooks.slack.com/… slack'
+    >>> withheld("source https://user:pw@feed.example.org?key=abc, then http://x.org")
+    'source https://feed.example.org/…, then http://x.org'
+    >>> withheld(None) is None
+    True
+    """
+    if text is None:
+        return None
+
+    def cut(m: re.Match[str]) -> str:
+        rest = m.group(3).rstrip(".,;:!)")
+        tail = m.group(3)[len(rest) :]
+        return f"{m.group(1)}{m.group(2)}{'/…' if rest.strip('/') else rest}{tail}"
+
+    return _URL.sub(cut, text)
+
+
 def _entry(row: Row[Any]) -> AuditEntry:
     return AuditEntry(
         at=row.at,
@@ -54,10 +85,10 @@ async def record(conn: AsyncConnection, entry: AuditEntry) -> int:
             actor=entry.actor,
             action=entry.action,
             count_id=entry.count_id,
-            old=entry.old,
-            new=entry.new,
+            old=withheld(entry.old),
+            new=withheld(entry.new),
             allowed=entry.allowed,
-            detail=entry.detail,
+            detail=withheld(entry.detail),
         )
         .returning(audit_log.c.id)
     )

@@ -17,6 +17,7 @@ from bot.commands.request import Reply, Request
 from bot.domain.message import Notice
 from bot.domain.subscription import ChannelRef, Platform
 from bot.errors import PermanentDeliveryError
+from bot.store import audit as audit_rows
 from bot.store import subscriptions as sub_rows
 from tests.adapters.rigs.webhook import WebhookRig
 
@@ -121,3 +122,18 @@ async def test_a_member_who_administers_nothing_is_refused(tmp_path: Path) -> No
             rows = (await conn.execute(select(webhook_targets))).all()
     assert "admin" in reply.text
     assert rows == []
+
+
+async def test_the_audit_log_keeps_no_address_secret(tmp_path: Path) -> None:
+    """A registered target's path (where Slack's incoming webhooks keep their secret) and query
+    (Teams') never reach the audit log, which every admin reads: only scheme and host."""
+    r = WebhookRig({"ops": "json"}, allow_chat_targets=True)
+    async with r.run(tmp_path):
+        await say(r, "webhook bessemer-2021 https://hooks.example.org/services/T1/s3cr3t slack")
+        await say(r, "webhook bessemer-2021 https://teams.example.org/wf?sig=s3cr3t teams")
+        async with r.app.db.connect() as conn:
+            entries = await audit_rows.recent(conn, count_id="bessemer-2021")
+    said = [e.new or "" for e in entries if e.action == "webhook"]
+    assert len(said) == 2
+    assert all("s3cr3t" not in f"{e.old}{e.new}{e.detail}" for e in entries)
+    assert any(s.endswith("https://hooks.example.org/\u2026 slack") for s in said)
