@@ -74,6 +74,9 @@ class Verb(StrEnum):
     APIKEY = "apikey"
     ALERTS = "alerts"
     REHEARSE = "rehearse"
+    FOLLOW = "follow"
+    UNFOLLOW = "unfollow"
+    FOLLOWING = "following"
 
 
 NAME = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
