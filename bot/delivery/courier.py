@@ -201,6 +201,7 @@ class Courier:
             lambda: self._note_attempt(d),
             check.progress,
             unnote=None if d.sending_at is not None else lambda: self._unnote_attempt(d),
+            direct=d.action is DeliveryAction.DIRECT,
         )
         then = None
         try:
