@@ -310,7 +310,8 @@ class Pacer:
         slot holds slows the rate), and a crash leaves at most that many deliveries per method
         noted but not sent. Each method has its own room (and its direct messages another):
         a request waiting for one method's budget never holds up a request of another.
-        ``granted`` is told as soon as the channel's own slots are granted (what the request waits for after that is shared)."""
+        ``granted`` is told as soon as the channel's own slots are granted (what the request
+        waits for after that is shared)."""
         buckets = self.limits.buckets(route)
         urgent = route.urgent
         async with AsyncExitStack() as taken:
