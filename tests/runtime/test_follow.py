@@ -71,7 +71,8 @@ def commands(db: Database, clock: FakeClock, pipeline: Pipeline | None = None) -
 async def test_follow_unfollow_following(seeded: Database, clock: FakeClock) -> None:
     c = commands(seeded, clock)
     reply = await c.handle(person("follow bessemer-2021"))
-    assert reply.ok and reply.ephemeral
+    assert reply.ok
+    assert reply.ephemeral
     assert reply.text == (
         "You follow bessemer-2021: calls (a side clinching, a call withdrawn, the final), by "
         "direct message. (unfollow bessemer-2021 stops it.)"
@@ -89,9 +90,12 @@ async def test_follow_unfollow_following(seeded: Database, clock: FakeClock) -> 
     gone = await c.handle(person("unfollow bessemer-2021"))
     assert gone.text == "You no longer follow bessemer-2021."
     twice = await c.handle(person("unfollow bessemer-2021"))
-    assert not twice.ok and "you do not follow bessemer-2021" in twice.text
+    assert not twice.ok
+    assert "you do not follow bessemer-2021" in twice.text
     async with seeded.connect() as conn:
-        assert await audit_rows.recent(conn, limit=10) == []  # one's own follows are no admin action
+        assert (
+            await audit_rows.recent(conn, limit=10) == []
+        )  # one's own follows are no admin action
 
 
 @pytest.mark.parametrize(
@@ -130,7 +134,8 @@ async def test_a_private_count_of_another_place_cannot_be_followed(
     async with seeded.begin() as conn:
         await count_rows.upsert(conn, theirs)
     reply = await commands(seeded, clock).handle(person("follow their-vote"))
-    assert not reply.ok and "unknown count 'their-vote'" in reply.text
+    assert not reply.ok
+    assert "unknown count 'their-vote'" in reply.text
 
 
 async def test_the_most_follows_per_person(
@@ -143,7 +148,8 @@ async def test_the_most_follows_per_person(
     assert (await c.handle(person("follow bessemer-2021"))).ok
     assert (await c.handle(person("follow bessemer-2021 final"))).ok  # a change, not one more
     over = await c.handle(person("follow second"))
-    assert not over.ok and "you follow 1 counts, the most there may be" in over.text
+    assert not over.ok
+    assert "you follow 1 counts, the most there may be" in over.text
 
 
 async def test_a_follower_gets_calls_by_dm_over_bessemer(
@@ -164,7 +170,8 @@ async def test_a_follower_gets_calls_by_dm_over_bessemer(
     assert len(headlines(adapter, CHAN)) == 8  # the channel's posts, unchanged
     async with seeded.connect() as conn:
         count = await count_rows.get(conn, "bessemer-2021")
-    assert count is not None and count.status is CountStatus.FINAL
+    assert count is not None
+    assert count.status is CountStatus.FINAL
     again = await dispatcher.drain(CONSOLE)
     assert again == 0
 
@@ -179,7 +186,9 @@ async def test_unfollow_cancels_what_is_queued_and_unsubscribe_no_follow(
     async with seeded.connect() as conn:
         sub = await sub_rows.find(conn, CHAN, "bessemer-2021")
         seven = await follow_rows.find(conn, CONSOLE, "7", "bessemer-2021")
-    assert sub is not None and seven is not None and sub.id == seven.id  # ids of two tables
+    assert sub is not None
+    assert seven is not None
+    assert sub.id == seven.id
     timeline = bessemer_timeline()
     await pipeline.ingest(timeline[0])
     await pipeline.ingest(timeline[1])  # first results: queued for all three, not sent
@@ -211,10 +220,9 @@ async def test_a_person_who_blocked_the_bot_is_unfollowed_once(
     async with seeded.connect() as conn:
         assert await follow_rows.of_person(conn, CONSOLE, "7") == []
         entries = [e for e in await audit_rows.recent(conn, limit=10) if e.action == "unfollow"]
-        statuses = [
-            d.status for d in await outbox.dead(conn) if d.action is DeliveryAction.DIRECT
-        ]
-    assert len(entries) == 1 and entries[0].actor == "tallybot"
+        statuses = [d.status for d in await outbox.dead(conn) if d.action is DeliveryAction.DIRECT]
+    assert len(entries) == 1
+    assert entries[0].actor == "tallybot"
     assert statuses == [DeliveryStatus.DEAD]
     assert adapter.messages(ADMIN) == []  # nobody else is told
     assert dispatcher.stats.dead == 1
