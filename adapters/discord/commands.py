@@ -27,6 +27,7 @@ from adapters.discord.admins import dm_place
 from adapters.discord.delivery import CALLBACK_ROUTE, FAILURES, FOLLOWUP_ROUTE, discord_file
 from adapters.discord.embeds import choice_name, escape, reply_parts
 from adapters.discord.forms import FormModal, ReopenButton
+from adapters.discord.inbox import DiscordInbox
 from adapters.discord.lib import app_commands, discord
 from adapters.discord.mentions import NO_MENTIONS, DiscordMentions
 from adapters.discord.names import DiscordNames
@@ -325,6 +326,12 @@ class SlashCommands:
             mentions=DiscordMentions(interaction.guild, perms, interaction.app_permissions),
             names=DiscordNames(interaction.guild),
             form=form,
+            inbox=DiscordInbox(
+                interaction.client,
+                self.replies,
+                user.id,
+                dm=interaction.channel_id if interaction.guild_id is None else None,
+            ),
         )
 
     async def _answer_now(self, interaction: Ix, reply: Reply) -> None:
