@@ -1,6 +1,6 @@
 """The built-in verbs: their specs and handlers, registered in :data:`VERBS`.
 
-    subscribe <count> [events|all|live] [final|calls|leads] [close=N|N%] [mention=@role]
+    subscribe <count> [events|all|live] [final|calls|leads|remind] [close=N|N%] [mention=@role]
               [thread] [pin]            unsubscribe <count>      list
     status [count]                          history <count>          chart <count>       help
     update <count> yes=463 no=1100 challenged=505 void=76 received=3215    (admins)
