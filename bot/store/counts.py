@@ -16,7 +16,16 @@ from bot.store.codec import (
     threshold_to_text,
 )
 from bot.store.outbox.queue import OPEN
-from bot.store.schema import count_admins, counts, outbox, rejected_tallies, subscriptions, tallies
+from bot.store.schema import (
+    count_admins,
+    counts,
+    outbox,
+    rejected_tallies,
+    reminders,
+    schedules,
+    subscriptions,
+    tallies,
+)
 from bot.store.statements import insert_for, require_changed
 
 
@@ -128,7 +137,7 @@ async def delete(conn: AsyncConnection, count_id: str) -> bool:
     and records the one whose request is on its way when its answer comes, as for any other."""
     finished = outbox.c.status.not_in([str(s) for s in OPEN])
     await conn.execute(outbox.delete().where(outbox.c.count_id == count_id, finished))
-    for table in (subscriptions, count_admins, tallies, rejected_tallies):
+    for table in (subscriptions, count_admins, tallies, rejected_tallies, schedules, reminders):
         await conn.execute(table.delete().where(table.c.count_id == count_id))
     result = await conn.execute(counts.delete().where(counts.c.id == count_id))
     return result.rowcount > 0
