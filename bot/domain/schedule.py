@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, tzinfo
 from enum import StrEnum
 
-from bot.domain.message import Moment, Timed
+from bot.domain.message import Message, Moment, Significance, Timed
 from bot.domain.times import zone_named
 from bot.domain.words import duration_words
 
@@ -46,6 +46,8 @@ MAX_OFFSET = timedelta(hours=14)
 """No place's clock is further from UTC (Kiribati, UTC+14)."""
 MAX_WHEN = 64
 """The longest a typed time may be, in characters."""
+REMINDER = "reminder"
+"""A reminder's event kind (``Message.events``)."""
 
 _BRACKETED = re.compile(r"^([^\[\]]+)\[([^\[\]]+)\]$")
 _LEAD = re.compile(r"^([0-9]{1,4})(m|min|h)?$")
@@ -88,9 +90,10 @@ class Schedule:
         return self.at - self.lead(default)
 
 
-def parse_when(text: str, zone: tzinfo | None, now: datetime) -> datetime:
+def parse_when(text: str, zone: tzinfo | None, now: datetime | None) -> datetime:
     """``text`` as an aware UTC time (see the module docstring); ``zone``: the configured zone
-    for a time typed without one. A :class:`ScheduleError` when it cannot be scheduled.
+    for a time typed without one; ``now``: None to take a time in the past (a configuration
+    file read after its count started). A :class:`ScheduleError` when it cannot be scheduled.
 
     >>> from zoneinfo import ZoneInfo
     >>> now = datetime(2021, 3, 1, tzinfo=UTC)
@@ -140,6 +143,8 @@ def parse_when(text: str, zone: tzinfo | None, now: datetime) -> datetime:
     if abs(offset) > MAX_OFFSET:
         raise ScheduleError(f"{shown}: no place is more than 14 hours from UTC")
     at = at.astimezone(UTC)
+    if now is None:
+        return at
     if at <= now:
         raise ScheduleError(f"{shown} is in the past (it is now {clock_time(now, UTC)})")
     if at - now > MAX_AHEAD:
@@ -207,17 +212,19 @@ def until(at: datetime, now: datetime) -> str:
     )
 
 
-def reminder_headline(title: str, schedule: Schedule, lead: timedelta) -> str:
-    """The reminder's first line.
+def reminder_headline(title: str, schedule: Schedule, now: datetime) -> str:
+    """The reminder's first line, how long is left counted from ``now`` (a reminder queued late,
+    after a restart, says how long is really left).
 
     >>> at = datetime(2021, 4, 9, 14, 0, tzinfo=UTC)
-    >>> reminder_headline("Bessemer", Schedule("b", When.RESUMES, at), timedelta(minutes=15))
+    >>> soon = at - timedelta(minutes=15)
+    >>> reminder_headline("Bessemer", Schedule("b", When.RESUMES, at), soon)
     'The Bessemer count resumes in 15 minutes'
     >>> moved = Schedule("b", When.RESUMES, at, moved_from=at - timedelta(hours=1))
-    >>> reminder_headline("Bessemer", moved, timedelta(minutes=15))
+    >>> reminder_headline("Bessemer", moved, soon)
     "The Bessemer count's restart moved: it resumes in 15 minutes"
     """
-    soon = f"{schedule.kind.value} in {duration_words(lead)}"
+    soon = f"{schedule.kind.value} in {until(schedule.at, now)}"
     if schedule.moved_from is None:
         return f"The {title} count {soon}"
     return f"The {title} count's {schedule.kind.noun} moved: it {soon}"
@@ -235,3 +242,28 @@ def reminder(schedule: Schedule) -> Timed:
     if schedule.moved_from is not None:
         parts += [Moment(schedule.moved_from, lead=f" (it was to {verb} at "), ")"]
     return Timed.of(*parts, ".")
+
+
+def reminder_message(count_id: str, title: str, schedule: Schedule, now: datetime) -> Message:
+    """The reminder as a message every surface renders: the headline and when (no figures).
+
+    >>> at = datetime(2021, 4, 9, 14, 0, tzinfo=UTC)
+    >>> m = reminder_message("b", "Bessemer", Schedule("b", When.STARTS, at), at - MIN_REMIND)
+    >>> m.headline, str(m.notes[0]), m.events
+    ('The Bessemer count starts in 1 minute', 'It starts at 9 Apr 2021 14:00 UTC.', ('reminder',))
+    """
+    return Message(
+        count_id=count_id,
+        title=title,
+        seq=0,
+        headline=reminder_headline(title, schedule, now),
+        choices=(),
+        lines=(),
+        footer=Timed.of("Reminder: ", schedule.kind.value),
+        significance=Significance.SIGNIFICANT,
+        events=(REMINDER,),
+        leader=None,
+        winner=None,
+        final=False,
+        notes=(reminder(schedule),),
+    )

@@ -45,12 +45,13 @@ async def every(conn: AsyncConnection) -> list[Schedule]:
 
 
 async def put(conn: AsyncConnection, schedule: Schedule, *, by: str, at: datetime) -> Schedule:
-    """Schedule the count (replacing its scheduled time); the schedule as stored: a changed time
-    keeps the one before in ``moved_from`` (its reminder says it moved)."""
+    """Schedule the count (replacing its scheduled time) at ``at``; the schedule as stored: a
+    time changed before it came keeps the one before in ``moved_from`` (its reminder says it
+    moved)."""
     before = await get(conn, schedule.count_id)
     moved = None
-    if before is not None and before.kind is schedule.kind and before.at != schedule.at:
-        moved = before.at
+    if before is not None and before.kind is schedule.kind and at < before.at != schedule.at:
+        moved = before.at  # a time still ahead, changed (one that came is not "moved")
     stored = Schedule(schedule.count_id, schedule.kind, schedule.at, schedule.remind_before, moved)
     lead = schedule.remind_before
     values = {
@@ -103,9 +104,9 @@ async def reminder_deliveries(
 
 async def claim_reminder(
     conn: AsyncConnection, schedule: Schedule, payload: str, now: datetime
-) -> list[int] | None:
+) -> list[NewDelivery] | None:
     """Queue ``schedule``'s reminder (its deliveries with ``payload``), unless it was queued
-    already: the ids queued, or None when another claim came first. Call it in a transaction:
+    already: the deliveries queued, or None when another claim came first. Call it in a transaction:
     the row and the deliveries are written together or not at all."""
     stmt = insert_for(conn, reminders).values(
         count_id=schedule.count_id,
@@ -128,7 +129,7 @@ async def claim_reminder(
         )
         .values(deliveries=len(ids))
     )
-    return ids
+    return items
 
 
 async def claimed(conn: AsyncConnection, count_id: str) -> Sequence[tuple[When, datetime, int]]:
