@@ -19,11 +19,13 @@ from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta
 
 from bot.base.clock import Clock, Sleep
-from bot.domain.schedule import DEFAULT_REMIND, Schedule, reminder_message
+from bot.domain.model import Tally, TallyState
+from bot.domain.schedule import DEFAULT_REMIND, Schedule, When, reminder_message
 from bot.domain.subscription import Platform
 from bot.store import Database
 from bot.store import counts as count_rows
 from bot.store import schedules as schedule_rows
+from bot.store import tallies as tally_rows
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +64,8 @@ class Reminders:
         now = self.clock.now()
         async with self.db.begin() as conn:
             count = await count_rows.get(conn, schedule.count_id)
-            if count is None or count.archived:
+            last = None if count is None else await tally_rows.last(conn, count.id)
+            if count is None or count.archived or not still_ahead(schedule, last):
                 return 0
             payload = reminder_message(count.id, count.title, schedule, now).to_json()
             queued = await schedule_rows.claim_reminder(conn, schedule, payload, now)
@@ -95,6 +98,14 @@ class Reminders:
                 log.error("reminders failed: %s", exc, exc_info=exc)
                 wait = TICK
             await sleep(max(wait, 1.0))
+
+
+def still_ahead(schedule: Schedule, last: Tally | None) -> bool:
+    """Whether the count is still waiting for its scheduled time: no figures yet (``starts``),
+    or paused (``resumes``). One that started, resumed or ended early gets no reminder."""
+    if schedule.kind is When.STARTS:
+        return last is None
+    return last is not None and last.state is TallyState.PAUSED
 
 
 async def seed_schedules(db: Database, schedules: Iterable[Schedule], now: datetime) -> None:

@@ -319,7 +319,7 @@ class App(Closing):
         """Start the public pages if configured (``[web]``)."""
         if self.config.web is None:
             return
-        counts = Counts(self.db, self.public, self.health.get)
+        counts = Counts(self.db, self.public, self.health.get, clock=self.clock)
         server = WebServer(counts, self.config.web, charts=self.charts)
         self.web = await self._stack.enter_async_context(server)
 
