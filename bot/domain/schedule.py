@@ -13,7 +13,8 @@ console); the public page in the browser's.
 
 A subscription that hears ``remind`` (``bot.domain.subscription.Hear.REMIND``) gets a reminder
 ``lead`` before the time (15 minutes unless the count or ``[defaults] remind_before`` says
-otherwise), once per scheduled time; a changed time reminds again, saying it moved.
+otherwise), once per scheduled time: "Bessemer: the count resumes in 15 minutes" (the message's
+title names the count); a changed time reminds again, saying it moved.
 
 >>> from datetime import UTC, datetime
 >>> now = datetime(2021, 4, 8, 23, 0, tzinfo=UTC)
@@ -212,22 +213,21 @@ def until(at: datetime, now: datetime) -> str:
     )
 
 
-def reminder_headline(title: str, schedule: Schedule, now: datetime) -> str:
-    """The reminder's first line, how long is left counted from ``now`` (a reminder queued late,
-    after a restart, says how long is really left).
+def reminder_headline(schedule: Schedule, now: datetime) -> str:
+    """The reminder's headline (its message's title names the count), how long is left counted
+    from ``now``: a reminder queued late, after a restart, says how long is really left.
 
     >>> at = datetime(2021, 4, 9, 14, 0, tzinfo=UTC)
     >>> soon = at - timedelta(minutes=15)
-    >>> reminder_headline("Bessemer", Schedule("b", When.RESUMES, at), soon)
-    'The Bessemer count resumes in 15 minutes'
-    >>> moved = Schedule("b", When.RESUMES, at, moved_from=at - timedelta(hours=1))
-    >>> reminder_headline("Bessemer", moved, soon)
-    "The Bessemer count's restart moved: it resumes in 15 minutes"
+    >>> reminder_headline(Schedule("b", When.RESUMES, at), soon)
+    'The count resumes in 15 minutes'
+    >>> reminder_headline(Schedule("b", When.RESUMES, at, moved_from=at - timedelta(hours=1)), soon)
+    "The count's restart moved: it resumes in 15 minutes"
     """
     soon = f"{schedule.kind.value} in {until(schedule.at, now)}"
     if schedule.moved_from is None:
-        return f"The {title} count {soon}"
-    return f"The {title} count's {schedule.kind.noun} moved: it {soon}"
+        return f"The count {soon}"
+    return f"The count's {schedule.kind.noun} moved: it {soon}"
 
 
 def reminder(schedule: Schedule) -> Timed:
@@ -249,14 +249,16 @@ def reminder_message(count_id: str, title: str, schedule: Schedule, now: datetim
 
     >>> at = datetime(2021, 4, 9, 14, 0, tzinfo=UTC)
     >>> m = reminder_message("b", "Bessemer", Schedule("b", When.STARTS, at), at - MIN_REMIND)
-    >>> m.headline, str(m.notes[0]), m.events
-    ('The Bessemer count starts in 1 minute', 'It starts at 9 Apr 2021 14:00 UTC.', ('reminder',))
+    >>> m.title, m.headline, m.events
+    ('Bessemer', 'The count starts in 1 minute', ('reminder',))
+    >>> str(m.notes[0])
+    'It starts at 9 Apr 2021 14:00 UTC.'
     """
     return Message(
         count_id=count_id,
         title=title,
         seq=0,
-        headline=reminder_headline(title, schedule, now),
+        headline=reminder_headline(schedule, now),
         choices=(),
         lines=(),
         footer=Timed.of("Reminder: ", schedule.kind.value),
