@@ -8,8 +8,9 @@ queues it once; the outbox then delivers it like every post (claimed, paced, con
 lost answer). A reminder whose time came while no instance ran is not sent (it would say
 "resumes in -1 hour"); one queued late says how long is really left.
 
-:meth:`Reminders.run` ticks with the injected clock and sleep: at the next reminder due, and at
-least every :data:`TICK` seconds (a schedule made on another instance).
+:meth:`Reminders.run_once` is a job of the app's scheduler (``bot.ingest.scheduler``), every
+:data:`TICK` seconds; time is the injected clock's. Tests call :meth:`Reminders.tick` with a
+fake clock.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import logging
 from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta
 
-from bot.base.clock import Clock, Sleep
+from bot.base.clock import Clock
 from bot.domain.model import Tally, TallyState
 from bot.domain.schedule import DEFAULT_REMIND, Schedule, When, reminder_message
 from bot.domain.subscription import Platform
@@ -30,7 +31,9 @@ from bot.store import tallies as tally_rows
 log = logging.getLogger(__name__)
 
 TICK = 30.0
-"""The longest between two looks at the schedules, in seconds."""
+"""Seconds between two looks at the schedules: a reminder goes at most this late."""
+REMINDERS = "reminders"
+"""The scheduler's job that looks."""
 
 
 class Reminders:
@@ -79,25 +82,12 @@ class Reminders:
             self.on_queued({d.channel.platform for d in queued})
         return len(queued)
 
-    async def next_in(self) -> float:
-        """Seconds until the next reminder is due (at most :data:`TICK`)."""
-        now = self.clock.now()
-        async with self.db.connect() as conn:
-            every = await schedule_rows.every(conn)
-        ahead = [at for at in (s.remind_at(self.lead) for s in every) if at > now]
-        soonest = min(((at - now).total_seconds() for at in ahead), default=TICK)
-        return min(max(soonest, 0.0), TICK)
-
-    async def run(self, sleep: Sleep) -> None:
-        """Tick until cancelled (a failing tick is logged; the next one tries again)."""
-        while True:
-            try:
-                await self.tick()
-                wait = await self.next_in()
-            except Exception as exc:  # the store: try again at the next tick
-                log.error("reminders failed: %s", exc, exc_info=exc)
-                wait = TICK
-            await sleep(max(wait, 1.0))
+    async def run_once(self) -> None:
+        """A tick that logs its failure (the scheduler's job: the next one tries again)."""
+        try:
+            await self.tick()
+        except Exception as exc:  # the store: the next tick tries again
+            log.error("reminders failed: %s", exc, exc_info=exc)
 
 
 def still_ahead(schedule: Schedule, last: Tally | None) -> bool:

@@ -27,7 +27,7 @@ from bot.cluster.single import SingleInstance, lock_path
 from bot.commands.handler import Commands
 from bot.delivery.adapter import Adapter
 from bot.delivery.rehearsal import Rehearsals
-from bot.delivery.reminders import Reminders, seed_schedules
+from bot.delivery.reminders import REMINDERS, TICK, Reminders, seed_schedules
 from bot.delivery.worker import Dispatcher
 from bot.domain.model import Count, CountStatus, Tally
 from bot.domain.schedule import Schedule
@@ -148,8 +148,8 @@ class App(Closing):
         self.reminders = Reminders(
             self.db, self.clock, lead=config.remind_before, on_queued=self._wake
         )
-        """Reminders before a scheduled start or restart, queued through the outbox."""
-        self._reminder_task: asyncio.Task[None] | None = None
+        """Reminders before a scheduled start or restart, queued through the outbox (a job of
+        the scheduler's, with the app's clock)."""
         self.adapters: dict[Platform, Adapter] = {}
         self.seeded = Seeded()
         """What the configuration file's counts did to the store on start."""
@@ -206,10 +206,8 @@ class App(Closing):
             await self._start_server()
             await self._start_web()
             self._dispatch_task = asyncio.create_task(self.dispatcher.run(), name="dispatcher")
-            self._reminder_task = asyncio.create_task(
-                self.reminders.run(self.sleep), name="reminders"
-            )
             if self._poll:
+                self.scheduler.every(REMINDERS, TICK, self.reminders.run_once)
                 self.scheduler.start()
                 self._stack.push_async_callback(self.scheduler.stop)
         except BaseException:
@@ -220,10 +218,6 @@ class App(Closing):
         """Finish the commands acknowledged (every adapter at once, while the store is open),
         stop delivery, then close everything in the reverse order it was opened."""
         await asyncio.gather(*(a.finish_commands() for a in self.adapters.values()))
-        if self._reminder_task is not None:
-            self._reminder_task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._reminder_task
         if self._dispatch_task is not None:
             self._dispatch_task.cancel()
             with contextlib.suppress(asyncio.CancelledError):

@@ -41,9 +41,11 @@ async def test_an_admin_schedules_and_it_is_audited(sqlite_db: Database, clock: 
     async with sqlite_db.connect() as conn:
         stored = await schedule_rows.get(conn, "bessemer-2021")
         (entry,) = await audit_rows.recent(conn, limit=1)
-    assert stored is not None and stored.kind is When.RESUMES
+    assert stored is not None
+    assert stored.kind is When.RESUMES
     assert stored.at.isoformat() == "2021-04-09T14:00:00+00:00"
-    assert (entry.action, entry.actor, entry.count_id) == ("schedule", "discord:42 (ana)", "bessemer-2021")
+    assert (entry.action, entry.actor) == ("schedule", "discord:42 (ana)")
+    assert entry.count_id == "bessemer-2021"
     assert entry.new == "resumes 2021-04-09T14:00:00+00:00"
     shown = await c.handle(admin("schedule bessemer-2021"))
     assert shown.text.startswith("bessemer-2021: The count resumes at 9 Apr 2021 14:00 UTC")
@@ -61,7 +63,8 @@ async def test_only_admins_schedule(sqlite_db: Database, clock: FakeClock) -> No
         user("schedule bessemer-2021 resumes=2021-04-09T09:00-05:00")
     )
     assert not reply.ok
-    assert "only" in reply.text and "admin" in reply.text
+    assert "only" in reply.text
+    assert "admin" in reply.text
 
 
 @pytest.mark.parametrize(
@@ -102,12 +105,14 @@ async def test_a_time_a_clock_change_skips_does_not_exist(
     assert local.ok, local.text  # the configured zone: 03:30 CDT is 08:30 UTC
     async with sqlite_db.connect() as conn:
         stored = await schedule_rows.get(conn, "bessemer-2021")
-    assert stored is not None and stored.at.isoformat() == "2021-03-14T08:30:00+00:00"
+    assert stored is not None
+    assert stored.at.isoformat() == "2021-03-14T08:30:00+00:00"
 
 
 async def test_a_final_count_is_not_scheduled(sqlite_db: Database, clock: FakeClock) -> None:
     c = commands(sqlite_db, clock)
-    assert (await c.handle(admin("final bessemer-2021 yes=738 no=1798 void=76 challenged=505 received=3117"))).ok
+    figures = "yes=738 no=1798 void=76 challenged=505 received=3117"
+    assert (await c.handle(admin(f"final bessemer-2021 {figures}"))).ok
     reply = await c.handle(admin("schedule bessemer-2021 resumes=2021-04-09T09:00Z"))
     assert not reply.ok
     assert "bessemer-2021 is final: a final count is not scheduled" in reply.text
