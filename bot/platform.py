@@ -71,7 +71,7 @@ from bot.commands.authority import visible_counts
 from bot.commands.builtin import VERBS
 from bot.commands.forms import Form, Opening
 from bot.commands.inflight import BUSY, GRACE_S, InFlight, InOrder, Place, guarded
-from bot.commands.request import Mentions, Names, Reply, Request
+from bot.commands.request import Inbox, Mentions, Names, Reply, Request
 from bot.commands.throttle import Throttle
 from bot.commands.verbs import Verbs, VerbSpec, pasted
 from bot.delivery.adapter import Adapter, Earlier, Health
@@ -188,6 +188,7 @@ __all__ = [
     "Ids",
     "InFlight",
     "InOrder",
+    "Inbox",
     "Instance",
     "Known",
     "LimitSaid",
@@ -392,13 +393,15 @@ class Context:
         mentions: Mentions | None = None,
         names: Names | None = None,
         form: bool = False,
+        inbox: Inbox | None = None,
     ) -> Request:
         """The request for a command typed by ``user_id`` in ``channel``, with the admin
         policy's verdict on them (an admin nowhere unless the policy says so). ``roles``: their
         roles' ids and names, for the policy; ``role_ids``: the ids alone, which per-count
         grants may name (a name is anyone's to give a role); the subscription options the
         platform ``supports`` and who may be pinged (``mentions``); who ids are (``names``);
-        ``form``: the text asks for the verb's form (``Request.form``)."""
+        the person's DMs (``inbox``); ``form``: the text asks for the verb's form
+        (``Request.form``)."""
         verdict = self.admins.verdict(Asker(user_id, channel.workspace, platform_admin, roles))
         return Request(
             channel,
@@ -416,6 +419,7 @@ class Context:
             mentions=mentions,
             names=names,
             form=form,
+            inbox=inbox,
         )
 
 

@@ -37,6 +37,17 @@ class Names(ABC):
         """The name of the role or user group ``group_id`` here (without a leading ``@``)."""
 
 
+class Inbox(ABC):
+    """The direct messages of the person who asked with the bot (a platform that has them
+    gives one): where their follows' messages go (``follow``)."""
+
+    @abstractmethod
+    async def open(self) -> str:
+        """The id of the DM channel with the person, opened if need be (a request paced as a
+        reply); a :class:`CommandError` saying why there is none (on Telegram, they have not
+        started the bot: the error gives its link)."""
+
+
 async def user_called(request: Request, user_id: str) -> str:
     """The user ``user_id`` in a reply to ``request``: their name, else ``user ID``."""
     name = await request.names.user(user_id) if request.names is not None else None
@@ -91,6 +102,8 @@ class Request:
     """Who may be pinged, when the platform supports ``mention``."""
     names: Names | None = None
     """Who ids are here, for replies that name a user or a group (None: ids only)."""
+    inbox: Inbox | None = None
+    """The person's direct messages with the bot, on a platform that has them (``follow``)."""
     form: bool = False
     """The text asks for the verb's form (``VerbSpec.opens_form``), on a platform that shows
     forms: checked as the command is, and answered with the form (``Reply.form``), not carried

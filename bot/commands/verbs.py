@@ -77,6 +77,9 @@ class Verb(StrEnum):
     ALERTS = "alerts"
     REHEARSE = "rehearse"
     SCHEDULE = "schedule"
+    FOLLOW = "follow"
+    UNFOLLOW = "unfollow"
+    FOLLOWING = "following"
 
 
 NAME = re.compile(r"^[a-z][a-z0-9_]{0,31}$")

@@ -212,6 +212,9 @@ class Subscription:
     live_message_id: str | None = None
     thread_message_id: str | None = None
     """The parent message of the count's thread in this channel (``thread``)."""
+    direct: bool = False
+    """A person's follow (``bot.domain.follow``): ``channel`` is their DM channel and ``id``
+    the follow's; its deliveries are ``DeliveryAction.DIRECT``."""
 
     @property
     def mode(self) -> Mode:

@@ -35,9 +35,9 @@ from bot.ops.hooks import NO_HOOKS, Hooks, count_label
 from bot.store import Database, notices, outbox, place_alerts
 from bot.store import audit as audit_rows
 from bot.store import counts as count_rows
+from bot.store import follows as follow_rows
 from bot.store import push_receipts as receipts
 from bot.store import schedules as schedule_rows
-from bot.store import subscriptions as sub_rows
 from bot.store import tallies as tally_rows
 from bot.store.audit import AuditEntry
 from bot.store.outbox import DeliveryAction, NewDelivery
@@ -304,21 +304,18 @@ class Pipeline:
             message = message if said is None else replace(message, notes=(*message.notes, said))
         stored = await tally_rows.set_headline(conn, stored, message.headline)  # as published
         accepted = replace(accepted, tally=stored)
-        subs = await sub_rows.for_count(conn, count.id)
-        planned = plan(subs, message)
+        planned = plan(await follow_rows.recipients(conn, count.id), message)
         # Most subscriptions get the same message: written out once (one string for all).
         payloads = {id(p.message): p.message for p in planned}
         texts = {key: shown.to_json() for key, shown in payloads.items()}
         items = [
-            NewDelivery(
-                subscription_id=p.subscription.id,
-                channel=p.subscription.channel,
-                count_id=count.id,
+            follow_rows.delivery(
+                p.subscription,
+                p.action,
                 tally_seq=stored.seq,
-                action=p.action,
                 significant=p.keep,
                 payload=texts[id(p.message)],
-                created_at=now,
+                at=now,
             )
             for p in planned
         ]

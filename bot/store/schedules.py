@@ -4,8 +4,8 @@ A count has at most one scheduled time (``bot.domain.schedule.Schedule``). Its r
 queued exactly once per count, kind and time: :func:`claim_reminder` writes the ``reminders``
 row and the reminder's deliveries in one transaction, and the row's key makes a second claim
 (another instance, a restart, a retry after a crash) insert nothing. Whoever hears a reminder
-is chosen by one function, :func:`reminder_deliveries`: today the subscriptions that hear
-``remind``; a person's follow that does is one more query there.
+is chosen by one function, :func:`reminder_deliveries`: the count's recipients that hear
+``remind`` (channels that subscribed with it, people who follow with it, by direct message).
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from sqlalchemy import Row, delete, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot.domain.schedule import Schedule, When
+from bot.store import follows as follow_rows
 from bot.store import outbox
-from bot.store import subscriptions as sub_rows
 from bot.store.outbox import DeliveryAction, NewDelivery
 from bot.store.schema import reminders, schedules
 from bot.store.statements import insert_for
@@ -83,21 +83,19 @@ async def clear(conn: AsyncConnection, count_id: str) -> Schedule | None:
 async def reminder_deliveries(
     conn: AsyncConnection, count_id: str, payload: str, now: datetime
 ) -> list[NewDelivery]:
-    """The deliveries of one reminder of ``count_id``: one to each that hears ``remind`` (the
-    enabled subscriptions that do; the single place that picks who is reminded)."""
-    subs = await sub_rows.for_count(conn, count_id)
+    """The deliveries of one reminder of ``count_id``: one to each recipient of the count that
+    hears ``remind`` (``bot.store.follows.recipients``, the one query of a count's recipients:
+    its channels' subscriptions and its followers, a follower's by direct message)."""
     return [
-        NewDelivery(
-            subscription_id=sub.id,
-            channel=sub.channel,
-            count_id=count_id,
+        follow_rows.delivery(
+            sub,
+            DeliveryAction.POST,
             tally_seq=None,
-            action=DeliveryAction.POST,
             significant=True,
             payload=payload,
-            created_at=now,
+            at=now,
         )
-        for sub in subs
+        for sub in await follow_rows.recipients(conn, count_id)
         if sub.wants.reminds
     ]
 

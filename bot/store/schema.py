@@ -126,6 +126,26 @@ subscriptions = Table(
     Index(None, "count_id"),
 )
 
+follows = Table(
+    "follows",
+    metadata,
+    Column("id", Id, primary_key=True, autoincrement=True),
+    Column("platform", WORD, nullable=False),
+    Column("user_id", String(128), nullable=False),
+    Column("count_id", SLUG, ForeignKey("counts.id"), nullable=False),
+    Column("workspace", String(128), nullable=False),  # where it was made: its visibility
+    Column("channel", String(128), nullable=False),
+    Column("inbox", String(128), nullable=False),  # the person's direct-message channel
+    Column("mode", WORD, nullable=False),  # what it hears, in subscribe's words
+    Column("close_votes", FIGURE, nullable=True),
+    Column("close_tenths", Integer, nullable=True),
+    Column("created_at", UTCDateTime, nullable=False),
+    UniqueConstraint("platform", "user_id", "count_id"),
+    Index(None, "count_id"),
+)
+"""People following a count by direct message (revision 0017; ``bot.store.follows``): one row
+per platform, person and count, with the place it was made in and the person's DM channel."""
+
 audit_log = Table(
     "audit_log",
     metadata,

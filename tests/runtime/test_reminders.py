@@ -220,3 +220,25 @@ async def schedule_rows_get(db: Database) -> Schedule:
 def test_remind_is_heard_only_by_those_that_ask() -> None:
     assert Wants.from_words("remind").hears == {Hear.REMIND}
     assert not Wants().reminds
+
+
+async def test_a_follow_that_hears_remind_gets_it_by_dm_once(
+    db: Database, clock: FakeClock
+) -> None:
+    """``follow <count> remind``: the reminder goes to the person's DM channel, once, besides
+    the channels that hear remind; a follow without remind gets none."""
+    from tests.runtime.test_follow import commands as follow_commands
+    from tests.runtime.test_follow import dm, person
+
+    await paused_with_schedule(db, clock, in_hours=1)
+    c = follow_commands(db, clock)
+    reply = await c.handle(person("follow bessemer-2021 calls remind", "7"))
+    assert reply.ok, reply.text
+    assert "a reminder before the count starts or resumes" in reply.text
+    assert (await c.handle(person("follow bessemer-2021", "8"))).ok
+    clock.advance(45 * 60)
+    assert await Reminders(db, clock).tick() == 3  # two channels and one person
+    assert await Reminders(db, clock).tick() == 0
+    adapter = await delivered(db, clock)
+    assert reminders_in(adapter, dm("7")) == ["The count resumes in 15 minutes"]
+    assert reminders_in(adapter, dm("8")) == []

@@ -2,7 +2,7 @@
 scheduled counts: a reminder survives a restart, a second instance and a kill -9, and is sent
 once).
 
-Revision 0018, after 0016: two new tables, ``schedules`` (one scheduled time a count) and
+Revision 0018, after 0017: two new tables, ``schedules`` (one scheduled time a count) and
 ``reminders`` (one row per count, kind and time whose reminder was queued). Released
 revisions are frozen history: never edit one, add a new revision instead.
 """
@@ -15,7 +15,7 @@ from alembic import op
 from bot.store.migrations import FORWARD_ONLY
 
 revision: str = "0018"
-down_revision: str | None = "0016"
+down_revision: str | None = "0017"
 branch_labels: str | None = None
 depends_on: str | None = None
 
