@@ -4,6 +4,9 @@ pause post say when the count resumes."""
 
 from __future__ import annotations
 
+import re
+from datetime import datetime, timedelta
+from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -14,12 +17,16 @@ from bot.domain.model import TallyState
 from bot.domain.render_text import render
 from bot.domain.schedule import When
 from bot.domain.subscription import Mode
+from bot.errors import ConfigError
 from bot.ingest.pipeline import Pipeline
+from bot.runtime.app import App
+from bot.settings.loader import Config, parse
 from bot.store import Database
 from bot.store import audit as audit_rows
 from bot.store import schedules as schedule_rows
 from bot.store import subscriptions as sub_rows
 from bot.testing.clock import FakeClock
+from tests.adapters.rigs.base import count_table
 from tests.helpers import tally
 from tests.runtime.test_commands import CHAN, admin, roomy, user
 
@@ -142,3 +149,46 @@ async def test_status_and_the_pause_post_say_when_it_resumes(
     assert "The count resumes at 9 Apr 2021 09:00 CDT (in 10 hours)." in render(
         status.message, CHICAGO
     )
+
+
+def configured(tmp_path: Path, **count: object) -> Config:
+    table = {**count_table(), **count}
+    return parse(
+        {
+            "store": {"url": f"sqlite+aiosqlite:///{tmp_path / 'tallybot.sqlite3'}"},
+            "defaults": {"timezone": "America/Chicago", "remind_before": 20},
+            "counts": [table],
+        },
+        tmp_path / "tallybot.toml",
+    )
+
+
+async def test_the_configuration_file_schedules_a_count(tmp_path: Path) -> None:
+    clock = FakeClock()  # 8 Apr 2021 12:00 UTC
+    cfg = configured(tmp_path, resumes=datetime(2021, 4, 9, 9, 0, tzinfo=CHICAGO))
+    assert cfg.remind_before == timedelta(minutes=20)
+    async with App(cfg, {}, clock=clock, poll=False) as app, app.db.connect() as conn:
+        stored = await schedule_rows.get(conn, "bessemer-2021")
+    assert stored is not None
+    assert (stored.kind, stored.at.isoformat()) == (When.RESUMES, "2021-04-09T14:00:00+00:00")
+    naive = configured(tmp_path, starts="2021-04-09T09:00", remind_before=5)  # in Chicago
+    schedule = naive.counts[0].schedule
+    assert schedule is not None
+    assert schedule.at.isoformat() == "2021-04-09T14:00:00+00:00"
+    assert schedule.remind_before == timedelta(minutes=5)
+
+
+@pytest.mark.parametrize(
+    ("keys", "error"),
+    [
+        ({"starts": "2021-04-09T09:00Z", "resumes": "2021-04-09T10:00Z"}, "not both"),
+        ({"resumes": "2021-04-09T09:00[Moon/Base]"}, "unknown time zone 'Moon/Base'"),
+        ({"resumes": "soon"}, "'soon' is not a time"),
+        ({"remind_before": 0}, "remind_before"),
+    ],
+)
+def test_a_bad_schedule_in_the_file_is_a_config_error(
+    tmp_path: Path, keys: dict[str, object], error: str
+) -> None:
+    with pytest.raises(ConfigError, match=re.escape(error)):
+        configured(tmp_path, **keys)
