@@ -1,5 +1,5 @@
 """The grammar of what a subscription hears: ``[events|all|live] [final] [calls] [leads]
-[close=50|close=2%] [mention=@role] [thread] [pin]``, in any order (see
+[remind] [close=50|close=2%] [mention=@role] [thread] [pin]``, in any order (see
 ``bot.domain.subscription``).
 
 A platform with typed options gets two: ``mode`` (events, all or live, as before filters) and
@@ -21,8 +21,11 @@ from bot.errors import CommandError
 PERCENT = re.compile(r"^([0-9]{1,3})(?:\.([0-9]))?%$")
 HEARS = {h.value: h for h in Hear}
 FLAGS = ("live", "thread", "pin")
-KNOWN = "events, all, live, final, calls, leads, close=50 or close=2%, mention=@role, thread or pin"
-OPTIONS_HELP = "Also: final, calls, leads, close=50 or close=2%, mention=@role, thread, pin"
+KNOWN = (
+    "events, all, live, final, calls, leads, remind, close=50 or close=2%, mention=@role, "
+    "thread or pin"
+)
+OPTIONS_HELP = "Also: final, calls, leads, remind, close=50 or close=2%, mention=@role, thread, pin"
 
 
 def parse_close(raw: str) -> Close:
@@ -86,7 +89,8 @@ class WantsArg(Arg):
 
     @property
     def usage(self) -> str:
-        return f"{self.mode.usage} [final|calls|leads] [close=N|N%] [mention=@role] [thread] [pin]"
+        rest = "[final|calls|leads|remind] [close=N|N%] [mention=@role] [thread] [pin]"
+        return f"{self.mode.usage} {rest}"
 
     def take(self, command: Command, words: list[str], usage: str) -> tuple[Command, list[str]]:
         return replace(command, wants=parse_wants(words)), []

@@ -2,9 +2,11 @@
 
 What a subscription hears (:class:`Wants`) is written in one grammar, the same that ``subscribe``
 takes and ``list`` shows: the posts it wants (``events``, the default; ``all``; and the filters
-``final``, ``calls``, ``leads``), ``live`` for a scoreboard, ``close=50`` or ``close=2%`` for every
-update while it is that close, and the options ``mention=@ID``, ``thread`` and ``pin``. Which
-update a subscription takes is decided by the pure :func:`bot.ingest.pipeline.plan`.
+``final``, ``calls``, ``leads``; and ``remind``, a reminder shortly before a scheduled count
+starts or resumes, see :mod:`bot.domain.schedule`), ``live`` for a scoreboard, ``close=50`` or
+``close=2%`` for every update while it is that close, and the options ``mention=@ID``,
+``thread`` and ``pin``. Which update a subscription takes is decided by the pure
+:func:`bot.ingest.pipeline.plan`.
 """
 
 from __future__ import annotations
@@ -44,6 +46,9 @@ class Hear(StrEnum):
     """A side clinching, a call withdrawn, whether the challenged ballots decide it, the final."""
     LEADS = "leads"
     """Every change of leader (the first leader, into a tie and out of one)."""
+    REMIND = "remind"
+    """A reminder a set time before the count starts or resumes (``/count schedule``): no update
+    of the count selects it (``remind`` alone hears only the reminders; add ``events`` for more)."""
 
 
 class Extra(StrEnum):
@@ -98,6 +103,15 @@ class Wants:
     """The id of the role (Discord) or user group (Slack) pinged on calls and the final."""
     thread: bool = False
     pin: bool = False
+
+    @property
+    def reminds(self) -> bool:
+        """Whether it hears the reminders before a scheduled start or restart.
+
+        >>> Wants.from_words("calls remind").reminds, Wants().reminds
+        (True, False)
+        """
+        return Hear.REMIND in self.hears
 
     @classmethod
     def of(cls, mode: Mode) -> Wants:

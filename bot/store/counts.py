@@ -22,6 +22,8 @@ from bot.store.schema import (
     follows,
     outbox,
     rejected_tallies,
+    reminders,
+    schedules,
     subscriptions,
     tallies,
 )
@@ -137,7 +139,15 @@ async def delete(conn: AsyncConnection, count_id: str) -> bool:
     and records the one whose request is on its way when its answer comes, as for any other."""
     finished = outbox.c.status.not_in([str(s) for s in OPEN])
     await conn.execute(outbox.delete().where(outbox.c.count_id == count_id, finished))
-    for table in (subscriptions, follows, count_admins, tallies, rejected_tallies):
+    for table in (
+        subscriptions,
+        follows,
+        count_admins,
+        tallies,
+        rejected_tallies,
+        schedules,
+        reminders,
+    ):
         await conn.execute(table.delete().where(table.c.count_id == count_id))
     result = await conn.execute(counts.delete().where(counts.c.id == count_id))
     return result.rowcount > 0

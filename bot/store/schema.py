@@ -290,6 +290,32 @@ place_alerts = Table(
 """Where each place's alerts go (revision 0013; ``bot.store.place_alerts``): the channel its
 admins chose (``alerts here``), else the one its first count was made in."""
 
+schedules = Table(
+    "schedules",
+    metadata,
+    Column("count_id", SLUG, ForeignKey("counts.id"), primary_key=True),
+    Column("kind", WORD, nullable=False),  # "starts" or "resumes"
+    Column("at", UTCDateTime, nullable=False),
+    Column("remind_before", Integer, nullable=True),  # seconds; NULL: the configured default
+    Column("moved_from", UTCDateTime, nullable=True),  # the time before it was last changed
+    Column("set_by", Text, nullable=False),
+    Column("set_at", UTCDateTime, nullable=False),
+)
+"""When a count starts or resumes (revision 0018; ``bot.store.schedules``): one a count."""
+
+reminders = Table(
+    "reminders",
+    metadata,
+    Column("count_id", SLUG, primary_key=True),
+    Column("kind", WORD, primary_key=True),
+    Column("at", UTCDateTime, primary_key=True),
+    Column("queued_at", UTCDateTime, nullable=False),
+    Column("deliveries", Integer, nullable=False),
+)
+"""The reminders queued (revision 0018): one row per count, kind and scheduled time, written in
+the transaction that queues the reminder's deliveries, so that it is queued exactly once
+whichever instance, restart or crash comes first (``bot.store.schedules.claim_reminder``)."""
+
 leases = Table(
     "leases",
     metadata,
