@@ -1,4 +1,4 @@
-"""A person's own follows: ``follow <count> [final|calls|leads|events|close=N|N%]``,
+"""A person's own follows: ``follow <count> [final|calls|leads|events|remind|close=N|N%]``,
 ``unfollow <count>`` and ``following`` (``bot.domain.follow``).
 
 Anyone who may see a count may follow it (``bot.commands.authority.can_see``): what it hears is
@@ -28,7 +28,7 @@ from bot.store import follows as follow_rows
 VERBS = Verbs()
 """The verbs of this module (registered in :data:`bot.commands.builtin.VERBS`)."""
 
-HEARS_HELP = "final, calls (the default), leads, events, close=50 or close=2%"
+HEARS_HELP = "final, calls (the default), leads, events, remind, close=50 or close=2%"
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,13 +39,15 @@ class FollowWantsArg(Arg):
 
     @property
     def usage(self) -> str:
-        return "[final|calls|leads|events|close=N|N%]"
+        return "[final|calls|leads|events|remind|close=N|N%]"
 
     def take(self, command: Command, words: list[str], usage: str) -> tuple[Command, list[str]]:
         wants = parse_wants(words) if words else DEFAULT
         why = refused(wants)
         if why is not None:
-            raise CommandError(f"a follow hears final, calls, leads, events or close=: {why}")
+            raise CommandError(
+                f"a follow hears final, calls, leads, events, remind or close=: {why}"
+            )
         return replace(command, wants=wants), []
 
     def options(self) -> tuple[Option, ...]:

@@ -106,7 +106,7 @@ async def test_follow_unfollow_following(seeded: Database, clock: FakeClock) -> 
         ("follow bessemer-2021 thread", {}, "are for channels (subscribe)"),
         ("follow bessemer-2021 loud", {}, "unknown option 'loud'"),
         ("follow bessemer", {}, "unknown count 'bessemer'; did you mean bessemer-2021?"),
-        ("follow", {}, "which count? usage: follow <count> [final|calls|leads|events|close="),
+        ("follow", {}, "which count? usage: follow <count> [final|calls|leads|events|remind|close="),
         ("follow bessemer-2021", {"inbox": None}, "Console has no direct messages"),
         (
             "follow bessemer-2021",
