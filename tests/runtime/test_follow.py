@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import replace
+from typing import Any
 
 import pytest
 
@@ -51,10 +52,10 @@ def dm(user_id: str) -> ChannelRef:
     return ChannelRef(CONSOLE, CHAN.workspace, f"dm-{user_id}")
 
 
-def person(text: str, user_id: str = "7", **kw: object) -> Request:
+def person(text: str, user_id: str = "7", **kw: Any) -> Request:
     kw.setdefault("inbox", Dms(user_id))
     kw.setdefault("home", True)
-    return Request(CHAN, user_id, f"user{user_id}", text, **kw)  # type: ignore[arg-type]
+    return Request(CHAN, user_id, f"user{user_id}", text, **kw)
 
 
 @pytest.fixture
@@ -106,7 +107,7 @@ async def test_follow_unfollow_following(seeded: Database, clock: FakeClock) -> 
         ("follow bessemer-2021 thread", {}, "are for channels (subscribe)"),
         ("follow bessemer-2021 loud", {}, "unknown option 'loud'"),
         ("follow bessemer", {}, "unknown count 'bessemer'; did you mean bessemer-2021?"),
-        ("follow", {}, "which count? usage: follow <count> [final|calls|leads|events|remind|close="),
+        ("follow", {}, "which count? usage: follow <count> [final|calls|leads|events|remind|"),
         ("follow bessemer-2021", {"inbox": None}, "Console has no direct messages"),
         (
             "follow bessemer-2021",
@@ -117,7 +118,7 @@ async def test_follow_unfollow_following(seeded: Database, clock: FakeClock) -> 
     ],
 )
 async def test_bad_follows_get_one_line(
-    seeded: Database, clock: FakeClock, text: str, kw: dict[str, object], words: str
+    seeded: Database, clock: FakeClock, text: str, kw: dict[str, Any], words: str
 ) -> None:
     reply = await commands(seeded, clock).handle(person(text, **kw))
     assert not reply.ok
