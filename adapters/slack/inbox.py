@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.platform import CommandError, Inbox, Replies, Route
+from bot.platform import CommandError, Inbox, RateLimited, Replies, Route
 
 from .delivery import translate
 
@@ -53,6 +53,9 @@ class SlackInbox(Inbox):
             error = str(exc.response.get("error") or "")
             if error in REFUSED:
                 raise CommandError(f"the bot cannot write to you: {REFUSED[error]}") from exc
-            raise translate(exc, f"slack DM of {self.user_id}") from exc
+            failed = translate(exc, "opening your DM")
+            if isinstance(failed, RateLimited):
+                raise failed from exc  # waited out by the replies
+            raise CommandError(str(failed)) from exc
         channel = answer.get("channel") or {}
         return str(channel.get("id", ""))

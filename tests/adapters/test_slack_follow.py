@@ -8,6 +8,7 @@ Slack refuses unfollows once; 100 members following at once are all answered, no
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,7 @@ from bot.store import outbox
 from bot.store.outbox import DeliveryAction, DeliveryStatus
 from tests.adapters.test_slack import VirtualTime, bot_posts, config, fake, running, vt
 from tests.fakes.slack_fake import FakeSlack
+from tests.fakes.slack_fake.manifest import load_manifest
 from tests.fakes.slack_fake.markup import visible
 
 __all__ = ["fake", "vt"]  # the fixtures
@@ -129,3 +131,18 @@ async def test_a_hundred_members_follow_at_once(
         dms = [fake.dm_of(m) for m in members]
         assert all(d is not None and len(bot_posts(fake, d)) == 1 for d in dms)
     assert fake.count_429 == 0
+
+
+async def test_an_app_without_im_write_says_which_scope_to_add(
+    tmp_path: Path, vt: VirtualTime
+) -> None:
+    shipped = load_manifest()
+    older = replace(shipped, scopes=shipped.scopes - {"im:write"})  # installed before follows
+    async with FakeSlack(clock=vt.monotonic, manifest=older) as fake:
+        news, ada = fake.add_channel("news"), fake.add_user("ada")
+        async with running(fake, config(tmp_path, fake), vt) as bot:
+            said = await bot.slash("follow bessemer-2021", user=ada, channel=news)
+        assert visible(said.body["text"]).startswith(
+            "Error: opening your DM: missing_scope: the Slack app needs im:write"
+        )
+        assert fake.dm_of(ada) is None
