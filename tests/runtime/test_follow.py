@@ -228,3 +228,18 @@ async def test_a_person_who_blocked_the_bot_is_unfollowed_once(
     assert adapter.messages(ADMIN) == []  # nobody else is told
     assert dispatcher.stats.dead == 1
     assert not [m for m in adapter.messages() if isinstance(m, Message)]
+
+
+async def test_channels_are_claimed_before_followers(seeded: Database, clock: FakeClock) -> None:
+    """A fan-out to followers queued first never keeps a channel's post from being taken."""
+    now = clock.now()
+
+    def queued(channel: ChannelRef, action: DeliveryAction) -> outbox.NewDelivery:
+        return outbox.NewDelivery(1, channel, "bessemer-2021", 1, action, True, "{}", now)
+
+    async with seeded.begin() as conn:
+        dms = [queued(dm(str(i)), DeliveryAction.DIRECT) for i in range(5)]
+        await outbox.enqueue(conn, [*dms, queued(CHAN, DeliveryAction.POST)])
+        (first,) = await outbox.claimable(conn, CONSOLE, now=now, limit=1)
+    assert first.channel == CHAN
+    assert first.action is DeliveryAction.POST
