@@ -226,8 +226,8 @@ for _more in (
     grants.VERBS,
     alerts.VERBS,
     rehearse.VERBS,
-    following.VERBS,
     schedules.VERBS,
+    following.VERBS,
 ):
     for _spec in _more:
         VERBS.register(_spec, _more.handler(_spec.name))
