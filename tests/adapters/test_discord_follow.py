@@ -107,19 +107,33 @@ async def test_follow_following_unfollow(tmp_path: Path, world: World) -> None:
         assert visible(answer(gone).content) == "You no longer follow bessemer-2021."
 
 
-async def test_a_dm_whose_answer_was_lost_is_there_once(tmp_path: Path, world: World) -> None:
+@pytest.mark.parametrize(
+    ("status", "wait"),
+    [(503, 0.1), (429, 90.0)],
+    ids=["503-retried-under-the-nonce", "429-confirmed-from-the-dm-history"],
+)
+async def test_a_dm_whose_answer_was_lost_is_there_once(
+    tmp_path: Path, world: World, status: int, wait: float
+) -> None:
+    """Discord made the DM, the answer was lost: retried at once, Discord's nonce drops the copy;
+    retried after a long 429 (past the nonce's trust), the DM's history is read first."""
     fake = world.fake
     async with running(world, config(tmp_path, world)) as bot:
         await follow(bot, ALICE, "final")
         dm = fake.dm_channel(ALICE)
-        fake.fail_next(rf"^/channels/{dm}/messages$", 503, after_commit=True)
+        fake.fail_next(rf"^/channels/{dm}/messages$", status, after_commit=True, retry_after=wait)
         await bot.ingest(738, 1798, state=TallyState.FINAL)
         await bot.settle()
         (delivery,) = [d for d in await bot.deliveries() if d.action is DeliveryAction.DIRECT]
     (posted,) = bot_posts(fake, dm)
-    assert [r.status for r in post_requests(fake, dm)] == [503, 200]
     assert delivery.status is DeliveryStatus.SENT
     assert delivery.platform_message_id == str(posted.id)
+    reads = [r for r in fake.requests if r.method == "GET" and r.path == f"/channels/{dm}/messages"]
+    if status == 429:
+        assert [r.status for r in post_requests(fake, dm)] == [429]
+        assert len(reads) == 1
+    else:
+        assert [r.status for r in post_requests(fake, dm)] == [503, 200]
 
 
 async def test_who_blocked_the_bot_or_left_every_server_is_unfollowed_once(
