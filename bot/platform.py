@@ -77,7 +77,7 @@ from bot.commands.builtin import VERBS
 from bot.commands.forms import Form, Opening
 from bot.commands.inflight import BUSY, GRACE_S, InFlight, InOrder, Place, guarded
 from bot.commands.policy import DENY, AdminPolicy, Asker, Verdict, deny_all
-from bot.commands.request import Follows, Mentions, Names, Reply, Request
+from bot.commands.request import Follows, Inbox, Mentions, Names, Reply, Request
 from bot.commands.throttle import Throttle
 from bot.commands.verbs import Call, Verbs, VerbSpec, pasted
 from bot.delivery.adapter import Adapter, Earlier, Health
@@ -207,6 +207,7 @@ __all__ = [
     "Ids",
     "InFlight",
     "InOrder",
+    "Inbox",
     "Instance",
     "Known",
     "LimitSaid",
@@ -374,14 +375,15 @@ class Context:
         names: Names | None = None,
         follows: Follows | None = None,
         form: bool = False,
+        inbox: Inbox | None = None,
     ) -> Request:
         """The request for a command typed by ``user_id`` in ``channel``, with the admin
         policy's verdict on them (an admin nowhere unless the policy says so). ``roles``: their
         roles' ids and names, for the policy; ``role_ids``: the ids alone, which per-count
         grants may name (a name is anyone's to give a role); the subscription options the
         platform ``supports`` and who may be pinged (``mentions``); who ids are (``names``);
-        channel following (``follows``);
-        ``form``: the text asks for the verb's form (``Request.form``)."""
+        channel following (``follows``); the person's DMs (``inbox``); ``form``: the text asks
+        for the verb's form (``Request.form``)."""
         verdict = self.admins.verdict(Asker(user_id, channel.workspace, platform_admin, roles))
         return Request(
             channel,
@@ -400,6 +402,7 @@ class Context:
             names=names,
             follows=follows,
             form=form,
+            inbox=inbox,
         )
 
 

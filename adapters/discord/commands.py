@@ -28,6 +28,7 @@ from adapters.discord.announce import DiscordFollows
 from adapters.discord.delivery import CALLBACK_ROUTE, FAILURES, FOLLOWUP_ROUTE, discord_file
 from adapters.discord.embeds import choice_name, escape, reply_parts
 from adapters.discord.forms import FormModal, ReopenButton
+from adapters.discord.inbox import DiscordInbox
 from adapters.discord.lib import app_commands, discord
 from adapters.discord.mentions import NO_MENTIONS, DiscordMentions
 from adapters.discord.names import DiscordNames
@@ -342,6 +343,12 @@ class SlashCommands:
             names=DiscordNames(interaction.guild),
             follows=DiscordFollows(interaction, self.announcements, self.replies),
             form=form,
+            inbox=DiscordInbox(
+                interaction.client,
+                self.replies,
+                user.id,
+                dm=interaction.channel_id if interaction.guild_id is None else None,
+            ),
         )
 
     async def _answer_now(self, interaction: Ix, reply: Reply) -> None:

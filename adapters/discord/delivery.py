@@ -84,6 +84,8 @@ READ_ROUTE = "GET /channels/{channel_id}/messages"
 DELETE_ROUTE = "DELETE /channels/{channel_id}/messages/{message_id}"
 CALLBACK_ROUTE = "POST /interactions/{interaction_id}/{interaction_token}/callback"
 FOLLOWUP_ROUTE = "/webhooks/{application_id}/{interaction_token}"
+DM_ROUTE = "POST /users/@me/channels"
+"""Opening a member's DM channel (``adapters.discord.inbox``), once per follow."""
 """The routes of a command's answer (``bot.delivery.replies``); their ``channel`` is the
 interaction's id, whose token they use."""
 GLOBAL = "global"
@@ -99,6 +101,8 @@ DISCORD_LIMITS = Limits(
         # or deletes of them) by the interaction's token, 5 per 5 s per token as for a
         # webhook (observed); neither counts toward the global limit.
         FOLLOWUP_ROUTE: (Bucket("follow-ups per interaction", Window(5, 5.0), per_channel=True),),
+        # Opening DM channels is limited per bot (unpublished: the old "5 per 5 s" for DMs).
+        DM_ROUTE: (Bucket("DM channels opened", Window(5, 5.0)),),
     },
     # 4 a second kept for the start-ups of every instance on a shared store
     every=(Bucket(GLOBAL, Window(50, 1.0), reserved=4),),
@@ -131,6 +135,8 @@ EDIT_LIMIT_OLD_MESSAGE = 30046
 UNAUTHORIZED = 40001
 MISSING_ACCESS = 50001
 CANNOT_EDIT_OTHERS_MESSAGE = 50005
+CANNOT_DM = 50007
+"""The person blocked the bot, takes no DMs from the server's members, or shares no server."""
 MISSING_PERMISSIONS = 50013
 INVALID_FORM_BODY = 50035
 ENTITY_TOO_LARGE = 40005
@@ -388,6 +394,11 @@ class DiscordSender(DiscordAnnouncements):
                     f"the bot is no longer in the server of {where} (it was removed); {said}",
                     cause="the bot was removed from the server",
                     fix=REINVITE,
+                )
+            if code == CANNOT_DM:
+                return PermanentDeliveryError(
+                    f"{where}: Discord will not deliver a direct message to this person "
+                    f"(they blocked the bot, take no DMs, or share no server with it); {said}"
                 )
             if code in (MISSING_ACCESS, MISSING_PERMISSIONS) or status == 403:
                 return PermanentDeliveryError(

@@ -33,6 +33,7 @@ from adapters.slack.answers import Respond, paced, say
 from adapters.slack.blocks import file_comment, reply_payload
 from adapters.slack.delivery import SLACK_LIMITS, SlackSender, translate
 from adapters.slack.forms import CALLBACK_PREFIX, Submitted, modal_view, submitted
+from adapters.slack.inbox import SlackInbox
 from adapters.slack.mentions import SlackMentions, strip_mention
 from adapters.slack.names import SlackNames
 from adapters.slack.payloads import AppMention, EventCallback, SlashCommand, as_json
@@ -379,6 +380,7 @@ class SlackCommands(SlackSender):
             mentions=SlackMentions(),
             names=SlackNames(lambda: self.client_of(workspace), text),
             form=form,
+            inbox=SlackInbox(lambda: self.client_of(workspace), self.replies, user),
         )
 
     async def is_workspace_admin(self, user_id: str, workspace: str) -> bool:

@@ -74,6 +74,8 @@ SLACK_LIMITS = Limits(
             Bucket("chat.postMessage per channel", Window(1, 1.0), per_channel=True),
         ),
         "chat.postEphemeral": (Bucket("chat.postEphemeral", Window(100, 60.0)),),
+        # Opening a member's DM for a follow (adapters.slack.inbox): Tier 3.
+        "conversations.open": (Bucket("conversations.open", Window(50, 60.0)),),
         # Tier 2: "20+ per minute".
         "pins.add": (Bucket("pins.add", Window(20, 60.0)),),
         "pins.remove": (Bucket("pins.remove", Window(20, 60.0)),),

@@ -53,6 +53,10 @@ def mrkdwn(text: str) -> str:
 
 
 def date(moment: Moment) -> str:
-    """A time in each reader's own zone (mrkdwn), with its UTC wording as the fallback."""
+    """A time in each reader's own zone (mrkdwn), with its UTC wording as the fallback. A time
+    ahead worded relative to when it was written ("in 10 hours") shows those words: Slack
+    documents ``{ago}`` for times past only."""
+    if moment.relative and moment.words:
+        return mrkdwn(moment.words)
     shown = "{ago}" if moment.relative else "{date_short_pretty} at {time}"
     return f"<!date^{unix(moment.at)}^{shown}|{utc_time(moment)}>"

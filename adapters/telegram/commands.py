@@ -56,6 +56,7 @@ from bot.platform import (
 )
 
 from .errors import FAILURES, translate
+from .inbox import TelegramInbox
 from .limits import REPLY, route
 from .names import TelegramNames, named_in
 from .once import Ledger
@@ -315,6 +316,14 @@ class TelegramCommands:
             home=verdict.home,
             private_replies=not got.as_chat,  # their private chat, never the group (private.py)
             names=TelegramNames(self.bot, got.chat_id, got.names),
+            inbox=TelegramInbox(
+                self.bot,
+                self.replies,
+                self.private,
+                self.bot_username,
+                user_id=None if got.as_chat else got.user_id,
+                chat_type=got.chat_type,
+            ),
         )
 
     async def handle_update(self, update: Update) -> None:

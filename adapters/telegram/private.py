@@ -35,7 +35,7 @@ GROUP_TYPES = ("group", "supergroup", "channel")
 def notice(bot_username: str) -> Reply:
     """The one line a group gets instead of a member's private answer."""
     return Reply(
-        f"I answer that privately: open a chat with @{bot_username} and press Start, "
+        f"I answer that privately: open https://t.me/{bot_username} and press Start, "
         "then ask again.",
         ok=True,
         ephemeral=False,

@@ -1,6 +1,6 @@
 """The built-in verbs: their specs and handlers, registered in :data:`VERBS`.
 
-    subscribe <count> [events|all|live] [final|calls|leads] [close=N|N%] [mention=@role]
+    subscribe <count> [events|all|live] [final|calls|leads|remind] [close=N|N%] [mention=@role]
               [thread] [pin] [publish] | via=#channel    unsubscribe <count>      list
     status [count]                          history <count>          chart <count>       help
     update <count> yes=463 no=1100 challenged=505 void=76 received=3215    (admins)
@@ -11,6 +11,8 @@
     admins add|remove|list <count> [@who] | apikey create|revoke|list   (:mod:`grants`)
     alerts [here|off]                       (admins: where this place's alerts go; :mod:`alerts`)
     rehearse <count> [delete|keep]          (admins: a test message everywhere; :mod:`rehearse`)
+    schedule <count> starts=|resumes=TIME [remind=15m] | clear    (admins; :mod:`schedules`)
+    follow <count> [final|calls|...] | unfollow <count> | following   (by DM; :mod:`following`)
 
 "Admins" are the count's (:mod:`bot.commands.authority`): authority stops at its owner's edge.
 Every error is one line that says what to type instead.
@@ -18,7 +20,7 @@ Every error is one line that says what to type instead.
 
 from __future__ import annotations
 
-from bot.commands import alerts, count_verbs, grants, rehearse, reports
+from bot.commands import alerts, count_verbs, following, grants, rehearse, reports, schedules
 from bot.commands.args import Choice, ChoiceArg, CountArg, FiguresArg
 from bot.commands.authority import find_count
 from bot.commands.hearing import WantsArg
@@ -241,6 +243,13 @@ async def deliveries(call: Call) -> Reply:
     return await reports.deliveries(call.services.db, call.request)
 
 
-for _more in (count_verbs.VERBS, grants.VERBS, alerts.VERBS, rehearse.VERBS):
+for _more in (
+    count_verbs.VERBS,
+    grants.VERBS,
+    alerts.VERBS,
+    rehearse.VERBS,
+    schedules.VERBS,
+    following.VERBS,
+):
     for _spec in _more:
         VERBS.register(_spec, _more.handler(_spec.name))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
+from datetime import timedelta, tzinfo
 
 from bot.base.clock import Clock
 from bot.base.egress import EgressPolicy
@@ -23,6 +24,7 @@ from bot.commands.request import Reply, Request
 from bot.commands.throttle import Throttle
 from bot.commands.verbs import Services, Verbs
 from bot.delivery.rehearsal import Rehearsals
+from bot.domain.schedule import DEFAULT_REMIND
 from bot.domain.subscription import Platform
 from bot.ingest.pipeline import Pipeline
 from bot.store import Database
@@ -46,6 +48,8 @@ class Commands:
         egress: EgressPolicy | None = None,
         instance: Instance | None = None,
         rehearsals: Rehearsals | None = None,
+        zone: tzinfo | None = None,
+        remind_before: timedelta = DEFAULT_REMIND,
     ) -> None:
         """``instance``: the instance these commands run in, handed to the adapters
         (``bot.platform.Context.instance``); ``rehearsals``: the running adapters'
@@ -72,6 +76,7 @@ class Commands:
             self.services = replace(self.services, egress=egress)
         if rehearsals is not None:
             self.services = replace(self.services, rehearsals=rehearsals)
+        self.services = replace(self.services, zone=zone, remind_before=remind_before)
         per_call = [
             chain.audit(self.services),
             chain.authorise(self.services),

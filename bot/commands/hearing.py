@@ -1,6 +1,6 @@
 """The grammar of what a subscription hears: ``[events|all|live] [final] [calls] [leads]
-[close=50|close=2%] [mention=@role] [thread] [pin] [publish]``, in any order, or ``via=#channel``
-alone (see ``bot.domain.subscription``).
+[remind] [close=50|close=2%] [mention=@role] [thread] [pin] [publish]``, in any order, or
+``via=#channel`` alone (see ``bot.domain.subscription``).
 
 A platform with typed options gets two: ``mode`` (events, all or live, as before filters) and
 ``options`` (the rest, as typed).
@@ -22,12 +22,12 @@ PERCENT = re.compile(r"^([0-9]{1,3})(?:\.([0-9]))?%$")
 HEARS = {h.value: h for h in Hear}
 FLAGS = ("live", "thread", "pin", "publish")
 KNOWN = (
-    "events, all, live, final, calls, leads, close=50 or close=2%, mention=@role, thread, pin, "
-    "publish or via=#channel"
+    "events, all, live, final, calls, leads, remind, close=50 or close=2%, mention=@role, thread, "
+    "pin, publish or via=#channel"
 )
 OPTIONS_HELP = (
-    "Also: final, calls, leads, close=50 or close=2%, mention=@role, thread, pin, publish, "
-    "via=#channel"
+    "Also: final, calls, leads, remind, close=50 or close=2%, mention=@role, thread, pin, "
+    "publish, via=#channel"
 )
 CHANNEL = re.compile(r"^(?:<#([0-9]{1,20})>|#?([0-9]{1,20}))$")
 
@@ -102,8 +102,8 @@ class WantsArg(Arg):
     @property
     def usage(self) -> str:
         return (
-            f"{self.mode.usage} [final|calls|leads] [close=N|N%] [mention=@role] [thread] [pin] "
-            "[publish] | via=#channel"
+            f"{self.mode.usage} [final|calls|leads|remind] [close=N|N%] [mention=@role] [thread] "
+            "[pin] [publish] | via=#channel"
         )
 
     def take(self, command: Command, words: list[str], usage: str) -> tuple[Command, list[str]]:

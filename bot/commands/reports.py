@@ -13,10 +13,12 @@ from bot.commands.request import Reply, Request
 from bot.domain import format as fmt
 from bot.domain.message import Moment, Part, Timed
 from bot.domain.model import Count, Tally, TallyState
+from bot.domain.schedule import note as schedule_note
 from bot.domain.words import count_of, n
 from bot.ingest.sources.health import SourceHealth
 from bot.store import Database, outbox
 from bot.store import counts as count_rows
+from bot.store import schedules as schedule_rows
 from bot.store import subscriptions as sub_rows
 from bot.store import tallies as tally_rows
 from bot.web.public import PageLink, link_note
@@ -68,15 +70,20 @@ async def status(
     count = await find_count(db, name, request)
     async with db.connect() as conn:
         recent = await tally_rows.history(conn, count.id, limit=2)
+        scheduled = await schedule_rows.get(conn, count.id)
     last = recent[-1] if recent else None
     before = recent[0] if len(recent) == 2 else None
     seen = checked(health, count.id)
+    ahead = None if scheduled is None or now is None else schedule_note(scheduled, now)
     if last is None:
         text = Timed.of(f"{count.title}: no figures yet.")
-        if seen is not None:
-            text = Timed.of(*text.parts, " ", *seen.parts)
+        for more in (ahead, seen):
+            if more is not None:
+                text = Timed.of(*text.parts, " ", *more.parts)
         return Reply(str(text), ephemeral=False, timed=text)
     message = fmt.for_status(count, last, now, before)
+    if ahead is not None and last.state is not TallyState.FINAL:
+        message = replace(message, notes=(*message.notes, ahead))
     if seen is not None:
         message = replace(message, notes=(*message.notes, seen))
     return Reply(message.headline, message=message, ephemeral=False)

@@ -51,6 +51,15 @@ class Follows(ABC):
     async def unfollow(self, made: str) -> str | None:
         """End a follow (delete what :meth:`follow` made); None when done, else what the
         person must do by hand (one line)."""
+class Inbox(ABC):
+    """The direct messages of the person who asked with the bot (a platform that has them
+    gives one): where their follows' messages go (``follow``)."""
+
+    @abstractmethod
+    async def open(self) -> str:
+        """The id of the DM channel with the person, opened if need be (a request paced as a
+        reply); a :class:`CommandError` saying why there is none (on Telegram, they have not
+        started the bot: the error gives its link)."""
 
 
 async def user_called(request: Request, user_id: str) -> str:
@@ -109,6 +118,8 @@ class Request:
     """Who ids are here, for replies that name a user or a group (None: ids only)."""
     follows: Follows | None = None
     """Channel following here (``via=``), where the platform has it."""
+    inbox: Inbox | None = None
+    """The person's direct messages with the bot, on a platform that has them (``follow``)."""
     form: bool = False
     """The text asks for the verb's form (``VerbSpec.opens_form``), on a platform that shows
     forms: checked as the command is, and answered with the form (``Reply.form``), not carried

@@ -20,6 +20,7 @@ POSTS = {
     Hear.FINAL: "the final result",
     Hear.CALLS: "calls (a side clinching, a call withdrawn, the final)",
     Hear.LEADS: "every change of leader",
+    Hear.REMIND: "a reminder before the count starts or resumes",
 }
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from datetime import timedelta, tzinfo
 from enum import StrEnum
 
 from bot.base.clock import Clock
@@ -31,6 +32,7 @@ from bot.commands.forms import Form
 from bot.commands.reports import Health
 from bot.commands.request import Reply, Request
 from bot.delivery.rehearsal import Rehearsals
+from bot.domain.schedule import DEFAULT_REMIND
 from bot.domain.subscription import Platform
 from bot.errors import CommandError
 from bot.ingest.pipeline import Pipeline
@@ -74,6 +76,10 @@ class Verb(StrEnum):
     APIKEY = "apikey"
     ALERTS = "alerts"
     REHEARSE = "rehearse"
+    SCHEDULE = "schedule"
+    FOLLOW = "follow"
+    UNFOLLOW = "unfollow"
+    FOLLOWING = "following"
 
 
 NAME = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
@@ -196,6 +202,11 @@ class Services:
     """Where a source URL typed in chat may point (``[chat_sources]``)."""
     rehearsals: Rehearsals | None = None
     """The running adapters' rehearsals (``rehearse``); None: no adapters to rehearse with."""
+    zone: tzinfo | None = None
+    """``[defaults] timezone``: the zone of a time typed without one (``schedule``); None: such
+    a time is refused."""
+    remind_before: timedelta = DEFAULT_REMIND
+    """``[defaults] remind_before``: how long before a scheduled time its reminder goes."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from bot.base.clock import Clock
 from bot.delivery.pacing import PACED, Pacer, Route
@@ -107,10 +107,14 @@ class DeliveryPace:
         note: Callable[[], Awaitable[bool]] | None = None,
         progress: Progress | None = None,
         unnote: Callable[[], Awaitable[bool]] | None = None,
+        *,
+        direct: bool = False,
     ) -> None:
         """``unnote``: undo the note when the platform refused the delivering request with a
         429 (``RateLimited.refused``) and no delivering request of it went through before:
-        nothing was posted, so it is not in doubt (None: an earlier attempt may have posted)."""
+        nothing was posted, so it is not in doubt (None: an earlier attempt may have posted).
+        ``direct``: a person's direct message (``Route.direct``: a room of its own)."""
+        self.direct = direct
         self.pacer = pacer
         self.note = note
         self.unnote = unnote
@@ -120,6 +124,8 @@ class DeliveryPace:
     @asynccontextmanager
     async def __call__(self, route: Route, *, delivers: bool = False) -> AsyncIterator[None]:
         progress = self.progress
+        if self.direct:
+            route = replace(route, direct=True)
         progress.waiting_own(True)
         try:
             mine = lambda: progress.waiting_own(False)  # noqa: E731 - its channel's slots

@@ -54,7 +54,10 @@ from bot.errors import (
 )
 from bot.ops.hooks import Hooks
 from bot.store import Database, outbox, place_alerts
+from bot.store import audit as audit_rows
+from bot.store import follows as follow_rows
 from bot.store import subscriptions as sub_rows
+from bot.store.audit import AuditEntry
 from bot.store.channel_moves import follow
 from bot.store.outbox import Delivery, DeliveryAction, NewDelivery
 
@@ -206,6 +209,7 @@ class Courier:
             lambda: self._note_attempt(d),
             check.progress,
             unnote=None if d.sending_at is not None else lambda: self._unnote_attempt(d),
+            direct=d.action is DeliveryAction.DIRECT,
         )
         then = None
         try:
@@ -241,7 +245,8 @@ class Courier:
                     d.channel, content, key=key_of(d), pace=pace, earlier=earlier
                 )
                 shown = earlier is not None and earlier.with_attachment
-                if self.charts.wanted(d, content) and not shown:
+                direct = d.action is DeliveryAction.DIRECT  # a DM goes without its chart
+                if self.charts.wanted(d, content) and not shown and not direct:
                     then = chart_step(d, message_id, key_of(d), self.clock.now())
             else:
                 chart = await self.charts.for_delivery(d, content, where(d))
@@ -402,6 +407,9 @@ class Courier:
 
     async def _give_up(self, d: Delivery, exc: DeliveryError) -> None:
         permanent = isinstance(exc, PermanentDeliveryError)
+        if d.action is DeliveryAction.DIRECT:
+            await self._give_up_direct(d, exc, permanent=permanent)
+            return
         async with self.db.begin() as conn:
             if not await outbox.mark_dead(conn, d.id, error=str(exc)):
                 self.stats.cancelled += 1
@@ -427,6 +435,31 @@ class Courier:
         self.metrics.failed(d.channel.platform)
         log.error("delivery gave up: %s", exc, extra=where(d))
         self.alerted({c.platform for c in targets})
+
+    async def _give_up_direct(self, d: Delivery, exc: DeliveryError, *, permanent: bool) -> None:
+        """A direct message that cannot go out: the person blocked the bot, shares no server
+        with it any more, or was deactivated (permanent): they are unfollowed, once, with one
+        log line and an audit entry (an action on their behalf); their other open messages are
+        cancelled with the follow. Nobody else is told: following is the person's business."""
+        async with self.db.begin() as conn:
+            if not await outbox.mark_dead(conn, d.id, error=str(exc)):
+                self.stats.cancelled += 1
+                self.outcome(d, "cancelled")
+                return
+            made = await follow_rows.get(conn, d.subscription_id or 0)
+            if permanent and made is not None and await follow_rows.unfollow(conn, made.id):
+                entry = AuditEntry(
+                    self.clock.now(), "tallybot", "unfollow", d.count_id, made.wants.grammar(),
+                    None, True, f"{made.platform}:{made.user_id} unfollowed: {exc}",
+                )  # fmt: skip
+                await audit_rows.record(conn, entry)
+        self.stats.dead += 1
+        self.outcome(d, "dead")
+        self.metrics.failed(d.channel.platform)
+        if permanent and made is not None:
+            log.warning("unfollowed %s:%s: %s", made.platform, made.user_id, exc, extra=where(d))
+        else:
+            log.error("direct message gave up: %s", exc, extra=where(d))
 
     def _by(self) -> str:
         return f" (instance {self.instance})" if self.instance is not None else ""

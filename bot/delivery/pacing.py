@@ -79,6 +79,10 @@ class Route:
     urgent: bool = False
     """A command's reply (``bot.delivery.replies``): someone is waiting for it, so it goes
     before the routine requests waiting for the same buckets, and outside ``ROOM``."""
+    direct: bool = False
+    """For a person's direct message (a follow, ``DeliveryAction.DIRECT``): the same buckets,
+    but a ``ROOM`` of its own, so that a fan-out to followers takes turns with the channels'
+    posts at the platform-wide buckets instead of queueing ahead of them."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -304,9 +308,10 @@ class Pacer:
         of the route's method at a time: so that its time does not count inside the
         platform-wide slots (a slot is taken again a window after its request *ended*: what the
         slot holds slows the rate), and a crash leaves at most that many deliveries per method
-        noted but not sent. Each method has its own room: a request waiting for one method's
-        budget never holds up a request of another. ``granted`` is told as soon as the
-        channel's own slots are granted (what the request waits for after that is shared)."""
+        noted but not sent. Each method has its own room (and its direct messages another):
+        a request waiting for one method's budget never holds up a request of another.
+        ``granted`` is told as soon as the channel's own slots are granted (what the request
+        waits for after that is shared)."""
         buckets = self.limits.buckets(route)
         urgent = route.urgent
         async with AsyncExitStack() as taken:
@@ -316,9 +321,10 @@ class Pacer:
                     await taken.enter_async_context(limiter.slot(self.sleep, urgent=urgent))
             if granted is not None:
                 granted()
-            room = self._rooms.get(route.method)
+            key = f"{route.method} (direct)" if route.direct else route.method
+            room = self._rooms.get(key)
             if room is None:
-                room = self._rooms[route.method] = asyncio.Semaphore(ROOM)
+                room = self._rooms[key] = asyncio.Semaphore(ROOM)
             async with contextlib.nullcontext() if urgent else room:
                 if ready is not None:
                     await ready()

@@ -51,7 +51,7 @@ from bot.domain.subscription import ChannelRef, Platform
 from bot.errors import StoreError
 from bot.ops.hooks import NO_HOOKS, Hooks
 from bot.store import Database, outbox
-from bot.store.outbox import Delivery
+from bot.store.outbox import Delivery, DeliveryAction
 
 BATCH = 5000
 """Channels in hand at most, slow ones included."""
@@ -65,6 +65,13 @@ REFILL = 100
 SLOW_S = 5.0
 """A channel whose request has not answered for this long is slow (``Progress``): it no longer
 counts against the room of the fast ones."""
+DIRECT_AHEAD = 100
+"""Followers' DM channels in hand at most (``DeliveryAction.DIRECT``): two seconds of Discord's
+global budget, so that a fan-out to thousands of followers keeps the pipe full without taking
+the room of channels' posts queued after it (they are claimed first, see ``outbox.claimable``)."""
+CLAIM_EVERY_S = 0.25
+"""While only DMs are in hand and enough of them, how often the worker looks for channels'
+posts queued meanwhile (not at every DM sent: that would be a claim per DM)."""
 RESCAN_S = 1.0
 """On a shared store, how often an idle worker looks for work queued by other instances (and for
 claims that expired)."""
@@ -302,9 +309,13 @@ class Dispatcher:
         handled = 0
         first = True
         in_hand: dict[asyncio.Task[None], Progress] = {}
+        direct: set[asyncio.Task[None]] = set()
+        """The tasks of followers' DM channels among ``in_hand``."""
+        claimed_at = float("-inf")
 
         def finished(task: asyncio.Task[None]) -> None:
             in_hand.pop(task, None)
+            direct.discard(task)
             wake.set()
 
         try:
@@ -314,15 +325,21 @@ class Dispatcher:
                     wake.clear()
                     if self.shared:
                         await self._release_expired(platform)
-                    fast = sum(1 for p in in_hand.values() if not p.slow(SLOW_S))
+                    fast_dm = sum(1 for t in direct if not in_hand[t].slow(SLOW_S))
+                    fast = sum(1 for p in in_hand.values() if not p.slow(SLOW_S)) - fast_dm
                     may = first or not self.shared or self.budgets[platform].lease.held
                     room = min(AHEAD - fast, BATCH - len(in_hand))
+                    dm_room = max(0, min(DIRECT_AHEAD - fast_dm, room))
+                    # DMs plenty in hand: look for channels' posts now and then, not per DM sent
+                    busy = fast_dm > REFILL * DIRECT_AHEAD // AHEAD
+                    soon = busy and self.clock.monotonic() - claimed_at < CLAIM_EVERY_S
                     due: list[Delivery] = []
                     limit = 0
-                    if may and fast <= REFILL and room > 0:
+                    if may and fast <= REFILL and room > 0 and not soon:
                         limit = min(room, FIRST_BATCH) if first and self.shared else room
                         first = False
-                        due, send = await self._claim(platform, limit)  # a store that fails says so
+                        claimed_at = self.clock.monotonic()
+                        due, send = await self._claim(platform, limit, dm_room)
                         handled += len(due)
                         by_channel: dict[ChannelRef, list[Delivery]] = defaultdict(list)
                         for d in send:
@@ -333,6 +350,8 @@ class Dispatcher:
                             check = courier.check_for(channel, items, progress)
                             task = group.create_task(self._send_channel(courier, items, check))
                             in_hand[task] = progress
+                            if items[0].action is DeliveryAction.DIRECT:
+                                direct.add(task)
                             task.add_done_callback(finished)
                     if due and len(due) >= limit:
                         continue  # more may be due at once
@@ -340,8 +359,9 @@ class Dispatcher:
                         break
                     # Until a channel is done or turns slow, new work is queued, or a while passed
                     # (a retry may have come due, a request may have stopped answering).
+                    wait = CLAIM_EVERY_S if soon else RESCAN_S
                     with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(wake.wait(), timeout=RESCAN_S)
+                        await asyncio.wait_for(wake.wait(), timeout=wait)
         except ExceptionGroup as group_error:  # the store failed: say so, unwrapped
             if len(group_error.exceptions) == 1:
                 raise group_error.exceptions[0] from None
@@ -363,12 +383,17 @@ class Dispatcher:
         if expired:
             log.info("took over %d deliveries whose claim expired", expired)
 
-    async def _claim(self, platform: Platform, limit: int) -> tuple[list[Delivery], list[Delivery]]:
-        """Claim up to ``limit`` due deliveries (with those queued behind them): all of them,
-        and those to send (the others were cancelled or superseded here)."""
+    async def _claim(
+        self, platform: Platform, limit: int, dm_room: int = BATCH
+    ) -> tuple[list[Delivery], list[Delivery]]:
+        """Claim up to ``limit`` due deliveries (with those queued behind them), of at most
+        ``dm_room`` followers' DM channels: all of them, and those to send (the others were
+        cancelled or superseded here)."""
         now = self.clock.now()
         async with self.db.begin() as conn:
-            due = await outbox.claimable(conn, platform, now=now, limit=limit)
+            due = within_dm_room(
+                await outbox.claimable(conn, platform, now=now, limit=limit), dm_room
+            )
             orphans = await outbox.cancel_orphans(conn, [d.id for d in due])
             send, drop = coalesce([d for d in due if d.id not in orphans])
             if drop:
@@ -398,3 +423,16 @@ class Dispatcher:
                     async with self.db.begin() as conn:
                         await outbox.release(conn, rest)
                 return
+
+
+def within_dm_room(due: list[Delivery], dm_room: int) -> list[Delivery]:
+    """``due`` less the followers' DM channels beyond the first ``dm_room`` (left queued)."""
+    kept: set[ChannelRef] = set()
+    out = []
+    for d in due:
+        if d.action is DeliveryAction.DIRECT and d.channel not in kept:
+            if len(kept) >= dm_room:
+                continue
+            kept.add(d.channel)
+        out.append(d)
+    return out

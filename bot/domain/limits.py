@@ -31,6 +31,13 @@ MAX_WANTS = 200
 """The longest a subscription's words may be, all of them with a space between
 (``events close=2% mention=@organisers thread``)."""
 
+MAX_FOLLOWS = 50
+"""The most counts one person follows on a platform (``follow``): a night's counts, not a
+crawl of every count there is."""
+MAX_FOLLOWERS = 100_000
+"""The most people following one count (``follow``): a final to all of them is this many
+direct messages, sent under the platform's budget (minutes on Telegram, an hour on Discord)."""
+
 
 def too_long(field: str, text: str, limit: int) -> str | None:
     """What is wrong with ``text`` as ``field``: None when it is at most ``limit`` characters.

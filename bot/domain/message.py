@@ -34,10 +34,24 @@ class Moment:
     surface shows the time apart from the text (a Discord embed's own timestamp)."""
     relative: bool = False
     """Best read relative to now ("3 minutes ago") where the surface can say it so."""
+    words: str = ""
+    """For a relative moment: how it reads relative to when it was worded ("in 10 hours"),
+    which a surface that cannot say it relative to its reader's now shows instead of the time
+    (:func:`fixed`); empty: such a surface shows the time."""
 
 
 Part = str | Moment
 ShowTime = Callable[[Moment], str]
+
+
+def fixed(time: ShowTime) -> ShowTime:
+    """``time`` for a surface that shows times in a fixed zone: a relative moment that has its
+    ``words`` is shown as them ("in 10 hours"), the others through ``time``."""
+
+    def show(moment: Moment) -> str:
+        return moment.words if moment.relative and moment.words else time(moment)
+
+    return show
 
 
 def utc_time(moment: Moment) -> str:
@@ -88,15 +102,10 @@ class Timed:
         yield Timed.of(*line)
 
     def __str__(self) -> str:
-        return self.show(str, utc_time)
+        return self.show(str, fixed(utc_time))
 
     def to_raw(self) -> list[Any]:
-        return [
-            p
-            if isinstance(p, str)
-            else {"at": p.at.isoformat(), "lead": p.lead, "relative": p.relative}
-            for p in self.parts
-        ]
+        return [p if isinstance(p, str) else _raw(p) for p in self.parts]
 
     @classmethod
     def from_raw(cls, raw: Any) -> Timed:
@@ -107,10 +116,18 @@ class Timed:
             tuple(
                 p
                 if isinstance(p, str)
-                else Moment(datetime.fromisoformat(p["at"]), p["lead"], p["relative"])
+                else Moment(
+                    datetime.fromisoformat(p["at"]), p["lead"], p["relative"], p.get("words", "")
+                )
                 for p in raw
             )
         )
+
+
+def _raw(moment: Moment) -> dict[str, Any]:
+    raw: dict[str, Any] = {"at": moment.at.isoformat(), "lead": moment.lead}
+    raw["relative"] = moment.relative
+    return raw | ({"words": moment.words} if moment.words else {})
 
 
 class Significance(StrEnum):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from datetime import UTC
 
-from bot.domain.message import Message, Moment, Timed
+from bot.domain.message import Message, Moment, Timed, fixed
 from bot.domain.safe_text import clean
 from bot.domain.times import Zone, clock_time
 
@@ -19,7 +19,7 @@ def show(text: Timed, zone: Zone = UTC) -> str:
     def time(moment: Moment) -> str:
         return clock_time(moment.at, zone)
 
-    return text.show(clean, time)
+    return text.show(clean, fixed(time))
 
 
 def render(message: Message, zone: Zone = UTC) -> str:

@@ -2,12 +2,13 @@
 
 What a subscription hears (:class:`Wants`) is written in one grammar, the same that ``subscribe``
 takes and ``list`` shows: the posts it wants (``events``, the default; ``all``; and the filters
-``final``, ``calls``, ``leads``), ``live`` for a scoreboard, ``close=50`` or ``close=2%`` for every
-update while it is that close, and the options ``mention=@ID``, ``thread``, ``pin`` and
-``publish`` (a Discord announcement channel's calls and finals crossposted to every channel
-that follows it); ``via=CHANNEL`` makes a channel follow the operator's announcement channel
-for the count instead of getting posts of its own. Which update a subscription takes is
-decided by the pure :func:`bot.ingest.pipeline.plan`.
+``final``, ``calls``, ``leads``; and ``remind``, a reminder shortly before a scheduled count
+starts or resumes, see :mod:`bot.domain.schedule`), ``live`` for a scoreboard, ``close=50`` or
+``close=2%`` for every update while it is that close, and the options ``mention=@ID``,
+``thread``, ``pin`` and ``publish`` (a Discord announcement channel's calls and finals
+crossposted to every channel that follows it); ``via=CHANNEL`` makes a channel follow the
+operator's announcement channel for the count instead of getting posts of its own. Which update
+a subscription takes is decided by the pure :func:`bot.ingest.pipeline.plan`.
 """
 
 from __future__ import annotations
@@ -47,6 +48,9 @@ class Hear(StrEnum):
     """A side clinching, a call withdrawn, whether the challenged ballots decide it, the final."""
     LEADS = "leads"
     """Every change of leader (the first leader, into a tie and out of one)."""
+    REMIND = "remind"
+    """A reminder a set time before the count starts or resumes (``/count schedule``): no update
+    of the count selects it (``remind`` alone hears only the reminders; add ``events`` for more)."""
 
 
 class Extra(StrEnum):
@@ -107,6 +111,15 @@ class Wants:
     """Its calls and finals are crossposted to the channels that follow it (Discord)."""
     via: str | None = None
     """The announcement channel this channel follows for the count (posts of its own: none)."""
+
+    @property
+    def reminds(self) -> bool:
+        """Whether it hears the reminders before a scheduled start or restart.
+
+        >>> Wants.from_words("calls remind").reminds, Wants().reminds
+        (True, False)
+        """
+        return Hear.REMIND in self.hears
 
     @classmethod
     def of(cls, mode: Mode) -> Wants:
@@ -218,6 +231,9 @@ class Subscription:
     follow_webhook: str | None = None
     """The webhook the platform made in this channel when it began to follow (``via=``): what
     ``unsubscribe`` deletes to end the follow."""
+    direct: bool = False
+    """A person's follow (``bot.domain.follow``): ``channel`` is their DM channel and ``id``
+    the follow's; its deliveries are ``DeliveryAction.DIRECT``."""
 
     @property
     def mode(self) -> Mode:

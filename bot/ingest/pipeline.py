@@ -21,6 +21,7 @@ from bot.domain import format as fmt
 from bot.domain.detect import Accepted, Detection, NoChange, Rejected, detect
 from bot.domain.message import Message, Notice
 from bot.domain.model import OPERATOR, Count, CountStatus, Tally, TallyState
+from bot.domain.schedule import note as schedule_note
 from bot.domain.subscription import (
     CALL_EVENTS,
     LEAD_EVENTS,
@@ -34,8 +35,9 @@ from bot.ops.hooks import NO_HOOKS, Hooks, count_label
 from bot.store import Database, notices, outbox, place_alerts
 from bot.store import audit as audit_rows
 from bot.store import counts as count_rows
+from bot.store import follows as follow_rows
 from bot.store import push_receipts as receipts
-from bot.store import subscriptions as sub_rows
+from bot.store import schedules as schedule_rows
 from bot.store import tallies as tally_rows
 from bot.store.audit import AuditEntry
 from bot.store.outbox import DeliveryAction, NewDelivery
@@ -299,23 +301,24 @@ class Pipeline:
         message = fmt.for_update(count, accepted, previous.seq if previous else None, previous)
         if link is not None and message.final:
             message = replace(message, notes=(*message.notes, link_note(link)))
+        if stored.state is TallyState.PAUSED:  # "The count resumes at 9:00 (in 10 hours)."
+            ahead = await schedule_rows.get(conn, count.id)
+            said = None if ahead is None else schedule_note(ahead, self.clock.now())
+            message = message if said is None else replace(message, notes=(*message.notes, said))
         stored = await tally_rows.set_headline(conn, stored, message.headline)  # as published
         accepted = replace(accepted, tally=stored)
-        subs = await sub_rows.for_count(conn, count.id)
-        planned = plan(subs, message)
+        planned = plan(await follow_rows.recipients(conn, count.id), message)
         # Most subscriptions get the same message: written out once (one string for all).
         payloads = {id(p.message): p.message for p in planned}
         texts = {key: shown.to_json() for key, shown in payloads.items()}
         items = [
-            NewDelivery(
-                subscription_id=p.subscription.id,
-                channel=p.subscription.channel,
-                count_id=count.id,
+            follow_rows.delivery(
+                p.subscription,
+                p.action,
                 tally_seq=stored.seq,
-                action=p.action,
                 significant=p.keep,
                 payload=texts[id(p.message)],
-                created_at=now,
+                at=now,
             )
             for p in planned
         ]

@@ -55,6 +55,7 @@ class Scheduler:
     def __init__(self) -> None:
         self._scheduler = AsyncIOScheduler(timezone=UTC)
         self._polling: dict[str, _Polling] = {}
+        self._others: set[str] = set()
 
     def add(
         self,
@@ -81,6 +82,22 @@ class Scheduler:
             next_run_time=datetime.now(UTC) + timedelta(seconds=first_in),
         )
 
+    def every(self, name: str, interval: float, job: Callable[[], Awaitable[object]]) -> None:
+        """Run ``job`` every ``interval`` seconds, one run at a time (``bot.delivery.reminders``:
+        the reminders due); not a count's job (``jobs`` leaves it out)."""
+        self._others.add(name)
+        self._scheduler.add_job(
+            job,
+            IntervalTrigger(seconds=interval, timezone=UTC),
+            id=name,
+            name=name,
+            max_instances=1,
+            coalesce=True,
+            misfire_grace_time=None,
+            replace_existing=True,
+            next_run_time=datetime.now(UTC),
+        )
+
     def remove(self, count_id: str) -> None:
         if self._scheduler.get_job(count_id) is not None:
             self._scheduler.remove_job(count_id)
@@ -104,7 +121,8 @@ class Scheduler:
         """Each job's count id and interval in seconds."""
         out = {}
         for job in self._scheduler.get_jobs():
-            out[job.id] = job.trigger.interval.total_seconds()
+            if job.id not in self._others:
+                out[job.id] = job.trigger.interval.total_seconds()
         return out
 
     def is_paused(self, count_id: str) -> bool:

@@ -14,7 +14,7 @@ For scripts and spreadsheets, the exit code says what happened:
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from urllib.parse import quote, urlsplit
 
@@ -70,10 +70,15 @@ class PushAnswer:
 
 
 def figures_body(
-    words: Sequence[str], *, state: str | None = None, correction: bool = False
+    words: Sequence[str],
+    *,
+    state: str | None = None,
+    correction: bool = False,
+    schedule: Mapping[str, object] | None = None,
 ) -> bytes:
     """A push body from ``name=value`` words: ``void``, ``challenged``, ``sustained`` and
-    ``received`` are figures of their own, any other name a choice. ``1,100`` is read as 1100."""
+    ``received`` are figures of their own, any other name a choice. ``1,100`` is read as 1100.
+    ``schedule``: ``starts`` or ``resumes`` and ``remind_before``, as the server reads them."""
     votes: dict[str, int] = {}
     doc: dict[str, object] = {"votes": votes}
     for word in words:
@@ -95,6 +100,7 @@ def figures_body(
         doc["state"] = state
     if correction:
         doc["correction"] = True
+    doc.update(schedule or {})
     return json.dumps(doc).encode()
 
 

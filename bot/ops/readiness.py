@@ -7,7 +7,8 @@
   the reason, from a failure until it has started again: ``Dispatcher.problems``);
 * ``source:<count>``: the polled source of every count that is counting is fresh (not
   :attr:`SourceHealth.is_stale`). Manual and push-only counts, and counts that are scheduled,
-  paused or final, are not checked, nor the sources of counts made in chat (a tenant's
+  paused or final, or whose scheduled start or restart is still ahead
+  (``bot.store.schedules``), are not checked, nor the sources of counts made in chat (a tenant's
   broken feed is that tenant's to fix, not a reason to restart the bot).
 """
 
@@ -18,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
+from bot.base.clock import Clock
 from bot.delivery.adapter import Adapter
 from bot.delivery.worker import Dispatcher
 from bot.domain.model import OPERATOR, CountStatus
@@ -29,6 +31,7 @@ from bot.ingest.sources.health import SourceHealth
 from bot.settings.loader import Config
 from bot.store import Database
 from bot.store import counts as count_rows
+from bot.store import schedules as schedule_rows
 
 STORE_TIMEOUT = 5.0
 
@@ -48,6 +51,8 @@ class Running(Protocol):
     def sources(self) -> Mapping[str, Source]: ...
     @property
     def health(self) -> Mapping[str, SourceHealth]: ...
+    @property
+    def clock(self) -> Clock: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,12 +101,14 @@ def source_problem(name: str, health: SourceHealth) -> str | None:
 async def check(app: Running) -> Readiness:
     """Run every check (see the module docstring)."""
     checks: list[Check] = []
+    now, waiting = app.clock.now(), set()
     statuses: dict[str, CountStatus | None] = {
         cc.count.id: cc.count.status for cc in app.config.counts
     }
     try:
         async with asyncio.timeout(STORE_TIMEOUT), app.db.connect() as conn:
             stored = await count_rows.all_counts(conn)
+            waiting = {s.count_id for s in await schedule_rows.every(conn) if s.at > now}
         # Only the operator's sources: a feed someone set in chat says nothing of whether the
         # bot can do its job (and must not make it "not ready" for its orchestrator).
         statuses.update({c.id: c.status for c in stored if c.owner == OPERATOR})
@@ -121,6 +128,8 @@ async def check(app: Running) -> Readiness:
     for count_id, source in app.sources.items():
         health = app.health.get(count_id)
         if health is None or not source.polled or statuses.get(count_id) != CountStatus.COUNTING:
+            continue
+        if count_id in waiting:  # it starts or resumes later: its feed may well be silent
             continue
         checks.append(Check(f"source:{count_id}", source_problem(source.name, health)))
     return Readiness(tuple(checks))

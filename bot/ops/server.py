@@ -20,6 +20,10 @@ Push answers, each a JSON object:
   (its signature) was taken in before, inside its five minutes, and its figures are no longer
   the ones shown: a replay, refused and audited, nothing stored, nobody alerted. (The same
   request while its figures stand answers 200 "no change": a sender retrying a lost answer.)
+* A body may also schedule the count: ``"starts"`` or ``"resumes"`` (a time with its offset or
+  zone) and ``"remind_before"`` (minutes); put in the store, audited, before the tally is taken
+  in (so a pushed pause says when the count resumes); a time in the past, one with no offset or
+  zone, or a schedule on a final count is a 422 and nothing is taken in.
 * 400 the body is not JSON; 401 a missing or bad signature, or a timestamp more than 5 minutes
   off; 404 no such count; 413 the body is larger than ``[server] max_body_bytes``; 422 the
   body is not a valid tally (an unknown or missing choice, a negative or fractional figure);
@@ -47,11 +51,11 @@ from bot.base.http_body import read_capped
 from bot.base.lifecycle import Closing
 from bot.cluster import Instance
 from bot.domain.detect import Accepted, NoChange, Rejected
-from bot.domain.model import OPERATOR, Count
+from bot.domain.model import OPERATOR, Count, TallyState
 from bot.domain.subscription import Platform
 from bot.errors import CommandError, ConfigError, Replayed, RequestError, StoreError
 from bot.ingest.pipeline import Ingested, Pipeline
-from bot.ingest.push_body import read_push
+from bot.ingest.push_body import read_push, read_schedule
 from bot.ingest.sources.health import SourceHealth
 from bot.ops.metrics import CONTENT_TYPE, Metrics
 from bot.ops.owners import bearer, key_of, operator_only, read_new_count, tenant_count
@@ -62,6 +66,7 @@ from bot.settings.secrets import Secret
 from bot.store import Database, outbox
 from bot.store import audit as audit_rows
 from bot.store import counts as count_rows
+from bot.store import schedules as schedule_rows
 from bot.store import tallies as tally_rows
 from bot.store.audit import AuditEntry
 from bot.store.push_receipts import Receipt
@@ -255,6 +260,7 @@ class OpsServer(Closing):
                 raise RequestError(f"{count.id} is archived: it takes no tallies", status=409)
             receipt = Receipt(signature, datetime.fromtimestamp(valid_until, UTC))
         tally = read_push(raw, count, clock=self.served.clock)
+        await _schedule(self.served.db, raw, count, actor, self.served.clock.now())
         try:
             result = await self.served.pipeline.ingest(
                 tally, actor=actor, action="push", receipt=receipt
@@ -370,3 +376,20 @@ def answer(result: Ingested) -> tuple[int, dict[str, object]]:
         "events": [e.kind.value for e in d.events],
         "significant": d.significant,
     }
+
+
+async def _schedule(db: Database, raw: bytes, count: Count, actor: str, now: datetime) -> None:
+    """The schedule a push gives its count, put in the store and audited (422: none on a count
+    that is final)."""
+    schedule = read_schedule(raw, count, now)
+    if schedule is None:
+        return
+    async with db.begin() as conn:
+        last = await tally_rows.last(conn, count.id)
+        if last is not None and last.state is TallyState.FINAL:
+            raise RequestError(f"{count.id} is final: a final count is not scheduled", status=422)
+        before = await schedule_rows.get(conn, count.id)
+        stored = await schedule_rows.put(conn, schedule, by=actor, at=now)
+        old = "" if before is None else f"{before.kind} {before.at.isoformat()}"
+        new = f"{stored.kind} {stored.at.isoformat()}"
+        await audit_rows.record(conn, AuditEntry(now, actor, "schedule", count.id, old, new))

@@ -28,8 +28,10 @@ from bot.commands.builtin import VERBS
 from bot.commands.handler import Commands
 from bot.delivery.adapter import Adapter
 from bot.delivery.rehearsal import Rehearsals
+from bot.delivery.reminders import REMINDERS, TICK, Reminders, seed_schedules
 from bot.delivery.worker import Dispatcher
 from bot.domain.model import Count, CountStatus, Tally
+from bot.domain.schedule import Schedule
 from bot.domain.subscription import Platform
 from bot.ingest.live import LiveCounts, Seeded, reconcile
 from bot.ingest.pipeline import Pipeline
@@ -148,7 +150,14 @@ class App(Closing):
             verbs=VERBS.extended(
                 verb for p, s in config.platforms.items() for verb in config.plugins[p].verbs(s)
             ),
+            zone=config.timezone,
+            remind_before=config.remind_before,
         )
+        self.reminders = Reminders(
+            self.db, self.clock, lead=config.remind_before, on_queued=self._wake
+        )
+        """Reminders before a scheduled start or restart, queued through the outbox (a job of
+        the scheduler's, with the app's clock)."""
         self.adapters: dict[Platform, Adapter] = {}
         self.seeded = Seeded()
         """What the configuration file's counts did to the store on start."""
@@ -206,6 +215,7 @@ class App(Closing):
             await self._start_web()
             self._dispatch_task = asyncio.create_task(self.dispatcher.run(), name="dispatcher")
             if self._poll:
+                self.scheduler.every(REMINDERS, TICK, self.reminders.run_once)
                 self.scheduler.start()
                 self._stack.push_async_callback(self.scheduler.stop)
         except BaseException:
@@ -228,6 +238,7 @@ class App(Closing):
         """Bring the configured counts into the store (the store is the source of truth: what
         chat changed is kept; ``bot.ingest.live.reconcile``)."""
         self.seeded = await reconcile(self.db, self.config.counts)
+        await seed_schedules(self.db, _schedules(self.config), self.clock.now())
 
     async def reload(self, config: Config) -> Seeded:
         """The configuration file read again (SIGHUP): its counts reconciled into the store as on
@@ -236,6 +247,7 @@ class App(Closing):
         (commands, pushes); the sources the file sets, and every other setting, are read on the
         next start, and the log says which counts wait for it."""
         seeded = await reconcile(self.db, config.counts)
+        await seed_schedules(self.db, _schedules(config), self.clock.now())
         started = {cc.count.id for cc in self.config.counts}
         for count_id in seeded.changed:
             if count_id in started:
@@ -309,7 +321,7 @@ class App(Closing):
         """Start the public pages if configured (``[web]``)."""
         if self.config.web is None:
             return
-        counts = Counts(self.db, self.public, self.health.get)
+        counts = Counts(self.db, self.public, self.health.get, clock=self.clock)
         server = WebServer(counts, self.config.web, charts=self.charts)
         self.web = await self._stack.enter_async_context(server)
 
@@ -318,3 +330,8 @@ class App(Closing):
         for platform in self.adapters:
             while await self.dispatcher.drain(platform):
                 pass
+
+
+def _schedules(config: Config) -> list[Schedule]:
+    """The scheduled times the configuration file gives its counts."""
+    return [cc.schedule for cc in config.counts if cc.schedule is not None]

@@ -257,6 +257,11 @@ def add_push_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     push.add_argument(
         "--correction", action="store_true", help="figures may go down or change a final count"
     )
+    push.add_argument("--starts", help="when the count starts: 2021-04-08T13:00-05:00")
+    push.add_argument("--resumes", help="when its pause ends: 2021-04-09T09:00-05:00")
+    push.add_argument(
+        "--remind-before", type=int, help="minutes before --starts/--resumes of the reminder"
+    )
     push.add_argument("--timeout", type=float, default=10.0, help="seconds (default 10)")
     push.add_argument("figures", nargs="*", help="yes=463 no=1100 [void=N challenged=N received=N]")
 
@@ -264,15 +269,21 @@ def add_push_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def push_body(args: argparse.Namespace) -> bytes:
     """The body ``tallybot push`` sends: the ``--json`` file as is, or the figures."""
     if args.json is not None:
-        if args.figures or args.state or args.correction:
-            raise ConfigError("give either --json FILE or figures (with --state, --correction)")
+        if args.figures or args.state or args.correction or args.starts or args.resumes:
+            raise ConfigError(
+                "give either --json FILE or figures (with --state, --correction, --resumes...)"
+            )
         if str(args.json) == "-":
             return sys.stdin.buffer.read()
         try:
             return Path(args.json).read_bytes()
         except OSError as exc:
             raise ConfigError(f"{args.json}: {exc.strerror}") from exc
-    return push_client.figures_body(args.figures, state=args.state, correction=args.correction)
+    given = {"starts": args.starts, "resumes": args.resumes, "remind_before": args.remind_before}
+    schedule = {k: v for k, v in given.items() if v is not None}
+    return push_client.figures_body(
+        args.figures, state=args.state, correction=args.correction, schedule=schedule
+    )
 
 
 async def run_push(args: argparse.Namespace) -> int:

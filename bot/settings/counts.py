@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import tzinfo
+from datetime import datetime, timedelta, tzinfo
 from fractions import Fraction
 from typing import Annotated
 
@@ -25,6 +25,15 @@ from bot.domain.model import (
     CountStatus,
     DecisionRule,
     RuleKind,
+)
+from bot.domain.schedule import (
+    DEFAULT_REMIND,
+    MAX_REMIND,
+    MIN_REMIND,
+    Schedule,
+    ScheduleError,
+    When,
+    parse_when,
 )
 from bot.domain.times import zone_named
 from bot.errors import ConfigError
@@ -64,6 +73,9 @@ class CountConfig:
     stale_after_seconds: float = DEFAULT_STALE_MINUTES * 60
     public: bool = False
     """Anyone may see it: other servers and workspaces may follow it, and it has a public page."""
+    schedule: Schedule | None = None
+    """``starts`` or ``resumes`` (and ``remind_before``): put in the store when it has none for
+    the count and the time is still ahead (what chat scheduled is kept)."""
 
 
 def _slug(value: str) -> str:
@@ -114,7 +126,19 @@ def _stale_minutes(value: object) -> float:
     return n
 
 
+def _when(value: object) -> str:
+    if isinstance(value, datetime):  # a TOML date-time: 2021-04-09T09:00:00-05:00
+        return value.isoformat()
+    if not isinstance(value, str):
+        raise bad(f"expected a time like 2021-04-09T09:00-05:00, got {describe(value)}")
+    return value
+
+
 Interval = Annotated[float, between(MIN_INTERVAL, MAX_INTERVAL, " seconds")]
+RemindMinutes = Annotated[
+    float, between(MIN_REMIND.total_seconds() / 60, MAX_REMIND.total_seconds() / 60, " minutes")
+]
+WhenText = Annotated[str, PlainValidator(_when)]
 Failures = Annotated[int, at_least(1)]
 StaleMinutes = Annotated[float, PlainValidator(_stale_minutes)]
 Figure = Annotated[Whole, AfterValidator(_figure)]
@@ -127,7 +151,10 @@ class Defaults(Table):
     stale_after_failures: Failures = DEFAULT_FAILURES
     stale_after_minutes: StaleMinutes = DEFAULT_STALE_MINUTES
     timezone: Annotated[tzinfo, PlainValidator(_zone)] | None = None
-    """Where times are shown that cannot be shown in each reader's own zone (the console)."""
+    """Where times are shown that cannot be shown in each reader's own zone (the console), and
+    the zone of a scheduled time written without one."""
+    remind_before: RemindMinutes = DEFAULT_REMIND.total_seconds() / 60
+    """Minutes before a scheduled start or restart that its reminder goes (``remind``)."""
 
 
 class CountTable(Table):
@@ -149,6 +176,28 @@ class CountTable(Table):
     public: Flag = False
     pace: Flag = False
     """Say the pace of counting ("about 400 ballots an hour") while the race is open."""
+    starts: WhenText | None = None
+    """When the count starts (``bot.domain.schedule``): ``2021-04-08T13:00:00-05:00``."""
+    resumes: WhenText | None = None
+    """When the count's pause ends."""
+    remind_before: RemindMinutes | None = None
+    """Minutes before ``starts`` or ``resumes`` that its reminder goes."""
+
+    def schedule(self, zone: tzinfo | None) -> Schedule | None:
+        """Its ``starts`` or ``resumes``; ConfigError when it cannot be read."""
+        given = [(k, v) for k, v in ((When.STARTS, self.starts), (When.RESUMES, self.resumes)) if v]
+        if not given:
+            return None
+        where = f"count {self.id!r}"
+        if len(given) > 1:
+            raise ConfigError(f"{where}: give starts or resumes, not both")
+        kind, text = given[0]
+        try:
+            at = parse_when(text, zone, None)
+        except ScheduleError as exc:
+            raise ConfigError(f"{where}: {kind}: {exc}") from None
+        lead = None if self.remind_before is None else timedelta(minutes=self.remind_before)
+        return Schedule(self.id, kind, at, lead)
 
     def count(self) -> Count:
         """The count the table describes (ConfigError: the rule cannot work with its choices)."""
@@ -174,6 +223,7 @@ class CountTable(Table):
             pick.stale_after_failures,
             pick.stale_after_minutes * 60,
             self.public,
+            self.schedule(defaults.timezone),
         )
 
     @model_validator(mode="after")

@@ -12,11 +12,12 @@ from __future__ import annotations
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import tzinfo
+from datetime import timedelta, tzinfo
 from pathlib import Path
 from typing import Any
 
 from bot.base.egress import EgressPolicy
+from bot.domain.schedule import DEFAULT_REMIND
 from bot.domain.subscription import Platform
 from bot.errors import ConfigError
 from bot.platform import Plugins
@@ -62,6 +63,8 @@ class Config:
     timezone: tzinfo | None = None
     """``[defaults] timezone``: where times are shown that cannot be shown in each reader's own
     zone (the console); None for the machine's own zone."""
+    remind_before: timedelta = DEFAULT_REMIND
+    """``[defaults] remind_before``: how long before a scheduled time its reminder goes."""
     store_password_env: str | None = None
     """The variable (or ``NAME_FILE``) holding the store's database password, if it needs one."""
     chat_sources: EgressPolicy = field(default_factory=EgressPolicy)
@@ -142,6 +145,7 @@ def _config(doc: Document, path: Path, plugins: Plugins) -> Config:
         server=doc.server,
         web=doc.web,
         timezone=doc.defaults.timezone,
+        remind_before=timedelta(minutes=doc.defaults.remind_before),
         store_password_env=doc.store.password_env,
         chat_sources=doc.chat_sources.policy(),
         cluster=doc.cluster,

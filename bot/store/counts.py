@@ -16,7 +16,17 @@ from bot.store.codec import (
     threshold_to_text,
 )
 from bot.store.outbox.queue import OPEN
-from bot.store.schema import count_admins, counts, outbox, rejected_tallies, subscriptions, tallies
+from bot.store.schema import (
+    count_admins,
+    counts,
+    follows,
+    outbox,
+    rejected_tallies,
+    reminders,
+    schedules,
+    subscriptions,
+    tallies,
+)
 from bot.store.statements import insert_for, require_changed
 
 
@@ -122,13 +132,22 @@ async def set_source_json(conn: AsyncConnection, count_id: str, source: str | No
 
 
 async def delete(conn: AsyncConnection, count_id: str) -> bool:
-    """Delete the count and what hangs off it (its tallies, grants, subscriptions and finished
+    """Delete the count and what hangs off it (its tallies, grants, subscriptions, follows and
+    finished
     deliveries); False if there was none. The audit log keeps naming it. Deliveries still
     open stay, orphaned as after ``unsubscribe``: the worker drops those waiting for their turn
     and records the one whose request is on its way when its answer comes, as for any other."""
     finished = outbox.c.status.not_in([str(s) for s in OPEN])
     await conn.execute(outbox.delete().where(outbox.c.count_id == count_id, finished))
-    for table in (subscriptions, count_admins, tallies, rejected_tallies):
+    for table in (
+        subscriptions,
+        follows,
+        count_admins,
+        tallies,
+        rejected_tallies,
+        schedules,
+        reminders,
+    ):
         await conn.execute(table.delete().where(table.c.count_id == count_id))
     result = await conn.execute(counts.delete().where(counts.c.id == count_id))
     return result.rowcount > 0

@@ -133,6 +133,26 @@ subscriptions = Table(
     Index(None, "count_id"),
 )
 
+follows = Table(
+    "follows",
+    metadata,
+    Column("id", Id, primary_key=True, autoincrement=True),
+    Column("platform", WORD, nullable=False),
+    Column("user_id", String(128), nullable=False),
+    Column("count_id", SLUG, ForeignKey("counts.id"), nullable=False),
+    Column("workspace", String(128), nullable=False),  # where it was made: its visibility
+    Column("channel", String(128), nullable=False),
+    Column("inbox", String(128), nullable=False),  # the person's direct-message channel
+    Column("mode", WORD, nullable=False),  # what it hears, in subscribe's words
+    Column("close_votes", FIGURE, nullable=True),
+    Column("close_tenths", Integer, nullable=True),
+    Column("created_at", UTCDateTime, nullable=False),
+    UniqueConstraint("platform", "user_id", "count_id"),
+    Index(None, "count_id"),
+)
+"""People following a count by direct message (revision 0017; ``bot.store.follows``): one row
+per platform, person and count, with the place it was made in and the person's DM channel."""
+
 audit_log = Table(
     "audit_log",
     metadata,
@@ -276,6 +296,32 @@ place_alerts = Table(
 )
 """Where each place's alerts go (revision 0013; ``bot.store.place_alerts``): the channel its
 admins chose (``alerts here``), else the one its first count was made in."""
+
+schedules = Table(
+    "schedules",
+    metadata,
+    Column("count_id", SLUG, ForeignKey("counts.id"), primary_key=True),
+    Column("kind", WORD, nullable=False),  # "starts" or "resumes"
+    Column("at", UTCDateTime, nullable=False),
+    Column("remind_before", Integer, nullable=True),  # seconds; NULL: the configured default
+    Column("moved_from", UTCDateTime, nullable=True),  # the time before it was last changed
+    Column("set_by", Text, nullable=False),
+    Column("set_at", UTCDateTime, nullable=False),
+)
+"""When a count starts or resumes (revision 0018; ``bot.store.schedules``): one a count."""
+
+reminders = Table(
+    "reminders",
+    metadata,
+    Column("count_id", SLUG, primary_key=True),
+    Column("kind", WORD, primary_key=True),
+    Column("at", UTCDateTime, primary_key=True),
+    Column("queued_at", UTCDateTime, nullable=False),
+    Column("deliveries", Integer, nullable=False),
+)
+"""The reminders queued (revision 0018): one row per count, kind and scheduled time, written in
+the transaction that queues the reminder's deliveries, so that it is queued exactly once
+whichever instance, restart or crash comes first (``bot.store.schedules.claim_reminder``)."""
 
 leases = Table(
     "leases",

@@ -15,13 +15,16 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from bot.base.clock import Clock, SystemClock
 from bot.charts.chart import CHART_TALLIES
-from bot.domain.model import SLUG, Count, Tally
+from bot.domain.model import SLUG, Count, CountStatus, Tally
+from bot.domain.schedule import note as schedule_note
 from bot.store import Database
 from bot.store import counts as count_rows
+from bot.store import schedules as schedule_rows
 from bot.store import tallies as tally_rows
 from bot.web.public import PublicCounts
-from bot.web.view import HISTORY, Entry, Health, View, entry, view
+from bot.web.view import HISTORY, Entry, Health, Segment, View, entry, segments, view
 
 T = TypeVar("T")
 VISIBLE_SECONDS = 2.0
@@ -48,15 +51,25 @@ class Page:
     view: View
     history: tuple[Entry, ...]
     """Newest first."""
+    ahead: tuple[Segment, ...] = ()
+    """When the count starts or resumes, while that is ahead (``bot.domain.schedule.note``);
+    shown as the page is loaded, in the browser's zone."""
 
 
 class Counts:
     """The public counts, read from the store through the public lookup."""
 
     def __init__(
-        self, db: Database, public: PublicCounts, health: Health, *, cache: int = 256
+        self,
+        db: Database,
+        public: PublicCounts,
+        health: Health,
+        *,
+        cache: int = 256,
+        clock: Clock | None = None,
     ) -> None:
         self.db = db
+        self.clock = clock or SystemClock()
         self.public = public
         self.health = health
         self._events: OrderedDict[tuple[str, int], tuple[Count, bytes]] = OrderedDict()
@@ -147,7 +160,11 @@ class Counts:
         entries = tuple(
             self._entry(count, history[i], history[i - 1] if i else None) for i in reversed(shown)
         )
-        return Page(count, self.view(count, history), entries)
+        async with self.db.connect() as conn:
+            scheduled = await schedule_rows.get(conn, count_id)
+        said = None if scheduled is None else schedule_note(scheduled, self.clock.now())
+        ahead = () if said is None or count.status is CountStatus.FINAL else segments(said)
+        return Page(count, self.view(count, history), entries, ahead)
 
     async def event(self, count_id: str, seq: int) -> bytes | None:
         """The event of update ``seq``; None if the count is not public (or the seq unknown)."""

@@ -217,6 +217,7 @@ class WebServer(Closing):
             "page.html",
             v=page.view,
             history=page.history,
+            ahead=page.ahead,
             embed=embed,
             page_url=self.page_url(count_id),
             image_url=f"{self.public_url}{chart_path(count_id, seq, 'png')}" if seq else "",

@@ -62,6 +62,8 @@ def segments(text: Timed) -> tuple[Segment, ...]:
     for part in text.parts:
         if isinstance(part, str):
             pending += clean(part)
+        elif part.relative and part.words:  # "in 10 hours", as worded (no script needed)
+            pending += clean(part.lead + part.words)
         else:
             out.append(_timed(pending + clean(part.lead), part))
             pending = ""

@@ -6,7 +6,7 @@ import asyncio
 import json
 import socket
 from collections.abc import AsyncIterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -139,3 +139,22 @@ def test_answers_and_exit_codes() -> None:
     hostile = {"result": "accepted", "seq": 3, "count": "x", "headline": "\x1b[2JYes\u202e leads"}
     assert PushAnswer(201, hostile).line() == "accepted #3 for x: [2JYes leads"  # for a terminal
     assert endpoint("http://h:1/", "a b") == "http://h:1/api/counts/a%20b/tally"
+
+
+async def test_push_schedules_the_count(
+    server_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--resumes`` with a pause (issue 30); a time in the past is refused (exit 3)."""
+    base = ["push", "--url", server_url, "--count", POLLED, "yes=463", "no=1100"]
+    ahead = (datetime.now(UTC) + timedelta(hours=10)).isoformat(timespec="minutes")
+    paused = ["--state", "paused", "--resumes", ahead, "--remind-before", "30"]
+    assert await tallybot(*base, *paused) == 0
+    assert capsys.readouterr().out.startswith("accepted #1 for bessemer-2021: ")
+    past = (datetime.now(UTC) - timedelta(hours=1)).isoformat(timespec="minutes")
+    assert await tallybot(*base, "--state", "paused", "--resumes", past) == 3
+    assert "is in the past" in capsys.readouterr().out
+
+
+def test_figures_body_with_a_schedule() -> None:
+    body = figures_body(["yes=1", "no=2"], schedule={"resumes": "2021-04-09T09:00-05:00"})
+    assert json.loads(body)["resumes"] == "2021-04-09T09:00-05:00"

@@ -40,6 +40,8 @@ def asking(text: str, supports: frozenset[Extra] = EVERY) -> Request:
         ("ALL", Wants(frozenset({Hear.ALL}))),
         ("final", Wants(frozenset({Hear.FINAL}))),
         ("calls leads", Wants(frozenset({Hear.CALLS, Hear.LEADS}))),
+        ("remind", Wants(frozenset({Hear.REMIND}))),
+        ("calls Remind", Wants(frozenset({Hear.CALLS, Hear.REMIND}))),
         ("close=1,000", Wants(close=Close(votes=1000))),
         ("live close=2.5% pin", Wants(live=True, close=Close(tenths=25), pin=True)),
         (
@@ -76,6 +78,8 @@ def test_grammar_round_trips() -> None:
         "all",
         "final",
         "live calls leads close=2.5% thread pin",
+        "remind",
+        "events remind",
         "events close=50",
     ):
         wants = parse_wants(words.split())

@@ -277,3 +277,29 @@ def test_check_config_says_previews_point_at_loopback_without_a_public_url(
     )
     public = {"host": "0.0.0.0", "public_url": "https://count.example.org"}
     assert summary(web_config(tmp_path, port=8081, web=public)).endswith("(3 public)")
+
+
+async def test_the_page_says_when_a_paused_count_resumes(site: Site) -> None:
+    """Issue 30: a ``<time datetime>`` the page's script shows in the browser's zone (the
+    page keeps its CSP: no inline script), and how long, as worded; gone once the time came."""
+    from datetime import timedelta
+
+    from bot.domain.schedule import Schedule, When
+    from bot.store import schedules as schedule_rows
+
+    await site.tally(yes=463, no=1100, challenged=505, state="paused")
+    at = site.clock.now() + timedelta(hours=10)
+    async with site.app.db.begin() as conn:
+        await schedule_rows.put(
+            conn, Schedule(PUBLIC, When.RESUMES, at), by="t", at=site.clock.now()
+        )
+    status, headers, body = await site.get(f"/c/{PUBLIC}")
+    assert status == 200
+    page = parsed(body)
+    assert page.text["ahead"] == f"The count resumes at {at:%-d %b %Y %H:%M} UTC (in 10 hours)."
+    iso = at.isoformat().replace("+00:00", "Z")
+    assert ("time", {"datetime": iso}) in page.tags
+    assert "script-src 'self'" in headers["Content-Security-Policy"]
+    site.clock.advance(10 * 3600)
+    _, _, later = await site.get(f"/c/{PUBLIC}")
+    assert "ahead" not in parsed(later).text

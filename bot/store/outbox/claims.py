@@ -11,7 +11,9 @@ deliveries queued behind it; a channel whose head is claimed, in flight or waiti
 is claimed by nobody else. A delivery whose claim has expired (its instance died) goes back to
 the queue with its ``sending_at`` kept, so that its next sender first confirms from the channel
 whether it went out (``bot.delivery.courier``), never
-resends blindly. A live instance's claims are never touched.
+resends blindly. A live instance's claims are never touched. Channels' heads are claimed before
+people's direct messages (``DeliveryAction.DIRECT``): a fan-out to thousands of followers never
+keeps a channel's post from being taken in hand.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from sqlalchemy import exists, or_, select, tuple_, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot.domain.subscription import ChannelRef, Platform
-from bot.store.outbox.queue import OPEN, Delivery, DeliveryStatus, _delivery
+from bot.store.outbox.queue import OPEN, Delivery, DeliveryAction, DeliveryStatus, _delivery
 from bot.store.schema import outbox
 
 PENDING = str(DeliveryStatus.PENDING)
@@ -54,7 +56,7 @@ async def claimable(
                 outbox.c.next_attempt_at <= now,
                 ~earlier_open,
             )
-            .order_by(outbox.c.id)
+            .order_by(outbox.c.action == str(DeliveryAction.DIRECT), outbox.c.id)
             .limit(limit)
             .with_for_update(skip_locked=True, of=outbox)
         )

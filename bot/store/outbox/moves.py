@@ -7,12 +7,12 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_, case, exists, func, update
+from sqlalchemy import ColumnElement, and_, case, exists, func, or_, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot.errors import StoreError
-from bot.store.outbox.queue import OPEN, DeliveryStatus, get
-from bot.store.schema import outbox, subscriptions
+from bot.store.outbox.queue import OPEN, DeliveryAction, DeliveryStatus, get
+from bot.store.schema import follows, outbox, subscriptions
 
 
 async def mark_sending(
@@ -84,12 +84,22 @@ async def unmark_attempt(conn: AsyncConnection, delivery_id: int, *, by: str | N
     return result.rowcount == 1
 
 
+def _direct() -> ColumnElement[bool]:
+    return outbox.c.action == str(DeliveryAction.DIRECT)
+
+
 def _orphaned() -> ColumnElement[bool]:
-    """The delivery belongs to a subscription that is gone or disabled."""
+    """The delivery belongs to a subscription that is gone or disabled, or to a follow that is
+    gone (a ``DIRECT`` delivery's ``subscription_id`` is its follow's)."""
+    direct = _direct()
     live = exists().where(
         subscriptions.c.id == outbox.c.subscription_id, subscriptions.c.enabled.is_(True)
     )
-    return and_(outbox.c.subscription_id.is_not(None), ~live)
+    followed = exists().where(follows.c.id == outbox.c.subscription_id)
+    return and_(
+        outbox.c.subscription_id.is_not(None),
+        or_(and_(~direct, ~live), and_(direct, ~followed)),
+    )
 
 
 async def cancel_orphans(conn: AsyncConnection, ids: Sequence[int]) -> set[int]:
@@ -202,8 +212,11 @@ async def supersede(conn: AsyncConnection, ids: Sequence[int]) -> int:
     return result.rowcount
 
 
-async def cancel_for_subscription(conn: AsyncConnection, subscription_id: int) -> int:
-    """Cancel every open (PENDING or SENDING) delivery of the subscription; returns how many.
+async def cancel_for_subscription(
+    conn: AsyncConnection, subscription_id: int, *, direct: bool = False
+) -> int:
+    """Cancel every open (PENDING or SENDING) delivery of the subscription (``direct``: of the
+    follow with that id); returns how many.
 
     A SENDING one whose request is already on its way still arrives (and is then recorded as
     sent); one waiting for its turn is dropped when its turn comes (:func:`mark_attempt`).
@@ -212,6 +225,7 @@ async def cancel_for_subscription(conn: AsyncConnection, subscription_id: int) -
         update(outbox)
         .where(
             outbox.c.subscription_id == subscription_id,
+            _direct() if direct else ~_direct(),
             outbox.c.status.in_([str(s) for s in OPEN]),
         )
         .values(status=str(DeliveryStatus.CANCELLED))

@@ -26,6 +26,9 @@ class DeliveryAction(StrEnum):
     REPLY = "reply"
     """Post into the subscription's thread (its ``thread`` option; a final also shows in the
     channel)."""
+    DIRECT = "direct"
+    """Post to a person's direct messages (a follow, ``bot.domain.follow``): a POST whose
+    ``subscription_id`` is the follow's id."""
     CHART = "chart"
     """Show a final's chart with its message, already posted and recorded SENT, on a platform
     that shows it with requests of its own (Slack's upload into the message's thread); queued

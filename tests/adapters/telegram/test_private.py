@@ -53,7 +53,7 @@ async def test_a_flood_of_commands_never_floods_the_group(tmp_path: Path) -> Non
             await handled(bot)
             notices = from_bot(fake, group)[1:]
             assert [shown(m) for m in notices] == [
-                "I answer that privately: open a chat with @tallybot and press Start, then "
+                "I answer that privately: open https://t.me/tallybot and press Start, then "
                 "ask again."
             ]
 

@@ -95,6 +95,9 @@ class User:
     name: str
     bot: bool = False
     global_name: str | None = None
+    refuses_dms: bool = False
+    """Blocked the bot, or takes no direct messages from server members: opening a DM answers
+    400 and a message to it 403, both code 50007."""
 
 
 @dataclass

@@ -43,6 +43,10 @@ MAX_GLOBAL_COMMANDS = 100
 async def create_message(fake: FakeDiscord, ctx: Ctx) -> Reply:
     chan = get_channel(fake, ctx.params["channel_id"])
     payload = body_dict(ctx)
+    if chan.recipient_id is not None:
+        user = fake.users[chan.recipient_id]
+        if user.refuses_dms or not fake.shares_a_server(user.id):
+            raise ApiError(403, 50007, "Cannot send messages to this user")
     if chan.guild_id is not None:
         perms = fake.bot_permissions(chan.id)
         send = SEND_MESSAGES_IN_THREADS if chan.parent_id is not None else SEND_MESSAGES
@@ -183,6 +187,8 @@ async def create_dm(fake: FakeDiscord, ctx: Ctx) -> Reply:
     user = fake.users.get(uid)
     if user is None or uid == fake.bot_user_id:
         raise unknown("User", 10013)
+    if user.refuses_dms:  # 400, not 403, since 2020 (discord-api-docs#1905)
+        raise ApiError(400, 50007, "Cannot send messages to this user")
     chan = fake.channels[fake.dm_channel(uid)]
     return Reply(200, payloads.channel(chan, recipients=[payloads.user(user)]))
 
@@ -277,7 +283,7 @@ async def get_commands(fake: FakeDiscord, ctx: Ctx) -> Reply:
 MSGS = "messages"
 ROUTES: list[Route] = [
     Route("GET", "/users/@me", get_me),
-    Route("POST", "/users/@me/channels", create_dm),
+    Route("POST", "/users/@me/channels", create_dm, limits="dm"),
     Route("GET", "/users/{user_id}", get_user),
     Route("GET", "/oauth2/applications/@me", get_application),
     Route("GET", "/gateway", get_gateway, auth=False),

@@ -38,6 +38,8 @@ from .payloads import user as user_payload
 from .router import API_PREFIX, Route, dispatch
 from .world import WorldSetup, invite_permissions
 
+DM_OPENS = (5, 5.0)
+
 
 class FakeDiscord(WorldSetup, LoopbackServer):
     """A local Discord (REST under /api/v10 and the gateway at /gw) for the real discord.py.
@@ -78,6 +80,7 @@ class FakeDiscord(WorldSetup, LoopbackServer):
         global_window_s: float = 1.0,
         channel_msg_limit: int = 5,
         channel_msg_window_s: float = 5.0,
+        dm_opens: tuple[int, float] = DM_OPENS,
         clock: Callable[[], float] | None = None,
         attachment_size_limit: int = 10 * 1024 * 1024,
         privileged_intents: int = 0,
@@ -104,6 +107,9 @@ class FakeDiscord(WorldSetup, LoopbackServer):
         self._epoch0 = time.time()
         self.snowflakes = Snowflakes(lambda: int(self.wall_time() * 1000))
         self.channel_msg_limit = channel_msg_limit
+        self.dm_open_limit, self.dm_open_window_s = dm_opens
+        """Opening DM channels (``POST /users/@me/channels``), per bot: Discord publishes no
+        figure; the fake holds the bot to the pace tallybot assumes (5 per 5 s) unless told."""
         self.channel_msg_window_s = channel_msg_window_s
         self.attachment_size_limit = attachment_size_limit
         self.privileged_intents = privileged_intents
@@ -233,6 +239,8 @@ class FakeDiscord(WorldSetup, LoopbackServer):
             return self.channel_msg_limit, self.channel_msg_window_s
         if kind == "publish":
             return self.publish_limit, self.publish_window_s
+        if kind == "dm":
+            return self.dm_open_limit, self.dm_open_window_s
         return 50, 1.0
 
     def fail_next(

@@ -135,6 +135,22 @@ class WorldSetup:
         data = {**member_payload(member, self.users[user_id]), "guild_id": str(guild_id)}
         self.gateway.dispatch("GUILD_MEMBER_ADD", data, guild_id, INTENT_GUILD_MEMBERS)
 
+    def remove_member(self: FakeDiscord, guild_id: int, user_id: int) -> None:
+        """The member leaves the server (``GUILD_MEMBER_REMOVE``)."""
+        del self.guilds[guild_id].members[user_id]
+        data = {"guild_id": str(guild_id), "user": {"id": str(user_id)}}
+        self.gateway.dispatch("GUILD_MEMBER_REMOVE", data, guild_id, INTENT_GUILD_MEMBERS)
+
+    def block_bot(self: FakeDiscord, user_id: int, blocked: bool = True) -> None:
+        """The user blocks the bot (or closes their DMs): DMs to them answer code 50007."""
+        self.users[user_id].refuses_dms = blocked
+
+    def shares_a_server(self: FakeDiscord, user_id: int) -> bool:
+        """Whether the user is in a server the bot is in (a bot may DM only such a user)."""
+        return any(
+            user_id in g.members and self.bot_user_id in g.members for g in self.guilds.values()
+        )
+
     def delete_channel(self: FakeDiscord, channel_id: int) -> None:
         """Delete a channel: later REST calls on it answer 404 code 10003."""
         chan = self.channels[channel_id]

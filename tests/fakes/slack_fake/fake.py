@@ -185,6 +185,22 @@ class FakeSlack(HttpMode, Installs, Modals, LoopbackServer):
         asked); returns its "U..." id."""
         return self._workspace.add_user(name, is_admin=is_admin, is_owner=is_owner, team_id=team_id)
 
+    def deactivate_user(self, user_id: str) -> None:
+        """The member's account is deactivated: conversations.open answers ``user_disabled``
+        (posts to a DM opened before still succeed, as on Slack)."""
+        self._workspace.known_user(user_id).deleted = True
+
+    def dm_of(self, user_id: str) -> str | None:
+        """The id of the member's direct message with the bot, once opened."""
+        ws = self._workspace
+        return next((c.id for c in ws.channels.values() if c.im_user == user_id), None)
+
+    def refuse_dm(self, user_id: str, error: str = "channel_not_found") -> None:
+        """Later posts to the member's direct message answer ``error``."""
+        ws = self._workspace
+        found = next(c for c in ws.channels.values() if c.im_user == user_id)
+        found.refusal = error
+
     def archive_channel(self, channel_id: str) -> None:
         """Later writes answer `is_archived`; conversations.info shows is_archived."""
         self._workspace.known_channel(channel_id).is_archived = True

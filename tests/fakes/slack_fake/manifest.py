@@ -27,6 +27,7 @@ METHOD_SCOPES: dict[str, tuple[str, ...]] = {
     "conversations.info": ("channels:read", "groups:read"),
     "conversations.history": ("channels:history", "groups:history"),
     "conversations.replies": ("channels:history", "groups:history"),
+    "conversations.open": ("im:write", "mpim:write", "channels:manage", "groups:write"),
     "pins.add": ("pins:write",),
     "pins.remove": ("pins:write",),
     "users.info": ("users:read",),
@@ -34,6 +35,8 @@ METHOD_SCOPES: dict[str, tuple[str, ...]] = {
     "files.completeUploadExternal": ("files:write",),
 }
 """Methods not listed (auth.test, views.open, apps.connections.open) need no bot scope."""
+IM_READS = ("conversations.history", "conversations.replies")
+"""Reads whose scope depends on the conversation: in a direct message, ``im:history``."""
 
 
 @dataclass(frozen=True)
@@ -50,9 +53,12 @@ class Manifest:
     interactivity: bool
     commands: dict[str, SlashCommand]
 
-    def missing_scope(self, method: str) -> str | None:
-        """The scope(s) ``method`` needs that the manifest does not grant, else None."""
+    def missing_scope(self, method: str, *, im: bool = False) -> str | None:
+        """The scope(s) ``method`` needs that the manifest does not grant, else None; ``im``:
+        it reads a direct message (``conversations.history`` there needs ``im:history``)."""
         needed = METHOD_SCOPES.get(method, ())
+        if im and method in IM_READS:
+            needed = ("im:history",)
         if not needed or any(s in self.scopes for s in needed):
             return None
         return ",".join(needed)

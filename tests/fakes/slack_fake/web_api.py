@@ -46,6 +46,7 @@ DEFAULT_WINDOW_LIMITS: Mapping[str, int] = {
     "pins.add": 20,
     "pins.remove": 20,
     "conversations.info": 50,
+    "conversations.open": 50,
     "users.info": 100,
     "files.getUploadURLExternal": 100,
     "files.completeUploadExternal": 100,
@@ -127,6 +128,7 @@ class WebApi:
             "chat.postEphemeral": ("bot", self._chat_post_ephemeral),
             "conversations.info": ("bot", self._conversations_info),
             "conversations.history": ("bot", self._conversations_history),
+            "conversations.open": ("bot", self._conversations_open),
             "conversations.replies": ("bot", lambda a: conversations_replies(self.ws, a)),
             "pins.add": ("bot", lambda a: pins_add(self.ws, a)),
             "pins.remove": ("bot", lambda a: pins_remove(self.ws, a)),
@@ -208,7 +210,8 @@ class WebApi:
             return self._failure(rule)
         try:
             team = self._check_token(token, kind, args)
-            needed = self.manifest.missing_scope(method) if kind == "bot" else None
+            im = self._is_im(args.get("channel"))
+            needed = self.manifest.missing_scope(method, im=im) if kind == "bot" else None
             if needed is not None:  # the app was not granted the scope: Slack says which
                 provided = ",".join(sorted(self.manifest.scopes))
                 return (
@@ -231,6 +234,18 @@ class WebApi:
             {"x-oauth-scopes": ",".join(sorted(self.manifest.scopes))} if kind == "bot" else {}
         )
         return 200, {"ok": True, **result}, granted  # Slack says a bot token's scopes on each
+
+    def _is_im(self, ref: object) -> bool:
+        found = self.ws.channels.get(ref) if isinstance(ref, str) else None
+        return found is not None and found.im_user is not None
+
+    def _conversations_open(self, args: JsonDict) -> JsonDict:
+        users = args.get("users")
+        if not isinstance(users, str) or not users:
+            raise SlackError("users_list_not_supplied")
+        if "," in users:
+            raise SlackError("method_not_supported_for_channel_type")  # the fake has no mpims
+        return {"channel": {"id": self.ws.open_im(users.strip()).id}}
 
     def _take_fail_rule(self, method: str, channel: object) -> FailRule | None:
         rules = self._fail_rules.get(method, [])

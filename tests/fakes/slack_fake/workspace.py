@@ -24,15 +24,20 @@ class Channel:
     is_archived: bool = False
     deleted: bool = False
     messages: list[RecordedSlackMessage] = field(default_factory=list)
+    im_user: str | None = None
+    """A direct message with the bot: the member's id."""
+    refusal: str | None = None
+    """A direct message Slack refuses to post to, with this error (``refuse_dm``)."""
 
     def to_api(self) -> dict[str, Any]:
         return {
             "id": self.id,
             "name": self.name,
             "name_normalized": self.name,
-            "is_channel": not self.is_private,
+            "is_channel": not self.is_private and self.im_user is None,
             "is_group": False,
-            "is_im": False,
+            "is_im": self.im_user is not None,
+            **({"user": self.im_user} if self.im_user is not None else {}),
             "is_mpim": False,
             "is_private": self.is_private,
             "is_archived": self.is_archived,
@@ -56,13 +61,15 @@ class User:
     is_admin: bool = False
     is_owner: bool = False
     is_bot: bool = False
+    deleted: bool = False
+    """Deactivated."""
 
     def to_api(self) -> dict[str, Any]:
         return {
             "id": self.id,
             "team_id": self.team_id,
             "name": self.name,
-            "deleted": False,
+            "deleted": self.deleted,
             "real_name": self.name,
             "tz": "Etc/UTC",
             "tz_label": "Coordinated Universal Time",
@@ -172,8 +179,27 @@ class Workspace:
             raise SlackError("channel_not_found")
         return channel
 
+    def open_im(self, user_id: Any) -> Channel:
+        """conversations.open with one member: their direct message with the bot (the same
+        one each time), refused for a deactivated member or a bot, as Slack does."""
+        user = self.users.get(user_id) if isinstance(user_id, str) else None
+        if user is None:
+            raise SlackError("user_not_found")
+        if user.is_bot:
+            raise SlackError("cannot_dm_bot")
+        if user.deleted:
+            raise SlackError("user_disabled")
+        found = next((c for c in self.channels.values() if c.im_user == user.id), None)
+        if found is None:
+            found = Channel(self.next_id("D"), user.id, 1_700_000_000, user.team_id, True)
+            found.im_user = user.id
+            self.channels[found.id] = found
+        return found
+
     def writable_channel(self, ref: Any) -> Channel:
         channel = self.find_channel(ref)
+        if channel.refusal is not None:
+            raise SlackError(channel.refusal)
         if channel.is_archived:
             raise SlackError("is_archived")
         if not channel.is_member:

@@ -40,6 +40,7 @@ SIMPLE: dict[str, Handler] = {
     "answerCallbackQuery": chats.answer_callback_query,
     "sendMessage": messages.send_message,
     "sendPhoto": messages.send_photo,
+    "sendChatAction": messages.send_chat_action,
     "editMessageText": messages.edit_message_text,
     "editMessageCaption": messages.edit_message_caption,
     "editMessageReplyMarkup": messages.edit_message_reply_markup,

@@ -33,6 +33,24 @@ def send_message(core: Core, args: Args) -> JSON:
     return payloads.message(message, core.world)
 
 
+CHAT_ACTIONS = frozenset(
+    {
+        "typing", "upload_photo", "record_video", "upload_video", "record_voice",
+        "upload_voice", "upload_document", "choose_sticker", "find_location",
+        "record_video_note", "upload_video_note",
+    }
+)  # fmt: skip
+
+
+def send_chat_action(core: Core, args: Args) -> bool:
+    """sendChatAction: shows "typing..." in the chat; posts nothing. Refused like a message
+    to a chat the bot may not write to (a user who never started the bot, or blocked it)."""
+    core.world.chat_for_bot(args.chat_id(), post=True)
+    if args.text("action") not in CHAT_ACTIONS:
+        raise bad_request("wrong parameter action in request")
+    return True
+
+
 def send_photo(core: Core, args: Args) -> JSON:
     chat = core.world.chat_for_bot(args.chat_id(), post=True)
     photo = photos.resolve(core, args.file("photo"))

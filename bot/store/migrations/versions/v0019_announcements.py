@@ -19,7 +19,7 @@ from alembic import op
 from bot.store.migrations import FORWARD_ONLY
 
 revision: str = "0019"
-down_revision: str | None = "0016"
+down_revision: str | None = "0018"
 branch_labels: str | None = None
 depends_on: str | None = None
 
