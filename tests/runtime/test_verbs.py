@@ -23,8 +23,8 @@ CHAN = ChannelRef(Platform("discord"), "g1", "c1")
 
 USAGE = {  # as they read before the table existed: they must not change
     "subscribe": (
-        "subscribe <count> [events|all|live] [final|calls|leads] [close=N|N%] [mention=@role]"
-        " [thread] [pin]"
+        "subscribe <count> [events|all|live] [final|calls|leads|remind] [close=N|N%] "
+        "[mention=@role] [thread] [pin]"
     ),
     "unsubscribe": "unsubscribe <count>",
     "list": "list",
@@ -56,7 +56,15 @@ TENANCY = {  # issue 15: counts run from chat, by their owners
     "alerts": "alerts [show|here|off]",
 }
 REHEARSAL = {"rehearse": "rehearse <count> [delete|keep]"}  # issue 28: the day before a count
-EVERY = {**USAGE, **TENANCY, **REHEARSAL}
+FOLLOWING = {  # issue 30: personal alerts by direct message
+    "follow": "follow <count> [final|calls|leads|events|close=N|N%]",
+    "unfollow": "unfollow <count>",
+    "following": "following",
+}
+SCHEDULING = {  # issue 30: when a count starts or resumes
+    "schedule": "schedule <count> [starts=...] [resumes=...] [remind=...] [clear]",
+}
+EVERY = {**USAGE, **TENANCY, **REHEARSAL, **FOLLOWING, **SCHEDULING}
 
 
 def test_usage_help_and_admin_words_come_from_the_specs() -> None:
@@ -80,6 +88,7 @@ def test_usage_help_and_admin_words_come_from_the_specs() -> None:
         "apikey": "manage API keys",
         "alerts": "choose where alerts go",
         "rehearse": "rehearse a count",
+        "schedule": "schedule a count",
     }
     assert {s.name for s in VERBS if s.public} == {"subscribe", "status", "chart"}
 
@@ -91,14 +100,14 @@ def test_usage_help_and_admin_words_come_from_the_specs() -> None:
         ("status a b", "usage: status [count]"),
         (
             "subscribe a live now",
-            "unknown option 'now': use events, all, live, final, calls, leads, close=50 or "
-            "close=2%, mention=@role, thread or pin",
+            "unknown option 'now': use events, all, live, final, calls, leads, remind, "
+            "close=50 or close=2%, mention=@role, thread or pin",
         ),
         ("pause a b", "pause takes only the count; usage: pause <count>"),
         (
             "subscribe a LOUD",
-            "unknown option 'LOUD': use events, all, live, final, calls, leads, close=50 or "
-            "close=2%, mention=@role, thread or pin",
+            "unknown option 'LOUD': use events, all, live, final, calls, leads, remind, "
+            "close=50 or close=2%, mention=@role, thread or pin",
         ),
         ("wat", f"unknown command 'wat'; try one of: {', '.join(EVERY)}"),
     ],
