@@ -415,6 +415,7 @@ async def test_status_is_deferred_at_once_then_answered_with_the_embed(
         "subscribe", "unsubscribe", "list", "status", "history", "chart", "help",
         "update", "correct", "pause", "resume", "final", "deliveries",
         "create", "edit", "archive", "delete", "admins", "apikey", "alerts", "rehearse",
+        "follow", "unfollow", "following", "schedule",
     }  # fmt: skip
     update = [(o["name"], o["type"], o.get("required", False)) for o in subs["update"]["options"]]
     assert update == [
