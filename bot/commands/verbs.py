@@ -76,10 +76,10 @@ class Verb(StrEnum):
     APIKEY = "apikey"
     ALERTS = "alerts"
     REHEARSE = "rehearse"
-    SCHEDULE = "schedule"
     FOLLOW = "follow"
     UNFOLLOW = "unfollow"
     FOLLOWING = "following"
+    SCHEDULE = "schedule"
 
 
 NAME = re.compile(r"^[a-z][a-z0-9_]{0,31}$")

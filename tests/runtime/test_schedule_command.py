@@ -192,3 +192,17 @@ def test_a_bad_schedule_in_the_file_is_a_config_error(
 ) -> None:
     with pytest.raises(ConfigError, match=re.escape(error)):
         configured(tmp_path, **keys)
+
+
+def test_the_schedule_words_doctests() -> None:
+    """The words of ``bot.domain.schedule`` and the relative moments of ``message``."""
+    import doctest
+
+    import bot.domain.message
+    import bot.domain.schedule
+    import bot.domain.subscription
+
+    for module in (bot.domain.schedule, bot.domain.message, bot.domain.subscription):
+        result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+        assert result.failed == 0
+    assert doctest.testmod(bot.domain.schedule, optionflags=doctest.ELLIPSIS).attempted >= 25

@@ -56,15 +56,15 @@ TENANCY = {  # issue 15: counts run from chat, by their owners
     "alerts": "alerts [show|here|off]",
 }
 REHEARSAL = {"rehearse": "rehearse <count> [delete|keep]"}  # issue 28: the day before a count
-SCHEDULE = {  # issue 30: scheduled counts and reminders
-    "schedule": "schedule <count> [starts=...] [resumes=...] [remind=...] [clear]"
-}
-FOLLOWING = {  # issue 30: personal alerts
+FOLLOWING = {  # issue 30: personal alerts by direct message
     "follow": "follow <count> [final|calls|leads|events|remind|close=N|N%]",
     "unfollow": "unfollow <count>",
     "following": "following",
 }
-EVERY = {**USAGE, **TENANCY, **REHEARSAL, **SCHEDULE, **FOLLOWING}
+SCHEDULING = {  # issue 30: when a count starts or resumes
+    "schedule": "schedule <count> [starts=...] [resumes=...] [remind=...] [clear]",
+}
+EVERY = {**USAGE, **TENANCY, **REHEARSAL, **FOLLOWING, **SCHEDULING}
 
 
 def test_usage_help_and_admin_words_come_from_the_specs() -> None:

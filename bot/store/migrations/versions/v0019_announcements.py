@@ -1,6 +1,6 @@
 """Discord announcement channels: a subscription may publish, or follow one (issue 31)
 
-Revision 0019, after 0016 (the lead re-chains at merge). Released revisions are frozen history:
+Revision 0019, after 0018. Released revisions are frozen history:
 never edit one, add a new revision instead.
 
 New columns of ``subscriptions``: ``publish`` (its calls and finals are crossposted to every
