@@ -42,7 +42,7 @@ from adapters.discord.mentions import NO_MENTIONS
 from adapters.discord.retries import without_retries
 from adapters.discord.settings import TOKEN, DiscordSettings
 from adapters.discord.shards import GatewayShards
-from adapters.discord.tree import CountGroup, TallybotClient, intents
+from adapters.discord.tree import TallybotClient, commands, intents
 from bot.platform import (
     IDENTIFY_WINDOW,
     ChannelRef,
@@ -192,7 +192,8 @@ class DiscordAdapter(DiscordSender):
         client = TallybotClient(
             self.commands, self.remember_channel_name, identify, **self._options, **sharding
         )
-        client.tree.add_command(CountGroup(self.commands, list(self.config.guilds) or None))
+        for command in commands(self.commands, list(self.config.guilds) or None):
+            client.tree.add_command(command)
         return client
 
     async def _gateway_facts(self, client: TallybotClient) -> tuple[int, int]:

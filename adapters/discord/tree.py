@@ -1,6 +1,10 @@
 """The ``/count`` command tree: one group with a subcommand for each verb of the core's table
 (``bot.commands.verbs``), built from the verb's spec; carried out by
-``adapters.discord.commands``."""
+``adapters.discord.commands``.
+
+Discord takes at most 25 subcommands under one command (:data:`SUBCOMMANDS_MOST`): the verbs
+beyond the first 25 of the table (a plug-in's, which come last) are commands of their own,
+``/echo`` beside ``/count``, as Telegram has them (:func:`commands`)."""
 
 from __future__ import annotations
 
@@ -87,9 +91,20 @@ def _annotation(option: Option) -> Any:
     return kind if option.required else Optional[kind]  # noqa: UP045 (a runtime value)
 
 
-def subcommand(spec: VerbSpec, runner: SlashCommands) -> app_commands.Command[Any, ..., None]:
+SUBCOMMANDS_MOST = 25
+"""Discord's most subcommands and groups under one command."""
+
+
+def subcommand(
+    spec: VerbSpec,
+    runner: SlashCommands,
+    guild_ids: list[int] | None = None,
+    *,
+    alone: bool = False,
+) -> app_commands.Command[Any, ..., None]:
     """``/count <verb>`` built from the verb's spec: its options typed, described, with their
-    choices, and the count autocompleted; carried out by ``runner``."""
+    choices, and the count autocompleted; carried out by ``runner``. ``alone``: ``/<verb>``, a
+    command of its own in servers only (``guild_ids`` as the group's)."""
     options = spec.options()
     if spec.form is not None and not spec.form.for_count:
         # given none of them, the form opens (``SlashCommands.run``)
@@ -121,7 +136,13 @@ def subcommand(spec: VerbSpec, runner: SlashCommands) -> app_commands.Command[An
     counts = {o.name: _count_autocomplete for o in options if o.kind is OptionKind.COUNT}
     if counts:
         described = app_commands.autocomplete(**counts)(described)
-    return app_commands.Command(name=spec.name, description=spec.summary, callback=described)
+    if not alone:
+        return app_commands.Command(name=spec.name, description=spec.summary, callback=described)
+    command = app_commands.Command(
+        name=spec.name, description=spec.summary, callback=described, guild_ids=guild_ids
+    )
+    command.guild_only = True
+    return command
 
 
 class CountGroup(app_commands.Group):
@@ -134,5 +155,15 @@ class CountGroup(app_commands.Group):
             guild_ids=guild_ids,
             guild_only=True,
         )
-        for spec in runner.context.verbs:
+        for spec in list(runner.context.verbs)[:SUBCOMMANDS_MOST]:
             self.add_command(subcommand(spec, runner))
+
+
+def commands(
+    runner: SlashCommands, guild_ids: list[int] | None
+) -> list[app_commands.Command[Any, ..., None] | CountGroup]:
+    """What the bot registers: ``/count`` with the table's first 25 verbs, and each verb beyond
+    them as a command of its own."""
+    beyond = list(runner.context.verbs)[SUBCOMMANDS_MOST:]
+    alone = [subcommand(spec, runner, guild_ids, alone=True) for spec in beyond]
+    return [CountGroup(runner, guild_ids), *alone]

@@ -248,8 +248,8 @@ for _more in (
     grants.VERBS,
     alerts.VERBS,
     rehearse.VERBS,
-    schedules.VERBS,
     following.VERBS,
+    schedules.VERBS,
 ):
     for _spec in _more:
         VERBS.register(_spec, _more.handler(_spec.name))

@@ -1,6 +1,7 @@
 """A verb added to the core's table (a spec and a handler) reaches every platform with no change
-to any adapter: Discord registers it as a ``/count`` subcommand (checked by the fake as Discord
-checks commands) and runs it; Slack's help lists it and ``/count`` runs it; Telegram's command
+to any adapter: Discord registers it (checked by the fake as Discord checks commands: the
+built-in verbs fill ``/count``'s 25 subcommands, so it is ``/echo``, a command of its own) and
+runs it; Slack's help lists it and ``/count`` runs it; Telegram's command
 menu lists it and both ``/echo`` and ``/count echo`` run it."""
 
 from __future__ import annotations
@@ -79,20 +80,16 @@ async def test_discord_registers_and_runs_the_extra_verb(tmp_path: Path) -> None
             ready_timeout=10,
         )
         async with adapter:
-            (count,) = fake.registered_commands[guild]
+            count, echo = fake.registered_commands[guild]
             ix = await fake.inject_slash_command(
-                guild,
-                channel,
-                111,
-                "count",
-                [{"name": "words", "value": "hello  there"}],
-                subcommand="echo",
+                guild, channel, 111, "echo", [{"name": "words", "value": "hello  there"}]
             )
             await fake.wait_for(lambda: answered(ix))
     subs = {o["name"]: o for o in count["options"]}
-    assert list(subs) == [*(s.name for s in VERBS), "echo"]
-    assert subs["echo"]["description"] == "Say the words back to the channel"
-    (words,) = subs["echo"]["options"]
+    assert list(subs) == [s.name for s in VERBS] and len(subs) == 25  # /count is full
+    assert (echo["name"], echo["description"]) == ("echo", "Say the words back to the channel")
+    assert echo.get("dm_permission") is False  # in servers only, as /count
+    (words,) = echo["options"]
     assert (words["name"], words["type"], words["required"]) == ("words", 3, True)
     assert ix.callbacks[0].flags == 0  # deferred publicly: the table says it may be public
     shown_ = answer(ix)
