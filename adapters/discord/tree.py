@@ -39,13 +39,23 @@ class TallybotClient(discord.Client):
         self._identify = identify
         self.taking_commands = True
         """False once its shard is handed over (the new holder's session answers them)."""
+        self.turn_taken = False
+        """Its turn to identify was waited for before connecting: the next IDENTIFY is sent at
+        once (``adapters.discord.shards``)."""
+        self.came_up: Callable[[int], None] = lambda shard: None
+        """Told when the session is ready."""
         self.tree: app_commands.CommandTree[TallybotClient] = _Tree(self)
 
     async def before_identify_hook(self, shard_id: int | None, *, initial: bool = False) -> None:
-        if self._identify is None:
+        if self.turn_taken:
+            self.turn_taken = False
+        elif self._identify is None:
             await super().before_identify_hook(shard_id, initial=initial)
         else:
             await self._identify(shard_id or 0)
+
+    async def on_ready(self) -> None:
+        self.came_up(self.shard_id or 0)
 
     async def on_guild_channel_delete(self, channel: discord.abc.GuildChannel) -> None:
         # Remembered so that the notice about a deleted channel can still name it.
