@@ -125,6 +125,8 @@ class Commands:
         self.d = d
         self.places = places
         self.sent: list[tuple[FakeInteraction | None, bool]] = []
+        self.at: list[tuple[float, int]] = []
+        """When each was sent (monotonic) and its guild, in the order of ``sent``."""
 
     async def run(self, n: int, seconds: float) -> None:
         began = time.monotonic()
@@ -140,6 +142,7 @@ class Commands:
 
     async def _one(self, guild: int, channel: int, member: int) -> None:
         served = self.d.gateway.live_sessions(guild) > 0
+        sent_at = time.monotonic()
         before = len(self.d.interactions)  # the injection appends it before its first await
         try:
             async with asyncio.timeout(5):  # the fake's flush waits for every socket
@@ -150,6 +153,7 @@ class Commands:
             pass
         ix = self.d.interactions[before] if len(self.d.interactions) > before else None
         self.sent.append((ix, served))
+        self.at.append((sent_at, guild))
 
     def unanswered(self) -> tuple[int, int, int]:
         """Unanswered while the guild's shard had a session: never acknowledged, and
@@ -159,6 +163,16 @@ class Commands:
         late = sum(1 for ix, served in missed if served and ix is not None and ix.callbacks)
         never = sum(1 for _, served in missed if served) - late
         return never, late, sum(1 for _, served in missed if not served)
+
+    def never_at(self, began: float) -> list[str]:
+        """When those never acknowledged while served were sent (s after the push), and to
+        which guild (its index): where to look in the instances' logs."""
+        guilds = [g for g, _, _ in self.places]
+        return [
+            f"{at - began:.1f}s/g{guilds.index(guild)}"
+            for (ix, served), (at, guild) in zip(self.sent, self.at, strict=True)
+            if served and (ix is None or not ix.callbacks)
+        ]
 
 
 async def run(args: argparse.Namespace) -> None:
@@ -314,6 +328,9 @@ def report(
           f"(the start of i3, the stop of {stopped}): {never} never acknowledged (target 0), "
           f"{late} acknowledged too late (over 3 s); {without} of {gap} sent while it had none "
           f"(the kill's gap)")  # fmt: skip
+    if never:
+        print(f"never acknowledged, sent at (after the push/guild): "
+              f"{' '.join(commands.never_at(began)[:40])}")  # fmt: skip
     print(f"sessions overlapping in hand-overs: {overlaps}; identifies refused: "
           f"{d.gateway.identify_refused}")  # fmt: skip
     print(f"{load_before} before, {load_after} after")

@@ -38,7 +38,9 @@ from bench.timing import Timing, discord_timing, slack_timing
 from bot.ops.push_client import push
 from bot.store import Database
 from tests.cluster.fleet import (
+    PYTHON_M,
     Fleet,
+    console_script,
     fakes,
     make_fleet,
     serve_feed,
@@ -70,7 +72,15 @@ async def until(check: Callable[[], bool], limit: float) -> None:
 
 
 async def run(
-    channels: int, slack: int, n: int, scale: int, server_url: str, *, final: bool, settle: float
+    channels: int,
+    slack: int,
+    n: int,
+    scale: int,
+    server_url: str,
+    *,
+    final: bool,
+    settle: float,
+    command: tuple[str, ...] = PYTHON_M,
 ) -> list[str]:
     d, s = fakes(scale)
     lines: list[str] = []
@@ -82,7 +92,7 @@ async def run(
             await subscribe_all(fleet)
             try:
                 fleet.db = await Database(url).__aenter__()
-                await start(fleet, config, Path(tmp), n, limit=120)
+                await start(fleet, config, Path(tmp), n, limit=120, command=command)
                 await asyncio.sleep(2.0)  # past the start-up requests' window
                 before = {i.name: i.rss_now() for i in fleet.instances}
                 load_before = load()
@@ -186,6 +196,9 @@ async def main() -> None:
     parser.add_argument("--instances", type=int, nargs="+", default=[1, 3])
     parser.add_argument("--final", action="store_true", help="a final, with its chart")
     parser.add_argument("--settle", type=float, default=5.0, help="seconds after draining")
+    parser.add_argument(
+        "--console-script", action="store_true", help="start `tallybot run`, not python -m bot"
+    )
     parser.add_argument("--postgres", default=PG_URL)
     args = parser.parse_args()
     os.environ["TALLYBOT_PUSH_SECRET"] = SECRET  # the instances take pushes
@@ -197,7 +210,7 @@ async def main() -> None:
     for n in args.instances:
         lines = await run(
             args.channels, slack, n, args.scale, args.postgres, final=args.final,
-            settle=args.settle,
+            settle=args.settle, command=console_script() if args.console_script else PYTHON_M,
         )  # fmt: skip
         for line in lines:
             print(line, flush=True)
