@@ -336,7 +336,8 @@ class ShardLeases:
 
     async def hand_over_all(self, stop: Change, *, limit: float = STOP_HANDOVER_S) -> None:
         """A clean stop: hand every shard on and keep its session until its new holder's is up
-        (at most ``limit`` seconds, looking every ``HANDOVER_POLL_S``), then ``stop`` it."""
+        (at most ``limit`` seconds, looking every ``HANDOVER_POLL_S``; not at all when no other
+        instance is there to take it), then ``stop`` it."""
         running = sorted(self.held | set(self.serving))
         await self.release_all()
         if not self.shared or self.db is None:
@@ -351,10 +352,14 @@ class ShardLeases:
             try:
                 async with self._store().transaction() as conn:
                     marks = await leases.holders(conn, UP)
-                    owners = await leases.holders(conn, SHARD)
+                    rows = await leases.holders(conn, SHARD.rstrip(":"))  # and the presences
             except StoreError as exc:
                 log.warning("cannot see the shards handed on: %s", exc)
                 break
+            now = self.clock.now()
+            owners = {n: h for n, h in rows.items() if n.startswith(SHARD)}
+            if not any(holder != me and expires >= now for holder, expires in rows.values()):
+                break  # no other instance is there to take them (the whole fleet stopping)
             for shard in sorted(waiting):
                 mark, owner = marks.get(f"{UP}{shard}"), owners.get(shard_lease(shard))
                 if mark is not None and owner is not None and mark[0] == owner[0] != me:

@@ -313,3 +313,18 @@ async def test_a_woken_keeper_runs_its_round_at_once(two: tuple[Database, Databa
         running.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await running
+
+
+async def test_a_stop_with_no_other_instance_there_does_not_wait_for_a_hand_over(
+    two: tuple[Database, Database],
+) -> None:
+    """The whole fleet stopping: nobody will take the shards, so the stop ends their sessions
+    at the first look (not after the hand-over's 6 s)."""
+    a, _ = two
+    clock = FakeClock(T0)
+    sessions = Sessions()
+    keeper = ShardLeases(a, clock, Instance("one"), count=2, lease_seconds=LEASE_S)
+    _, stop = sessions.of("one")
+    await rounds(sessions, ("one", keeper))
+    await asyncio.wait_for(keeper.hand_over_all(stop), timeout=2.0)
+    assert sessions.running == {}
