@@ -309,8 +309,8 @@ def report(
         taken = after[0]
         rest = len(after)
         ideal = (rest - 1) / RATE
-        late = [t for t in after if t >= taken + 5.0]
-        rate = (len(late) - 1) / (late[-1] - late[0]) if len(late) > 1 else 0.0
+        later = [t for t in after if t >= taken + 5.0]
+        rate = (len(later) - 1) / (later[-1] - later[0]) if len(later) > 1 else 0.0
         first5 = sum(1 for t in after if t < taken + 5.0)
         took = after[-1] - taken
         print(f"kill -9 of the holder {victim} at {at_kill - began:.1f} s; first post after it "
