@@ -31,7 +31,7 @@ import os
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 from bench.timing import Timing, discord_timing, slack_timing
@@ -84,7 +84,8 @@ async def run(
 ) -> list[str]:
     d, s = fakes(scale)
     lines: list[str] = []
-    async with d, s, serve_feed() as (_, feed_url), fresh_postgres(server_url) as url:
+    store = fresh_sqlite() if server_url == "sqlite" else fresh_postgres(server_url)
+    async with d, s, serve_feed() as (_, feed_url), store as url:
         fleet = make_fleet(d, s, url, channels, slack)
         with tempfile.TemporaryDirectory(prefix="tallybot-bench-") as tmp:
             config = Path(tmp) / "tallybot.toml"
@@ -150,6 +151,13 @@ async def run(
     return lines
 
 
+@contextlib.asynccontextmanager
+async def fresh_sqlite() -> AsyncIterator[str]:
+    """The URL of a new SQLite file (one instance only), removed after."""
+    with tempfile.TemporaryDirectory(prefix="tallybot-bench-") as tmp:
+        yield f"sqlite+aiosqlite:///{Path(tmp) / 'tallybot.sqlite3'}"
+
+
 def complaints(fleet: Fleet) -> list[str]:
     """The warnings and errors the instances logged, each message once with its count."""
     seen: Counter[str] = Counter()
@@ -199,7 +207,7 @@ async def main() -> None:
     parser.add_argument(
         "--console-script", action="store_true", help="start `tallybot run`, not python -m bot"
     )
-    parser.add_argument("--postgres", default=PG_URL)
+    parser.add_argument("--postgres", default=PG_URL, help='"sqlite": a SQLite file instead')
     args = parser.parse_args()
     os.environ["TALLYBOT_PUSH_SECRET"] = SECRET  # the instances take pushes
     logging.basicConfig(level=logging.WARNING)
