@@ -56,6 +56,9 @@ RATE = 50.0
 MEMBERS = 100
 """Members per guild who send commands (each member's own limit is 8 in 20 s)."""
 DISCORD = Platform("discord")
+ACK_RTT_S = 0.05
+"""The gateway's heartbeat ACKs a round trip late, as over a network (``GatewayHub.ack_delay_s``:
+without one, discord.py on a busy machine logs "Can't keep up ... 41.3s behind")."""
 
 
 def write_config(path: Path, store_url: str, d: FakeDiscord, guilds: list[int]) -> None:
@@ -194,6 +197,7 @@ class Commands:
 
 async def run(args: argparse.Namespace) -> None:
     d = FakeDiscord(recommended_shards=SHARDS, max_concurrency=1, identify_clock=time.monotonic)
+    d.gateway.ack_delay_s = ACK_RTT_S
     async with d, FakeSlack() as s, fresh_postgres(args.postgres) as url:
         guilds = [d.add_guild(f"shard {n}", shard=(n, SHARDS)) for n in range(SHARDS)]
         places = []
