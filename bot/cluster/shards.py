@@ -50,7 +50,7 @@ from bot.cluster.turns import SharedTurns
 from bot.delivery.pacing import Window
 from bot.delivery.ratelimit import RateLimiter
 from bot.errors import StoreError
-from bot.store import Database, buckets, leases
+from bot.store import Database, buckets, leases, notices
 
 log = logging.getLogger(__name__)
 
@@ -177,9 +177,29 @@ class ShardLeases:
     ) -> None:
         """Rounds until cancelled (the first one is the caller's: :meth:`step`): one when the
         next is due (:meth:`next_in`), or at once when woken (:meth:`wake`)."""
+        told = asyncio.create_task(self._told(), name="shards-handed-on") if self.shared else None
+        try:
+            while True:
+                await self._pause(self.next_in(), sleep)
+                await self.step(start, stop, let_go)
+        finally:
+            if told is not None:  # its connection closed before the rounds end
+                told.cancel()
+                await asyncio.wait({told})
+
+    async def _told(self) -> None:
+        """Wake a round whenever an instance says it handed shards on (PostgreSQL ``NOTIFY``),
+        so that the others take them at once, not at their next round: a stopping instance
+        waits for their new sessions (:meth:`hand_over_all`)."""
+        assert self.db is not None
+        name = notices.channel(self.db.schema, notices.SHARDS)
         while True:
-            await self._pause(self.next_in(), sleep)
-            await self.step(start, stop, let_go)
+            try:
+                async with self.db.listening(name, lambda _: self.wake()) as listening:
+                    await listening.lost
+            except StoreError as exc:  # the rounds go on; listen again a round later
+                log.warning("cannot hear shards handed on: %s", exc)
+            await asyncio.sleep(self.every)
 
     def wake(self) -> None:
         """Run the next round now: a session came up here (its mark tells an instance handing
@@ -304,12 +324,19 @@ class ShardLeases:
             return
         now = self.clock.monotonic()
         try:
-            await self._store().hand_back(self._named(handing))
+            await self._hand_back(self._named(handing))
         except StoreError as exc:  # they run out by themselves
             log.warning("cannot hand shards on: %s", exc)
         for shard in handing:
             log.info("shard %d: handed on", shard, extra={"shard": shard})
             self.serving[shard] = now
+
+    async def _hand_back(self, given: list[Lease]) -> None:
+        """Hand ``given`` back and say so to the other instances (:meth:`_told`)."""
+        assert self.db is not None
+        async with self._store().transaction() as conn:
+            await self._store().hand_back(given, conn=conn)
+            await notices.shards_handed_on(conn, self.db.schema)
 
     def _named(self, shards: set[int]) -> list[Lease]:
         """The leases of ``shards`` and their marks."""
@@ -330,7 +357,7 @@ class ShardLeases:
             return
         me = self.instance.id
         try:
-            await self._store().hand_back([*self._named(held), self._lease(f"{MEMBER}{me}")])
+            await self._hand_back([*self._named(held), self._lease(f"{MEMBER}{me}")])
         except StoreError as exc:
             log.warning("cannot hand the shards on: %s", exc)
 

@@ -17,7 +17,7 @@ from bot.base.clock import SystemClock
 from bot.cluster import Instance
 from bot.cluster.shards import Change, SessionStarts, ShardLeases
 from bot.delivery.pacing import Window
-from bot.store import Database
+from bot.store import Database, notices
 from bot.testing.clock import FakeClock
 from tests.cluster.test_claims import two
 from tests.conftest import PG_URL, _pg_execute
@@ -328,3 +328,43 @@ async def test_a_stop_with_no_other_instance_there_does_not_wait_for_a_hand_over
     await rounds(sessions, ("one", keeper))
     await asyncio.wait_for(keeper.hand_over_all(stop), timeout=2.0)
     assert sessions.running == {}
+
+
+LISTENING = text("SELECT count(*) FROM pg_stat_activity WHERE query = :listen")
+
+
+async def test_shards_handed_on_are_taken_at_once_by_an_instance_that_hears_of_it(
+    two: tuple[Database, Database],
+) -> None:
+    """An instance stopping hands its shards on and says so (``NOTIFY``): another takes them at
+    once, not at its next round (which here never comes: its rounds sleep for ever)."""
+    a, b = two
+    clock = FakeClock(T0)
+    sessions = Sessions()
+    ka = ShardLeases(a, clock, Instance("one"), count=2, lease_seconds=LEASE_S)
+    kb = ShardLeases(b, clock, Instance("other"), count=2, lease_seconds=LEASE_S)
+    await rounds(sessions, ("one", ka), ("other", kb))  # "one" has both, "other" is there
+    assert kb.held == set()
+    start, stop = sessions.of("other")
+
+    async def never(seconds: float) -> None:
+        await asyncio.Event().wait()
+
+    running = asyncio.create_task(kb.run(start, stop, sleep=never))
+    listen = f'LISTEN "{notices.channel(b.schema, notices.SHARDS)}"'
+    try:
+        for _ in range(500):  # until it listens
+            async with b.connect() as conn:
+                if (await conn.execute(LISTENING, {"listen": listen})).scalar():
+                    break
+            await asyncio.sleep(0.01)
+        await ka.release_all()
+        for _ in range(1000):
+            if kb.held == {0, 1}:
+                break
+            await asyncio.sleep(0.01)
+        assert kb.held == {0, 1}
+    finally:
+        running.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await running
