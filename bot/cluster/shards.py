@@ -4,8 +4,9 @@ A platform whose gateway is sharded (Discord) runs each shard's session in one i
 time. On PostgreSQL the instances divide the shards through leases (``shard:N``, table
 ``leases``): each round (a third of ``lease_seconds``) an instance renews its own presence
 (``shards:ID``) and the leases of its shards, counts the instances present, and holds its share:
-``ceil(free shards / instances)``. Over its share, it hands the last ones' leases on; under it,
-it takes free ones (never renewed: their holder died, or handed them on). A dead instance's
+``ceil(free shards / instances)``. Over its share, it hands the last ones' leases on, and says
+so (``NOTIFY``, :mod:`bot.store.notices`: the others run a round at once); under it, it takes
+free ones (never renewed: their holder died, or handed them on). A dead instance's
 shards are free ``lease_seconds`` after its last round, and taken over at the next round of a
 survivor: within ``lease_seconds`` plus a third of it.
 
