@@ -90,6 +90,8 @@ class GatewayShards:
         if self._turn is not None and not client.is_closed():
             await self._turn(client.shard_id or 0)  # before connecting (the module docstring)
             client.turn_taken = True
+        if client.is_closed():  # stopped meanwhile (handed over before its session started)
+            return
         await client.connect(reconnect=True)
 
     async def stop(self, shard: int) -> None:

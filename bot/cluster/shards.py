@@ -113,6 +113,9 @@ class ShardLeases:
         """The shards this instance marked up (``up:N``) at its last round."""
         self._woken = asyncio.Event()
         """Set by :meth:`wake`: the next round runs now."""
+        self._stepping = asyncio.Lock()
+        self._left = False
+        """Every shard handed over (:meth:`release_all`): no more rounds."""
 
     def _store(self) -> Holder:
         """This instance as the holder of its shards' leases (a shared store only)."""
@@ -137,7 +140,11 @@ class ShardLeases:
         """One round: ``stop`` the shards lost (first), hand on those over the share (their
         sessions run on here), ``start`` those gained, and ``let_go`` (default ``stop``) the
         handed-on ones whose new holder's session is up."""
-        let_go = let_go or stop
+        async with self._stepping:  # one round at a time (a woken round, a caller's)
+            if not self._left:  # handed everything over: it takes nothing more
+                await self._step(start, stop, let_go or stop)
+
+    async def _step(self, start: Change, stop: Change, let_go: Change) -> None:
         gained, lost = await self.round()
         for shard in sorted(lost - self._handing_on):
             if self.up(shard):  # its guilds keep a session until the new holder's is up
@@ -196,7 +203,7 @@ class ShardLeases:
         name = notices.channel(self.db.schema, notices.SHARDS)
         while True:
             try:
-                async with self.db.listening(name, lambda _: self.wake()) as listening:
+                async with self.db.listening(name, self._heard) as listening:
                     await listening.lost
             except StoreError as exc:  # the rounds go on; listen again a round later
                 log.warning("cannot hear shards handed on: %s", exc)
@@ -332,12 +339,16 @@ class ShardLeases:
             log.info("shard %d: handed on", shard, extra={"shard": shard})
             self.serving[shard] = now
 
+    def _heard(self, by: str) -> None:
+        if by != self.instance.id:  # another instance handed shards on
+            self.wake()
+
     async def _hand_back(self, given: list[Lease]) -> None:
         """Hand ``given`` back and say so to the other instances (:meth:`_told`)."""
         assert self.db is not None
         async with self._store().transaction() as conn:
             await self._store().hand_back(given, conn=conn)
-            await notices.shards_handed_on(conn, self.db.schema)
+            await notices.shards_handed_on(conn, self.db.schema, self.instance.id)
 
     def _named(self, shards: set[int]) -> list[Lease]:
         """The leases of ``shards`` and their marks."""
@@ -353,6 +364,7 @@ class ShardLeases:
         """Hand every shard on at once (a clean stop), and this instance's presence."""
         held, self.held = self.held | set(self.serving), set()
         self.serving = {}
+        self._left = True
         self.instance.shards = set()
         if not self.shared or self.db is None:
             return

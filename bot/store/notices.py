@@ -30,12 +30,12 @@ def channel(schema: str | None, name: str = CHANNEL) -> str:
     return f"{name}_{hashlib.blake2s(schema.encode(), digest_size=8).hexdigest()}"
 
 
-async def shards_handed_on(conn: AsyncConnection, schema: str | None) -> None:
-    """Say on :data:`SHARDS` that shards were handed on, when ``conn``'s transaction commits
-    (PostgreSQL; nothing on SQLite)."""
+async def shards_handed_on(conn: AsyncConnection, schema: str | None, by: str) -> None:
+    """Say on :data:`SHARDS` that instance ``by`` handed shards on (the payload), when
+    ``conn``'s transaction commits (PostgreSQL; nothing on SQLite)."""
     if conn.dialect.name == "postgresql":
         await conn.execute(
-            text("SELECT pg_notify(:channel, '')"), {"channel": channel(schema, SHARDS)}
+            text("SELECT pg_notify(:channel, :by)"), {"channel": channel(schema, SHARDS), "by": by}
         )
 
 

@@ -172,7 +172,7 @@ async def test_two_instances_divide_the_shards_and_one_takes_over_the_others(
             # a's session of shard 1 still runs: both get its events, one carries each out
             assert fake.gateway.live_sessions(places[1][0]) == 2
             assert app_a.instance.shards == {0, 1}
-            assert app_b.instance.shards == set()  # not shown before its round sees it up
+            assert app_b.instance.shards <= {1}  # shown once its session is up (at once)
             during = await fake.inject_slash_command(
                 places[1][0], places[1][1], ALICE, "count", [], subcommand="list"
             )
@@ -189,9 +189,9 @@ async def test_two_instances_divide_the_shards_and_one_takes_over_the_others(
             # a leaves: it hands shard 0 on and serves it until b's session of it is up
             leaving = asyncio.create_task(a.leases.hand_over_all(a.shards.stop))
             await fake.wait_for(lambda: not app_a.instance.shards)
+            # b took it at once (told by a's NOTIFY), or takes it at this round
             await b.leases.step(b.shards.start, b.shards.stop)
             assert fake.gateway.live_sessions(places[0][0]) >= 1  # never without a session
-            await fake.wait_for(lambda: fake.gateway.live_sessions(places[0][0]) == 2)
             async with asyncio.timeout(5):
                 await b.gateway_client(places[0][0]).wait_until_ready()
             await b.leases.step(b.shards.start, b.shards.stop)
