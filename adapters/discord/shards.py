@@ -10,7 +10,8 @@ good. A shard's first session waits for its turn before it connects: discord.py 
 heartbeat on the gateway's HELLO and reads nothing until it has identified, so a turn waited for
 from ``before_identify_hook`` on a connected socket leaves the ACK unread that long ("Can't keep
 up, shard ID N websocket is 10.5s behind") and, past a heartbeat interval, the connection given
-up. (A new session after a reconnect still waits in the hook: it comes seldom.) ``came_up`` is
+up. (A new session after a reconnect, or one whose connection took longer than
+``tree.FRESH_TURN_S`` after its turn, still waits in the hook.) ``came_up`` is
 told when a shard's session is ready (its new holder marks it up at once). Delivery needs no
 shard: it goes over REST from the adapter's own client, from any instance to any channel.
 """
@@ -20,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import Awaitable, Callable
 
 from adapters.discord.delivery import FAILURES
@@ -89,7 +91,7 @@ class GatewayShards:
                 await asyncio.sleep(LOGIN_RETRY_S)
         if self._turn is not None and not client.is_closed():
             await self._turn(client.shard_id or 0)  # before connecting (the module docstring)
-            client.turn_taken = True
+            client.turn_taken = time.monotonic()
         if client.is_closed():  # stopped meanwhile (handed over before its session started)
             return
         await client.connect(reconnect=True)
