@@ -13,14 +13,15 @@ shard but does not send is stopped with SIGTERM (``--stop-at``: its shard is han
 ``--commands`` ``/count list`` arrive evenly spread over the fan-out, round robin over the three
 guilds and many members.
 
-Printed: the whole fan-out (seconds, ideal at 50/s, 429s, lost, doubled); after the takeover
-(the first post that arrived after the kill, once the lease was taken over): the remaining
-channels' seconds against their ideal, and their rate from 5 s after the takeover (target 45/s
-or more); the seconds from the kill until the last of the channels the dead instance had
-claimed got its post (target ``claim_seconds`` + 5 s); the commands unanswered, those sent while
-no session ran the guild's shard (the kill's gap, unavoidable) apart from the others (the start,
-the stop's hand-over: target 0); the fake's overlapping sessions and refused identifies; the
-load average before and after.
+Printed: the whole fan-out (seconds, ideal at 50/s, 429s, lost, doubled); after the takeover (the
+first post that arrived after the kill, once the lease was taken over): the remaining channels'
+seconds against their ideal, and their rate from 5 s after the takeover (target 45/s or more); the
+seconds from the kill until the last of the channels the dead instance had claimed got its post
+(target ``claim_seconds`` + 5 s); the commands unanswered, those sent while no session ran the
+guild's shard (the kill's gap, unavoidable; with those sent only to the killed instance's sessions
+in the 3 s before the kill, which it could not answer) apart from the others (the start, the stop's
+hand-over: target 0), with when those were sent; the fake's overlapping sessions and refused
+identifies; the load average before and after.
 """
 
 from __future__ import annotations
@@ -55,6 +56,9 @@ RATE = 50.0
 MEMBERS = 100
 """Members per guild who send commands (each member's own limit is 8 in 20 s)."""
 DISCORD = Platform("discord")
+ACK_RTT_S = 0.05
+"""The gateway's heartbeat ACKs a round trip late, as over a network (``GatewayHub.ack_delay_s``:
+without one, discord.py on a busy machine logs "Can't keep up ... 41.3s behind")."""
 
 
 def write_config(path: Path, store_url: str, d: FakeDiscord, guilds: list[int]) -> None:
@@ -125,6 +129,10 @@ class Commands:
         self.d = d
         self.places = places
         self.sent: list[tuple[FakeInteraction | None, bool]] = []
+        self.at: list[tuple[float, int]] = []
+        """When each was sent (monotonic) and its guild, in the order of ``sent``."""
+        self.to: list[frozenset[str]] = []
+        """The sessions each was sent to (their ids), in the order of ``sent``."""
 
     async def run(self, n: int, seconds: float) -> None:
         began = time.monotonic()
@@ -140,6 +148,12 @@ class Commands:
 
     async def _one(self, guild: int, channel: int, member: int) -> None:
         served = self.d.gateway.live_sessions(guild) > 0
+        sent_at = time.monotonic()
+        to = frozenset(
+            sid
+            for sid, session in self.d.gateway.sessions.items()
+            if session.covers(guild) and session.conn is not None and not session.conn.closing
+        )
         before = len(self.d.interactions)  # the injection appends it before its first await
         try:
             async with asyncio.timeout(5):  # the fake's flush waits for every socket
@@ -150,19 +164,40 @@ class Commands:
             pass
         ix = self.d.interactions[before] if len(self.d.interactions) > before else None
         self.sent.append((ix, served))
+        self.at.append((sent_at, guild))
+        self.to.append(to)
+
+    def killed_with(self, doomed: set[str], killed_at: float) -> None:
+        """Count as sent without a session those sent only to the killed instance's sessions
+        (``doomed``) in the 3 s before it was killed: it could not answer them."""
+        sent = zip(self.sent, self.at, self.to, strict=True)
+        for k, ((ix, served), (at, _), to) in enumerate(sent):
+            if served and to and to <= doomed and killed_at - 3.0 <= at <= killed_at:
+                self.sent[k] = (ix, False)
 
     def unanswered(self) -> tuple[int, int, int]:
         """Unanswered while the guild's shard had a session: never acknowledged, and
         acknowledged too late (Discord's 3 s: a busy machine); and those sent while it had
-        none."""
+        none (or only the killed instance's, in the 3 s before the kill)."""
         missed = [(ix, served) for ix, served in self.sent if ix is None or ix.response is None]
         late = sum(1 for ix, served in missed if served and ix is not None and ix.callbacks)
         never = sum(1 for _, served in missed if served) - late
         return never, late, sum(1 for _, served in missed if not served)
 
+    def never_at(self, began: float) -> list[str]:
+        """When those never acknowledged while served were sent (s after the push), and to
+        which guild (its index): where to look in the instances' logs."""
+        guilds = [g for g, _, _ in self.places]
+        return [
+            f"{at - began:.1f}s/g{guilds.index(guild)}"
+            for (ix, served), (at, guild) in zip(self.sent, self.at, strict=True)
+            if served and (ix is None or not ix.callbacks)
+        ]
+
 
 async def run(args: argparse.Namespace) -> None:
     d = FakeDiscord(recommended_shards=SHARDS, max_concurrency=1, identify_clock=time.monotonic)
+    d.gateway.ack_delay_s = ACK_RTT_S
     async with d, FakeSlack() as s, fresh_postgres(args.postgres) as url:
         guilds = [d.add_guild(f"shard {n}", shard=(n, SHARDS)) for n in range(SHARDS)]
         places = []
@@ -295,8 +330,8 @@ def report(
         taken = after[0]
         rest = len(after)
         ideal = (rest - 1) / RATE
-        late = [t for t in after if t >= taken + 5.0]
-        rate = (len(late) - 1) / (late[-1] - late[0]) if len(late) > 1 else 0.0
+        later = [t for t in after if t >= taken + 5.0]
+        rate = (len(later) - 1) / (later[-1] - later[0]) if len(later) > 1 else 0.0
         first5 = sum(1 for t in after if t < taken + 5.0)
         took = after[-1] - taken
         print(f"kill -9 of the holder {victim} at {at_kill - began:.1f} s; first post after it "
@@ -308,17 +343,32 @@ def report(
         worst = max(theirs) - at_kill if theirs else float("nan")
         print(f"the {len(victim_chans)} channels {victim} had claimed: delivered "
               f"{worst:.1f} s after the kill (target {CLAIM_S + 5:g} s)")  # fmt: skip
+    commands.killed_with(sessions_of(fleet, victim), at_kill)
     never, late, without = commands.unanswered()
     gap = sum(1 for _, served in commands.sent if not served)
     print(f"commands: {len(commands.sent):,} sent; unanswered while their shard had a session "
           f"(the start of i3, the stop of {stopped}): {never} never acknowledged (target 0), "
           f"{late} acknowledged too late (over 3 s); {without} of {gap} sent while it had none "
-          f"(the kill's gap)")  # fmt: skip
+          f"(the kill's gap, and those the killed instance had in the 3 s before)")  # fmt: skip
+    if never:
+        print(f"never acknowledged, sent at (after the push/guild): "
+              f"{' '.join(commands.never_at(began)[:40])}")  # fmt: skip
     print(f"sessions overlapping in hand-overs: {overlaps}; identifies refused: "
           f"{d.gateway.identify_refused}")  # fmt: skip
     print(f"{load_before} before, {load_after} after")
     for line in logged:
         print(line)
+
+
+def sessions_of(fleet: Fleet, name: str) -> set[str]:
+    """The gateway sessions instance ``name`` started (from discord.py's lines in its log)."""
+    found: set[str] = set()
+    for i in fleet.instances:
+        if i.name == name:
+            for line in i.log.read_text().splitlines():
+                if "(Session ID: " in line:
+                    found.add(line.split("(Session ID: ")[1].split(")")[0])
+    return found
 
 
 def main() -> None:

@@ -31,14 +31,16 @@ import os
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 from bench.timing import Timing, discord_timing, slack_timing
 from bot.ops.push_client import push
 from bot.store import Database
 from tests.cluster.fleet import (
+    PYTHON_M,
     Fleet,
+    console_script,
     fakes,
     make_fleet,
     serve_feed,
@@ -70,11 +72,20 @@ async def until(check: Callable[[], bool], limit: float) -> None:
 
 
 async def run(
-    channels: int, slack: int, n: int, scale: int, server_url: str, *, final: bool, settle: float
+    channels: int,
+    slack: int,
+    n: int,
+    scale: int,
+    server_url: str,
+    *,
+    final: bool,
+    settle: float,
+    command: tuple[str, ...] = PYTHON_M,
 ) -> list[str]:
     d, s = fakes(scale)
     lines: list[str] = []
-    async with d, s, serve_feed() as (_, feed_url), fresh_postgres(server_url) as url:
+    store = fresh_sqlite() if server_url == "sqlite" else fresh_postgres(server_url)
+    async with d, s, serve_feed() as (_, feed_url), store as url:
         fleet = make_fleet(d, s, url, channels, slack)
         with tempfile.TemporaryDirectory(prefix="tallybot-bench-") as tmp:
             config = Path(tmp) / "tallybot.toml"
@@ -82,7 +93,7 @@ async def run(
             await subscribe_all(fleet)
             try:
                 fleet.db = await Database(url).__aenter__()
-                await start(fleet, config, Path(tmp), n, limit=120)
+                await start(fleet, config, Path(tmp), n, limit=120, command=command)
                 await asyncio.sleep(2.0)  # past the start-up requests' window
                 before = {i.name: i.rss_now() for i in fleet.instances}
                 load_before = load()
@@ -140,6 +151,13 @@ async def run(
     return lines
 
 
+@contextlib.asynccontextmanager
+async def fresh_sqlite() -> AsyncIterator[str]:
+    """The URL of a new SQLite file (one instance only), removed after."""
+    with tempfile.TemporaryDirectory(prefix="tallybot-bench-") as tmp:
+        yield f"sqlite+aiosqlite:///{Path(tmp) / 'tallybot.sqlite3'}"
+
+
 def complaints(fleet: Fleet) -> list[str]:
     """The warnings and errors the instances logged, each message once with its count."""
     seen: Counter[str] = Counter()
@@ -186,7 +204,10 @@ async def main() -> None:
     parser.add_argument("--instances", type=int, nargs="+", default=[1, 3])
     parser.add_argument("--final", action="store_true", help="a final, with its chart")
     parser.add_argument("--settle", type=float, default=5.0, help="seconds after draining")
-    parser.add_argument("--postgres", default=PG_URL)
+    parser.add_argument(
+        "--console-script", action="store_true", help="start `tallybot run`, not python -m bot"
+    )
+    parser.add_argument("--postgres", default=PG_URL, help='"sqlite": a SQLite file instead')
     args = parser.parse_args()
     os.environ["TALLYBOT_PUSH_SECRET"] = SECRET  # the instances take pushes
     logging.basicConfig(level=logging.WARNING)
@@ -197,7 +218,7 @@ async def main() -> None:
     for n in args.instances:
         lines = await run(
             args.channels, slack, n, args.scale, args.postgres, final=args.final,
-            settle=args.settle,
+            settle=args.settle, command=console_script() if args.console_script else PYTHON_M,
         )  # fmt: skip
         for line in lines:
             print(line, flush=True)

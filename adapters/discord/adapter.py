@@ -8,10 +8,10 @@ the gateway sessions of the shards this instance runs (``adapters.discord.shards
 ``bot.cluster.shards``), waits until they are ready (a clear ``DiscordStartError`` when one is
 not, within ``ready_timeout``) and syncs the ``/count`` command to the configured guilds
 (instant) or globally (Discord takes up to an hour to show new global commands); a round every
-third of ``[cluster] shard_lease_seconds`` then keeps the shards divided. Leaving hands the
-shards' leases on (each session answers commands until its new holder's is up:
-``ShardLeases.hand_over_all``), waits briefly for commands being answered, stops the shards
-and closes the client.
+third of ``[cluster] shard_lease_seconds`` (from the first one on: the leases are renewed while
+the sessions come up) then keeps the shards divided. Leaving first hands the shards' leases on,
+each session answering commands until its new holder's is up (``ShardLeases.hand_over_all``),
+then finishes the commands being answered, stops the shards and closes the client.
 ``api_base`` and ``gateway_url`` are applied to discord.py's ``Route.BASE`` and
 ``DiscordWebSocket.DEFAULT_GATEWAY`` (process-wide class attributes: one Discord adapter per
 process) and restored on leaving. ``health()`` says whether the gateway is
@@ -216,7 +216,7 @@ class DiscordAdapter(DiscordSender):
         """Take this instance's shards, start them and wait until they are ready; then keep
         them divided, a round at a time."""
         store, instance = self.context.store, self.context.instance or Instance()
-        self.starts = SessionStarts(
+        starts = self.starts = SessionStarts(
             "discord", concurrency, SystemClock(), store, window=self.identify_window
         )
         self.leases = ShardLeases(
@@ -227,14 +227,22 @@ class DiscordAdapter(DiscordSender):
             fixed=self.config.shard_ids,
             lease_seconds=self.context.shard_lease_seconds,
         )
+        leases = self.leases
         shards = self.shards = GatewayShards(
-            lambda n: self._new_client(n, count), self._token.reveal(), count
+            lambda n: self._new_client(n, count), self._token.reveal(), count, starts.turn
         )
-        self.leases.up = shards.up
-        await self.leases.step(shards.start, self._retire, self._retire)
+        leases.up = shards.up
+        shards.came_up = lambda shard: leases.wake()
+        await leases.step(shards.start, self._retire, self._retire)
+        # rounds from now on: the leases must not lapse while the sessions come up
+        self._keeper = asyncio.create_task(
+            leases.run(shards.start, self._retire, self._retire), name="discord-shard-leases"
+        )
         for shard in sorted(shards.clients):
-            await self._wait_ready(shards.clients[shard], shards.tasks[shard])
-        self.leases.publish()
+            client, task = shards.clients.get(shard), shards.tasks.get(shard)
+            if client is not None and task is not None:  # not handed over meanwhile
+                await self._wait_ready(client, task)
+        leases.publish()
         self.admins.warn_about(
             (
                 (str(g.id), [str(r.id) for r in g.roles] + [r.name for r in g.roles])
@@ -242,9 +250,6 @@ class DiscordAdapter(DiscordSender):
                 for g in client.guilds
             ),
             covers=lambda guild: guild.isdigit() and shards.client_of(int(guild)) is not None,
-        )
-        self._keeper = asyncio.create_task(
-            self.leases.run(shards.start, self._retire, self._retire), name="discord-shard-leases"
         )
 
     async def _retire(self, shard: int) -> None:
@@ -266,7 +271,21 @@ class DiscordAdapter(DiscordSender):
         ending.add_done_callback(self._ending.discard)
 
     async def finish_commands(self) -> None:
+        """A stop: the shards handed over first, their sessions answering commands until the new
+        holders' are up; then the commands being answered are finished."""
+        await self._hand_over()
         await self.commands.finish()
+
+    async def _hand_over(self) -> None:
+        """No more rounds; every shard handed on, its session serving until its new holder's
+        is up (``ShardLeases.hand_over_all``)."""
+        keeper, self._keeper = self._keeper, None
+        if keeper is not None:
+            keeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await keeper
+        if self.shards is not None and self.leases is not None:
+            await self.leases.hand_over_all(self._retire)
 
     async def aclose(self) -> None:
         await self._shutdown()
@@ -328,6 +347,8 @@ class DiscordAdapter(DiscordSender):
         ready.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await ready
+        if not client.taking_commands:  # handed over (or its lease lost) meanwhile: no failure
+            return
         where = self.config.gateway_url
         if gateway in done:
             failure = None if gateway.cancelled() else gateway.exception()
@@ -361,14 +382,7 @@ class DiscordAdapter(DiscordSender):
                 log.warning("could not sync /count to %s (%s); using the last sync", where, exc)
 
     async def _shutdown(self) -> None:
-        keeper, self._keeper = self._keeper, None
-        if keeper is not None:
-            keeper.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await keeper
-        if self.shards is not None and self.leases is not None:
-            # the sessions answer commands until the new holders' are up
-            await self.leases.hand_over_all(self._retire)
+        await self._hand_over()  # done already when the commands were finished (a stop)
         if self._ending:
             await asyncio.wait(set(self._ending))
         await self.commands.finish()

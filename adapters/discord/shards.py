@@ -4,10 +4,16 @@ Which shards those are is :class:`bot.cluster.shards.ShardLeases`' answer (on Po
 instances divide them through leases; on SQLite one instance runs them all). Each shard is a
 ``discord.Client(shard_id=N, shard_count=COUNT)`` of its own, discord.py's way of running one
 shard of a bot whose other shards run elsewhere: it logs in, connects, identifies with
-``shard: [N, COUNT]`` when :class:`bot.cluster.shards.SessionStarts` gives it its turn (from
-``before_identify_hook``), and reconnects (RESUME) by itself; stopping a shard closes its client,
-which ends its session for good. Delivery needs no shard: it goes over REST from the adapter's
-own client, from any instance to any channel.
+``shard: [N, COUNT]`` when :class:`bot.cluster.shards.SessionStarts` gives it its turn, and
+reconnects (RESUME) by itself; stopping a shard closes its client, which ends its session for
+good. A shard's first session waits for its turn before it connects: discord.py sends its first
+heartbeat on the gateway's HELLO and reads nothing until it has identified, so a turn waited for
+from ``before_identify_hook`` on a connected socket leaves the ACK unread that long ("Can't keep
+up, shard ID N websocket is 10.5s behind") and, past a heartbeat interval, the connection given
+up. (A new session after a reconnect, or one whose connection took longer than
+``tree.FRESH_TURN_S`` after its turn, still waits in the hook.) ``came_up`` is
+told when a shard's session is ready (its new holder marks it up at once). Delivery needs no
+shard: it goes over REST from the adapter's own client, from any instance to any channel.
 """
 
 from __future__ import annotations
@@ -15,7 +21,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
+import time
+from collections.abc import Awaitable, Callable
 
 from adapters.discord.delivery import FAILURES
 from adapters.discord.lib import discord
@@ -38,12 +45,22 @@ def shard_of(guild_id: int, count: int) -> int:
 class GatewayShards:
     """The running shards, by number: each a client and the task that runs it."""
 
-    def __init__(self, make: Callable[[int], TallybotClient], token: str, count: int) -> None:
+    def __init__(
+        self,
+        make: Callable[[int], TallybotClient],
+        token: str,
+        count: int,
+        turn: Callable[[int], Awaitable[None]] | None = None,
+    ) -> None:
+        """``turn(shard)``: waits until the shard may start a session (None: at once)."""
         self._make = make
         self._token = token
         self.count = count
+        self._turn = turn
         self.clients: dict[int, TallybotClient] = {}
         self.tasks: dict[int, asyncio.Task[None]] = {}
+        self.came_up: Callable[[int], None] = lambda shard: None
+        """Told the shard whose session is ready (again, after a new session)."""
 
     def client_of(self, guild_id: int) -> TallybotClient | None:
         """The client of the shard that carries ``guild_id``, when this instance runs it."""
@@ -54,6 +71,7 @@ class GatewayShards:
         identify, connects)."""
         await self.stop(shard)
         client = self.clients[shard] = self._make(shard)
+        client.came_up = self.came_up
         self.tasks[shard] = asyncio.create_task(self._run(client), name=f"discord-shard-{shard}")
 
     async def _run(self, client: TallybotClient) -> None:
@@ -71,6 +89,11 @@ class GatewayShards:
                     LOGIN_RETRY_S,
                 )
                 await asyncio.sleep(LOGIN_RETRY_S)
+        if self._turn is not None and not client.is_closed():
+            await self._turn(client.shard_id or 0)  # before connecting (the module docstring)
+            client.turn_taken = time.monotonic()
+        if client.is_closed():  # stopped meanwhile (handed over before its session started)
+            return
         await client.connect(reconnect=True)
 
     async def stop(self, shard: int) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any, Optional
 
@@ -21,6 +22,9 @@ from bot.platform import Option, OptionKind, VerbSpec
 log = logging.getLogger(__name__)
 
 
+FRESH_TURN_S = 0.5
+"""How late after its turn an IDENTIFY may still go (a slow connection): within the room the
+shared turns leave (``bot.cluster.turns.SAFETY``: 0.56 s of Discord's 5)."""
 Identify = Callable[[int], Awaitable[None]]
 """Waits until a shard may start its session (``bot.cluster.shards.SessionStarts.turn``)."""
 
@@ -43,13 +47,25 @@ class TallybotClient(discord.Client):
         self._identify = identify
         self.taking_commands = True
         """False once its shard is handed over (the new holder's session answers them)."""
+        self.turn_taken: float | None = None
+        """When its turn to identify came, waited for before connecting
+        (``adapters.discord.shards``): the next IDENTIFY goes at once if it comes within
+        ``FRESH_TURN_S`` of it, else it waits for another turn."""
+        self.came_up: Callable[[int], None] = lambda shard: None
+        """Told when the session is ready."""
         self.tree: app_commands.CommandTree[TallybotClient] = _Tree(self)
 
     async def before_identify_hook(self, shard_id: int | None, *, initial: bool = False) -> None:
-        if self._identify is None:
+        taken, self.turn_taken = self.turn_taken, None
+        if taken is not None and time.monotonic() - taken <= FRESH_TURN_S:
+            pass
+        elif self._identify is None:
             await super().before_identify_hook(shard_id, initial=initial)
         else:
             await self._identify(shard_id or 0)
+
+    async def on_ready(self) -> None:
+        self.came_up(self.shard_id or 0)
 
     async def on_guild_channel_delete(self, channel: discord.abc.GuildChannel) -> None:
         # Remembered so that the notice about a deleted channel can still name it.

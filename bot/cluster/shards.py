@@ -4,26 +4,28 @@ A platform whose gateway is sharded (Discord) runs each shard's session in one i
 time. On PostgreSQL the instances divide the shards through leases (``shard:N``, table
 ``leases``): each round (a third of ``lease_seconds``) an instance renews its own presence
 (``shards:ID``) and the leases of its shards, counts the instances present, and holds its share:
-``ceil(free shards / instances)``. Over its share, it hands the last ones' leases on; under it,
-it takes free ones (never renewed: their holder died, or handed them on). A dead instance's
+``ceil(free shards / instances)``. Over its share, it hands the last ones' leases on, and says
+so (``NOTIFY``, :mod:`bot.store.notices`: the others run a round at once); under it, it takes
+free ones (never renewed: their holder died, or handed them on). A dead instance's
 shards are free ``lease_seconds`` after its last round, and taken over at the next round of a
 survivor: within ``lease_seconds`` plus a third of it.
 
-A shard handed on (over the share, or the instance stops: :meth:`ShardLeases.hand_over_all`)
-keeps its session here until the new holder's session is up, so that its guilds are never
-without one: each round an instance marks the shards whose sessions are up (``up:N``, held by
-it), and the old holder stops its session once ``up:N`` and ``shard:N`` name the same new
-holder (or after ``HANDOVER_S``). For that short overlap both sessions get the guilds' events;
-an interaction is still carried out once, by the session whose acknowledgement Discord accepts
+A shard handed on (over the share, or the instance stops: :meth:`ShardLeases.hand_over_all`),
+and a shard whose lease this instance lost (it could not renew it in time: another instance
+took it, or the store did not answer), keeps its session here until the new holder's session is
+up, so that its guilds are never without one: an instance marks the shards whose sessions are
+up (``up:N``, held by it) at each round and at once when a session comes up (:meth:`wake`), and
+the old holder stops its session once ``up:N`` and ``shard:N`` name the same new holder (or
+after ``HANDOVER_S``). For that short overlap both sessions get the guilds' events; an
+interaction is still carried out once, by the session whose acknowledgement Discord accepts
 (the other's is refused as already acknowledged: ``adapters.discord.commands``).
 ``Instance.shards`` (``/healthz``) lists a shard only while its session here is up.
 
 Each shard's lease is a :class:`~bot.cluster.lease.Lease`: held by its own expiry, not by one
 round's success. A round that fails or stalls (a busy store, a busy process) keeps the sessions
-while their leases are held, waits for the store at most that long, and the next round comes
-before they lapse; an instance that cannot renew them by then (taken, or the store did not
-answer) stops the sessions first, so two sessions of one shard never overlap outside a
-hand-over, clocks agreeing within a tenth of the lease.
+while their leases are held, and the next round comes before they lapse; a round waits for the
+store at least a round's time, even when the leases are about to lapse (a round woken late by a
+busy process still renews them, instead of giving them up unasked).
 
 ``shard_ids`` fixes the shards of an instance: it holds their leases when they are free, and
 takes no part in the division. On SQLite (one instance) there is no lease: it runs them all.
@@ -49,7 +51,7 @@ from bot.cluster.turns import SharedTurns
 from bot.delivery.pacing import Window
 from bot.delivery.ratelimit import RateLimiter
 from bot.errors import StoreError
-from bot.store import Database, buckets, leases
+from bot.store import Database, buckets, leases, notices
 
 log = logging.getLogger(__name__)
 
@@ -60,11 +62,13 @@ Change = Callable[[int], Awaitable[None]]
 HANDOVER_S = 60.0
 """The longest a shard handed on keeps its session here while its new holder's does not come
 up (it failed to start: the guilds need a session; rounds settle who runs it)."""
-STOP_HANDOVER_S = 3.0
-"""The longest a stopping instance waits for the new holders' sessions of its shards: short,
-so that a stop stays within the 5 s an operator should wait (``bot.runtime.run``) when no other
-instance takes them (the whole fleet stopping); a shard not taken by then is taken at the
-next round, as after a kill."""
+STOP_HANDOVER_S = 6.0
+"""The longest a stopping instance waits for the new holders' sessions of its shards, its own
+sessions answering commands meanwhile: a new session is up within a round, one identify turn
+(Discord: 5 s a bucket) and the READY; at most this, so that the commands acknowledged at its
+end still have 3.5 s of the stop's 9.5 (``bot.runtime.run.STOP_GRACE``) when no other instance
+takes them (the whole fleet stopping); a shard not taken by then is taken at the next round, as
+after a kill."""
 HANDOVER_POLL_S = 0.2
 
 
@@ -107,6 +111,11 @@ class ShardLeases:
         """Handed-on shards whose new holder's session is up (read in the round)."""
         self._marked: set[int] = set()
         """The shards this instance marked up (``up:N``) at its last round."""
+        self._woken = asyncio.Event()
+        """Set by :meth:`wake`: the next round runs now."""
+        self._stepping = asyncio.Lock()
+        self._left = False
+        """Every shard handed over (:meth:`release_all`): no more rounds."""
 
     def _store(self) -> Holder:
         """This instance as the holder of its shards' leases (a shared store only)."""
@@ -131,11 +140,24 @@ class ShardLeases:
         """One round: ``stop`` the shards lost (first), hand on those over the share (their
         sessions run on here), ``start`` those gained, and ``let_go`` (default ``stop``) the
         handed-on ones whose new holder's session is up."""
-        let_go = let_go or stop
+        async with self._stepping:  # one round at a time (a woken round, a caller's)
+            if not self._left:  # handed everything over: it takes nothing more
+                await self._step(start, stop, let_go or stop)
+
+    async def _step(self, start: Change, stop: Change, let_go: Change) -> None:
         gained, lost = await self.round()
         for shard in sorted(lost - self._handing_on):
-            log.info("shard %d: another instance runs it now", shard, extra={"shard": shard})
-            await stop(shard)
+            if self.up(shard):  # its guilds keep a session until the new holder's is up
+                log.info(
+                    "shard %d: its lease is lost: served here until another instance's session "
+                    "is up",
+                    shard,
+                    extra={"shard": shard},
+                )
+                self.serving.setdefault(shard, self.clock.monotonic())
+            else:
+                log.info("shard %d: another instance runs it now", shard, extra={"shard": shard})
+                await stop(shard)
         await self._hand_on()
         for shard in sorted(gained):
             if self.serving.pop(shard, None) is not None:
@@ -161,10 +183,46 @@ class ShardLeases:
         let_go: Change | None = None,
         sleep: Sleep = asyncio.sleep,
     ) -> None:
-        """Rounds until cancelled (the first one is the caller's: :meth:`step`)."""
+        """Rounds until cancelled (the first one is the caller's: :meth:`step`): one when the
+        next is due (:meth:`next_in`), or at once when woken (:meth:`wake`)."""
+        told = asyncio.create_task(self._told(), name="shards-handed-on") if self.shared else None
+        try:
+            while True:
+                await self._pause(self.next_in(), sleep)
+                await self.step(start, stop, let_go)
+        finally:
+            if told is not None:  # its connection closed before the rounds end
+                told.cancel()
+                await asyncio.wait({told})
+
+    async def _told(self) -> None:
+        """Wake a round whenever an instance says it handed shards on (PostgreSQL ``NOTIFY``),
+        so that the others take them at once, not at their next round: a stopping instance
+        waits for their new sessions (:meth:`hand_over_all`)."""
+        assert self.db is not None
+        name = notices.channel(self.db.schema, notices.SHARDS)
         while True:
-            await sleep(self.next_in())
-            await self.step(start, stop, let_go)
+            try:
+                async with self.db.listening(name, self._heard) as listening:
+                    await listening.lost
+            except StoreError as exc:  # the rounds go on; listen again a round later
+                log.warning("cannot hear shards handed on: %s", exc)
+            await asyncio.sleep(self.every)
+
+    def wake(self) -> None:
+        """Run the next round now: a session came up here (its mark tells an instance handing
+        the shard over that it may let its own go)."""
+        self._woken.set()
+
+    async def _pause(self, seconds: float, sleep: Sleep) -> None:
+        napping = asyncio.ensure_future(sleep(seconds))
+        woken = asyncio.ensure_future(self._woken.wait())
+        try:
+            await asyncio.wait({napping, woken}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            napping.cancel()
+            woken.cancel()
+        self._woken.clear()
 
     def next_in(self) -> float:
         """When the next round is due: a third of the lease after this one, sooner when the
@@ -177,8 +235,9 @@ class ShardLeases:
             return self._now_held(set(self.wanted))
         assert self.db is not None
         # While shards are held, the store is waited for as long as their leases last (a slow
-        # round keeps them); with none, for a round.
-        limit = self.left() if self.held else self.every
+        # round keeps them), and at least a round's time: a round woken late (a busy process)
+        # still renews them rather than giving them up unasked.
+        limit = max(self.left(), self.every)
         renewed: set[int] | None = None
         try:
             async with asyncio.timeout(limit):
@@ -196,7 +255,11 @@ class ShardLeases:
                     "cannot renew the shard leases (kept %.1f s more): %r", self.left(), exc
                 )
                 return set(), set()
-            log.warning("cannot renew the shard leases: stopping the shards: %r", exc)
+            log.warning(
+                "cannot renew the shard leases: their sessions run on until another instance's "
+                "are up: %r",
+                exc,
+            )
             return self._now_held(set())
         return self._now_held(held)
 
@@ -269,12 +332,23 @@ class ShardLeases:
             return
         now = self.clock.monotonic()
         try:
-            await self._store().hand_back(self._named(handing))
+            await self._hand_back(self._named(handing))
         except StoreError as exc:  # they run out by themselves
             log.warning("cannot hand shards on: %s", exc)
         for shard in handing:
             log.info("shard %d: handed on", shard, extra={"shard": shard})
             self.serving[shard] = now
+
+    def _heard(self, by: str) -> None:
+        if by != self.instance.id:  # another instance handed shards on
+            self.wake()
+
+    async def _hand_back(self, given: list[Lease]) -> None:
+        """Hand ``given`` back and say so to the other instances (:meth:`_told`)."""
+        assert self.db is not None
+        async with self._store().transaction() as conn:
+            await self._store().hand_back(given, conn=conn)
+            await notices.shards_handed_on(conn, self.db.schema, self.instance.id)
 
     def _named(self, shards: set[int]) -> list[Lease]:
         """The leases of ``shards`` and their marks."""
@@ -283,25 +357,27 @@ class ShardLeases:
     def _now_held(self, held: set[int]) -> tuple[set[int], set[int]]:
         gained, lost = held - self.held, self.held - held
         self.held = held
-        self.instance.shards = set(held)
+        self.publish()
         return gained, lost
 
     async def release_all(self) -> None:
         """Hand every shard on at once (a clean stop), and this instance's presence."""
         held, self.held = self.held | set(self.serving), set()
         self.serving = {}
+        self._left = True
         self.instance.shards = set()
         if not self.shared or self.db is None:
             return
         me = self.instance.id
         try:
-            await self._store().hand_back([*self._named(held), self._lease(f"{MEMBER}{me}")])
+            await self._hand_back([*self._named(held), self._lease(f"{MEMBER}{me}")])
         except StoreError as exc:
             log.warning("cannot hand the shards on: %s", exc)
 
     async def hand_over_all(self, stop: Change, *, limit: float = STOP_HANDOVER_S) -> None:
         """A clean stop: hand every shard on and keep its session until its new holder's is up
-        (at most ``limit`` seconds, looking every ``HANDOVER_POLL_S``), then ``stop`` it."""
+        (at most ``limit`` seconds, looking every ``HANDOVER_POLL_S``; not at all when no other
+        instance is there to take it), then ``stop`` it."""
         running = sorted(self.held | set(self.serving))
         await self.release_all()
         if not self.shared or self.db is None:
@@ -316,10 +392,14 @@ class ShardLeases:
             try:
                 async with self._store().transaction() as conn:
                     marks = await leases.holders(conn, UP)
-                    owners = await leases.holders(conn, SHARD)
+                    rows = await leases.holders(conn, SHARD.rstrip(":"))  # and the presences
             except StoreError as exc:
                 log.warning("cannot see the shards handed on: %s", exc)
                 break
+            now = self.clock.now()
+            owners = {n: h for n, h in rows.items() if n.startswith(SHARD)}
+            if not any(holder != me and expires >= now for holder, expires in rows.values()):
+                break  # no other instance is there to take them (the whole fleet stopping)
             for shard in sorted(waiting):
                 mark, owner = marks.get(f"{UP}{shard}"), owners.get(shard_lease(shard))
                 if mark is not None and owner is not None and mark[0] == owner[0] != me:

@@ -17,13 +17,26 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 CHANNEL = "tallybot_tally"
+SHARDS = "tallybot_shards"
+"""The channel on which an instance says it handed gateway shards on (``bot.cluster.shards``:
+the others run a round at once and take them)."""
 
 
-def channel(schema: str | None) -> str:
-    """The channel of the store in ``schema`` (names of any length fit PostgreSQL's 63 bytes)."""
+def channel(schema: str | None, name: str = CHANNEL) -> str:
+    """The channel ``name`` of the store in ``schema`` (names of any length fit PostgreSQL's 63
+    bytes)."""
     if schema is None:
-        return CHANNEL
-    return f"{CHANNEL}_{hashlib.blake2s(schema.encode(), digest_size=8).hexdigest()}"
+        return name
+    return f"{name}_{hashlib.blake2s(schema.encode(), digest_size=8).hexdigest()}"
+
+
+async def shards_handed_on(conn: AsyncConnection, schema: str | None, by: str) -> None:
+    """Say on :data:`SHARDS` that instance ``by`` handed shards on (the payload), when
+    ``conn``'s transaction commits (PostgreSQL; nothing on SQLite)."""
+    if conn.dialect.name == "postgresql":
+        await conn.execute(
+            text("SELECT pg_notify(:channel, :by)"), {"channel": channel(schema, SHARDS), "by": by}
+        )
 
 
 async def announce(conn: AsyncConnection, schema: str | None, count_id: str, seq: int) -> None:

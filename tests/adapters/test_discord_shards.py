@@ -79,7 +79,11 @@ def config(tmp_path: Path, fake: FakeDiscord, guilds: list[int], store: str, **m
 
 @asynccontextmanager
 async def running(
-    fake: FakeDiscord, cfg: Config, vt: VirtualTime, schema: str | None = None
+    fake: FakeDiscord,
+    cfg: Config,
+    vt: VirtualTime,
+    schema: str | None = None,
+    identify: Window = IDENTIFY,
 ) -> AsyncIterator[tuple[App, DiscordAdapter]]:
     made: list[DiscordAdapter] = []
 
@@ -91,7 +95,7 @@ async def running(
                 plugins.context(cfg, Platform("discord"), commands, secrets),
                 client_options={"guild_ready_timeout": 0.05},
                 ready_timeout=10,
-                identify_window=IDENTIFY,
+                identify_window=identify,
             )
         )
         return made[-1]
@@ -168,7 +172,7 @@ async def test_two_instances_divide_the_shards_and_one_takes_over_the_others(
             # a's session of shard 1 still runs: both get its events, one carries each out
             assert fake.gateway.live_sessions(places[1][0]) == 2
             assert app_a.instance.shards == {0, 1}
-            assert app_b.instance.shards == set()  # not shown before its round sees it up
+            assert app_b.instance.shards <= {1}  # shown once its session is up (at once)
             during = await fake.inject_slash_command(
                 places[1][0], places[1][1], ALICE, "count", [], subcommand="list"
             )
@@ -185,9 +189,9 @@ async def test_two_instances_divide_the_shards_and_one_takes_over_the_others(
             # a leaves: it hands shard 0 on and serves it until b's session of it is up
             leaving = asyncio.create_task(a.leases.hand_over_all(a.shards.stop))
             await fake.wait_for(lambda: not app_a.instance.shards)
+            # b took it at once (told by a's NOTIFY), or takes it at this round
             await b.leases.step(b.shards.start, b.shards.stop)
             assert fake.gateway.live_sessions(places[0][0]) >= 1  # never without a session
-            await fake.wait_for(lambda: fake.gateway.live_sessions(places[0][0]) == 2)
             async with asyncio.timeout(5):
                 await b.gateway_client(places[0][0]).wait_until_ready()
             await b.leases.step(b.shards.start, b.shards.stop)
@@ -235,3 +239,71 @@ async def test_start_up_requests_on_a_shared_store_keep_to_the_reserved_share(
             await _pg_execute(PG_URL, f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
     assert [r.path for r in counted if r.status == 429] == []
     assert fake.count_429 == 0
+
+
+@pytest.mark.postgres
+async def test_a_stopping_instance_answers_commands_until_the_new_holders_sessions_are_up(
+    fake: FakeDiscord, tmp_path: Path
+) -> None:
+    """A stop (``finish_commands``, the first thing leaving does) hands the shards on and goes on
+    answering their commands until the other instance's sessions are up, which it marks at once
+    (no round is stepped by hand: the leases last an hour); then the other answers them."""
+    await _require_postgres()
+    schema = f"test_{uuid.uuid4().hex[:16]}"
+    places = setup(fake)
+    cfg = config(tmp_path, fake, [g for g, _ in places], PG_URL)
+    vt = VirtualTime()
+    try:
+        async with AsyncExitStack() as stack:
+            app_a, a = await stack.enter_async_context(running(fake, cfg, vt, schema))
+            app_b, b = await stack.enter_async_context(running(fake, cfg, vt, schema))
+            assert app_a.instance.shards == {0, 1}
+            assert app_b.instance.shards == set()
+            assert a.leases is not None
+            assert b.leases is not None
+            assert b.shards is not None
+            leaving = asyncio.create_task(a.finish_commands())
+            for _ in range(500):  # until handed on (its sessions still serve)
+                if not a.leases.held:
+                    break
+                await asyncio.sleep(0.01)
+            assert not a.leases.held
+            assert not leaving.done()
+            during = [await ask(fake, guild, channel) for guild, channel in places]  # a's
+            await b.leases.step(b.shards.start, b.shards.stop)  # b takes them
+            assert app_b.instance.shards == set()  # not shown before its sessions are up
+            async with asyncio.timeout(10):
+                await leaving  # b's sessions came up, marked at once: a let its own go
+            assert app_b.instance.shards == {0, 1}
+            await fake.wait_for(lambda: all(fake.gateway.live_sessions(g) == 1 for g, _ in places))
+            after = [await ask(fake, guild, channel) for guild, channel in places]  # b's
+            for ix in during + after:
+                assert [c.status < 300 for c in ix.callbacks] == [True]
+    finally:
+        await _pg_execute(PG_URL, f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
+
+async def test_a_shard_waits_for_its_identify_turn_before_connecting(tmp_path: Path) -> None:
+    """Two shards in one identify bucket: the second waits a window for its turn. discord.py
+    sends a heartbeat on HELLO and reads nothing until it has identified, so a turn waited for
+    on a connected socket leaves the heartbeat's ACK unread that long (discord.py: "Can't keep
+    up, shard ID 1 websocket is ... behind"); waited for before connecting, the ACK is read at
+    once."""
+    window = Window(1, 1.0)
+    start = time.monotonic()
+    async with FakeDiscord(
+        token=TOKEN,
+        max_concurrency=1,
+        recommended_shards=SHARDS,
+        identify_clock=lambda: (time.monotonic() - start) * 5.0 / window.seconds,
+    ) as fake:
+        places = setup(fake)
+        store = f"sqlite+aiosqlite:///{tmp_path / 'tallybot.sqlite3'}"
+        cfg = config(tmp_path, fake, [g for g, _ in places], store)
+        async with running(fake, cfg, VirtualTime(), identify=window) as (app, adapter):
+            assert adapter.shards is not None
+            clients = adapter.shards.clients
+            assert app.instance.shards == {0, 1}
+            latencies = [clients[shard].latency for shard in (0, 1)]
+        assert fake.gateway.identify_refused == 0
+    assert max(latencies) < window.seconds / 2, latencies

@@ -252,7 +252,23 @@ async def subscribe_all(fleet: Fleet) -> None:
             await sub_rows.subscribe(conn, ref, "bessemer-2021", Mode.EVENTS, by="t", at=now)
 
 
-async def start(fleet: Fleet, config: Path, tmp: Path, n: int, limit: float = 60) -> None:
+PYTHON_M = (sys.executable, "-m", "bot")
+"""How an instance is started: ``python -m bot``; ``console_script()``: as ``tallybot``."""
+
+
+def console_script() -> tuple[str]:
+    """The ``tallybot`` console script beside this Python (the documented command)."""
+    return (str(Path(sys.executable).parent / "tallybot"),)
+
+
+async def start(
+    fleet: Fleet,
+    config: Path,
+    tmp: Path,
+    n: int,
+    limit: float = 60,
+    command: tuple[str, ...] = PYTHON_M,
+) -> None:
     env = {
         **{k: v for k, v in os.environ.items() if "PROXY" not in k.upper()},
         "DISCORD_TOKEN": fleet.d.token,
@@ -265,7 +281,7 @@ async def start(fleet: Fleet, config: Path, tmp: Path, n: int, limit: float = 60
         log = tmp / f"{name}.log"
         with log.open("ab") as sink:
             proc = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", "bot", "run", "--config", str(config),
+                *command, "run", "--config", str(config),
                 env={**env, "TALLYBOT_INSTANCE_ID": name},
                 stdin=asyncio.subprocess.DEVNULL, stdout=sink, stderr=sink,
             )  # fmt: skip

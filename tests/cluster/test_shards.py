@@ -7,6 +7,7 @@ per window across instances."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from datetime import UTC, datetime
 
 import pytest
@@ -16,7 +17,7 @@ from bot.base.clock import SystemClock
 from bot.cluster import Instance
 from bot.cluster.shards import Change, SessionStarts, ShardLeases
 from bot.delivery.pacing import Window
-from bot.store import Database
+from bot.store import Database, notices
 from bot.testing.clock import FakeClock
 from tests.cluster.test_claims import two
 from tests.conftest import PG_URL, _pg_execute
@@ -235,3 +236,135 @@ async def test_session_starts_are_one_per_bucket_per_window_across_instances(
     assert len(slept) == 1
     assert 0.4 < slept[0] <= 0.5 / 0.9 + 0.01
     assert (one.started, other.started) == (1, 2)
+
+
+async def test_a_lease_lost_keeps_its_session_until_the_new_holders_is_up(
+    two: tuple[Database, Database],
+) -> None:
+    """ "one" stalled past its leases and "other" took them: "one" serves the shards on until
+    the other's sessions are marked up, so their guilds are never without a session."""
+    a, b = two
+    clock = FakeClock(T0)
+    one, other = Instance("one"), Instance("other")
+    ka = ShardLeases(a, clock, one, count=2, lease_seconds=LEASE_S)
+    kb = ShardLeases(b, clock, other, count=2, lease_seconds=LEASE_S)
+    sessions = Sessions()
+    await rounds(sessions, ("one", ka))
+    clock.advance(LEASE_S + 1)
+    up: set[int] = set()
+    kb.up = lambda shard: shard in up
+    await rounds(sessions, ("other", kb))  # taken; its sessions are not up yet
+    assert other.shards == set()
+    await rounds(sessions, ("one", ka))  # lost: served on
+    assert ka.held == set()
+    assert sessions.held_by("one") == {0, 1} == one.shards
+    up.update({0, 1})
+    await rounds(sessions, ("other", kb), ("one", ka))  # marked up: "one" lets 0 go
+    assert 0 not in sessions.held_by("one")
+    for _ in range(2):  # "other" handed 1 back on (two instances): "one" runs it on
+        clock.advance(3)
+        await rounds(sessions, ("other", kb), ("one", ka))
+    assert sessions.held_by("one") == {1} == one.shards
+    assert sessions.held_by("other") == {0} == other.shards
+    assert sessions.gaps == []
+
+
+async def test_a_round_woken_late_renews_the_leases_instead_of_giving_them_up(
+    two: tuple[Database, Database],
+) -> None:
+    """A busy process wakes its round after the leases' held time ran out (nobody took them):
+    the round still waits for the store and renews them; the sessions never stop."""
+    a, _ = two
+    clock = FakeClock(T0)
+    sessions = Sessions()
+    keeper = ShardLeases(a, clock, Instance("one"), count=2, lease_seconds=LEASE_S)
+    await rounds(sessions, ("one", keeper))
+    clock.advance(LEASE_S)  # past the 8.1 s relied on
+    assert keeper.left() == 0
+    await rounds(sessions, ("one", keeper))
+    assert keeper.held == {0, 1} == sessions.held_by("one")
+    assert keeper.left() == pytest.approx(LEASE_S * 0.9)
+    assert sessions.log == [("start", "one", 0), ("start", "one", 1)]
+
+
+async def test_a_woken_keeper_runs_its_round_at_once(two: tuple[Database, Database]) -> None:
+    """A session that comes up wakes the rounds (its mark lets the old holder go) instead of
+    waiting for the next round a third of the lease later."""
+    a, _ = two
+    clock = FakeClock(T0)
+    sessions = Sessions()
+    keeper = ShardLeases(a, clock, Instance("one"), count=2, lease_seconds=LEASE_S)
+    start, stop = sessions.of("one")
+
+    async def never(seconds: float) -> None:
+        await asyncio.Event().wait()
+
+    running = asyncio.create_task(keeper.run(start, stop, sleep=never))
+    try:
+        await asyncio.sleep(0)
+        assert sessions.log == []
+        keeper.wake()
+        for _ in range(1000):
+            if sessions.log:
+                break
+            await asyncio.sleep(0.01)
+        assert sessions.held_by("one") == {0, 1}
+    finally:
+        running.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await running
+
+
+async def test_a_stop_with_no_other_instance_there_does_not_wait_for_a_hand_over(
+    two: tuple[Database, Database],
+) -> None:
+    """The whole fleet stopping: nobody will take the shards, so the stop ends their sessions
+    at the first look (not after the hand-over's 6 s)."""
+    a, _ = two
+    clock = FakeClock(T0)
+    sessions = Sessions()
+    keeper = ShardLeases(a, clock, Instance("one"), count=2, lease_seconds=LEASE_S)
+    _, stop = sessions.of("one")
+    await rounds(sessions, ("one", keeper))
+    await asyncio.wait_for(keeper.hand_over_all(stop), timeout=2.0)
+    assert sessions.running == {}
+
+
+LISTENING = text("SELECT count(*) FROM pg_stat_activity WHERE query = :listen")
+
+
+async def test_shards_handed_on_are_taken_at_once_by_an_instance_that_hears_of_it(
+    two: tuple[Database, Database],
+) -> None:
+    """An instance stopping hands its shards on and says so (``NOTIFY``): another takes them at
+    once, not at its next round (which here never comes: its rounds sleep for ever)."""
+    a, b = two
+    clock = FakeClock(T0)
+    sessions = Sessions()
+    ka = ShardLeases(a, clock, Instance("one"), count=2, lease_seconds=LEASE_S)
+    kb = ShardLeases(b, clock, Instance("other"), count=2, lease_seconds=LEASE_S)
+    await rounds(sessions, ("one", ka), ("other", kb))  # "one" has both, "other" is there
+    assert kb.held == set()
+    start, stop = sessions.of("other")
+
+    async def never(seconds: float) -> None:
+        await asyncio.Event().wait()
+
+    running = asyncio.create_task(kb.run(start, stop, sleep=never))
+    listen = f'LISTEN "{notices.channel(b.schema, notices.SHARDS)}"'
+    try:
+        for _ in range(500):  # until it listens
+            async with b.connect() as conn:
+                if (await conn.execute(LISTENING, {"listen": listen})).scalar():
+                    break
+            await asyncio.sleep(0.01)
+        await ka.release_all()
+        for _ in range(1000):
+            if kb.held == {0, 1}:
+                break
+            await asyncio.sleep(0.01)
+        assert kb.held == {0, 1}
+    finally:
+        running.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await running

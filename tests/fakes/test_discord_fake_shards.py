@@ -108,3 +108,14 @@ async def test_an_interaction_reaches_only_its_shard(fake: FakeDiscord, ticks: F
     assert [p["t"] for p in fake.gateway.sent if p.get("t") == "INTERACTION_CREATE"] == [
         "INTERACTION_CREATE"
     ]
+
+
+async def test_a_heartbeat_ack_comes_a_round_trip_later_when_one_is_set(fake: FakeDiscord) -> None:
+    fake.gateway.ack_delay_s = 0.05
+    url = fake.gateway_url + "?v=10&encoding=json"
+    async with aiohttp.ClientSession() as session, session.ws_connect(url) as ws:
+        await ws.receive_json()  # HELLO
+        await ws.send_json({"op": 1, "d": None})
+        with pytest.raises(TimeoutError):
+            await ws.receive_json(timeout=0.01)
+        assert (await ws.receive_json(timeout=5))["op"] == 11

@@ -128,6 +128,13 @@ class GatewayHub:
         self.close_codes: list[int] = []  # codes the fake closed connections with
         self.down = False
         self.heartbeat_interval_ms = HEARTBEAT_INTERVAL_MS  # HELLO's; tests shorten it
+        self.ack_delay_s = 0.0
+        """How long after a heartbeat its ACK is sent: a real gateway's is a network round trip
+        away. discord.py records a heartbeat as sent (``_last_send``) on its keep-alive thread
+        once the loop has sent it; an ACK that the loop reads before that thread runs again (no
+        round trip, a busy machine) is measured from the heartbeat before: "Can't keep up,
+        shard ID 0 websocket is 41.3s behind" (one heartbeat interval). Benches on a shared
+        machine set a round trip."""
         self.withhold_acks = False
         """A zombie connection: heartbeats are read and never acknowledged (op 11)."""
         self.acks_withheld = 0
@@ -194,6 +201,9 @@ class GatewayHub:
             await self._close(conn, 4008, "Rate limited.")
         elif op == 1 and self.withhold_acks:
             self.acks_withheld += 1
+        elif op == 1 and self.ack_delay_s > 0:
+            ack = {"op": 11, "d": None, "s": None, "t": None}
+            asyncio.get_running_loop().call_later(self.ack_delay_s, conn.send, ack)
         elif op == 1:
             conn.send({"op": 11, "d": None, "s": None, "t": None})
         elif op == 2:
