@@ -152,12 +152,13 @@ def subcommand(
     counts = {o.name: _count_autocomplete for o in options if o.kind is OptionKind.COUNT}
     if counts:
         described = app_commands.autocomplete(**counts)(described)
-    if not alone:
-        return app_commands.Command(name=spec.name, description=spec.summary, callback=described)
-    command = app_commands.Command(
-        name=spec.name, description=spec.summary, callback=described, guild_ids=guild_ids
+    command: app_commands.Command[Any, ..., None] = app_commands.Command(
+        name=spec.name,
+        description=spec.summary,
+        callback=described,
+        guild_ids=guild_ids if alone else None,
     )
-    command.guild_only = True
+    command.guild_only = alone
     return command
 
 

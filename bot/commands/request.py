@@ -51,6 +51,8 @@ class Follows(ABC):
     async def unfollow(self, made: str) -> str | None:
         """End a follow (delete what :meth:`follow` made); None when done, else what the
         person must do by hand (one line)."""
+
+
 class Inbox(ABC):
     """The direct messages of the person who asked with the bot (a platform that has them
     gives one): where their follows' messages go (``follow``)."""

@@ -86,7 +86,8 @@ async def test_discord_registers_and_runs_the_extra_verb(tmp_path: Path) -> None
             )
             await fake.wait_for(lambda: answered(ix))
     subs = {o["name"]: o for o in count["options"]}
-    assert list(subs) == [s.name for s in VERBS] and len(subs) == 25  # /count is full
+    assert list(subs) == [s.name for s in VERBS]
+    assert len(subs) == 25  # /count is full
     assert (echo["name"], echo["description"]) == ("echo", "Say the words back to the channel")
     assert echo.get("dm_permission") is False  # in servers only, as /count
     (words,) = echo["options"]
