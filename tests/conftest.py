@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import compileall
 import os
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -37,6 +38,18 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if SLOW_FIXTURES.intersection(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _compiled_bytecode() -> None:
+    """The bot's own packages compiled once per run, for the ``tallybot run`` processes the
+    tests start: where ``PYTHONDONTWRITEBYTECODE`` is set, each of them would otherwise compile
+    all of ``bot/`` and ``adapters/`` from source again (about 0.2 s of CPU a start)."""
+    for package in ("bot", "adapters"):
+        compileall.compile_dir(ROOT / package, quiet=1)
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -18,10 +18,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from importlib import metadata, resources
 from pathlib import Path
-from typing import IO
-
-from prompt_toolkit.input import Input
-from prompt_toolkit.output import Output
+from typing import IO, TYPE_CHECKING
 
 from bot.base.clock import Clock, Sleep, SystemClock
 from bot.commands.request import Request
@@ -39,6 +36,10 @@ from bot.runtime.plugins import context
 from bot.runtime.run import run_bot
 from bot.settings import loader as config_mod
 from bot.settings.loader import Admins, Config
+
+if TYPE_CHECKING:  # the console's terminal types: prompt_toolkit loads only with the console
+    from prompt_toolkit.input import Input
+    from prompt_toolkit.output import Output
 
 CONFIG_ENV = "TALLYBOT_CONFIG"
 """Where ``run`` finds its configuration when ``--config`` is not given (set in the image)."""

@@ -1,13 +1,16 @@
 """The first hour of a new operator, walked on a fresh copy of the repository.
 
 ``fresh_repo`` is a copy of every file git knows of (tracked, or new and not ignored), made
-once per session, with nothing built or cached in it: what a ``git clone`` gives a newcomer.
+once per session, with nothing built or cached in it: what a ``git clone`` gives a newcomer
+(but for the bytecode of ``bot/`` and ``adapters/``, which a newcomer's first command writes:
+compiled once here, as where ``PYTHONDONTWRITEBYTECODE`` is set every command would compile it).
 The commands run as separate processes from it (``python -m bot``, or the ``tallybot`` script
 with the copy first on ``PYTHONPATH``), as docs/how-to/run.md has the operator type them.
 """
 
 from __future__ import annotations
 
+import compileall
 import json
 import os
 import selectors
@@ -49,6 +52,8 @@ def fresh_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
         target = dest / name
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(ROOT / name, target)
+    for package in ("bot", "adapters"):
+        compileall.compile_dir(dest / package, quiet=1)
     return dest
 
 
