@@ -75,8 +75,7 @@ async def subscribe(call: Call) -> Reply:
         raise CommandError(f"{count.id} is archived: it posts nothing more")
     wants = await checked_wants(call.command.wants or Wants(), request)
     async with s.db.begin() as conn:
-        before = await sub_rows.find(conn, request.channel, count.id)
-        sub, created = await sub_rows.subscribe(
+        sub, before = await sub_rows.put(
             conn, request.channel, count.id, wants, by=request.actor, at=s.clock.now()
         )
         # a scoreboard at once for a new live subscription (or one enabled again)
@@ -91,7 +90,7 @@ async def subscribe(call: Call) -> Reply:
         s.on_queued({request.channel.platform})
     pinged = await group_called(request, wants.mention) if wants.mention else None
     said = f"{count.id}: {describe(wants, pinged)}."
-    if created or before is None:
+    if before is None:
         return Reply(f"Subscribed this channel to {said}", ephemeral=False)
     if not before.enabled:
         return Reply(f"Subscribed this channel again to {said}", ephemeral=False)
