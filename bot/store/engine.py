@@ -73,9 +73,9 @@ def make_engine(
     SQLite file: the parent directory is created; the driver is aiosqlite's with one trip to
     its thread a statement (:mod:`bot.store.sqlite_driver`); foreign keys and a busy timeout
     are enabled on every connection (WAL once per file: :func:`enable_wal`); the pool holds one
-    connection (``pool_size``: that many, for readers); SQLAlchemy (not the driver) emits ``BEGIN``: ``BEGIN IMMEDIATE`` for transactions that may
-    write, so that writers from other processes queue on the busy timeout instead of failing
-    with "database is locked".
+    connection (``pool_size``: that many, for readers); SQLAlchemy (not the driver) emits
+    ``BEGIN``: ``BEGIN IMMEDIATE`` for transactions that may write, so that writers from other
+    processes queue on the busy timeout instead of failing with "database is locked".
     SQLite ``:memory:``: one shared connection (``StaticPool``), so every connection sees the same
     database. PostgreSQL: with ``schema``, every connection's ``search_path`` is that schema only,
     so all tables live there (see :func:`ensure_schema`); ``pool_size``: at most that many

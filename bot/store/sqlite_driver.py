@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import sqlite3
 from collections import deque
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from typing import Any, TypeVar
 
 import aiosqlite
 
@@ -28,6 +28,7 @@ BEGINS = frozenset({"BEGIN", "BEGIN IMMEDIATE", "BEGIN DEFERRED", "BEGIN EXCLUSI
 """Statements that only open a transaction: sent with the statement after them."""
 
 Row = Any
+T = TypeVar("T")
 Description = tuple[tuple[Any, ...], ...] | None
 
 
@@ -67,7 +68,7 @@ class Connection(aiosqlite.Connection):
             finally:
                 cursor.close()
 
-        rows, description, rowcount, lastrowid, self.tx_open = await self._execute(trip)
+        rows, description, rowcount, lastrowid, self.tx_open = await self._in_thread(trip)
         return rows, description, rowcount, lastrowid
 
     async def commit(self) -> None:
@@ -76,13 +77,18 @@ class Connection(aiosqlite.Connection):
     async def rollback(self) -> None:
         await self._end(self._conn.rollback)
 
-    async def _end(self, how: Any) -> None:
+    async def _end(self, how: Callable[[], None]) -> None:
         self.begin_later = None  # a BEGIN never sent needs no end
         if self.tx_open is False:
             return
         self.tx_open = None
-        await self._execute(how)
+        await self._in_thread(how)
         self.tx_open = False
+
+    def _in_thread(self, fn: Callable[[], T]) -> Awaitable[T]:
+        """One trip: ``fn`` called on the connection's thread (aiosqlite's queue)."""
+        execute: Callable[[Callable[[], T]], Awaitable[T]] = self._execute
+        return execute(fn)
 
 
 class Cursor:
