@@ -5,7 +5,7 @@ cancelled in the middle of a transaction leaves nothing of it and the connection
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,16 +24,16 @@ class Trips:
 
 
 @pytest.fixture
-def trips(monkeypatch: pytest.MonkeyPatch) -> Iterator[Trips]:
+def trips(monkeypatch: pytest.MonkeyPatch) -> Trips:
     counted = Trips()
-    original = aiosqlite.Connection._execute
+    original: Callable[..., Awaitable[Any]] = aiosqlite.Connection._execute
 
     async def execute(conn: aiosqlite.Connection, fn: Any, *args: Any, **kw: Any) -> Any:
         counted.count += 1
         return await original(conn, fn, *args, **kw)
 
     monkeypatch.setattr(aiosqlite.Connection, "_execute", execute)
-    yield counted
+    return counted
 
 
 @pytest.fixture
@@ -70,10 +70,13 @@ async def test_a_statement_is_one_trip_and_begin_goes_with_it(db: Database, trip
 
 
 async def test_a_failed_statement_rolls_back_and_the_next_transaction_works(db: Database) -> None:
-    with pytest.raises(StoreError):
+    async def twice() -> None:
         async with db.begin() as conn:
             await conn.execute(INSERT, {"d": "a"})
             await conn.execute(INSERT, {"d": "a"})  # the same key
+
+    with pytest.raises(StoreError):
+        await twice()
     assert await kept(db) == 0
     async with db.begin() as conn:
         await conn.execute(INSERT, {"d": "a"})
