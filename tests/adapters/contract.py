@@ -10,8 +10,12 @@ does stops or delays delivery to the others. An edit of a
 message that is gone is ``MessageGone``; a server error is transient, a channel that is gone is
 permanent. ``health()`` tells the truth. Text from a count shows as typed and pings nobody.
 
-The console is a terminal: one channel, printed, never read back. It has no answer to lose, no
-channel to remove and no message to delete, so the tests of those run on the other three.
+The console is a terminal: one channel, printed, never read back, and one person typing at one
+prompt. It has no answer to lose, no channel to remove and no message to delete; no second
+channel for one slow channel to delay (a terminal cannot be slow for some of its members only);
+no hundred members typing at once (the prompt reads a command once the last one is answered);
+and no rate limit for a reply to draw a 429 from. So the tests of those run on the other three
+(``answering``); a kill between send and mark, and the rest, run on all four.
 """
 
 from __future__ import annotations
@@ -43,7 +47,8 @@ from tests.hostile import typed
 RIGS: dict[str, type[Rig]] = {r.name: r for r in (ConsoleRig, DiscordRig, SlackRig, TelegramRig)}
 EVERY = list(RIGS)
 ANSWERING = ["discord", "slack", "telegram"]
-"""Platforms that answer a post, have channels to remove and messages to delete."""
+"""Platforms that answer a post, have channels to remove and messages to delete, more than one
+channel, many members typing at once and rate limits (the module docstring)."""
 COUNT = "bessemer-2021"
 
 
