@@ -60,7 +60,7 @@ SAMPLES = 10
 """Commands finished within the window before their pace is trusted (until then: ``FLOOR``)."""
 MARGIN = 0.8
 """The share of the grace the commands taken may need at the pace measured."""
-ADMIT_WAIT_S = 0.5
+ADMIT_WAIT_S = 1.0
 """How long a command with no room under the bound waits for some before it is answered busy
 (it is not acknowledged meanwhile: Discord and Slack take 3 s)."""
 BUSY = Reply(
