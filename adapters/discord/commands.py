@@ -171,8 +171,11 @@ class SlashCommands:
             return  # stopping: not acknowledged (Discord tells the member it failed)
         self._arrived[interaction.id] = self.replies.monotonic()
         where = place_of(interaction)
-        if not self.inflight.order.room(where):  # more than could be finished in time
+        if not await self.inflight.order.admit(where):  # more than could be finished in time
             await self.answer_error(interaction, BUSY.text)
+            self._arrived.pop(interaction.id, None)
+            return
+        if not self.inflight.accepting:  # stopped while it waited for room
             self._arrived.pop(interaction.id, None)
             return
         place = self.inflight.order.place(member_of(interaction), where)  # before any await

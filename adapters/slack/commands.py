@@ -111,9 +111,11 @@ class SlackCommands(SlackSender):
         if not self.inflight.accepting:
             return  # stopping: not acknowledged (Slack tells the member it failed)
         team = command.get("team_id")
-        if not self.inflight.order.room(team):  # more than could be finished in time
+        if not await self.inflight.order.admit(team):  # more than could be finished in time
             await ack(text=BUSY.text)
             return
+        if not self.inflight.accepting:
+            return  # stopped while it waited for room: not acknowledged
         channel = str(command.get("channel_id") or "")
         key = (team, channel, command.get("user_id"))
         place = self.inflight.order.place(key, team)  # before any await: the order they came in

@@ -38,6 +38,8 @@ WINDOW = 300.0 + 60.0
 """Seconds an id is kept: bolt's five minutes of timestamp tolerance, and a minute of skew."""
 KEPT = 20_000
 """Ids kept at most."""
+PURGE_S = 60.0
+"""How often the receipts expired are deleted from the store (with a request's own)."""
 
 
 def _first(headers: Mapping[str, Sequence[str]], name: str) -> str:
@@ -52,6 +54,8 @@ class Replays:
         self.clock = clock
         self.store = store
         self._seen: TTLCache[str, None, float] = TTLCache(kept, WINDOW, timer=clock.monotonic)
+        self._purged: float | None = None
+        """When the store's expired receipts were last deleted (``clock.monotonic``)."""
 
     def ids(self, req: AsyncBoltRequest) -> list[str]:
         """What names ``req``: its signature, its ``trigger_id`` or ``event_id``, when it has
@@ -75,9 +79,12 @@ class Replays:
         if not ids:
             return True
         if self.store is not None:
-            now = self.clock.now()
+            now, tick = self.clock.now(), self.clock.monotonic()
             try:
                 async with self.store.begin() as conn:
+                    if self._purged is None or tick - self._purged >= PURGE_S:
+                        await receipts.purge(conn, now)
+                        self._purged = tick
                     return await receipts.first(
                         conn, ids, at=now, expires_at=now + timedelta(seconds=WINDOW)
                     )

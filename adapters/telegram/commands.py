@@ -338,7 +338,7 @@ class TelegramCommands:
         async def failed(reply: Reply) -> None:
             await self.answer(got, reply)
 
-        if not self.order.room(got.chat_id):  # more than could be finished in time
+        if not await self.order.admit(got.chat_id):  # more than could be finished in time
             await guarded("telegram busy answer", self.show(got, BUSY), failed)
             return
         async with self.order.place((got.chat_id, got.user_id), got.chat_id):  # before any await

@@ -226,8 +226,9 @@ class ShardLeases:
 
     def next_in(self) -> float:
         """When the next round is due: a third of the lease after this one, sooner when the
-        leases held would lapse before (a round that failed or stalled)."""
-        return min(self.every, self.left()) if self.held else self.every
+        leases held would lapse before (a round that failed or stalled); unshared, no lease
+        lapses."""
+        return min(self.every, self.left()) if self.held and self.shared else self.every
 
     async def round(self) -> tuple[set[int], set[int]]:
         """Renew, hand on and take leases: the shards gained and lost since the last round."""

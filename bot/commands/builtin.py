@@ -88,8 +88,7 @@ async def subscribe(call: Call) -> Reply:
         followed = await sub_rows.find(conn, request.channel, count.id)
     made = await follow_for(request, count.id, wants, followed)  # Discord's via=
     async with s.db.begin() as conn:
-        before = await sub_rows.find(conn, request.channel, count.id)
-        sub, created = await sub_rows.subscribe(
+        sub, before = await sub_rows.put(
             conn,
             request.channel,
             count.id,
@@ -112,7 +111,7 @@ async def subscribe(call: Call) -> Reply:
         s.on_queued({request.channel.platform})
     pinged = await group_called(request, wants.mention) if wants.mention else None
     said = f"{count.id}: {describe(wants, pinged)}."
-    if created or before is None:
+    if before is None:
         return Reply(f"Subscribed this channel to {said}", ephemeral=False)
     if not before.enabled:
         return Reply(f"Subscribed this channel again to {said}", ephemeral=False)

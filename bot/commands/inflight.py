@@ -18,9 +18,13 @@ acknowledged so far be carried out and answered, for up to ``GRACE_S``, while th
 still open (``bot.runtime.app.App.aclose``); only what is left then is cancelled. So that what is
 acknowledged can be finished in that time, the commands under way in the process (every
 adapter's) are bounded by how fast they get done (:class:`Backlog`): one more than the bot could
-finish within the grace is answered at once that tallybot is busy (``BUSY``), not carried out;
+finish within the grace is answered that tallybot is busy (``BUSY``), not carried out;
 but a little room beyond that is kept for the places (servers, workspaces, chats) with only a few
 commands under way, so that a flood from one place never gets another's members told "busy".
+A command with no room waits for some, briefly (``ADMIT_WAIT_S``, before it is acknowledged:
+within the 3 s the platforms give), in the order commands came (:meth:`Backlog.admit`): as
+commands finish, and once their pace is measured (right after a start, a second flood that
+comes before any of the first is answered is not told "busy" for want of a measure).
 """
 
 from __future__ import annotations
@@ -56,6 +60,9 @@ SAMPLES = 10
 """Commands finished within the window before their pace is trusted (until then: ``FLOOR``)."""
 MARGIN = 0.8
 """The share of the grace the commands taken may need at the pace measured."""
+ADMIT_WAIT_S = 1.0
+"""How long a command with no room under the bound waits for some before it is answered busy
+(it is not acknowledged meanwhile: Discord and Slack take 3 s)."""
 BUSY = Reply(
     "Error: tallybot is busy with other commands just now; try again in a minute.", ok=False
 )
@@ -72,8 +79,13 @@ class Backlog:
     the reserve are ever under way).
 
     The pace is the commands finished in the last ``RATE_WINDOW_S`` over the time within it
-    that commands were under way: what the bot can do, not what it was asked (a quiet hour
-    before a burst does not make the burst look slow); ``SAMPLES`` are needed to trust it."""
+    that commands were under way, counted from the first to finish of each spell (the time
+    that one took is how long a command takes, not how many a second): what the bot can do,
+    not what it was asked (a quiet hour before a burst does not make the burst look slow);
+    ``SAMPLES`` are needed to trust it.
+
+    :meth:`admit`: a command with no room waits for some, for ``ADMIT_WAIT_S`` at most, in the
+    order they came within its place (another place with room does not wait behind it)."""
 
     def __init__(
         self,
@@ -92,8 +104,15 @@ class Backlog:
         self._places: Counter[Hashable] = Counter()
         self._finished: deque[float] = deque()
         self._busy: deque[tuple[float, float]] = deque()
-        """The spells (start, end) when commands were under way, the current one excepted."""
+        """The spells (first finish, end) when commands were under way, the current one
+        excepted."""
         self._busy_since: float | None = None
+        """The first finish of the current spell."""
+        self._waiting: deque[tuple[Hashable, asyncio.Future[None]]] = deque()
+        """Commands waiting for room (:meth:`admit`), in the order they came."""
+        self._waiting_in: Counter[Hashable] = Counter()
+        self._promised = 0
+        """Waiters let in whose commands have not opened yet."""
 
     def pace(self) -> float | None:
         """Commands finished a second while some were under way, lately (None: too few)."""
@@ -121,11 +140,52 @@ class Backlog:
         bound = self.bound()
         if self._places[where] < self.place_floor:
             bound += self.reserve
-        return self.open < bound
+        return self.open + self._promised < bound
+
+    async def admit(self, where: Hashable, wait: float = ADMIT_WAIT_S) -> bool:
+        """Whether a command from ``where`` may be taken: at once if there is room and none of
+        its place waits; else once room comes, for ``wait`` seconds at most (False: busy).
+        Open its :class:`Place` right after, before awaiting anything."""
+        if not self._waiting_in[where] and self.room(where):
+            return True
+        if wait <= 0:
+            return False
+        entry = (where, asyncio.get_running_loop().create_future())
+        self._waiting.append(entry)
+        self._waiting_in[where] += 1
+        try:
+            await asyncio.wait([entry[1]], timeout=wait)
+        finally:
+            if entry[1].done():
+                self._promised -= 1
+            else:
+                entry[1].cancel()
+                self._waiting.remove(entry)
+                self._forget(where)
+                self._let_in()  # the ones behind it may have room
+        return not entry[1].cancelled()
+
+    def _forget(self, where: Hashable) -> None:
+        self._waiting_in[where] -= 1
+        if not self._waiting_in[where]:
+            del self._waiting_in[where]
+
+    def _let_in(self) -> None:
+        """Let the waiters in that have room, in the order they came (per place)."""
+        blocked: set[Hashable] = set()
+        for entry in list(self._waiting):
+            where, waiter = entry
+            if where in blocked:
+                continue
+            if not self.room(where):
+                blocked.add(where)
+                continue
+            self._waiting.remove(entry)
+            self._forget(where)
+            self._promised += 1
+            waiter.set_result(None)
 
     def opened(self, where: Hashable) -> None:
-        if self.open == 0:
-            self._busy_since = self.monotonic()
         self.open += 1
         self._places[where] += 1
 
@@ -135,10 +195,15 @@ class Backlog:
         self._places[where] -= 1
         if not self._places[where]:
             del self._places[where]
-        self._finished.append(now)
-        if self.open == 0 and self._busy_since is not None:
+        if self._busy_since is None:  # the spell's first: its time is a command's, not a pace
+            self._busy_since = now
+        else:
+            self._finished.append(now)
+        if self.open == 0:
             self._busy.append((self._busy_since, now))
             self._busy_since = None
+        if self._waiting:
+            self._let_in()
 
 
 BACKLOG = Backlog()
@@ -234,8 +299,13 @@ class InOrder:
         return Place(before, mine, self.backlog, where)
 
     def room(self, where: Hashable) -> bool:
-        """Whether another command from ``where`` may be taken (:class:`Backlog`)."""
+        """Whether another command from ``where`` may be taken now (:class:`Backlog`)."""
         return self.backlog.room(where)
+
+    async def admit(self, where: Hashable) -> bool:
+        """Whether another command from ``where`` may be taken, waiting briefly for room
+        (:meth:`Backlog.admit`); take its place right after."""
+        return await self.backlog.admit(where)
 
     def __len__(self) -> int:
         """Members with commands under way."""

@@ -21,6 +21,9 @@ from bot.store.engine import READ_ONLY, backend_of, enable_wal, is_memory, make_
 URGENT_POOL = 3
 """Connections kept apart on PostgreSQL for :meth:`Database.begin_urgent` (the leases' batches
 and rounds, the claims' renewal: a few at a time)."""
+READERS = 4
+"""Connections reading a SQLite file (WAL: side by side, and beside the writer): a command's
+reads do not queue behind another's round trips to the driver's thread."""
 TURN_TIMEOUT_S = 30.0
 """How long a SQLite transaction waits for its turn before :class:`StoreError`."""
 PING_TIMEOUT_S = 10.0
@@ -107,7 +110,7 @@ class Database(Closing):
             raise
         self._engine = engine
         if self._dialect == "sqlite" and not is_memory(self._url):
-            self._reading = make_engine(self._url)
+            self._reading = make_engine(self._url, pool_size=READERS)
         self._reader = (self._reading or engine).execution_options(**_reader_options(self._dialect))
         if self._dialect == "postgresql":
             self._urgent = make_engine(self._url, schema=self._schema, pool_size=URGENT_POOL)

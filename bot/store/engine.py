@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlalchemy.pool import StaticPool
 
 from bot.errors import ConfigError
+from bot.store import sqlite_driver
 
 BUSY_TIMEOUT_MS = 10_000
 """How long SQLite waits for another process's write lock before giving up."""
@@ -69,11 +70,12 @@ def make_engine(
 ) -> AsyncEngine:
     """An engine for ``url``, set up as the store needs it.
 
-    SQLite file: the parent directory is created; foreign keys and a busy timeout are enabled
-    on every connection (WAL once per file: :func:`enable_wal`); the pool holds one connection;
-    SQLAlchemy (not the driver) emits ``BEGIN``: ``BEGIN IMMEDIATE`` for transactions that may
-    write, so that writers from other processes queue on the busy timeout instead of failing
-    with "database is locked".
+    SQLite file: the parent directory is created; the driver is aiosqlite's with one trip to
+    its thread a statement (:mod:`bot.store.sqlite_driver`); foreign keys and a busy timeout
+    are enabled on every connection (WAL once per file: :func:`enable_wal`); the pool holds one
+    connection (``pool_size``: that many, for readers); SQLAlchemy (not the driver) emits
+    ``BEGIN``: ``BEGIN IMMEDIATE`` for transactions that may write, so that writers from other
+    processes queue on the busy timeout instead of failing with "database is locked".
     SQLite ``:memory:``: one shared connection (``StaticPool``), so every connection sees the same
     database. PostgreSQL: with ``schema``, every connection's ``search_path`` is that schema only,
     so all tables live there (see :func:`ensure_schema`); ``pool_size``: at most that many
@@ -84,11 +86,11 @@ def make_engine(
     if schema is not None and backend != "postgresql":
         raise ConfigError("a store schema is only supported on PostgreSQL")
     if backend == "sqlite":
-        return _sqlite_engine(u)
+        return _sqlite_engine(u, pool_size or 1)
     return _postgres_engine(u, schema, pool_size)
 
 
-def _sqlite_engine(url: URL) -> AsyncEngine:
+def _sqlite_engine(url: URL, pool_size: int) -> AsyncEngine:
     memory = is_memory(url)
     if memory:
         engine = create_async_engine(url, poolclass=StaticPool)
@@ -96,7 +98,13 @@ def _sqlite_engine(url: URL) -> AsyncEngine:
         assert url.database is not None
         if not url.database.startswith("file:"):
             Path(url.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
-        engine = create_async_engine(url, pool_size=1, max_overflow=0)
+        engine = create_async_engine(url, pool_size=pool_size, max_overflow=0)
+
+    @event.listens_for(engine.sync_engine, "do_connect")
+    def _one_trip_a_statement(dialect: Any, _record: Any, cargs: Any, cparams: Any) -> Any:
+        return dialect.loaded_dbapi.connect(
+            *cargs, async_creator_fn=sqlite_driver.connect, **cparams
+        )
 
     @event.listens_for(engine.sync_engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:

@@ -4,7 +4,7 @@ Slack signs every HTTP-mode request over its timestamp and body, and a timestamp
 five minutes off: inside that window a captured request verifies again, on any instance. What
 names a request (its signature, its own id such as ``trigger_id``) is kept here, hashed, until
 it stops verifying, so that the second arrival of a request is known whichever instance sharing
-the store it reaches. Receipts past their window are deleted as new ones come in.
+the store it reaches. Receipts past their window are deleted now and then as new ones come in.
 """
 
 from __future__ import annotations
@@ -29,21 +29,32 @@ async def first(
     conn: AsyncConnection, names: Sequence[str], *, at: datetime, expires_at: datetime
 ) -> bool:
     """Whether none of ``names`` was taken in before (and not expired at ``at``); remembers
-    each until ``expires_at`` either way.
+    each until ``expires_at`` either way (one kept but expired is taken over).
 
-    Atomic under concurrency (``INSERT ... ON CONFLICT DO NOTHING``): of two instances taking
-    the same request at once, one records it and the other is told it was seen.
+    One statement (``INSERT ... ON CONFLICT DO UPDATE ... WHERE`` expired), atomic under
+    concurrency: of two instances taking the same request at once, one records it and the
+    other is told it was seen. What expired is deleted by :func:`purge`.
     """
+    unique = list(dict.fromkeys(names))
+    if not unique:
+        return True
+    t = request_receipts.c
+    stmt = insert_for(conn, request_receipts).values(
+        [{"digest": digest(name), "expires_at": expires_at} for name in unique]
+    )
+    taken = await conn.execute(
+        stmt.on_conflict_do_update(
+            index_elements=[t.digest],
+            set_={"expires_at": stmt.excluded.expires_at},
+            where=t.expires_at < at,
+        ).returning(t.digest)
+    )
+    return len(taken.all()) == len(unique)
+
+
+async def purge(conn: AsyncConnection, at: datetime) -> None:
+    """Delete the receipts expired at ``at``."""
     await conn.execute(delete(request_receipts).where(request_receipts.c.expires_at < at))
-    new = True
-    for name in dict.fromkeys(names):
-        inserted = await conn.execute(
-            insert_for(conn, request_receipts)
-            .values(digest=digest(name), expires_at=expires_at)
-            .on_conflict_do_nothing(index_elements=[request_receipts.c.digest])
-        )
-        new = new and inserted.rowcount == 1
-    return new
 
 
 async def count(conn: AsyncConnection) -> int:

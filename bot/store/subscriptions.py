@@ -77,13 +77,32 @@ async def subscribe(
     follow_webhook: str | None = None,
 ) -> tuple[Subscription, bool]:
     """Subscribe ``channel`` to the count, hearing ``wants`` (a plain mode is
-    ``Wants.of(mode)``); returns the subscription and whether it is new.
+    ``Wants.of(mode)``); returns the subscription and whether it is new (:func:`put`)."""
+    sub, before = await put(
+        conn, channel, count_id, wants, by=by, at=at, follow_webhook=follow_webhook
+    )
+    return sub, before is None
+
+
+async def put(
+    conn: AsyncConnection,
+    channel: ChannelRef,
+    count_id: str,
+    wants: Wants | Mode,
+    *,
+    by: str,
+    at: datetime,
+    follow_webhook: str | None = None,
+) -> tuple[Subscription, Subscription | None]:
+    """Subscribe ``channel`` to the count, hearing ``wants`` (a plain mode is
+    ``Wants.of(mode)``); returns the subscription and what it was before (None: it is new).
 
     If the channel is already subscribed to the count, that subscription gets ``wants`` and is
     enabled again (its creator, creation time, live message and thread are kept). Safe against
     a concurrent subscribe of the same channel and count. The count must be in the store (else
     the transaction fails with :class:`StoreError`). ``follow_webhook``: what a ``via=`` follow
-    made in the channel (None: no follow).
+    made in the channel (None: no follow). A new subscription is one statement (the store is not
+    read first: on SQLite every statement waits for the driver's thread).
     """
     if isinstance(wants, Mode):
         wants = Wants.of(wants)
@@ -111,7 +130,8 @@ async def subscribe(
         )
     ).first()
     if inserted is not None:
-        return _subscription(inserted), True
+        return _subscription(inserted), None
+    before = await find(conn, channel, count_id)
     updated = (
         await conn.execute(
             update(subscriptions)
@@ -125,7 +145,7 @@ async def subscribe(
             .returning(*subscriptions.c)
         )
     ).one()
-    return _subscription(updated), False
+    return _subscription(updated), before
 
 
 async def unsubscribe(conn: AsyncConnection, channel: ChannelRef, count_id: str) -> bool:

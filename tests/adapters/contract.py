@@ -10,10 +10,14 @@ does stops or delays delivery to the others. An edit of a
 message that is gone is ``MessageGone``; a server error is transient, a channel that is gone is
 permanent. ``health()`` tells the truth. Text from a count shows as typed and pings nobody.
 
-The console is a terminal: one channel, printed, never read back. It has no answer to lose, no
-channel to remove and no message to delete, so the tests of those run on the other four. A
-webhook's receiver has all of those (it deduplicates by the idempotency key, and a message it
-deleted answers an edit 410) but no members: the tests of commands run on the chats.
+The console is a terminal: one channel, printed, never read back, and one person typing at one
+prompt. It has no answer to lose, no channel to remove and no message to delete; no second
+channel for one slow channel to delay (a terminal cannot be slow for some of its members only);
+no hundred members typing at once (the prompt reads a command once the last one is answered);
+and no rate limit for a reply to draw a 429 from. So the tests of those run on the other four
+(``answering``); a kill between send and mark, and the rest, run on all five. A webhook's
+receiver has all of those (it deduplicates by the idempotency key, and a message it deleted
+answers an edit 410) but no members: the tests of commands run on the chats (``commanded``).
 """
 
 from __future__ import annotations
@@ -48,9 +52,10 @@ RIGS: dict[str, type[Rig]] = {
 }
 EVERY = list(RIGS)
 ANSWERING = ["discord", "slack", "telegram", "webhook"]
-"""Platforms that answer a post, have channels to remove and messages to delete."""
+"""Platforms that answer a post, have channels to remove and messages to delete, more than one
+channel and rate limits (the module docstring)."""
 COMMANDED = ["discord", "slack", "telegram"]
-"""Platforms whose members type commands (a webhook's receiver types none)."""
+"""Platforms whose members type commands, many at once (a webhook's receiver types none)."""
 COUNT = "bessemer-2021"
 
 

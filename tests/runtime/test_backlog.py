@@ -1,8 +1,11 @@
 """The commands under way (``bot.commands.inflight.Backlog``): bounded by what the bot can
 finish within the stop's grace, at the pace it is seen to finish them, and shared between
-places, so that one server's flood never gets another server's commands answered busy."""
+places, so that one server's flood never gets another server's commands answered busy; a command
+with no room waits briefly for some, in the order they came."""
 
 from __future__ import annotations
+
+import asyncio
 
 import pytest
 
@@ -12,6 +15,7 @@ from bot.commands.inflight import (
     PLACE_FLOOR,
     RATE_WINDOW_S,
     RESERVE,
+    SAMPLES,
     Backlog,
     InOrder,
 )
@@ -118,3 +122,54 @@ async def test_in_order_places_count_against_their_place(ticks: Ticks) -> None:
         place.leave()  # twice counts once
     assert order.backlog.open == 0
     assert order.room("g1")
+
+
+async def test_a_command_with_no_room_waits_for_some_in_the_order_they_came(ticks: Ticks) -> None:
+    """Right after a start a second flood comes before any of the first is answered: it waits
+    (not acknowledged yet) and is let in as the first finish and their pace is measured, in the
+    order its commands came; one that finds no room within its wait is answered busy."""
+    backlog = Backlog(grace=7.0, monotonic=ticks)
+    order = InOrder(backlog)
+    first = []
+    for i in range(FLOOR):
+        assert await order.admit("g1")
+        first.append(order.place(("g1", "c1", f"u{i}"), "g1"))
+    assert not await backlog.admit("g1", wait=0)  # none waited for: busy at once
+    let_in: list[int] = []
+
+    async def second(i: int) -> None:
+        if await order.admit("g1"):
+            let_in.append(i)
+            order.place(("g1", "c1", f"v{i}"), "g1")
+
+    waiting = [asyncio.create_task(second(i)) for i in range(FLOOR)]
+    await asyncio.sleep(0)
+    assert let_in == []
+    for place in first[: SAMPLES + 1]:  # 10 more after the first at 50 a second: room for 280
+        ticks.now += 0.02
+        place.leave()
+    await asyncio.gather(*waiting)
+    assert let_in == list(range(FLOOR))
+    assert backlog.open == 2 * FLOOR - SAMPLES - 1
+
+
+async def test_a_place_waiting_for_room_does_not_hold_up_another(ticks: Ticks) -> None:
+    backlog = Backlog(monotonic=ticks)
+    assert take(backlog, "flooding-server", 5000) == FLOOR
+    flood = asyncio.create_task(backlog.admit("flooding-server", wait=60))
+    await asyncio.sleep(0)
+    assert await backlog.admit("quiet-server", wait=60)  # the reserve, at once
+    flood.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await flood
+    assert not backlog._waiting
+
+
+def test_the_time_the_first_takes_is_not_taken_for_the_pace(ticks: Ticks) -> None:
+    """Right after a start the first answer takes 2 s (a command's own time, shared with the
+    flood's acknowledgements), then they finish 100 a second: the pace is 100 a second."""
+    backlog = Backlog(grace=7.0, monotonic=ticks)
+    take(backlog, "g1", FLOOR)
+    ticks.now += 2.0
+    finish(backlog, ticks, "g1", SAMPLES + 1, each=0.01)
+    assert backlog.pace() == pytest.approx(100.0)
