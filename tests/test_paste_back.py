@@ -45,9 +45,10 @@ PLATFORMS: dict[str, Callable[[str], str]] = {
 
 
 def example(usage: str) -> str:
-    """A usage line filled in: ``<count>`` a count, ``[a|b]`` its first form, ``N`` a number."""
+    """A usage line filled in: ``<count>`` a count, ``[a|b]`` and ``a | b`` their first form,
+    ``N`` a number."""
     words = []
-    for word in usage.replace("...", "").split():
+    for word in usage.split(" | ")[0].replace("...", "").split():
         word = word.strip("[]").split("|")[0]
         word = {"<count>": "bessemer-2021", "count": "bessemer-2021", "title": "Local 7 vote"}.get(
             word, word

@@ -18,7 +18,7 @@ SIGNING_SECRET = "SLACK_SIGNING_SECRET"
 CLIENT_SECRET = "SLACK_CLIENT_SECRET"
 SCOPES = (
     "app_mentions:read", "channels:history", "chat:write", "commands", "files:write",
-    "groups:history", "pins:write", "users:read",
+    "groups:history", "im:history", "im:write", "pins:write", "users:read",
 )  # fmt: skip
 """The bot scopes tallybot uses (``config/slack-manifest.yml``): what the install flow asks."""
 MOVED = {

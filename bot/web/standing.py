@@ -18,7 +18,8 @@ change that would break a reader bumps ``version``):
                    ``label``, ``votes`` (an integer), ``votes_text`` (``1,100``), ``share``
                    (0 to 1), ``share_text`` (``70.4%``, ``-`` before any valid vote),
                    ``note`` (``needs 508 more to clinch``), ``leading``, ``winner``
-``sentences``      the sentences under the figures (margin, what remains, turnout), in order
+``sentences``      the sentences under the figures (margin, what remains, turnout), in order,
+                   then the notes (when a paused count resumes), their times in UTC
 ``footer``         provenance (final or unofficial, the source, as of when, the update), its
                    time in UTC
 ``leader``         the leading choice's id, or ``null``
@@ -37,7 +38,7 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
-from bot.domain.message import ChoiceLine, Message, utc_time
+from bot.domain.message import ChoiceLine, Message, fixed, utc_time
 from bot.domain.safe_text import clean
 
 VERSION = 1
@@ -78,7 +79,8 @@ def document(
         "state_text": state_text,
         "headline": clean(message.headline),
         "figures": [figure(c) for c in message.choices],
-        "sentences": [clean(line) for line in message.lines],
+        "sentences": [clean(line) for line in message.lines]
+        + [clean(note.show(str, fixed(utc_time))) for note in message.notes],
         "footer": clean(message.footer.show(str, utc_time)),
         "leader": message.leader,
         "winner": message.winner,

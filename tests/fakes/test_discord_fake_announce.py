@@ -11,7 +11,8 @@ from typing import Any
 import aiohttp
 import pytest
 
-from tests.fakes.discord_fake import FakeClock, FakeDiscord
+from bot.testing.clock import FakeClock
+from tests.fakes.discord_fake import FakeDiscord
 from tests.fakes.discord_fake.models import FLAG_CROSSPOSTED, FLAG_IS_CROSSPOST, MANAGE_WEBHOOKS
 
 TOKEN = "fake-token"
@@ -19,7 +20,7 @@ TOKEN = "fake-token"
 
 @pytest.fixture
 async def fake() -> AsyncIterator[FakeDiscord]:
-    async with FakeDiscord(token=TOKEN, clock=FakeClock(), publish_limit=2) as fake:
+    async with FakeDiscord(token=TOKEN, clock=FakeClock().monotonic, publish_limit=2) as fake:
         yield fake
 
 
