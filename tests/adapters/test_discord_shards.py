@@ -142,6 +142,19 @@ async def test_fixed_shard_ids_run_only_those(fake: FakeDiscord, tmp_path: Path)
             adapter.gateway_client(places[0][0])
 
 
+async def session_up(adapter: DiscordAdapter, shard: int) -> None:
+    """Until the shard's session runs on ``adapter``, connected and ready (its client is made,
+    logged in and identified in turn: each step yields to the loop)."""
+    shards = adapter.shards
+    assert shards is not None
+    async with asyncio.timeout(5):
+        for _ in range(1_000_000):
+            if shards.up(shard):
+                return
+            await asyncio.sleep(0)
+    raise AssertionError(f"shard {shard}'s session never came up")
+
+
 @pytest.mark.postgres
 async def test_two_instances_divide_the_shards_and_one_takes_over_the_others(
     fake: FakeDiscord, tmp_path: Path
@@ -167,8 +180,7 @@ async def test_two_instances_divide_the_shards_and_one_takes_over_the_others(
             assert b.shards is not None
             await b.leases.step(b.shards.start, b.shards.stop)  # b takes the shard a handed on
             await fake.wait_for(lambda: fake.gateway.live_sessions(places[1][0]) == 2)
-            async with asyncio.timeout(5):
-                await b.gateway_client(places[1][0]).wait_until_ready()
+            await session_up(b, 1)
             # a's session of shard 1 still runs: both get its events, one carries each out
             assert fake.gateway.live_sessions(places[1][0]) == 2
             assert app_a.instance.shards == {0, 1}
@@ -192,8 +204,7 @@ async def test_two_instances_divide_the_shards_and_one_takes_over_the_others(
             # b took it at once (told by a's NOTIFY), or takes it at this round
             await b.leases.step(b.shards.start, b.shards.stop)
             assert fake.gateway.live_sessions(places[0][0]) >= 1  # never without a session
-            async with asyncio.timeout(5):
-                await b.gateway_client(places[0][0]).wait_until_ready()
+            await session_up(b, 0)
             await b.leases.step(b.shards.start, b.shards.stop)
             async with asyncio.timeout(5):
                 await leaving
