@@ -55,7 +55,7 @@ class Scheduler:
     def __init__(self) -> None:
         self._scheduler = AsyncIOScheduler(timezone=UTC)
         self._polling: dict[str, _Polling] = {}
-        self._others: set[str] = set()
+        self._others: dict[str, _Polling] = {}
 
     def add(
         self,
@@ -83,11 +83,13 @@ class Scheduler:
         )
 
     def every(self, name: str, interval: float, job: Callable[[], Awaitable[object]]) -> None:
-        """Run ``job`` every ``interval`` seconds, one run at a time (``bot.delivery.reminders``:
-        the reminders due); not a count's job (``jobs`` leaves it out)."""
-        self._others.add(name)
+        """Run ``job`` every ``interval`` seconds, one run at a time, as a task of its own as a
+        poll is (``stop`` cancels it and waits for it: it never dies inside APScheduler's job);
+        ``bot.delivery.reminders``: the reminders due. Not a count's job (``jobs`` leaves it
+        out)."""
+        runner = self._others[name] = _Polling(name, job)
         self._scheduler.add_job(
-            job,
+            runner.turn,
             IntervalTrigger(seconds=interval, timezone=UTC),
             id=name,
             name=name,
@@ -139,7 +141,8 @@ class Scheduler:
     async def stop(self) -> None:
         """Stop scheduling, cancel the polls under way and wait for them to end."""
         self.shutdown()
-        tasks = [p.task for p in self._polling.values() if p.task is not None]
+        runners = [*self._polling.values(), *self._others.values()]
+        tasks = [p.task for p in runners if p.task is not None]
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)

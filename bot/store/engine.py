@@ -13,7 +13,6 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlalchemy.pool import StaticPool
 
 from bot.errors import ConfigError
-from bot.store import sqlite_driver
 
 BUSY_TIMEOUT_MS = 10_000
 """How long SQLite waits for another process's write lock before giving up."""
@@ -70,10 +69,9 @@ def make_engine(
 ) -> AsyncEngine:
     """An engine for ``url``, set up as the store needs it.
 
-    SQLite file: the parent directory is created; the driver is aiosqlite's with one trip to
-    its thread a statement (:mod:`bot.store.sqlite_driver`); foreign keys and a busy timeout
-    are enabled on every connection (WAL once per file: :func:`enable_wal`); the pool holds one
-    connection (``pool_size``: that many, for readers); SQLAlchemy (not the driver) emits
+    SQLite file: the parent directory is created; foreign keys and a busy timeout are enabled
+    on every connection (WAL once per file: :func:`enable_wal`); the pool holds one connection
+    (``pool_size``: that many, for readers); SQLAlchemy (not the driver) emits
     ``BEGIN``: ``BEGIN IMMEDIATE`` for transactions that may write, so that writers from other
     processes queue on the busy timeout instead of failing with "database is locked".
     SQLite ``:memory:``: one shared connection (``StaticPool``), so every connection sees the same
@@ -99,12 +97,6 @@ def _sqlite_engine(url: URL, pool_size: int) -> AsyncEngine:
         if not url.database.startswith("file:"):
             Path(url.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
         engine = create_async_engine(url, pool_size=pool_size, max_overflow=0)
-
-    @event.listens_for(engine.sync_engine, "do_connect")
-    def _one_trip_a_statement(dialect: Any, _record: Any, cargs: Any, cparams: Any) -> Any:
-        return dialect.loaded_dbapi.connect(
-            *cargs, async_creator_fn=sqlite_driver.connect, **cparams
-        )
 
     @event.listens_for(engine.sync_engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:

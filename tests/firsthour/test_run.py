@@ -103,7 +103,7 @@ def test_sigterm_stops_a_bot_in_the_middle_of_a_poll(
     took = bot.stop(signal.SIGTERM)
     assert took < STOP_WITHIN, bot.log()
     assert bot.proc.returncode == 0
-    assert "Traceback" not in bot.log()
+    assert "Traceback" not in bot.log(), bot.log()
 
 
 def test_run_refuses_what_check_config_refuses_before_starting(
