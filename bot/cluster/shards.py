@@ -70,6 +70,10 @@ end still have 3.5 s of the stop's 9.5 (``bot.runtime.run.STOP_GRACE``) when no 
 takes them (the whole fleet stopping); a shard not taken by then is taken at the next round, as
 after a kill."""
 HANDOVER_POLL_S = 0.2
+STOP_TAKEN_S = 2.0
+"""How long a stopping instance waits for another to take its shards at all: a live one takes
+them at once (told by NOTIFY); one whose presence outlives it (killed, its lease not yet
+expired) never will, and the stop does not wait the rest of ``STOP_HANDOVER_S`` for it."""
 
 
 def shard_lease(shard: int) -> str:
@@ -378,7 +382,8 @@ class ShardLeases:
     async def hand_over_all(self, stop: Change, *, limit: float = STOP_HANDOVER_S) -> None:
         """A clean stop: hand every shard on and keep its session until its new holder's is up
         (at most ``limit`` seconds, looking every ``HANDOVER_POLL_S``; not at all when no other
-        instance is there to take it), then ``stop`` it."""
+        instance is there to take it, no longer than ``STOP_TAKEN_S`` when none takes it),
+        then ``stop`` it."""
         running = sorted(self.held | set(self.serving))
         await self.release_all()
         if not self.shared or self.db is None:
@@ -401,11 +406,15 @@ class ShardLeases:
             owners = {n: h for n, h in rows.items() if n.startswith(SHARD)}
             if not any(holder != me and expires >= now for holder, expires in rows.values()):
                 break  # no other instance is there to take them (the whole fleet stopping)
+            taken = False
             for shard in sorted(waiting):
                 mark, owner = marks.get(f"{UP}{shard}"), owners.get(shard_lease(shard))
+                taken = taken or (owner is not None and owner[0] != me)
                 if mark is not None and owner is not None and mark[0] == owner[0] != me:
                     waiting.discard(shard)
                     await stop(shard)
+            if waiting and not taken and loop.time() - began >= STOP_TAKEN_S:
+                break  # nobody takes them: the others there are stopping or dead
         for shard in running:
             await stop(shard)
 
