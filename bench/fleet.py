@@ -247,9 +247,10 @@ async def run(args: argparse.Namespace) -> None:
                 if fleet.db is not None:
                     await fleet.db.aclose()
             logged = complaints(fleet)
-    report(args, fleet, d, commands, began, killed, victim_chans, stopped,
-           d.count_429 - base_429, d.gateway.overlaps - base_overlaps, load_before, load_after,
-           logged)  # fmt: skip
+            # inside the folder's life: the report reads the killed instance's log
+            report(args, fleet, d, commands, began, killed, victim_chans, stopped,
+                   d.count_429 - base_429, d.gateway.overlaps - base_overlaps, load_before,
+                   load_after, logged)  # fmt: skip
 
 
 async def disturb(
