@@ -515,7 +515,7 @@ async def test_socket_disconnect_makes_client_reconnect(fake: FakeSlack) -> None
 
 async def test_raw_socket_protocol_and_late_ack() -> None:
     clock = FakeClock()
-    async with FakeSlack(clock=clock.monotonic) as fake:
+    async with FakeSlack(clock=clock.monotonic, ack_clock=clock.monotonic) as fake:
         channel, user = fake.add_channel("general"), fake.add_user("ada")
         opened = await web_client(fake).apps_connections_open(app_token=fake.app_token)
         async with asyncio.timeout(10), aiohttp.ClientSession() as session:

@@ -38,7 +38,8 @@ class FakeSlack(HttpMode, Installs, Modals, LoopbackServer):
 
     Use as `async with FakeSlack() as fake:`; point `AsyncWebClient(base_url=fake.api_url)` at
     it. Everything the fake times (rate limits, ack latency, response_url expiry, call times)
-    reads `clock` (default time.monotonic), so a test can drive it; waits are real time."""
+    reads `clock` (default time.monotonic), so a test can drive it (the ack deadline reads
+    `ack_clock`); waits are real time."""
 
     def __init__(
         self,
@@ -50,6 +51,7 @@ class FakeSlack(HttpMode, Installs, Modals, LoopbackServer):
         post_burst: int = 3,
         update_per_min: int = 50,
         clock: Callable[[], float] | None = None,
+        ack_clock: Callable[[], float] | None = None,
         retry_after: int | None = None,
         method_limits_per_min: Mapping[str, int] | None = None,
         method_windows: Mapping[str, tuple[int, float]] | None = None,
@@ -62,6 +64,11 @@ class FakeSlack(HttpMode, Installs, Modals, LoopbackServer):
         `method_windows` sets a workspace-wide limit of N calls in any W seconds by method name,
         e.g. ``{"chat.postMessage": (5, 1.0)}`` (on top of chat.postMessage's per-channel one).
         `manifest`: the app as Slack makes it from one (default the shipped; manifest.py).
+        `ack_clock`: the clock of Socket Mode's 3 s ack deadline (default time.monotonic, whatever
+        `clock` is): Slack's deadline is on the wall clock, as HTTP mode's is here. A bot that
+        shares a virtual `clock` with the fake advances it with its paced replies while an
+        envelope is in flight, so virtual seconds would make a prompt ack look late; a test of
+        the deadline itself passes its own clock.
         """
         if not bot_token.startswith("xoxb-") or not app_token.startswith("xapp-"):
             raise ValueError("bot_token must start with xoxb- and app_token with xapp-")
@@ -95,6 +102,7 @@ class FakeSlack(HttpMode, Installs, Modals, LoopbackServer):
             ws_base=lambda: self.base_url.replace("http://", "ws://", 1),
             notifier=self._notifier,
             clock=self.clock,
+            ack_clock=ack_clock or time.monotonic,
         )
         self.views = self._web.views
         self._interactions = Interactions(

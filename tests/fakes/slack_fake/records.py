@@ -171,7 +171,7 @@ class SocketDelivery:
     envelope: dict[str, Any]
     connection_id: int
     sent_at: float
-    """The fake's clock when the envelope was written to the socket."""
+    """The ack clock's reading when the envelope was written to the socket."""
     response_url: str | None = None
     acked: bool = False
     ack_payload: dict[str, Any] | None = None

@@ -35,9 +35,12 @@ class SocketModeServer:
         ws_base: Callable[[], str],
         notifier: ChangeNotifier,
         clock: Callable[[], float],
+        ack_clock: Callable[[], float],
     ) -> None:
+        """``ack_clock`` times an envelope's ack against the 3 s deadline; ``clock`` the rest."""
         self._ws = workspace
         self._clock = clock
+        self._ack_clock = ack_clock
         self._ws_base = ws_base
         self._notifier = notifier
         self._tickets: set[str] = set()
@@ -113,7 +116,7 @@ class SocketModeServer:
         if delivery is None or (payload is not None and not isinstance(payload, dict)):
             self.stray_frames.append(data)
         else:
-            delivery.record_ack(payload, self._clock())
+            delivery.record_ack(payload, self._ack_clock())
         self._notifier.notify()
 
     async def deliver(
@@ -142,7 +145,7 @@ class SocketModeServer:
             type=envelope_type,
             envelope=envelope,
             connection_id=conn.id,
-            sent_at=self._clock(),
+            sent_at=self._ack_clock(),
             response_url=response_url,
         )
         self._by_envelope[delivery.envelope_id] = delivery
