@@ -1,17 +1,21 @@
 """The outbox's moves for many deliveries at once (a fan-out to thousands of followers): claims
-by kind and weight, attempts noted and messages recorded in one statement each, on SQLite and
-PostgreSQL."""
+by kind and weight, attempts noted and messages recorded in one statement each; and a follower
+whose place no longer sees the count gets nothing already queued. On SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import pytest
 
-from bot.domain.subscription import ChannelRef, Platform
+from bot.domain.subscription import ChannelRef, Hear, Platform, Wants
 from bot.errors import StoreError
 from bot.store import Database, outbox
+from bot.store import counts as count_rows
+from bot.store import follows as follow_rows
 from bot.store.outbox import DeliveryAction, DeliveryStatus, NewDelivery
+from tests.helpers import bessemer
 
 CONSOLE = Platform("console")
 T0 = datetime(2021, 4, 9, tzinfo=UTC)
@@ -78,3 +82,39 @@ async def test_attempts_noted_and_messages_recorded_together(db: Database) -> No
         (DeliveryStatus.SENDING, None),
     ]
     assert all(r is not None and r.sending_at == T0 for r in rows)
+
+
+async def test_a_dm_queued_before_its_count_was_made_private_is_dropped_unsent(
+    db: Database,
+) -> None:
+    """Server A's public count, followed from A and from B, its final queued to both; A makes
+    it private: B's follower's DM is cancelled when claimed (and when about to go), A's goes;
+    ``recipients`` no longer names B's follower."""
+    owner = ChannelRef(Platform("discord"), "A", "results")
+    elsewhere = ChannelRef(Platform("discord"), "B", "lounge")
+    count = replace(bessemer(), owner="discord:A", public=True)
+    final = Wants(frozenset({Hear.FINAL}))
+    async with db.begin() as conn:
+        await count_rows.upsert(conn, count)
+        mine, _ = await follow_rows.follow(conn, owner, "1", count.id, final, inbox="d1", at=T0)
+        theirs, _ = await follow_rows.follow(
+            conn, elsewhere, "2", count.id, final, inbox="d2", at=T0
+        )
+        assert len(await follow_rows.recipients(conn, count.id)) == 2
+        queued_ = [
+            follow_rows.delivery(
+                f.recipient, DeliveryAction.POST, tally_seq=1, significant=True, payload="{}",
+                at=T0,
+            )
+            for f in (mine, theirs)
+        ]  # fmt: skip
+        a, b = await outbox.enqueue(conn, queued_)
+        await outbox.mark_sending(conn, [a], by="me")
+        await count_rows.upsert(conn, replace(count, public=False))
+        assert [r.id for r in await follow_rows.recipients(conn, count.id)] == [mine.id]
+        assert await outbox.cancel_orphans(conn, [a, b]) == {b}
+        assert await outbox.mark_attempts(conn, [a], at=T0, by="me") == {a}
+    async with db.connect() as conn:
+        dropped = await outbox.get(conn, b)
+    assert dropped is not None
+    assert dropped.status is DeliveryStatus.CANCELLED

@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from bot.errors import StoreError
 from bot.store.outbox.queue import OPEN, DeliveryAction, DeliveryStatus, get
 from bot.store.schema import follows, outbox, subscriptions
+from bot.store.sight import seen
 
 
 async def mark_sending(
@@ -102,12 +103,13 @@ def _direct() -> ColumnElement[bool]:
 
 def _orphaned() -> ColumnElement[bool]:
     """The delivery belongs to a subscription that is gone or disabled, or to a follow that is
-    gone (a ``DIRECT`` delivery's ``subscription_id`` is its follow's)."""
+    gone or whose place no longer sees its count (a ``DIRECT`` delivery's ``subscription_id``
+    is its follow's; ``bot.store.sight``)."""
     direct = _direct()
     live = exists().where(
         subscriptions.c.id == outbox.c.subscription_id, subscriptions.c.enabled.is_(True)
     )
-    followed = exists().where(follows.c.id == outbox.c.subscription_id)
+    followed = exists().where(follows.c.id == outbox.c.subscription_id, seen())
     return and_(
         outbox.c.subscription_id.is_not(None),
         or_(and_(~direct, ~live), and_(direct, ~followed)),
