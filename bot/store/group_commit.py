@@ -6,8 +6,9 @@ comes while the writer's transaction is being written waits for the next, which 
 So on a busy store (SQLite's one writer taken, dozens of direct messages answered at once) one
 transaction carries many items, and on a quiet one each goes alone at once: nothing is held back
 on a timer. A caller gets its result only once its transaction has committed, as if it had
-written its item alone; an item that fails (``write`` gives its exception) fails alone, and a
-transaction that fails fails each of its callers.
+written its item alone; an item that fails (``write`` gives its exception) fails alone, and
+when a transaction fails its items are written again one by one, so that only the one whose
+write the store refuses fails (the others are written, as they would have been alone).
 """
 
 from __future__ import annotations
@@ -51,12 +52,7 @@ class GroupCommit(Generic[K, R]):
     async def _write_all(self) -> None:
         while self._waiting:
             batch, self._waiting = self._waiting, []
-            try:
-                async with self.db.begin() as conn:
-                    results = await self.write(conn, [item for item, _ in batch])
-                self.transactions += 1
-            except Exception as exc:  # the transaction failed: each of its callers does
-                results = [exc] * len(batch)
+            results = await self._write([item for item, _ in batch])
             for (_, done), result in zip(batch, results, strict=True):
                 if done.done():  # its caller was cancelled (shutting down)
                     continue
@@ -64,3 +60,16 @@ class GroupCommit(Generic[K, R]):
                     done.set_exception(result)
                 else:
                     done.set_result(result)
+
+    async def _write(self, items: list[K]) -> Sequence[R | Exception]:
+        """``items`` in one transaction; when it fails, each alone (so that the one whose write
+        the store refuses fails alone)."""
+        try:
+            async with self.db.begin() as conn:
+                results = await self.write(conn, items)
+            self.transactions += 1
+            return results
+        except Exception as exc:
+            if len(items) == 1:
+                return [exc]
+        return [(await self._write([item]))[0] for item in items]
