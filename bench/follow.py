@@ -12,7 +12,10 @@ final goes out. Printed: seconds from the final accepted to the last DM posted, 
 the global limit allows for those DMs, 429s, followers who got nothing (lost) or more than one
 copy (doubled); and the channels' latency (an update of the other count accepted -> posted in
 all its channels) during the fan-out, p50 and max, beside the same with no followers
-(``--followers 0``) and the ideal for one update alone. Load average printed with them.
+(``--followers 0``) and the ideal for one update alone. And what the fan-out cost this process
+(the bot and the fake, both in it), which a shared machine does not blur as it does seconds: CPU
+seconds per 1,000 DMs and store statements per DM, from the final accepted to the last DM
+posted (the channels' updates meanwhile included). Load average printed with them.
 """
 
 from __future__ import annotations
@@ -26,6 +29,9 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from sqlalchemy import event
+from sqlalchemy.engine import Engine
 
 from bench.fanout import DISCORD_GLOBAL, ideal
 from bot.domain.model import Tally, TallyState
@@ -50,6 +56,17 @@ FINAL = Tally(
     "bessemer-2021", {"yes": 738, "no": 1798}, AT, "bench",
     challenged=505, received=3041, state=TallyState.FINAL,
 )  # fmt: skip
+
+
+class Statements:
+    """Every statement any engine of this process runs (the store's), counted."""
+
+    def __init__(self) -> None:
+        self.n = 0
+        event.listen(Engine, "before_cursor_execute", self._one)
+
+    def _one(self, *_: Any) -> None:
+        self.n += 1
 
 
 def routine(k: int) -> Tally:
@@ -99,6 +116,8 @@ async def run(followers: int, channels: int, every: float) -> dict[str, Any]:
                 await app.pipeline.ingest(routine(0))  # the channels' first post, before
                 await until(lambda: all(posts(fake, c) >= 1 for c in chans), 120)
                 await asyncio.sleep(1.5)
+                statements = Statements()
+                cpu = time.process_time()
                 start = time.perf_counter()
                 await app.pipeline.ingest(FINAL)
                 latencies: list[float] = []
@@ -111,9 +130,11 @@ async def run(followers: int, channels: int, every: float) -> dict[str, Any]:
                     latencies.append(time.perf_counter() - t0)
                     if done_at is None and all(posts(fake, d) >= 1 for d in dms):
                         done_at = time.perf_counter()
+                        cpu, ran = time.process_time() - cpu, statements.n
                     await asyncio.sleep(max(0.0, every - (time.perf_counter() - t0)))
                 if done_at is None:
                     done_at = time.perf_counter()
+                    cpu, ran = time.process_time() - cpu, statements.n
                 got = [posts(fake, d) for d in dms]
                 return {
                     "followers": followers,
@@ -127,6 +148,8 @@ async def run(followers: int, channels: int, every: float) -> dict[str, Any]:
                     "latency_max": max(latencies),
                     "latency_ideal": ideal(channels, DISCORD_GLOBAL),
                     "updates": len(latencies),
+                    "cpu_per_1000": 1000 * cpu / followers if followers else 0.0,
+                    "statements_per_dm": ran / followers if followers else 0.0,
                 }
 
 
@@ -155,6 +178,8 @@ def main() -> None:
         f"{r['http_429']}, lost {r['lost']}, doubled {r['doubled']}; channels' latency during "
         f"it over {r['updates']} updates: p50 {r['latency_p50']:.1f} s, max "
         f"{r['latency_max']:.1f} s (one update alone, ideal {r['latency_ideal']:.1f} s); "
+        f"CPU {r['cpu_per_1000']:.1f} s per 1,000 DMs, {r['statements_per_dm']:.1f} store "
+        "statements per DM; "
         f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}"
     )
 

@@ -32,6 +32,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import timedelta
 
+from sqlalchemy.ext.asyncio import AsyncConnection
+
 from bot.base.clock import Clock
 from bot.base.retry import backoff
 from bot.delivery.adapter import Adapter, Earlier
@@ -59,6 +61,7 @@ from bot.store import follows as follow_rows
 from bot.store import subscriptions as sub_rows
 from bot.store.audit import AuditEntry
 from bot.store.channel_moves import follow
+from bot.store.group_commit import GroupCommit
 from bot.store.outbox import Delivery, DeliveryAction, NewDelivery
 
 log = logging.getLogger("bot.delivery.worker")
@@ -159,6 +162,10 @@ class Courier:
         self.rng = rng or random.Random()
         self.places = Places(db, adapter, self.tell)
         self.publishing = Publishing(db, adapter, clock, self.tell)
+        self.notes = GroupCommit[int, bool](db, self._write_notes)
+        """The attempts about to go out, noted together (``bot.store.group_commit``)."""
+        self.records = GroupCommit[tuple[int, str], None](db, self._write_records)
+        """The messages sent, recorded together."""
 
     def needs_check(self, d: Delivery) -> bool:
         """Whether an earlier attempt of ``d`` may have posted it, with nothing on the platform
@@ -311,8 +318,17 @@ class Courier:
         self.alerted({c.platform for c in targets})
 
     async def _note_attempt(self, d: Delivery) -> bool:
-        async with self.db.begin() as conn:
-            return await outbox.mark_attempt(conn, d.id, at=self.clock.now(), by=self.claimant)
+        return await self.notes(d.id)
+
+    async def _write_notes(self, conn: AsyncConnection, ids: list[int]) -> list[bool]:
+        may = await outbox.mark_attempts(conn, ids, at=self.clock.now(), by=self.claimant)
+        return [i in may for i in ids]
+
+    async def _write_records(
+        self, conn: AsyncConnection, sent: list[tuple[int, str]]
+    ) -> list[Exception | None]:
+        failed = await outbox.mark_sent_many(conn, dict(sent), at=self.clock.now())
+        return [failed.get(i) for i, _ in sent]
 
     async def _unnote_attempt(self, d: Delivery) -> bool:
         async with self.db.begin() as conn:
@@ -344,10 +360,15 @@ class Courier:
 
     async def _sent(self, d: Delivery, message_id: str, then: NewDelivery | None = None) -> None:
         """Record ``d`` as sent and, in the same transaction, queue what follows it (the step
-        that shows its chart)."""
-        async with self.db.begin() as conn:
-            await outbox.mark_sent(conn, d.id, platform_message_id=message_id, at=self.clock.now())
-            if then is not None:
+        that shows its chart); with nothing to follow, together with the others sent meanwhile
+        (``records``)."""
+        if then is None:
+            await self.records((d.id, message_id))
+        else:
+            async with self.db.begin() as conn:
+                await outbox.mark_sent(
+                    conn, d.id, platform_message_id=message_id, at=self.clock.now()
+                )
                 await outbox.enqueue(conn, [then])
         what = {
             DeliveryAction.EDIT_LIVE: "edited",

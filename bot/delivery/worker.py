@@ -161,10 +161,11 @@ counts against the room of the fast ones."""
 DIRECT_AHEAD = 100
 """Followers' DM channels in hand at most (``DeliveryAction.DIRECT``): two seconds of Discord's
 global budget, so that a fan-out to thousands of followers keeps the pipe full without taking
-the room of channels' posts queued after it (they are claimed first, see ``outbox.claimable``)."""
+the room of channels' posts queued after it (they are claimed first, see ``outbox.claimable``).
+More are claimed once half of them are done: about one claim per 50 DMs."""
 CLAIM_EVERY_S = 0.25
-"""While only DMs are in hand and enough of them, how often the worker looks for channels'
-posts queued meanwhile (not at every DM sent: that would be a claim per DM)."""
+"""While DMs are in hand, how often the worker looks for channels' posts queued meanwhile (not
+at every DM sent: that would be a claim per DM)."""
 RESCAN_S = 1.0
 """On a shared store, how often an idle worker looks for work queued by other instances (and for
 claims that expired)."""
@@ -422,13 +423,15 @@ class Dispatcher:
                     fast = sum(1 for p in in_hand.values() if not p.slow(SLOW_S)) - fast_dm
                     may = first or not self.shared or self.budgets[platform].lease.held
                     room = min(AHEAD - fast, BATCH - len(in_hand))
-                    dm_room = max(0, min(DIRECT_AHEAD - fast_dm, room))
-                    # DMs plenty in hand: look for channels' posts now and then, not per DM sent
-                    busy = fast_dm > REFILL * DIRECT_AHEAD // AHEAD
-                    soon = busy and self.clock.monotonic() - claimed_at < CLAIM_EVERY_S
+                    # Followers' DM channels: refilled once half of those in hand are done, so
+                    # that a claim takes dozens of them, not the one or two done since the last.
+                    refill = fast_dm <= DIRECT_AHEAD // 2
+                    dm_room = max(0, min(DIRECT_AHEAD - fast_dm, room)) if refill else 0
+                    # DMs in hand: look for channels' posts now and then, not per DM sent
+                    soon = fast_dm > 0 and self.clock.monotonic() - claimed_at < CLAIM_EVERY_S
                     due: list[Delivery] = []
                     limit = 0
-                    if may and fast <= REFILL and room > 0 and not soon:
+                    if may and fast <= REFILL and room > 0 and (not soon or dm_room > 0):
                         limit = min(room, FIRST_BATCH) if first and self.shared else room
                         first = False
                         claimed_at = self.clock.monotonic()
@@ -452,7 +455,7 @@ class Dispatcher:
                         break
                     # Until a channel is done or turns slow, new work is queued, or a while passed
                     # (a retry may have come due, a request may have stopped answering).
-                    wait = CLAIM_EVERY_S if soon else RESCAN_S
+                    wait = CLAIM_EVERY_S if direct else RESCAN_S
                     with contextlib.suppress(TimeoutError):
                         await asyncio.wait_for(wake.wait(), timeout=wait)
         except ExceptionGroup as group_error:  # the store failed: say so, unwrapped
@@ -484,9 +487,7 @@ class Dispatcher:
         cancelled or superseded here)."""
         now = self.clock.now()
         async with self.db.begin() as conn:
-            due = within_dm_room(
-                await outbox.claimable(conn, platform, now=now, limit=limit), dm_room
-            )
+            due = await outbox.claimable(conn, platform, now=now, limit=limit, direct=dm_room)
             orphans = await outbox.cancel_orphans(conn, [d.id for d in due])
             send, drop = coalesce([d for d in due if d.id not in orphans])
             if drop:
@@ -516,16 +517,3 @@ class Dispatcher:
                     async with self.db.begin() as conn:
                         await outbox.release(conn, rest)
                 return
-
-
-def within_dm_room(due: list[Delivery], dm_room: int) -> list[Delivery]:
-    """``due`` less the followers' DM channels beyond the first ``dm_room`` (left queued)."""
-    kept: set[ChannelRef] = set()
-    out = []
-    for d in due:
-        if d.action is DeliveryAction.DIRECT and d.channel not in kept:
-            if len(kept) >= dm_room:
-                continue
-            kept.add(d.channel)
-        out.append(d)
-    return out

@@ -16,6 +16,7 @@ from bot.store import outbox
 from bot.store import subscriptions as sub_rows
 from bot.store.outbox import DeliveryAction, NewDelivery
 from bot.store.schema import follows
+from bot.store.sight import seen
 from bot.store.statements import insert_for
 
 _t = follows.c
@@ -137,11 +138,13 @@ async def delete_for_count(conn: AsyncConnection, count_id: str) -> None:
 
 async def recipients(conn: AsyncConnection, count_id: str) -> list[Subscription]:
     """Who gets a message for the count: its enabled channel subscriptions, then its
-    followers (``Subscription.direct``, their DM channel as ``channel``). What each hears is
+    followers whose place still sees the count (``bot.store.sight``; ``Subscription.direct``,
+    their DM channel as ``channel``). What each hears is
     its ``wants``: a sender selects by it (``bot.ingest.pipeline.plan``) and queues with
     :func:`delivery`."""
     subs = await sub_rows.for_count(conn, count_id)
-    return subs + [f.recipient for f in await for_count(conn, count_id)]
+    stmt = select(follows).where(_t.count_id == count_id, seen()).order_by(_t.id)
+    return subs + [_follow(row).recipient for row in await conn.execute(stmt)]
 
 
 def delivery(

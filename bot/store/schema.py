@@ -198,6 +198,7 @@ outbox = Table(
     Index(None, "platform", "workspace", "channel", "id"),  # revision 0008: channel order
     Index(None, "subscription_id", "status"),
     Index(None, "count_id", "created_at"),  # revision 0016: a count's recent alerts
+    Index(None, "platform", "status", "action", "significant", "id"),  # 0021: claims by kind
 )
 """The delivery queue: one row per message to post or edit, worked through by status."""
 

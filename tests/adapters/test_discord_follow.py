@@ -16,10 +16,12 @@ from bot.domain.model import TallyState
 from bot.settings.loader import Config
 from bot.settings.loader import parse as parse_config
 from bot.store import audit as audit_rows
+from bot.store import counts as count_rows
 from bot.store import follows as follow_rows
 from bot.store.outbox import DeliveryAction, DeliveryStatus
 from tests.adapters.test_discord import (
     ALICE,
+    BOSS,
     DAVE,
     Bot,
     World,
@@ -34,6 +36,7 @@ from tests.adapters.test_discord import (
     vt,
     world,
 )
+from tests.adapters.test_discord_tenants import EVE, SECRET, slash_in, tenant_count, two_servers
 from tests.fakes.discord_fake.markdown import visible
 
 __all__ = ["vt", "world"]  # the fixtures
@@ -192,3 +195,54 @@ async def test_a_hundred_members_follow_at_once(tmp_path: Path, world: World) ->
         await bot.settle()
         assert all(len(bot_posts(fake, fake.dm_channel(m))) == 1 for m in members)
         assert fake.count_429 == 0
+
+
+async def test_a_count_made_private_to_its_server_stops_the_dms_of_followers_elsewhere(
+    tmp_path: Path, world: World
+) -> None:
+    """Server A's count, public, followed in A by ALICE and in server B by EVE; A's admin makes
+    it private again: its final reaches ALICE, not EVE (sight stops at A's edge, when a message
+    is sent, not only at ``follow``); made public again, EVE hears it again."""
+    fake = world.fake
+    fake.add_user("eve", user_id=EVE)
+    other = fake.add_guild("Somewhere Else", owner_id=EVE)
+    lounge = fake.add_channel(other, "lounge")
+    fake.add_member(other, EVE, "eve")
+    here = world.guild
+    async with running(world, two_servers(tmp_path, world, other)) as bot:
+        async with bot.app.db.begin() as conn:
+            await count_rows.upsert(conn, tenant_count(here, public=True))
+        for guild, channel, user in [(here, world.results, ALICE), (other, lounge, EVE)]:
+            made = await slash_in(bot, guild, channel, user, "follow", count=SECRET, hears="events")
+            assert visible(answer(made).content).startswith(f"You follow {SECRET}")
+        said = []
+        for verb, extra in [
+            ("update", {"figures": "yes=10 no=4"}),  # first results: both hear it
+            ("settle", {}),
+            ("edit", {"settings": "public=no"}),
+            ("final", {"figures": "yes=30 no=4"}),  # queued for ALICE only
+            ("edit", {"settings": "public=yes"}),
+            ("settle", {}),
+            ("correct", {"figures": "yes=31 no=4"}),  # both hear it again
+            ("settle", {}),
+        ]:
+            if verb == "settle":
+                await bot.settle()
+                continue
+            ix = await slash_in(bot, here, world.results, BOSS, verb, count=SECRET, **extra)
+            said.append(visible(answer(ix).content))
+    assert [s.split(":")[0] for s in said] == [
+        f"Accepted update #1 for {SECRET}",
+        f"Changed {SECRET}",
+        f"Accepted update #2 for {SECRET}",
+        f"Changed {SECRET}",
+        f"Accepted update #3 for {SECRET}",
+    ]
+    alice = [h.split("**")[1] for h in dm_headlines(bot, ALICE)]
+    eve = [h.split("**")[1] for h in dm_headlines(bot, EVE)]
+    assert alice == [
+        "First results: Strike leads by 6",
+        "Final tally: Strike wins, 30 to 4",
+        "Corrected final tally: Strike wins, 31 to 4",
+    ]
+    assert eve == [alice[0], alice[2]]

@@ -13,7 +13,8 @@ the queue with its ``sending_at`` kept, so that its next sender first confirms f
 whether it went out (``bot.delivery.courier``), never
 resends blindly. A live instance's claims are never touched. Channels' heads are claimed before
 people's direct messages (``DeliveryAction.DIRECT``): a fan-out to thousands of followers never
-keeps a channel's post from being taken in hand.
+keeps a channel's post from being taken in hand; and within each kind calls and finals
+(``significant``) before routine posts.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from __future__ import annotations
 from collections import defaultdict
 from datetime import datetime
 
-from sqlalchemy import exists, or_, select, tuple_, update
+from sqlalchemy import ColumnElement, exists, false, or_, select, true, tuple_, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot.domain.subscription import ChannelRef, Platform
@@ -30,37 +31,40 @@ from bot.store.schema import outbox
 
 PENDING = str(DeliveryStatus.PENDING)
 SENDING = str(DeliveryStatus.SENDING)
+DIRECT = str(DeliveryAction.DIRECT)
+_CHANNELS = [str(a) for a in DeliveryAction if a is not DeliveryAction.DIRECT]
 
 
 async def claimable(
-    conn: AsyncConnection, platform: Platform, *, now: datetime, limit: int
+    conn: AsyncConnection,
+    platform: Platform,
+    *,
+    now: datetime,
+    limit: int,
+    direct: int | None = None,
 ) -> list[Delivery]:
-    """The due deliveries this instance may claim now, oldest first, locked until the end of the
-    transaction on PostgreSQL (see the module docstring); mark them with
-    :func:`~bot.store.outbox.mark_sending` in the same transaction."""
-    earlier = outbox.alias("earlier")
-    earlier_open = exists().where(
-        earlier.c.platform == outbox.c.platform,
-        earlier.c.workspace == outbox.c.workspace,
-        earlier.c.channel == outbox.c.channel,
-        earlier.c.id < outbox.c.id,
-        earlier.c.status.in_([str(s) for s in OPEN]),
-    )
-    heads = [
-        _delivery(row)
-        for row in await conn.execute(
-            select(outbox)
-            .where(
-                outbox.c.platform == str(platform),
-                outbox.c.status == PENDING,
-                outbox.c.next_attempt_at <= now,
-                ~earlier_open,
-            )
-            .order_by(outbox.c.action == str(DeliveryAction.DIRECT), outbox.c.id)
-            .limit(limit)
-            .with_for_update(skip_locked=True, of=outbox)
-        )
-    ]
+    """The due deliveries this instance may claim now, locked until the end of the transaction
+    on PostgreSQL (see the module docstring); mark them with
+    :func:`~bot.store.outbox.mark_sending` in the same transaction.
+
+    At most ``limit`` channels' heads: channels' posts first, then people's direct messages
+    (of at most ``direct`` people; None: no bound but ``limit``), each kind calls and finals
+    (``significant``) first, then oldest first. Each kind is one query that reads only its own
+    rows (the outbox's index by platform, status, action and weight): looking for a channel's
+    post never reads the thousands of direct messages queued before it."""
+    heads: list[Delivery] = []
+    kinds: list[tuple[ColumnElement[bool], int]] = [(outbox.c.action.in_(_CHANNELS), limit)]
+    dms = limit if direct is None else min(direct, limit)
+    if dms > 0:
+        kinds.append((outbox.c.action == DIRECT, dms))
+    for kind, most in kinds:
+        for weight in (true(), false()):
+            room = min(most, limit - len(heads))
+            if room <= 0:
+                break
+            got = await _heads(conn, platform, kind, outbox.c.significant == weight, now, room)
+            heads += got
+            most -= len(got)
     if not heads:
         return []
     # Behind each head, nobody else can claim: take the due ones, up to the first that waits.
@@ -88,6 +92,40 @@ async def claimable(
     for followers in behind.values():
         out += followers
     return sorted(out, key=lambda d: d.id)
+
+
+async def _heads(
+    conn: AsyncConnection,
+    platform: Platform,
+    kind: ColumnElement[bool],
+    weight: ColumnElement[bool],
+    now: datetime,
+    limit: int,
+) -> list[Delivery]:
+    """Up to ``limit`` channels' heads of one kind and weight, due now, oldest first."""
+    earlier = outbox.alias("earlier")
+    earlier_open = exists().where(
+        earlier.c.platform == outbox.c.platform,
+        earlier.c.workspace == outbox.c.workspace,
+        earlier.c.channel == outbox.c.channel,
+        earlier.c.id < outbox.c.id,
+        earlier.c.status.in_([str(s) for s in OPEN]),
+    )
+    rows = await conn.execute(
+        select(outbox)
+        .where(
+            outbox.c.platform == str(platform),
+            outbox.c.status == PENDING,
+            kind,
+            weight,
+            outbox.c.next_attempt_at <= now,
+            ~earlier_open,
+        )
+        .order_by(outbox.c.id)
+        .limit(limit)
+        .with_for_update(skip_locked=True, of=outbox)
+    )
+    return [_delivery(row) for row in rows]
 
 
 async def renew(conn: AsyncConnection, instance: str, *, until: datetime) -> int:

@@ -3,7 +3,7 @@ cancelled. Each change applies only to a delivery in the status it expects."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from bot.errors import StoreError
 from bot.store.outbox.queue import OPEN, DeliveryAction, DeliveryStatus, get
 from bot.store.schema import follows, outbox, subscriptions
+from bot.store.sight import seen
 
 
 async def mark_sending(
@@ -61,16 +62,28 @@ async def mark_attempt(
     time: from then on an earlier copy may exist. With ``by``, only while the claim is still
     that instance's (one that expired may have been taken over: then it must not go out).
     """
-    mine = and_(outbox.c.id == delivery_id, outbox.c.status == str(DeliveryStatus.SENDING))
+    return delivery_id in await mark_attempts(conn, [delivery_id], at=at, by=by)
+
+
+async def mark_attempts(
+    conn: AsyncConnection, ids: Sequence[int], *, at: datetime, by: str | None = None
+) -> set[int]:
+    """:func:`mark_attempt` for several deliveries in two statements; those that may go out."""
+    if not ids:
+        return set()
+    mine = and_(outbox.c.id.in_(list(ids)), outbox.c.status == str(DeliveryStatus.SENDING))
     if by is not None:
         mine = and_(mine, outbox.c.claimed_by == by)
     await conn.execute(
         update(outbox).where(mine, _orphaned()).values(status=str(DeliveryStatus.CANCELLED))
     )
-    result = await conn.execute(
-        update(outbox).where(mine).values(sending_at=func.coalesce(outbox.c.sending_at, at))
+    rows = await conn.execute(
+        update(outbox)
+        .where(mine)
+        .values(sending_at=func.coalesce(outbox.c.sending_at, at))
+        .returning(outbox.c.id)
     )
-    return result.rowcount == 1
+    return {int(r.id) for r in rows}
 
 
 async def unmark_attempt(conn: AsyncConnection, delivery_id: int, *, by: str | None = None) -> bool:
@@ -90,12 +103,13 @@ def _direct() -> ColumnElement[bool]:
 
 def _orphaned() -> ColumnElement[bool]:
     """The delivery belongs to a subscription that is gone or disabled, or to a follow that is
-    gone (a ``DIRECT`` delivery's ``subscription_id`` is its follow's)."""
+    gone or whose place no longer sees its count (a ``DIRECT`` delivery's ``subscription_id``
+    is its follow's; ``bot.store.sight``)."""
     direct = _direct()
     live = exists().where(
         subscriptions.c.id == outbox.c.subscription_id, subscriptions.c.enabled.is_(True)
     )
-    followed = exists().where(follows.c.id == outbox.c.subscription_id)
+    followed = exists().where(follows.c.id == outbox.c.subscription_id, seen())
     return and_(
         outbox.c.subscription_id.is_not(None),
         or_(and_(~direct, ~live), and_(direct, ~followed)),
@@ -138,15 +152,38 @@ async def mark_sent(
 ) -> None:
     """Record that the delivery reached the platform (as message ``platform_message_id``); also
     for one CANCELLED while its request was on its way."""
-    await _finish_open(
-        conn,
-        delivery_id,
-        "mark it sent",
-        also=DeliveryStatus.CANCELLED,
-        status=str(DeliveryStatus.SENT),
-        sent_at=at,
-        platform_message_id=platform_message_id,
+    failed = await mark_sent_many(conn, {delivery_id: platform_message_id}, at=at)
+    if delivery_id in failed:
+        raise failed[delivery_id]
+
+
+async def mark_sent_many(
+    conn: AsyncConnection, sent: Mapping[int, str | None], *, at: datetime
+) -> dict[int, StoreError]:
+    """:func:`mark_sent` for several deliveries (by id, their message ids) in one statement;
+    the :class:`StoreError` of each that could not be (missing or finished), the others
+    recorded all the same."""
+    if not sent:
+        return {}
+    open_ = [str(s) for s in (*OPEN, DeliveryStatus.CANCELLED)]
+    ids = {i: m for i, m in sent.items() if m is not None}
+    message_id = case(ids, value=outbox.c.id, else_=None) if ids else None
+    rows = await conn.execute(
+        update(outbox)
+        .where(outbox.c.id.in_(list(sent)), outbox.c.status.in_(open_))
+        .values(status=str(DeliveryStatus.SENT), sent_at=at, platform_message_id=message_id)
+        .returning(outbox.c.id)
     )
+    done = {int(r.id) for r in rows}
+    failed: dict[int, StoreError] = {}
+    for i in sent:
+        if i not in done:
+            found = await get(conn, i)
+            why = (
+                f"delivery {i} is already {found.status}" if found else f"there is no delivery {i}"
+            )
+            failed[i] = StoreError(f"cannot mark it sent: {why}")
+    return failed
 
 
 async def mark_retry(

@@ -1,0 +1,28 @@
+"""Whether a follow's place still sees its count, at the moment a message is sent: the store's
+form of ``bot.commands.authority.can_see`` for a follow (``bot.domain.follow``).
+
+A follow is made where its count could be seen, and following confers nothing elsewhere: when
+the count is no longer seen there (a count of another server, workspace or chat made private
+again, or archived), the person gets none of its messages, neither queued from then on
+(``bot.store.follows.recipients``) nor already queued (cancelled when claimed or about to go:
+``bot.store.outbox``). Seen again (made public again), they get its messages again. The
+operator's private counts are seen where the operator lists, or by its admins, which the store
+does not know: a follow of one is kept as made.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import ColumnElement, and_, exists, or_
+
+from bot.domain.model import OPERATOR
+from bot.store.schema import counts, follows
+
+
+def seen() -> ColumnElement[bool]:
+    """True where the follow (a row of ``follows`` in the statement) still sees its count."""
+    c = counts.c
+    tenant = follows.c.platform + ":" + follows.c.workspace
+    return exists().where(
+        c.id == follows.c.count_id,
+        or_(c.owner == tenant, and_(c.archived.is_(False), or_(c.public, c.owner == OPERATOR))),
+    )

@@ -1,0 +1,47 @@
+"""Group commit (``bot.store.group_commit``): what many tasks ask for at once is one transaction,
+each caller answered with its own result once it committed; an item the store refuses fails
+alone."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from bot.errors import StoreError
+from bot.store import Database
+from bot.store.group_commit import GroupCommit
+
+
+async def written(db: Database) -> list[int]:
+    async with db.connect() as conn:
+        return [int(r[0]) for r in await conn.execute(text("SELECT n FROM t ORDER BY n"))]
+
+
+async def test_many_at_once_are_one_transaction_and_a_refused_one_fails_alone(
+    db: Database,
+) -> None:
+    async with db.begin() as conn:
+        await conn.execute(text("CREATE TABLE t (n INTEGER NOT NULL CHECK (n <> 13))"))
+
+    async def write(conn: AsyncConnection, items: list[int]) -> list[int | Exception]:
+        for n in items:
+            await conn.execute(text("INSERT INTO t (n) VALUES (:n)"), {"n": n})
+        return [n * 10 for n in items]
+
+    group = GroupCommit[int, int](db, write)
+    assert await asyncio.gather(*(group(n) for n in range(5))) == [0, 10, 20, 30, 40]
+    assert group.transactions == 1
+    assert await written(db) == [0, 1, 2, 3, 4]
+
+    got = await asyncio.gather(*(group(n) for n in (11, 12, 13, 14)), return_exceptions=True)
+    assert got[:2] == [110, 120]
+    assert isinstance(got[2], StoreError)
+    assert got[3] == 140
+    assert group.transactions == 1 + 3  # the failed one, then each alone
+    assert await written(db) == [0, 1, 2, 3, 4, 11, 12, 14]
+
+    with pytest.raises(StoreError):
+        await group(13)  # alone: fails as it would have
