@@ -52,7 +52,13 @@ class GroupCommit(Generic[K, R]):
     async def _write_all(self) -> None:
         while self._waiting:
             batch, self._waiting = self._waiting, []
-            results = await self._write([item for item, _ in batch])
+            try:
+                results = await self._write([item for item, _ in batch])
+            except BaseException:  # the writer cancelled: no caller may wait for ever
+                for _, done in batch + self._waiting:
+                    done.cancel()
+                self._waiting = []
+                raise
             for (_, done), result in zip(batch, results, strict=True):
                 if done.done():  # its caller was cancelled (shutting down)
                     continue

@@ -45,3 +45,24 @@ async def test_many_at_once_are_one_transaction_and_a_refused_one_fails_alone(
 
     with pytest.raises(StoreError):
         await group(13)  # alone: fails as it would have
+
+
+async def test_a_writer_cancelled_mid_transaction_leaves_no_caller_waiting(db: Database) -> None:
+    started = asyncio.Event()
+    release = asyncio.Event()
+
+    async def write(conn: AsyncConnection, items: list[int]) -> list[int]:
+        started.set()
+        await release.wait()
+        return items
+
+    group: GroupCommit[int, int] = GroupCommit(db, write)
+    first = asyncio.create_task(group(1))
+    await started.wait()
+    second = asyncio.create_task(group(2))  # waits for the next transaction
+    await asyncio.sleep(0)
+    assert group._writer is not None
+    group._writer.cancel()
+    await asyncio.gather(first, second, return_exceptions=True)  # hung here before (timeout)
+    assert first.cancelled()
+    assert second.cancelled()
