@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import compileall
 import os
+import signal
+import sys
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -18,6 +20,7 @@ from sqlalchemy.pool import NullPool
 from bot.charts.process import CHARTS
 from bot.store import Database
 from bot.store.engine import quote_identifier
+from tests import hangs
 from tests.store_template import StoreTemplates
 
 PG_URL = os.environ.get("TALLYBOT_PG_URL", "postgresql+asyncpg://postgres@127.0.0.1:5432/test")
@@ -38,6 +41,25 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if SLOW_FIXTURES.intersection(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_timeout_set_timer(item: pytest.Item, settings: object) -> Iterator[object]:
+    """When pytest-timeout's alarm goes off, write what the test was waiting for first (every
+    asyncio task with its stack, every thread's: ``tests.hangs``) into its captured stderr,
+    shown with the failure; then pytest-timeout's handler fails the test as before."""
+    result = yield
+    timed_out = signal.getsignal(signal.SIGALRM)
+    if callable(timed_out):  # the signal method (the thread method os._exit()s: no loop to read)
+
+        def dump_then_fail(signum: int, frame: object) -> None:
+            sys.stderr.write(f"\n===== {item.nodeid} timed out: what it waited for =====\n")
+            sys.stderr.write(hangs.report())
+            sys.stderr.flush()
+            timed_out(signum, frame)
+
+        signal.signal(signal.SIGALRM, dump_then_fail)
+    return result
 
 
 ROOT = Path(__file__).resolve().parents[1]

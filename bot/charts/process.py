@@ -208,8 +208,9 @@ class ChartProcess:
     async def _draw(self, render: Render, count: Count, history: Sequence[Tally]) -> bytes:
         child = await self._started(count)
         asking = asyncio.ensure_future(asyncio.to_thread(child.ask, render, count, history))
-        try:
-            answer = await asyncio.wait_for(asyncio.shield(asking), self.timeout_s)
+        try:  # not asyncio.wait_for: on 3.11 it can swallow a cancellation (gh-86296)
+            async with asyncio.timeout(self.timeout_s):
+                answer = await asyncio.shield(asking)
         except TimeoutError:
             await self._drop(child, kill=True, asking=asking)
             raise ChartError(
@@ -240,7 +241,8 @@ class ChartProcess:
         child = _Child()
         self._starting = child.proc
         try:
-            await asyncio.wait_for(asyncio.shield(asyncio.to_thread(child.read)), self.start_s)
+            async with asyncio.timeout(self.start_s):
+                await asyncio.shield(asyncio.to_thread(child.read))
         except TimeoutError:
             await self._drop(child, kill=True)
             raise ChartError(

@@ -346,8 +346,7 @@ class Dispatcher:
             wake.clear()
             if self.shared and not await self._may_send(platform):
                 # Nothing to send, or another instance sends this platform's: stand by.
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(wake.wait(), timeout=RESCAN_S)
+                await woken(wake, RESCAN_S)
                 continue
             handled = await self.drain(platform)
             busy = busy or handled > 0
@@ -359,8 +358,7 @@ class Dispatcher:
             if busy:  # a fan-out ended: the memory it used goes back to the system
                 give_back()
                 busy = False
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(wake.wait(), timeout=wait)
+            await woken(wake, wait)
 
     async def _may_send(self, platform: Platform) -> bool:
         """Whether this instance holds the platform's sending lease, or took it now because
@@ -455,9 +453,7 @@ class Dispatcher:
                         break
                     # Until a channel is done or turns slow, new work is queued, or a while passed
                     # (a retry may have come due, a request may have stopped answering).
-                    wait = CLAIM_EVERY_S if direct else RESCAN_S
-                    with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(wake.wait(), timeout=wait)
+                    await woken(wake, CLAIM_EVERY_S if direct else RESCAN_S)
         except ExceptionGroup as group_error:  # the store failed: say so, unwrapped
             if len(group_error.exceptions) == 1:
                 raise group_error.exceptions[0] from None
@@ -517,3 +513,15 @@ class Dispatcher:
                     async with self.db.begin() as conn:
                         await outbox.release(conn, rest)
                 return
+
+
+async def woken(wake: asyncio.Event, within: float | None) -> None:
+    """Until ``wake`` is set or ``within`` seconds have passed (None: until it is set).
+
+    Not ``asyncio.wait_for``: on Python 3.11 it swallows a cancellation that comes in the turn
+    of the loop ``wake`` is set in (CPython gh-86296); the worker loop, told to stop as a
+    channel's task ended, went on, and once idle waited for ever, and the app's close with it.
+    """
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(within):
+            await wake.wait()
