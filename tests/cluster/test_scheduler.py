@@ -4,6 +4,7 @@ a busy store) makes it poll again as soon as that one ends; never two at once.""
 from __future__ import annotations
 
 import asyncio
+import time
 
 from bot.ingest.scheduler import Scheduler
 
@@ -42,3 +43,22 @@ async def test_a_turn_during_a_slow_poll_polls_again_right_after_it() -> None:
     assert started == [0, 1, 2]
     await scheduler.stop()  # the poll under way is cancelled and waited for
     assert running == 1  # cancelled inside it, never finished
+
+
+async def test_the_first_turns_are_counted_from_the_start_not_from_when_they_were_added() -> None:
+    """The app spreads the first polls over the first interval (``first_in``) while it opens
+    its sources: a slow start must not bunch them all at the start."""
+    scheduler = Scheduler()
+    polled: list[str] = []
+
+    async def poll(name: str) -> None:
+        polled.append(name)
+
+    scheduler.add("now", 15, lambda: poll("now"))
+    scheduler.add("later", 15, lambda: poll("later"), first_in=0.2)
+    time.sleep(0.3)  # the app opening a thousand sources, the loop blocked meanwhile
+    scheduler.start()
+    for _ in range(20):
+        await asyncio.sleep(0)
+    assert polled == ["now"]
+    await scheduler.stop()
