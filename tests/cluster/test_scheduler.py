@@ -45,6 +45,11 @@ async def test_a_turn_during_a_slow_poll_polls_again_right_after_it() -> None:
     assert running == 1  # cancelled inside it, never finished
 
 
+def opening_sources(seconds: float) -> None:
+    """The app opening a thousand sources before it starts the scheduler: the loop blocked."""
+    time.sleep(seconds)
+
+
 async def test_the_first_turns_are_counted_from_the_start_not_from_when_they_were_added() -> None:
     """The app spreads the first polls over the first interval (``first_in``) while it opens
     its sources: a slow start must not bunch them all at the start."""
@@ -56,7 +61,7 @@ async def test_the_first_turns_are_counted_from_the_start_not_from_when_they_wer
 
     scheduler.add("now", 15, lambda: poll("now"))
     scheduler.add("later", 15, lambda: poll("later"), first_in=0.2)
-    time.sleep(0.3)  # the app opening a thousand sources, the loop blocked meanwhile
+    opening_sources(0.3)
     scheduler.start()
     for _ in range(20):
         await asyncio.sleep(0)
