@@ -317,10 +317,10 @@ async def test_a_turn_that_comes_while_its_lease_is_being_taken_waits_for_that_b
 
     turn_a = leases_of.guard("a", 15, partial(poll, "a"))
     turn_b = leases_of.guard("b", 15, partial(poll, "b"))
-    first = asyncio.create_task(turn_a())
+    first = asyncio.ensure_future(turn_a())
     for _ in range(5):
         await asyncio.sleep(0)  # the batch of "a" and "b" waits for the store
-    second = asyncio.create_task(turn_b())
+    second = asyncio.ensure_future(turn_b())
     for _ in range(5):
         await asyncio.sleep(0)
     gate.set()
