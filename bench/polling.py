@@ -14,13 +14,17 @@ Printed per run: the machine's load average; the first polls' spread (first poll
 from the earliest); skipped polls at the start (the first ``--warmup`` seconds) and in the
 steady window (a gap between two polls of a feed longer than the interval plus ``--slack``
 counts ``round(gap / interval) - 1`` skipped turns; a feed first polled later than the interval
-plus slack after the earliest is one more) and APScheduler's "maximum number of running
-instances reached" warnings in the logs; polls a second answered by the feed server (304s and
+plus slack after the earliest is one more); polls a second answered by the feed server (304s and
 200s); for each instance its CPU as a percentage of one core over the steady window and over
 the start (``/proc/PID/stat`` utime + stime), RSS now and at its peak, polls a second, and the
-counts its ``/healthz`` says it holds; with several instances, polls of one feed by two
-instances less than half an interval apart (0: each count polled by one instance at a time);
-and, once the feeds stop changing, counts whose latest stored tally is not the feed's (0).
+counts its ``/healthz`` says it holds; CPU-seconds per 1,000 polls in the window (all instances
+together: less sensitive to the machine's load than a share of a core) and the database's
+transactions and rows written per 1,000 polls (``pg_stat_database``); with several
+instances, polls of one feed by two instances less than half an interval apart (0: each count
+polled by one instance at a time); and, once the feeds stop changing, counts whose latest
+stored tally is not the feed's (0).
+``--profile FILE``: the instance runs under ``bench.profiled``, profiled over the steady window
+only (``python -m pstats FILE``).
 """
 
 from __future__ import annotations
@@ -62,8 +66,6 @@ from tests.cluster.fleet import (
 from tests.conftest import PG_URL
 from tests.delivery.crash_run import fresh_postgres, toml_value
 
-SKIPPED = "maximum number of running instances reached"
-MISSED = "was missed by"
 TICK = os.sysconf("SC_CLK_TCK")
 
 
@@ -251,15 +253,11 @@ async def run(args: argparse.Namespace, n: int) -> list[str]:
                 watch.cancel()
                 lagging.cancel()
                 await stop_all(fleet)
-            warned = sum(i.log.read_text().count(SKIPPED) for i in fleet.instances)
-            missed = sum(i.log.read_text().count(MISSED) for i in fleet.instances)
             if args.logs is not None:
                 for i in fleet.instances:
                     shutil.copy(i.log, Path(args.logs) / f"{n}-{i.name}.log")
         out += figures(args, feeds, fleet.instances, began, first, (w0, w1), (cpu0, cpu1), rss)
         out.append(per_poll(feeds, (w0, w1), (cpu0, cpu1), (store0, store1)))
-        warnings = f"APScheduler 'maximum number ...' warnings: {warned}, 'was missed by': {missed}"
-        out.insert(-len(fleet.instances) - 4, warnings)
         if args.dump is not None:
             times = [[(t - first, name) for t, name in feeds.named(f)] for f in feeds.polls]
             dump(args.dump, {"window": [w0 - first, w1 - first], "polls": times})
