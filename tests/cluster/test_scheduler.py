@@ -67,3 +67,49 @@ async def test_the_first_turns_are_counted_from_the_start_not_from_when_they_wer
         await asyncio.sleep(0)
     assert polled == ["now"]
     await scheduler.stop()
+
+
+async def test_counts_whose_turns_fall_in_one_slot_share_one_apscheduler_job() -> None:
+    """1,000 counts at 2 s are 20 jobs of 50, not 1,000 jobs (APScheduler's machinery costs
+    about 200 us a job run); a slot's job goes when its last count does."""
+    scheduler = Scheduler()
+
+    async def poll() -> None:
+        return None
+
+    for i in range(1000):
+        scheduler.add(f"c{i}", 2, poll, first_in=i * 2 / 1000)
+    scheduler.add("slow", 15, poll)
+    scheduler.start()
+    slots = scheduler.slots()
+    assert len(slots) == 21
+    assert sorted(slots.values()) == [1] + [50] * 20
+    assert len(scheduler.jobs()) == 1001
+    scheduler.pause("slow")
+    assert scheduler.is_paused("slow")
+    assert len(scheduler.slots()) == 20
+    for i in range(50):
+        scheduler.remove(f"c{i}")
+    assert len(scheduler.slots()) == 19
+    await scheduler.stop()
+
+
+async def test_a_count_that_joins_a_slot_after_its_run_takes_its_first_turn_now() -> None:
+    """Its slot's job runs next an interval later: the count's first turn must not wait for
+    it."""
+    scheduler = Scheduler(slot_s=5)  # wide: both turns fall in the first slot however slow
+    polled: list[str] = []
+    turns = {"first": asyncio.Event(), "second": asyncio.Event()}
+
+    async def poll(name: str) -> None:
+        polled.append(name)
+        turns[name].set()
+
+    scheduler.add("first", 15, lambda: poll("first"))
+    scheduler.start()
+    await asyncio.wait_for(turns["first"].wait(), timeout=2)
+    scheduler.add("second", 15, lambda: poll("second"))
+    await asyncio.wait_for(turns["second"].wait(), timeout=2)
+    assert polled == ["first", "second"]
+    assert list(scheduler.slots().values()) == [2]
+    await scheduler.stop()
