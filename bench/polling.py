@@ -14,13 +14,17 @@ Printed per run: the machine's load average; the first polls' spread (first poll
 from the earliest); skipped polls at the start (the first ``--warmup`` seconds) and in the
 steady window (a gap between two polls of a feed longer than the interval plus ``--slack``
 counts ``round(gap / interval) - 1`` skipped turns; a feed first polled later than the interval
-plus slack after the earliest is one more) and APScheduler's "maximum number of running
-instances reached" warnings in the logs; polls a second answered by the feed server (304s and
+plus slack after the earliest is one more); polls a second answered by the feed server (304s and
 200s); for each instance its CPU as a percentage of one core over the steady window and over
 the start (``/proc/PID/stat`` utime + stime), RSS now and at its peak, polls a second, and the
-counts its ``/healthz`` says it holds; with several instances, polls of one feed by two
-instances less than half an interval apart (0: each count polled by one instance at a time);
-and, once the feeds stop changing, counts whose latest stored tally is not the feed's (0).
+counts its ``/healthz`` says it holds; CPU-seconds per 1,000 polls in the window (all instances
+together: less sensitive to the machine's load than a share of a core) and the database's
+transactions and rows written per 1,000 polls (``pg_stat_database``); with several
+instances, polls of one feed by two instances less than half an interval apart (0: each count
+polled by one instance at a time); and, once the feeds stop changing, counts whose latest
+stored tally is not the feed's (0).
+``--profile FILE``: the instance runs under ``bench.profiled``, profiled over the steady window
+only (``python -m pstats FILE``).
 """
 
 from __future__ import annotations
@@ -34,6 +38,8 @@ import logging
 import os
 import random
 import shutil
+import signal
+import sys
 import tempfile
 import time
 from collections import Counter
@@ -42,15 +48,24 @@ from pathlib import Path
 
 import aiohttp
 from aiohttp import web
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import create_async_engine
+from sqlalchemy.pool import NullPool
 
 from bot.store import Database
 from bot.store import tallies as tally_rows
-from tests.cluster.fleet import Instance, config_lines, fakes, make_fleet, start, stop_all
+from tests.cluster.fleet import (
+    PYTHON_M,
+    Instance,
+    config_lines,
+    fakes,
+    make_fleet,
+    start,
+    stop_all,
+)
 from tests.conftest import PG_URL
 from tests.delivery.crash_run import fresh_postgres, toml_value
 
-SKIPPED = "maximum number of running instances reached"
-MISSED = "was missed by"
 TICK = os.sysconf("SC_CLK_TCK")
 
 
@@ -207,17 +222,25 @@ async def run(args: argparse.Namespace, n: int) -> list[str]:
             probes: dict[str, list[tuple[float, float]]] = {}
             lagging = asyncio.create_task(lag(probes, fleet.instances))
             began = time.monotonic()
+            command = PYTHON_M
+            if args.profile is not None:
+                os.environ["TALLYBOT_BENCH_PROFILE"] = args.profile  # run in this folder
+                command = (sys.executable, "-m", "bench.profiled")
             try:
-                await start(fleet, config, Path(tmp), n, limit=300)
+                await start(fleet, config, Path(tmp), n, limit=300, command=command)
                 ready = time.monotonic() - began
                 polled = [f[0][0] for f in feeds.polls if f]
                 first = min(polled) if polled else time.monotonic()
                 w0 = max(time.monotonic(), first + args.warmup)
                 await asyncio.sleep(w0 - time.monotonic())
                 cpu0 = {i.name: cpu_seconds(i) for i in fleet.instances}
+                signal_all(fleet.instances, signal.SIGUSR1, args.profile)
+                store0 = await store_work(args.postgres, url)
                 await asyncio.sleep(args.window)
                 w1 = time.monotonic()
                 cpu1 = {i.name: cpu_seconds(i) for i in fleet.instances}
+                signal_all(fleet.instances, signal.SIGUSR2, args.profile)
+                store1 = await store_work(args.postgres, url)
                 rss = {i.name: (i.rss_now(), i.rss()) for i in fleet.instances}
                 async with aiohttp.ClientSession() as http:
                     held = {i.name: (await i.healthz(http))["instance"] for i in fleet.instances}
@@ -230,14 +253,11 @@ async def run(args: argparse.Namespace, n: int) -> list[str]:
                 watch.cancel()
                 lagging.cancel()
                 await stop_all(fleet)
-            warned = sum(i.log.read_text().count(SKIPPED) for i in fleet.instances)
-            missed = sum(i.log.read_text().count(MISSED) for i in fleet.instances)
             if args.logs is not None:
                 for i in fleet.instances:
                     shutil.copy(i.log, Path(args.logs) / f"{n}-{i.name}.log")
         out += figures(args, feeds, fleet.instances, began, first, (w0, w1), (cpu0, cpu1), rss)
-        warnings = f"APScheduler 'maximum number ...' warnings: {warned}, 'was missed by': {missed}"
-        out.insert(-len(fleet.instances) - 4, warnings)
+        out.append(per_poll(feeds, (w0, w1), (cpu0, cpu1), (store0, store1)))
         if args.dump is not None:
             times = [[(t - first, name) for t, name in feeds.named(f)] for f in feeds.polls]
             dump(args.dump, {"window": [w0 - first, w1 - first], "polls": times})
@@ -257,6 +277,56 @@ async def run(args: argparse.Namespace, n: int) -> list[str]:
         out.append(f"counts held in all (/healthz; more than --counts: some twice): {held_in_all}")
         out.append(f"counts whose latest stored tally is not the feed's: {stale}")
     return out
+
+
+def signal_all(instances: list[Instance], signum: int, profile: str | None) -> None:
+    """With ``--profile``: start (SIGUSR1) or stop and write (SIGUSR2) the instances'
+    profiles (``bench.profiled``)."""
+    if profile is not None:
+        for i in instances:
+            i.proc.send_signal(signum)
+
+
+async def store_work(server: str, url: str) -> tuple[int, int]:
+    """The run's database's transactions and rows written so far (``pg_stat_database``, read
+    from the server's own database: each backend reports its figures within a second or so of
+    a transaction's end, so the window is read a second late at both ends)."""
+    await asyncio.sleep(1.1)
+    engine = create_async_engine(server, poolclass=NullPool)
+    try:
+        async with engine.connect() as conn:
+            row = (
+                await conn.execute(
+                    text(
+                        "SELECT xact_commit + xact_rollback, "
+                        "tup_inserted + tup_updated + tup_deleted "
+                        "FROM pg_stat_database WHERE datname = :name"
+                    ),
+                    {"name": url.rsplit("/", 1)[1]},
+                )
+            ).one()
+    finally:
+        await engine.dispose()
+    return int(row[0]), int(row[1])
+
+
+def per_poll(
+    feeds: Feeds,
+    window: tuple[float, float],
+    cpu: tuple[dict[str, float], dict[str, float]],
+    store: tuple[tuple[int, int], tuple[int, int]],
+) -> str:
+    """CPU-seconds per 1,000 polls (all instances together, less sensitive to the machine's
+    load than a share of a core) and the store's transactions and rows written per poll."""
+    w0, w1 = window
+    polls = sum(1 for f in feeds.polls for t, _ in f if w0 <= t < w1) or 1
+    cpu_s = sum(cpu[1].values()) - sum(cpu[0].values())
+    xacts, rows = (b - a for a, b in zip(store[0], store[1], strict=True))
+    return (
+        f"per 1,000 polls in the window: {1000 * cpu_s / polls:.2f} CPU-seconds, "
+        f"{1000 * xacts / polls:.0f} store transactions, {1000 * rows / polls:.0f} rows written "
+        f"({polls:,} polls)"
+    )
 
 
 def dump(path: str, data: object) -> None:
@@ -332,6 +402,11 @@ async def main() -> None:
     parser.add_argument("--postgres", default=PG_URL)
     parser.add_argument("--dump", default=None, help="a file for every poll's time (JSON)")
     parser.add_argument("--logs", default=None, help="a folder to keep the instances' logs in")
+    parser.add_argument(
+        "--profile",
+        default=None,
+        help="a file for the steady window's cProfile statistics (bench.profiled; one instance)",
+    )
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
     for n in args.instances:

@@ -11,7 +11,9 @@ counts, never a store write per poll:
 * a count whose lease it does not hold (not yet, or another instance's) waits for the next
   batch, which tries to take it, and is polled if that succeeds. The first such turn after a
   while (the instance's first polls, a count new to it) has the batch made at once, with every
-  count not yet tried in it: at start the instance tries for all its counts in one statement.
+  count not yet tried in it: at start the instance tries for all its counts in one statement,
+  and a count whose turn comes while that batch is under way polls as soon as it ends (the
+  first polls are spread over the interval: they do not wait a batch more).
 
 A lease lasts the count's interval plus :data:`LEASE_SLACK_S` from its last renewal, so a
 holder that stops renewing (it died) loses it that long after its last poll, and the next
@@ -82,6 +84,9 @@ class PollLeases:
         self._hurry = asyncio.Event()
         self._next: asyncio.Future[None] | None = None
         """Done when the next batch is."""
+        self._taking: tuple[set[str], asyncio.Future[None]] | None = None
+        """The batch under way: the counts whose leases it takes, and done when it is (a turn
+        of one of them waits for it, not for the batch after)."""
         self._batches: asyncio.Task[None] | None = None
 
     def guard(self, count_id: str, interval: float, poll: Poll) -> Poll:
@@ -114,7 +119,10 @@ class PollLeases:
         if self.holds(count_id):
             self._start()
             return True
-        done = self._want(count_id, soon=count_id in self._untried)
+        if self._taking is not None and count_id in self._taking[0]:
+            done = self._taking[1]
+        else:
+            done = self._want(count_id, soon=count_id in self._untried)
         await asyncio.shield(done)
         return self.holds(count_id)
 
@@ -154,11 +162,14 @@ class PollLeases:
                 due |= self._untried
             self._untried -= due
             done, self._next = self._next, None
+            if done is None:
+                done = asyncio.get_running_loop().create_future()
+            self._taking = (due, done)
             try:
                 await self._take(due)
             finally:
-                if done is not None:
-                    done.set_result(None)
+                self._taking = None
+                done.set_result(None)
 
     async def _pause(self) -> None:
         """Until hurried, or ``renew_every`` has passed."""
@@ -209,6 +220,8 @@ class PollLeases:
             await asyncio.gather(self._batches, return_exceptions=True)
         if self._next is not None:
             self._next.set_result(None)
+        if self._taking is not None and not self._taking[1].done():
+            self._taking[1].set_result(None)
         held = [self.leases.get(c) or self._lease(c) for c in self.instance.counts]
         try:
             await self.holder.hand_back(held)

@@ -5,10 +5,15 @@ once."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 from functools import partial
 
+import pytest
+from sqlalchemy.ext.asyncio import AsyncConnection
+
 from bot.cluster import Instance
+from bot.cluster.lease import Holder, Lease
 from bot.cluster.polls import Poll, PollLeases
 from bot.domain.detect import NoChange
 from bot.domain.model import Tally
@@ -280,3 +285,47 @@ async def test_a_reading_made_as_the_lease_lapsed_is_dropped_not_rejected(
     assert other.counts == {"bessemer-2021"}
     await leases_one.release_all()
     await leases_other.release_all()
+
+
+async def test_a_turn_that_comes_while_its_lease_is_being_taken_waits_for_that_batch(
+    db: Database,
+) -> None:
+    """At start the first turn takes every count's lease in one batch; a count whose first turn
+    comes while that batch is under way polls when it ends, not a batch later (``renew_every``
+    on: the first polls, spread over the interval, bunched behind the second batch)."""
+    clock = FakeClock()
+    gate, never = asyncio.Event(), asyncio.Event()
+
+    async def between_batches(seconds: float) -> None:
+        await never.wait()  # no second batch
+
+    class Slow(Holder):
+        async def take(
+            self, wanted: Iterable[Lease], conn: AsyncConnection | None = None
+        ) -> set[str]:
+            await gate.wait()  # the store answers once the second turn has come
+            return await super().take(wanted, conn)
+
+    leases_of = PollLeases(db, clock, Instance("one"), sleep=between_batches)
+    if not leases_of.shared:
+        pytest.skip("one instance on SQLite: no lease")
+    leases_of.holder = Slow(db, "one", clock)
+    polled: list[str] = []
+
+    async def poll(name: str) -> None:
+        polled.append(name)
+
+    turn_a = leases_of.guard("a", 15, partial(poll, "a"))
+    turn_b = leases_of.guard("b", 15, partial(poll, "b"))
+    first = asyncio.ensure_future(turn_a())
+    for _ in range(5):
+        await asyncio.sleep(0)  # the batch of "a" and "b" waits for the store
+    second = asyncio.ensure_future(turn_b())
+    for _ in range(5):
+        await asyncio.sleep(0)
+    gate.set()
+    async with asyncio.timeout(10):
+        await asyncio.gather(first, second)
+    assert sorted(polled) == ["a", "b"]
+    never.set()
+    await leases_of.release_all()

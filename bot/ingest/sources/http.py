@@ -84,6 +84,13 @@ class Response:
     last_modified: str | None
 
 
+def _parsed(url: str) -> URL | str:
+    try:
+        return URL(url)
+    except (ValueError, TypeError):
+        return url
+
+
 def public_url(url: str) -> str:
     """``url`` fit for messages: no user info, query or fragment (they may hold tokens)."""
     try:
@@ -114,6 +121,10 @@ class HttpDocument(Closing):
         self._etag: str | None = None
         self._last_modified: str | None = None
         self._changes = ChangeFilter()
+        self._url: URL | str = _parsed(options.url)
+        """The address as yarl reads it, once (a thousand feeds' addresses overflow yarl's own
+        cache: each poll would read its address again); as given when it does not read, for
+        aiohttp to refuse at the first request as before."""
 
     async def aopen(self) -> None:
         """Open the session."""
@@ -193,9 +204,9 @@ class HttpDocument(Closing):
         self, headers: Mapping[str, str]
     ) -> AbstractAsyncContextManager[aiohttp.ClientResponse]:
         if self._guarded is not None:
-            return self._guarded.get(self.options.url, headers=headers)
+            return self._guarded.get(self._url, headers=headers)
         assert self._session is not None
-        return self._session.get(self.options.url, headers=headers)
+        return self._session.get(self._url, headers=headers)
 
     def _check_status(self, resp: aiohttp.ClientResponse, what: str) -> None:
         status = resp.status
