@@ -69,11 +69,13 @@ async def test_who_left_the_server_of_a_private_count_is_unfollowed_once(
         assert alice == dave  # anyone may follow a public count: nothing asked
         assert member_asks(world, ALICE) == member_asks(world, DAVE) == 0
         assert sorted(left) == sorted([str(ALICE), str(DAVE)])
-        assert unfollowed == [] and unfollows == []
+        assert unfollowed == []
+        assert unfollows == []
     else:
         assert alice == []
         assert left == [str(DAVE)]
-        assert len(unfollowed) == 1 and "no longer a member" in unfollowed[0], unfollowed
+        assert len(unfollowed) == 1, unfollowed
+        assert "no longer a member" in unfollowed[0]
         assert len(unfollows) == 1
         assert member_asks(world, ALICE) == 1  # the no is final: not asked again
         assert member_asks(world, DAVE) == 1  # the yes is kept for both messages
