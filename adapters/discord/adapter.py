@@ -38,6 +38,7 @@ from adapters.discord.commands import SlashCommands
 from adapters.discord.delivery import DISCORD_LIMITS, FAILURES, DiscordSender
 from adapters.discord.gateway import HEARTBEAT_INTERVAL_S, heartbeat_timeout
 from adapters.discord.lib import discord
+from adapters.discord.members import Members
 from adapters.discord.mentions import NO_MENTIONS
 from adapters.discord.retries import without_retries
 from adapters.discord.settings import TOKEN, DiscordSettings
@@ -93,6 +94,7 @@ class DiscordAdapter(DiscordSender):
         super().__init__(DISCORD_LIMITS.with_windows(settings.limits))
         self.config = settings
         self.context = context
+        self.members = Members(context.clock.monotonic)
         self.commands = SlashCommands(context, self.replies, settings.announcements)
         self.admins = DiscordAdmins(settings)
         self._token = context.secret(TOKEN)

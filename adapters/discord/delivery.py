@@ -36,6 +36,7 @@ import hashlib
 import io
 import logging
 import re
+import time
 from collections.abc import Collection
 from datetime import datetime, timedelta
 from typing import Any
@@ -51,6 +52,7 @@ from adapters.discord.announce import (
 )
 from adapters.discord.embeds import clip, message_embed, notice_content
 from adapters.discord.lib import discord
+from adapters.discord.members import Members
 from adapters.discord.mentions import NO_MENTIONS, role_ping
 from adapters.discord.places import POST_ROUTE
 from adapters.discord.ratelimits import GlobalWatch
@@ -196,6 +198,9 @@ class DiscordSender(DiscordAnnouncements):
         self.limits = limits
         self.publishes = limits.named()[PUBLISHES].window
         self._names: LRUCache[int, str] = LRUCache(NAMES_KEPT)
+        self.members = Members(time.monotonic)
+        """Who is still a member of a server (a DM of its private count); the adapter gives
+        it the context's clock."""
         self._threads = set()
         self.global_429s = GlobalWatch(GLOBAL)
         """Tells the dispatcher of global 429s (``http_trace`` of discord.py's client)."""
@@ -220,6 +225,8 @@ class DiscordSender(DiscordAnnouncements):
         message, so the message found shows it (or was sent without it, refused)."""
         if earlier is not None:
             return earlier.message_id
+        if channel.member is not None:  # a DM of the server's own private count: still in it?
+            await self.members.check(self._live(), channel, pace, self.translate, FAILURES)
         if channel.thread is not None:
             return await self.post_in_thread(channel, content, key, pace, attachment)
         target = self._target(channel)

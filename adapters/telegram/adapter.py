@@ -63,6 +63,7 @@ from bot.platform import (
 from bot.platform import Outgoing as Content
 
 from .commands import AdminCheck, TelegramCommands, channel_of, menu
+from .inbox import Members
 from .lifecycle import TelegramLifecycle, make_bot
 from .limits import TELEGRAM_LIMITS
 from .once import Ledger, MemoryLedger, StoreLedger, post_once
@@ -114,6 +115,8 @@ class TelegramAdapter(Adapter):
         secret = context.secrets.get(WEBHOOK_SECRET)
         self.bot = make_bot(context.secret(BOT_TOKEN).reveal(), settings, session=session)
         self.sender = TelegramSender(self.bot)
+        self.members = Members(self.bot, context.clock.monotonic)
+        """Who is still a member of a group (a DM of its private count)."""
         shared = context.sent_ledger(self.platform)
         self.ledger: Ledger = (
             MemoryLedger() if shared is None else StoreLedger(shared, settings.probe_window)
@@ -217,6 +220,8 @@ class TelegramAdapter(Adapter):
         if earlier is not None:  # never from find_posted; kept for the contract
             return earlier.message_id
         chat = chat_of(channel)
+        if channel.member is not None:  # a DM of the group's own private count: still in it?
+            await self.members.check(channel, pace)
         out = self._outgoing(content, attachment)
         try:
             posted = await post_once(

@@ -7,19 +7,35 @@ group therefore first asks Telegram with ``sendChatAction`` (it shows "typing...
 for a moment and posts nothing), paced as a reply; a person it cannot reach is told so, with the
 bot's link (``https://t.me/<username>``), and remembered as unreachable (``private``). A
 ``follow`` typed in the private chat itself needs no question.
+
+A private chat outlives the groups the person shared with the bot: a DM of a group's own count,
+not public, is sent only while the follower is still a member of that group
+(``ChannelRef.member``, named by ``bot.store.sight.members_only``): :class:`Members` asks
+Telegram (``getChatMember``, paced with the DM; a yes kept ``KEEP_S`` by the injected clock,
+so a fan-out asks once per member); "left" or "kicked" refuses the DM for good, and the courier
+unfollows them once, as one who blocked the bot (``bot.delivery.courier``).
 """
 
 from __future__ import annotations
 
-from aiogram import Bot
+from collections.abc import Callable
 
-from bot.platform import CommandError, Inbox, PermanentDeliveryError, Replies
+from aiogram import Bot
+from aiogram.types import ChatMemberRestricted
+from cachetools import LRUCache
+
+from bot.platform import ChannelRef, CommandError, Inbox, Pace, PermanentDeliveryError, Replies
 
 from .errors import FAILURES, translate
 from .limits import route
 from .private import PrivateReplies
 
 PROBE = "sendChatAction"
+MEMBER = "getChatMember"
+KEEP_S = 600.0
+"""How long a yes is believed (10 minutes)."""
+KEPT = 65_536
+GONE = ("left", "kicked")
 
 
 def link(bot_username: str) -> str:
@@ -70,3 +86,38 @@ class TelegramInbox(Inbox):
                 raise CommandError(f"you blocked the bot: unblock it ({start})") from exc
             raise CommandError(f"the bot cannot write to you yet: {start}") from exc
         return str(user_id)
+
+
+class Members:
+    """Whether a person is still a member of a group, its yeses kept per (group, person)."""
+
+    def __init__(self, bot: Bot, monotonic: Callable[[], float], keep_s: float = KEEP_S) -> None:
+        self.bot = bot
+        self.monotonic = monotonic
+        self.keep_s = keep_s
+        self._yes: LRUCache[tuple[str, str], float] = LRUCache(KEPT)
+
+    async def check(self, channel: ChannelRef, pace: Pace) -> None:
+        """Return when ``channel.member`` is a member of the group ``channel.workspace``; raise
+        :class:`PermanentDeliveryError` when Telegram says they left or were removed."""
+        member = channel.member
+        if member is None:
+            return
+        key = (channel.workspace, member)
+        until = self._yes.get(key)
+        if until is not None and self.monotonic() < until:
+            return
+        chat = int(channel.workspace)
+        async with pace(route(MEMBER, chat)):
+            try:
+                got = await self.bot.get_chat_member(chat, int(member))
+            except FAILURES as exc:
+                raise translate(exc, f"telegram chat {chat}") from exc
+        gone = isinstance(got, ChatMemberRestricted) and not got.is_member
+        if got.status in GONE or gone:
+            self._yes.pop(key, None)
+            raise PermanentDeliveryError(
+                f"{channel}: user {member} is no longer a member of chat {chat}, whose count "
+                f"it is ({got.status})"
+            )
+        self._yes[key] = self.monotonic() + self.keep_s

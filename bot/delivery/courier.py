@@ -63,6 +63,7 @@ from bot.store.audit import AuditEntry
 from bot.store.channel_moves import follow
 from bot.store.group_commit import GroupCommit
 from bot.store.outbox import Delivery, DeliveryAction, NewDelivery
+from bot.store.sight import members_only
 
 log = logging.getLogger("bot.delivery.worker")
 
@@ -249,7 +250,7 @@ class Courier:
                     )
             elif self.adapter.charts_apart:  # the chart follows as a step of its own
                 message_id = await self.adapter.post(
-                    d.channel, content, key=key_of(d), pace=pace, earlier=earlier
+                    await self._to(d), content, key=key_of(d), pace=pace, earlier=earlier
                 )
                 shown = earlier is not None and earlier.with_attachment
                 direct = d.action is DeliveryAction.DIRECT  # a DM goes without its chart
@@ -258,8 +259,9 @@ class Courier:
             else:
                 chart = await self.charts.for_delivery(d, content, where(d))
                 message_id = await self.adapter.post(
-                    d.channel, content, key=key_of(d), pace=pace, attachment=chart, earlier=earlier
-                )
+                    await self._to(d), content, key=key_of(d), pace=pace, attachment=chart,
+                    earlier=earlier,
+                )  # fmt: skip
             if then is None:  # a call or a final a publishing subscription posted: publish it
                 then = await self.publishing.step_after(d, content, message_id)
         except TransientDeliveryError as exc:
@@ -276,6 +278,17 @@ class Courier:
             return True
         await self._sent(d, message_id, then)
         return True
+
+    async def _to(self, d: Delivery) -> ChannelRef:
+        """Where ``d`` is posted: its channel; a follower's DM of a count not public, from a
+        follow made in the count's own place, names the person as ``member`` (the adapter
+        asks the platform whether they still are one, and refuses the post for good if not:
+        they are unfollowed, ``_give_up_direct``; ``bot.store.sight``)."""
+        if d.action is not DeliveryAction.DIRECT or d.subscription_id is None:
+            return d.channel
+        async with self.db.connect() as conn:
+            member = await members_only(conn, d.subscription_id)
+        return d.channel if member is None else replace(d.channel, member=member)
 
     async def _show_chart(
         self, d: Delivery, content: Outgoing, pace: DeliveryPace, earlier: Earlier | None
@@ -459,7 +472,8 @@ class Courier:
 
     async def _give_up_direct(self, d: Delivery, exc: DeliveryError, *, permanent: bool) -> None:
         """A direct message that cannot go out: the person blocked the bot, shares no server
-        with it any more, or was deactivated (permanent): they are unfollowed, once, with one
+        with it any more, was deactivated, or left the place whose private count it is
+        (``_to``) (permanent): they are unfollowed, once, with one
         log line and an audit entry (an action on their behalf); their other open messages are
         cancelled with the follow. Nobody else is told: following is the person's business."""
         async with self.db.begin() as conn:

@@ -209,6 +209,10 @@ class ChannelRef:
     workspace: str
     channel: str
     thread: str | None = None
+    member: str | None = None
+    """A direct message that may go only to a member of ``workspace`` (a follow of that
+    place's own count, not public: ``bot.store.sight.members_only``): the person's id, whom
+    the adapter asks the platform about first; never stored."""
 
     def __str__(self) -> str:
         where = f"{self.platform}:{self.workspace}/{self.channel}"

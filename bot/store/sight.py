@@ -8,11 +8,17 @@ again, or archived), the person gets none of its messages, neither queued from t
 ``bot.store.outbox``). Seen again (made public again), they get its messages again. The
 operator's private counts are seen where the operator lists, or by its admins, which the store
 does not know: a follow of one is kept as made.
+
+Seeing is also being there: a count of a server, workspace or chat that is not public goes by
+DM to a follower who made the follow in that place only while they are still one of its
+members (:func:`members_only` names them in ``ChannelRef.member``; the adapter asks the
+platform, and one who left is unfollowed as one who blocked the bot: ``bot.delivery.courier``).
 """
 
 from __future__ import annotations
 
-from sqlalchemy import ColumnElement, and_, exists, or_
+from sqlalchemy import ColumnElement, and_, exists, not_, or_, select
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot.domain.model import OPERATOR
 from bot.store.schema import counts, follows
@@ -26,3 +32,15 @@ def seen() -> ColumnElement[bool]:
         c.id == follows.c.count_id,
         or_(c.owner == tenant, and_(c.archived.is_(False), or_(c.public, c.owner == OPERATOR))),
     )
+
+
+async def members_only(conn: AsyncConnection, follow_id: int) -> str | None:
+    """The follower's id when the follow was made in its count's own place and the count is
+    not public (its DMs go only to a member of that place), else None."""
+    c = counts.c
+    tenant = follows.c.platform + ":" + follows.c.workspace
+    stmt = select(follows.c.user_id).where(
+        follows.c.id == follow_id,
+        exists().where(c.id == follows.c.count_id, c.owner == tenant, not_(c.public)),
+    )
+    return await conn.scalar(stmt)
