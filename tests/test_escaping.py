@@ -17,7 +17,7 @@ from hypothesis import given
 
 from adapters.console.adapter import ConsoleAdapter
 from adapters.discord import text as discord_text
-from adapters.slack import text as slack_text
+from adapters.slack import blocks as slack_text
 from bot.commands.request import Reply
 from bot.domain.message import Moment, Timed
 from bot.domain.render_text import show

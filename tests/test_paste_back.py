@@ -11,7 +11,7 @@ from collections.abc import Callable
 import pytest
 
 from adapters.discord.text import escape as discord_escape
-from adapters.slack.text import mrkdwn
+from adapters.slack.blocks import mrkdwn
 from adapters.telegram.render import Run, finish
 from bot.commands.args import Command
 from bot.commands.builtin import VERBS

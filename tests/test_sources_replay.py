@@ -11,7 +11,7 @@ import pytest
 
 from bot.domain.model import Choice, Count, DecisionRule, RuleKind, Tally, TallyState
 from bot.errors import ConfigError, PermanentSourceError, StoreError
-from bot.ingest.sources.record import Recorder
+from bot.ingest.recording import Recorder
 from bot.ingest.sources.replay import ReplaySource
 from bot.ingest.sources.timeline import TimelineEntry
 from bot.testing.clock import FakeClock

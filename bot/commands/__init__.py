@@ -12,5 +12,5 @@ limits per person and channel are :mod:`~bot.commands.throttle`; adapters answer
 whatever goes wrong, and wait for those in flight when leaving, with
 :mod:`~bot.commands.inflight`. The read-only answers (list, status, history, chart, deliveries)
 are :mod:`~bot.commands.reports`; manual figures are :mod:`~bot.commands.manual` (hints after a
-rejection in :mod:`~bot.commands.hints`).
+rejection in :mod:`~bot.commands.manual`).
 """

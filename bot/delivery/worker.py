@@ -31,6 +31,7 @@ import logging
 import random
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from bot.base.clock import Clock, Sleep
@@ -41,9 +42,7 @@ from bot.cluster.identity import new_instance_id
 from bot.cluster.lease import shared
 from bot.delivery.adapter import Adapter
 from bot.delivery.attempt import Progress, Stats, where
-from bot.delivery.coalesce import coalesce
 from bot.delivery.courier import ChannelCheck, Courier
-from bot.delivery.fanouts import Fanouts
 from bot.delivery.final_charts import CHART_TIMEOUT_S, FinalCharts
 from bot.delivery.pacing import Pacer
 from bot.delivery.shared import PlatformBudget
@@ -52,6 +51,100 @@ from bot.errors import StoreError
 from bot.ops.hooks import NO_HOOKS, Hooks
 from bot.store import Database, outbox
 from bot.store.outbox import Delivery, DeliveryAction
+
+# Fan-outs as the logs tell them: what became of the deliveries of one update on one platform
+# (sent, edited, given up, cancelled, superseded, retried, rate limited), and one info line per
+# fan-out once nothing of it is left to send (logger ``bot.delivery.worker.fanout``).
+
+summary = logging.getLogger("bot.delivery.worker.fanout")
+"""One line per finished fan-out (the per-delivery lines are debug)."""
+
+
+@dataclass
+class Fanout:
+    """What became of the deliveries of one update on one platform, for its summary line."""
+
+    started: float
+    outcomes: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+
+
+class Fanouts:
+    """The fan-outs under way, by platform, count and update."""
+
+    def __init__(self, db: Database, clock: Clock) -> None:
+        self.db = db
+        self.clock = clock
+        self._fanouts: dict[tuple[Platform, str, int | None], Fanout] = {}
+
+    def of(self, d: Delivery) -> Fanout | None:
+        """The fan-out ``d`` belongs to (None for an alert to admins: not part of one)."""
+        if d.action is DeliveryAction.ALERT:
+            return None
+        key = (d.channel.platform, d.count_id, d.tally_seq)
+        fanout = self._fanouts.get(key)
+        if fanout is None:
+            fanout = self._fanouts[key] = Fanout(self.clock.monotonic())
+        return fanout
+
+    def outcome(self, d: Delivery, what: str) -> None:
+        fanout = self.of(d)
+        if fanout is not None:
+            fanout.outcomes[what] += 1
+
+    async def summarise(self, platform: Platform) -> None:
+        """One info line for each fan-out on ``platform`` that has nothing left to send."""
+        if not any(k[0] == platform for k in self._fanouts):
+            return
+        async with self.db.connect() as conn:
+            still = await outbox.open_updates(conn, platform)
+        for key in [k for k in self._fanouts if k[0] == platform and k[1:] not in still]:
+            fanout = self._fanouts.pop(key)
+            _, count_id, seq = key
+            o = fanout.outcomes
+            took = self.clock.monotonic() - fanout.started
+            summary.info(
+                "fan-out of %s update #%s to %s done in %.1f s: %d sent, %d edited, %d gave up, "
+                "%d cancelled, %d superseded; %d retries, %d rate limited",
+                count_id, seq, platform, took, o["sent"], o["edited"], o["dead"],
+                o["cancelled"], o["superseded"], o["retried"], o["rate_limited"],
+                extra={"count": count_id, "platform": platform},
+            )  # fmt: skip
+
+
+# Which due deliveries are worth sending: a newer message for the same channel may cover them.
+
+POSTS = (DeliveryAction.POST, DeliveryAction.REPLY)
+"""New messages (in the channel, or in a subscription's thread): the latest routine one wins."""
+
+
+def coalesce(due: Sequence[Delivery]) -> tuple[list[Delivery], list[Delivery]]:
+    """Split due deliveries into those to send and those a newer one makes pointless.
+
+    A routine post is dropped when a newer post (routine or significant) for the same
+    subscription is also due: the newer one shows the latest state. A live-scoreboard edit is
+    dropped when a newer edit of the same scoreboard is due. Significant posts and admin
+    notices are never dropped, and a final tally is always significant.
+    """
+    newest_post: dict[int, int] = {}
+    newest_edit: dict[int, int] = {}
+    for d in due:
+        if d.subscription_id is None:
+            continue
+        if d.action in POSTS:
+            newest_post[d.subscription_id] = max(newest_post.get(d.subscription_id, 0), d.id)
+        elif d.action is DeliveryAction.EDIT_LIVE:
+            newest_edit[d.subscription_id] = max(newest_edit.get(d.subscription_id, 0), d.id)
+    send: list[Delivery] = []
+    drop: list[Delivery] = []
+    for d in due:
+        sub = d.subscription_id
+        stale = sub is not None and (
+            (d.action in POSTS and not d.significant and newest_post[sub] != d.id)
+            or (d.action is DeliveryAction.EDIT_LIVE and newest_edit[sub] != d.id)
+        )
+        (drop if stale else send).append(d)
+    return send, drop
+
 
 BATCH = 5000
 """Channels in hand at most, slow ones included."""

@@ -5,7 +5,7 @@ The contract is :class:`bot.ingest.sources.base.Source`;
 (:mod:`bot.ingest.sources.http_json`), ``http_csv`` (:mod:`bot.ingest.sources.http_csv`), ``file``
 (:mod:`bot.ingest.sources.file`), ``manual`` (:mod:`bot.ingest.sources.manual`) and ``replay``
 (:mod:`bot.ingest.sources.replay`, recorded with
-:mod:`bot.ingest.sources.record`). :mod:`bot.ingest.sources.health` tracks whether a source has gone
+:mod:`bot.ingest.recording`). :mod:`bot.ingest.sources.health` tracks whether a source has gone
 stale.
 """
 

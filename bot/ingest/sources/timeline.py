@@ -1,4 +1,4 @@
-"""The recorded-timeline format shared by :mod:`bot.ingest.sources.record` and
+"""The recorded-timeline format shared by :mod:`bot.ingest.recording` and
 :mod:`bot.ingest.sources.replay`: JSON Lines, one tally per line::
 
     {"at": 0, "votes": {"yes": 120, "no": 310}, "void": 3, "challenged": 40, "received": 3215, "state": "counting"}
