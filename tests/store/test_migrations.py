@@ -97,6 +97,15 @@ async def test_the_revisions_build_exactly_the_declared_schema(db: Database) -> 
         assert await conn.run_sync(differences) == []
 
 
+def test_the_latest_revision_read_from_the_file_names_is_alembics_head() -> None:
+    """An opening store at these revisions skips Alembic (``migrations.head_of``): they must be
+    the heads Alembic finds, for the core and each installed plug-in's branch."""
+    assert migrations.head_of(migrations.SCRIPTS / "versions") == migrations.latest()
+    for name, tables in installed().items():
+        head = migrations.scripts(name, tables).get_current_head()
+        assert migrations.head_of(tables.versions) == head
+
+
 async def test_the_core_and_every_plugins_branch_build_exactly_their_declared_tables(
     store_url: str, store_schema: str | None
 ) -> None:
