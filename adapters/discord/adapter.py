@@ -94,7 +94,7 @@ class DiscordAdapter(DiscordSender):
         super().__init__(DISCORD_LIMITS.with_windows(settings.limits))
         self.config = settings
         self.context = context
-        self.members = Members(context.clock.monotonic)
+        self.members = Members(lambda: context.clock.monotonic())
         self.commands = SlashCommands(context, self.replies, settings.announcements)
         self.admins = DiscordAdmins(settings)
         self._token = context.secret(TOKEN)

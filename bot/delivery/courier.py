@@ -168,6 +168,11 @@ class Courier:
         self.records = GroupCommit[tuple[int, str], None](db, self._write_records)
         """The messages sent, recorded together."""
 
+    async def aclose(self) -> None:
+        """Write the notes and records handed in before the store closes."""
+        await self.notes.aclose()
+        await self.records.aclose()
+
     def needs_check(self, d: Delivery) -> bool:
         """Whether an earlier attempt of ``d`` may have posted it, with nothing on the platform
         to drop a repeat: then its channel is read first."""

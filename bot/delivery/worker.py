@@ -301,6 +301,8 @@ class Dispatcher:
                     group.create_task(self._renew_claims(), name="renew claims")
         finally:
             self._running = False
+            for courier in self._couriers.values():  # what was sent is recorded before closing
+                await courier.aclose()
 
     async def _renew_claims(self) -> None:
         """Keep this instance's claims alive while it sends (a third of their life each time);

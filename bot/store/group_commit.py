@@ -49,6 +49,14 @@ class GroupCommit(Generic[K, R]):
             self._writer = asyncio.create_task(self._write_all(), name="group commit")
         return await done
 
+    async def aclose(self) -> None:
+        """Wait for the transaction being written and those queued behind it: what callers
+        handed in (a message sent, to be recorded) is written before the store closes, even when
+        they were cancelled meanwhile; a writer left running would hold a connection the
+        store's close cannot take back."""
+        if self._writer is not None:
+            await asyncio.gather(self._writer, return_exceptions=True)
+
     async def _write_all(self) -> None:
         while self._waiting:
             batch, self._waiting = self._waiting, []

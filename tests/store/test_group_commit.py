@@ -66,3 +66,29 @@ async def test_a_writer_cancelled_mid_transaction_leaves_no_caller_waiting(db: D
     await asyncio.gather(first, second, return_exceptions=True)  # hung here before (timeout)
     assert first.cancelled()
     assert second.cancelled()
+
+
+async def test_what_a_cancelled_caller_handed_in_is_written_before_the_close(db: Database) -> None:
+    async with db.begin() as conn:
+        await conn.execute(text("CREATE TABLE t (n INTEGER NOT NULL)"))
+    started = asyncio.Event()
+    release = asyncio.Event()
+
+    async def write(conn: AsyncConnection, items: list[int]) -> list[int | Exception]:
+        started.set()
+        await release.wait()
+        for n in items:
+            await conn.execute(text("INSERT INTO t (n) VALUES (:n)"), {"n": n})
+        return items
+
+    group = GroupCommit[int, int](db, write)
+    caller = asyncio.create_task(group(7))  # a message sent, its record handed in
+    await started.wait()
+    caller.cancel()  # the dispatcher stopping
+    await asyncio.gather(caller, return_exceptions=True)
+    closing = asyncio.create_task(group.aclose())
+    await asyncio.sleep(0)
+    assert not closing.done()  # waits for the transaction under way
+    release.set()
+    await closing
+    assert await written(db) == [7]
