@@ -81,6 +81,7 @@ from bot.commands.request import Follows, Inbox, Mentions, Names, Reply, Request
 from bot.commands.throttle import Throttle
 from bot.commands.verbs import Call, Verbs, VerbSpec, pasted
 from bot.delivery.adapter import Adapter, Earlier, Health
+from bot.delivery.memberships import Memberships
 from bot.delivery.pacing import (
     PACED,
     UNLIMITED,
@@ -214,6 +215,7 @@ __all__ = [
     "Limits",
     "LimitsSetting",
     "Loc",
+    "Memberships",
     "Mentions",
     "Message",
     "MessageGone",

@@ -11,7 +11,7 @@ bot's link (``https://t.me/<username>``), and remembered as unreachable (``priva
 A private chat outlives the groups the person shared with the bot: a DM of a group's own count,
 not public, is sent only while the follower is still a member of that group
 (``ChannelRef.member``, named by ``bot.store.sight.members_only``): :class:`Members` asks
-Telegram (``getChatMember``, paced with the DM; a yes kept ``KEEP_S`` by the injected clock,
+Telegram (``getChatMember``, paced with the DM; a yes kept a while: ``bot.platform.Memberships``,
 so a fan-out asks once per member); "left" or "kicked" refuses the DM for good, and the courier
 unfollows them once, as one who blocked the bot (``bot.delivery.courier``).
 """
@@ -22,9 +22,16 @@ from collections.abc import Callable
 
 from aiogram import Bot
 from aiogram.types import ChatMemberRestricted
-from cachetools import LRUCache
 
-from bot.platform import ChannelRef, CommandError, Inbox, Pace, PermanentDeliveryError, Replies
+from bot.platform import (
+    ChannelRef,
+    CommandError,
+    Inbox,
+    Memberships,
+    Pace,
+    PermanentDeliveryError,
+    Replies,
+)
 
 from .errors import FAILURES, translate
 from .limits import route
@@ -32,9 +39,6 @@ from .private import PrivateReplies
 
 PROBE = "sendChatAction"
 MEMBER = "getChatMember"
-KEEP_S = 600.0
-"""How long a yes is believed (10 minutes)."""
-KEPT = 65_536
 GONE = ("left", "kicked")
 
 
@@ -89,35 +93,27 @@ class TelegramInbox(Inbox):
 
 
 class Members:
-    """Whether a person is still a member of a group, its yeses kept per (group, person)."""
+    """Whether a person is still a member of a group (the check's memory and rule:
+    ``bot.platform.Memberships``)."""
 
-    def __init__(self, bot: Bot, monotonic: Callable[[], float], keep_s: float = KEEP_S) -> None:
+    def __init__(self, bot: Bot, monotonic: Callable[[], float]) -> None:
         self.bot = bot
-        self.monotonic = monotonic
-        self.keep_s = keep_s
-        self._yes: LRUCache[tuple[str, str], float] = LRUCache(KEPT)
+        self.memberships = Memberships(monotonic)
 
     async def check(self, channel: ChannelRef, pace: Pace) -> None:
         """Return when ``channel.member`` is a member of the group ``channel.workspace``; raise
         :class:`PermanentDeliveryError` when Telegram says they left or were removed."""
-        member = channel.member
-        if member is None:
-            return
-        key = (channel.workspace, member)
-        until = self._yes.get(key)
-        if until is not None and self.monotonic() < until:
-            return
-        chat = int(channel.workspace)
-        async with pace(route(MEMBER, chat)):
-            try:
-                got = await self.bot.get_chat_member(chat, int(member))
-            except FAILURES as exc:
-                raise translate(exc, f"telegram chat {chat}") from exc
-        gone = isinstance(got, ChatMemberRestricted) and not got.is_member
-        if got.status in GONE or gone:
-            self._yes.pop(key, None)
-            raise PermanentDeliveryError(
-                f"{channel}: user {member} is no longer a member of chat {chat}, whose count "
-                f"it is ({got.status})"
-            )
-        self._yes[key] = self.monotonic() + self.keep_s
+
+        async def ask(group: str, member: str) -> str | None:
+            chat = int(group)
+            async with pace(route(MEMBER, chat)):
+                try:
+                    got = await self.bot.get_chat_member(chat, int(member))
+                except FAILURES as exc:
+                    raise translate(exc, f"telegram chat {chat}") from exc
+            gone = isinstance(got, ChatMemberRestricted) and not got.is_member
+            if got.status in GONE or gone:
+                return f"chat {chat}, whose count it is ({got.status})"
+            return None
+
+        await self.memberships.check(channel, ask)
