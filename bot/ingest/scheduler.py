@@ -11,8 +11,8 @@ count's poll is still under way (a slow feed, a busy store) makes it poll again 
 one ends, so at most one poll of a count runs at a time and none is lost. A turn that comes late
 (a busy instance) is taken however late, never dropped; the turns it missed meanwhile are one
 turn, not a burst (``coalesce``). ``pause`` takes a count out of its slot, ``resume`` puts it in
-the slot of an interval from now; ``poll_now`` starts its poll at once (tests, a push of "check
-now"). ``stop`` ends polling and waits for the polls under way to be cancelled.
+the slot of an interval from now. ``stop`` ends polling and waits for the polls under way to be
+cancelled.
 
 Counts added before :meth:`Scheduler.start` take their first turn ``first_in`` seconds after the
 start, not after they were added: the app spreads the first polls over the first interval
@@ -212,16 +212,6 @@ class Scheduler:
         """What a slot's job run does for the count when its turn comes: start its poll, or,
         while one is under way, have it poll again right after."""
         self._polling[count_id].turn()
-
-    def poll_now(self, count_id: str) -> None:
-        """The count polls now (at the start, before it), a paused one too: its later turns
-        are its slot's, or an interval from now for a paused one."""
-        if count_id in self._paused:
-            self.resume(count_id)
-        if self._origin is None:
-            self._waiting[count_id] = 0.0
-        else:
-            self._polling[count_id].turn()
 
     def jobs(self) -> dict[str, float]:
         """Each count's id and interval in seconds (paused ones too)."""
