@@ -17,6 +17,7 @@ from bot.store import audit as audit_rows
 from bot.store import follows as follow_rows
 from bot.testing.clock import FakeClock
 from tests.fakes.telegram_fake import FakeTelegram
+from tests.fakes.telegram_fake.world import Chat, User
 from tests.helpers import tally
 
 from .conftest import shown
@@ -28,14 +29,20 @@ CLINCH = tally(738, 1608, received=RECEIVED)  # No has a majority of the ballots
 FINAL = tally(738, 1798, challenged=505, received=RECEIVED, state=TallyState.FINAL)
 
 
+def union_hall(fake: FakeTelegram) -> tuple[User, User, Chat]:
+    """Ada and Bo, members of the group "Union hall" (neither has a private chat yet)."""
+    ada, bo = fake.add_user("Ada", "ada"), fake.add_user("Bo", "bo")
+    group = fake.add_group("Union hall")
+    fake.add_member(group, ada)
+    fake.add_member(group, bo)
+    return ada, bo, group
+
+
 async def test_follow_in_a_group_sends_the_calls_to_the_private_chat(tmp_path: Path) -> None:
     clock = FakeClock()
     vt = VirtualTime(clock)
     async with FakeTelegram(clock=clock.monotonic) as fake:
-        ada, bo = fake.add_user("Ada", "ada"), fake.add_user("Bo", "bo")
-        group = fake.add_group("Union hall")
-        fake.add_member(group, ada)
-        fake.add_member(group, bo)
+        ada, bo, group = union_hall(fake)
         ada_dm = fake.private_chat(ada)
         async with running(tmp_path, fake, vt, config(tmp_path, fake, admin_chats=[])) as bot:
             fake.command(group, ada, "/count follow bessemer-2021")

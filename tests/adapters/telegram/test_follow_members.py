@@ -22,7 +22,7 @@ from tests.helpers import tally
 
 from .conftest import shown
 from .test_app import VirtualTime, config, from_bot, running
-from .test_follow import CLINCH, FINAL, RECEIVED
+from .test_follow import CLINCH, FINAL, RECEIVED, union_hall
 from .test_private import handled
 
 
@@ -37,10 +37,7 @@ async def test_who_left_the_group_of_its_private_count_is_unfollowed_once(
     clock = FakeClock()
     vt = VirtualTime(clock)
     async with FakeTelegram(clock=clock.monotonic) as fake:
-        ada, bo = fake.add_user("Ada", "ada"), fake.add_user("Bo", "bo")
-        group = fake.add_group("Union hall")
-        fake.add_member(group, ada)
-        fake.add_member(group, bo)
+        ada, bo, group = union_hall(fake)
         ada_dm, bo_dm = fake.private_chat(ada), fake.private_chat(bo)
         async with running(tmp_path, fake, vt, config(tmp_path, fake, admin_chats=[])) as bot:
             async with bot.app.db.begin() as conn:
