@@ -91,6 +91,7 @@ from bot.delivery.pacing import (
     Pace,
     Route,
     Window,
+    answered,
     unpaced,
 )
 from bot.delivery.replies import Replies
@@ -268,6 +269,7 @@ __all__ = [
     "Verdict",
     "Window",
     "Zone",
+    "answered",
     "bad",
     "between",
     "clean",

@@ -6,6 +6,12 @@ global limit is smaller than the one configured. :class:`GlobalWatch` is an ``ht
 discord.py's client: every global 429 is told to the dispatcher's pacer (``Pacer.said``), which
 lowers its pace to what Discord let through and holds the budget for every instance.
 
+The same trace sees each answer arrive, once its status and headers are read and before
+discord.py reads the body and builds what it returns (aiohttp's ``on_request_end``; its
+``on_response_chunk_received`` comes only with the body): it closes the request's slots there
+(``bot.platform.answered``), so that the time discord.py and the bot take to handle the answer
+is not counted into the pace. Discord counted the request before it answered.
+
 The same trace sees every request before it goes out: on a shared store, one that counts
 against the global limit (it carries the bot's token; interaction callbacks and follow-ups do
 not count) and that no pacer counted (``PACED``: the start-ups, each shard's login) first waits
@@ -18,12 +24,13 @@ from collections.abc import Awaitable, Callable, Mapping
 
 import aiohttp
 
-from bot.platform import PACED, LimitSaid, retry_after_header
+from bot.platform import PACED, LimitSaid, answered, retry_after_header
 
 
 class GlobalWatch:
-    """Tells ``said`` (once set) of each global 429 on the session it traces; with ``outside``
-    set, waits for it before each request counted against the global limit outside a pacer."""
+    """Tells ``said`` (once set) of each global 429 on the session it traces, and the pacer of
+    each answer's arrival; with ``outside`` set, waits for it before each request counted
+    against the global limit outside a pacer."""
 
     def __init__(self, bucket: str) -> None:
         self.bucket = bucket
@@ -54,11 +61,11 @@ class GlobalWatch:
         self, session: aiohttp.ClientSession, ctx: object, params: aiohttp.TraceRequestEndParams
     ) -> None:
         response = params.response
-        if not is_global_429(response.status, response.headers):
-            return
-        self.seen += 1
-        if self.said is not None:
-            self.said(self.bucket, await retry_after_of(response))
+        if is_global_429(response.status, response.headers):
+            self.seen += 1
+            if self.said is not None:  # while its own slot is open: not counted as let through
+                self.said(self.bucket, await retry_after_of(response))
+        answered()
 
 
 def is_global_429(status: int, headers: Mapping[str, str]) -> bool:

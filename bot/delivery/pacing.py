@@ -18,6 +18,13 @@ the platform let through, which climbs back later and is reset when the instance
 shared budget over (:meth:`Pacer.reset`).
 A route marked ``urgent`` (a command's reply, ``bot.delivery.replies``) takes each slot
 before the routine requests waiting for it.
+
+A request's slots are booked when it may start and closed when its answer arrives: an adapter
+whose client library lets it see the answer's status and headers come in calls
+:func:`answered` then (Discord's, from aiohttp's trace), before the library reads the body and
+hands the result back; otherwise they close when the request's block ends. The platform counted
+the request before it answered, so the window counted from either moment holds
+(``bot.delivery.ratelimit``); the earlier one wastes less of the budget.
 """
 
 from __future__ import annotations
@@ -32,7 +39,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from bot.base.clock import Clock, Sleep
-from bot.delivery.ratelimit import RateLimiter
+from bot.delivery.ratelimit import RateLimiter, Slot
 from bot.errors import ConfigError
 
 log = logging.getLogger(__name__)
@@ -159,6 +166,24 @@ PACED: ContextVar[bool] = ContextVar("paced", default=False)
 """True while a request runs inside its slots (``bot.delivery.courier.DeliveryPace``): an
 adapter that sees every request its client library makes tells those the pacer counted from
 those made outside it (``OutsideShare``)."""
+ANSWERED: ContextVar[Callable[[], None] | None] = ContextVar("answered", default=None)
+"""Set inside a request's slots (:meth:`Pacer.slot`): closes them (:func:`answered`)."""
+
+
+def answered() -> None:
+    """The answer to the request being made now has arrived (its status and headers): close
+    its slots, so that each counts its window from now rather than from when the request's
+    block ends (see the module docstring). Nothing outside a request's slots.
+
+    For an adapter whose client library reports each answer where the request is made (an
+    ``aiohttp`` trace's ``on_request_end``, which comes once the headers are read and before
+    the body is). A block of :class:`Pace` makes one request: a second one in the same block
+    would go out under slots already closed."""
+    close = ANSWERED.get()
+    if close is not None:
+        close()
+
+
 ROOM = 4
 """Requests of one method at most between their channel's slots and the platform-wide ones
 (``Pacer.slot``): each method has its own room, so that requests waiting for one method's
@@ -301,7 +326,7 @@ class Pacer:
         granted: Callable[[], None] | None = None,
     ) -> AsyncIterator[None]:
         """Wait for a slot in each of the route's buckets, run the request in the block, and
-        count every slot from the request's end.
+        count every slot from the request's answer (:func:`answered`), or from the block's end.
 
         ``ready`` (noting the attempt in the store) is awaited once the channel's slots are
         granted and before the platform-wide ones are waited for, by at most ``ROOM`` requests
@@ -314,11 +339,18 @@ class Pacer:
         waits for after that is shared)."""
         buckets = self.limits.buckets(route)
         urgent = route.urgent
+        slots: list[tuple[RateLimiter, Slot]] = []
+
+        def close() -> None:
+            for limiter, slot in slots:
+                limiter.done(slot)
+
         async with AsyncExitStack() as taken:
             for bucket in buckets:
                 if bucket.per_channel:
                     limiter = self._limiter(bucket, route.channel)
-                    await taken.enter_async_context(limiter.slot(self.sleep, urgent=urgent))
+                    slot = await taken.enter_async_context(limiter.slot(self.sleep, urgent=urgent))
+                    slots.append((limiter, slot))
             if granted is not None:
                 granted()
             key = f"{route.method} (direct)" if route.direct else route.method
@@ -331,8 +363,15 @@ class Pacer:
                 for bucket in buckets:
                     if not bucket.per_channel:
                         limiter = self._limiter(bucket, None)
-                        await taken.enter_async_context(limiter.slot(self.sleep, urgent=urgent))
-            yield
+                        slot = await taken.enter_async_context(
+                            limiter.slot(self.sleep, urgent=urgent)
+                        )
+                        slots.append((limiter, slot))
+            token = ANSWERED.set(close)
+            try:
+                yield
+            finally:
+                ANSWERED.reset(token)
 
     async def turn(self, route: Route) -> None:
         """Check, last, right before the request goes out (inside :meth:`slot`), that this

@@ -7,9 +7,13 @@ when the ``limit``-th most recent one is a whole ``window`` (plus 0.2%, for cloc
 slightly different rates) in the past.
 
 A request's arrival lies somewhere between its start and its response, and that delay varies,
-so a slot counts from when the request *finished* (``done``), not from when it was booked: two
-requests that share a slot then arrive at least a window apart, whatever the network did in
-between. That satisfies both sliding windows and Discord's fixed windows.
+so a slot counts from when the request's answer *arrived* (``done``), not from when it was
+booked: two requests that share a slot then arrive at least a window apart, whatever the network
+did in between. That satisfies both sliding windows and Discord's fixed windows. The platform has
+counted a request before it answers, so the slot may be closed as soon as the answer's status
+and headers are in (``bot.delivery.pacing.answered``), before the client reads and handles the
+body: that time is not the platform's, and closing later only wastes budget (a slot is taken
+again a window after it closed). A slot closed once stays closed where it was.
 
 Callers take their turns in arrival order, so concurrent callers are served fairly, except
 that an ``urgent`` caller (a command's reply, someone is waiting for it) goes before every
@@ -38,7 +42,8 @@ RECOVER_AFTER = 5
 
 
 class Slot:
-    """One request: ``at`` is when it started, then, once ``finished``, when it ended."""
+    """One request: ``at`` is when it started, then, once ``finished``, when it was answered
+    (or ended)."""
 
     __slots__ = ("at", "finished")
 
@@ -168,7 +173,10 @@ class RateLimiter:
             self._slots.append(slot)
 
     def done(self, slot: Slot) -> None:
-        """The request of ``slot`` has finished: its window counts from now."""
+        """The request of ``slot`` has been answered (or has ended without an answer): its
+        window counts from now, or from when it was first done."""
+        if slot.finished:
+            return
         slot.at = max(slot.at, self.clock.monotonic())
         slot.finished = True
 
@@ -189,10 +197,11 @@ class RateLimiter:
             return slot
 
     @asynccontextmanager
-    async def slot(self, sleep: Sleep, *, urgent: bool = False) -> AsyncIterator[None]:
-        """Wait for a turn, run the request in the block, and count the slot from its end."""
+    async def slot(self, sleep: Sleep, *, urgent: bool = False) -> AsyncIterator[Slot]:
+        """Wait for a turn, run the request in the block, and count the slot from its end, or
+        from its answer when the block calls ``done`` on the slot it is given earlier."""
         taken = await self.acquire(sleep, urgent=urgent)
         try:
-            yield
+            yield taken
         finally:
             self.done(taken)
