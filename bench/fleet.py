@@ -38,7 +38,9 @@ from pathlib import Path
 
 import aiohttp
 
+from adapters.discord.delivery import DISCORD_LIMITS, GLOBAL
 from bench.instances import complaints, load, until
+from bot.delivery.pacing import Window
 from bot.domain.subscription import Platform
 from bot.ops.push_client import push
 from bot.store import Database, leases, outbox
@@ -320,7 +322,9 @@ def report(
     copies = fleet.copies()
     last = posts[-1][0]
     ideal_all = (args.channels - 1) / RATE
-    print(f"limits: Discord {RATE:g}/s (the holder paces 46), claim_seconds {CLAIM_S:g}, "
+    held = DISCORD_LIMITS.with_windows({GLOBAL: Window(int(RATE), 1.0)}).for_holder()
+    paces = held.named()[GLOBAL].window.limit
+    print(f"limits: Discord {RATE:g}/s (the holder paces {paces}), claim_seconds {CLAIM_S:g}, "
           f"shard_lease_seconds 3; {SHARDS} shards, max_concurrency 1")  # fmt: skip
     lost, doubled = sum(1 for c in copies if c == 0), sum(1 for c in copies if c > 1)
     took_all = last - began

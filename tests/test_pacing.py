@@ -86,8 +86,8 @@ def test_the_configuration_changes_buckets_by_name(tmp_path: Path) -> None:
         tmp_path / "t.toml",
     )
     discord = DISCORD_LIMITS.with_windows(cfg.settings("discord").limits)
-    assert discord.every == (Bucket("global", Window(500, 1.0), reserved=4),)
-    assert discord.for_holder().every == (Bucket("global", Window(496, 1.0), reserved=4),)
+    assert discord.every == (Bucket("global", Window(500, 1.0), reserved=3),)
+    assert discord.for_holder().every == (Bucket("global", Window(497, 1.0), reserved=3),)
     slack = SLACK_LIMITS.with_windows(cfg.settings("slack").limits)
     found = {b.name: b.window for b in slack.buckets(Route("chat.postMessage", "C1"))}
     assert found == {

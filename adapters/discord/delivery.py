@@ -106,8 +106,9 @@ DISCORD_LIMITS = Limits(
         # Opening DM channels is limited per bot (unpublished: the old "5 per 5 s" for DMs).
         DM_ROUTE: (Bucket("DM channels opened", Window(5, 5.0)),),
     },
-    # 4 a second kept for the start-ups of every instance on a shared store
-    every=(Bucket(GLOBAL, Window(50, 1.0), reserved=4),),
+    # 3 a second kept for the requests every instance on a shared store makes outside the
+    # pacer (start-ups, shard logins, a follow's DM channel): bot.delivery.shared
+    every=(Bucket(GLOBAL, Window(50, 1.0), reserved=3),),
     apart=frozenset({CALLBACK_ROUTE, FOLLOWUP_ROUTE}),
     # GET /users/@me and GET /oauth2/applications/@me (the REST client's login, and again for
     # each shard's client), GET /gateway/bot and the command sync (one PUT per guild; more

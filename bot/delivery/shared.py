@@ -18,17 +18,31 @@ A 429 the platform answered for a platform-wide bucket holds the bucket's row
 out too.
 
 Requests that no pacer counts count against the same limit: every instance's start-up (the
-client's login, the gateway's facts, the command sync, each shard's login), made by its client
-library while another instance may be sending at full pace. So a bucket is split into two
-fixed shares (``Bucket.reserved``): the holder paces the larger (``Limits.for_holder``: 46 of
-Discord's 50 a second), and every request made outside a pacer, in any instance, takes a turn
-of the reserved one (:class:`OutsideShare`), spaced among the instances through the store as
-session starts are (``bot.cluster.turns``, 3 a second of the 4, for the arrivals no instance
-sees). Neither share can overdraw the other, whoever sends and however the instances start,
-stop or die; the price is the reserved share's rate, unused by the holder while no instance
-starts. (Asking the holder for a slot through the store instead would make every start-up wait
-for the holder's next look at the store, and stall when it dies.) Answers to commands are not
-counted: interaction callbacks and follow-ups are outside Discord's global limit.
+client's login, the gateway's facts, the command sync, each shard's login) and the replies that
+draw from it (a follow opening the member's DM channel), made by its client library while
+another instance may be sending at full pace. So a bucket is split into two fixed shares
+(``Bucket.reserved``): the holder paces the larger (``Limits.for_holder``: 47 of Discord's 50 a
+second), and every request made outside a pacer, in any instance, takes a turn of the reserved
+3 (:class:`OutsideShare`), spaced among the instances through the store as session starts are
+(``bot.cluster.turns``). (Asking the holder for a slot through the store instead would make
+every start-up wait for the holder's next look at the store, and stall when it dies.) Answers
+to commands are not counted: interaction callbacks and follow-ups are outside Discord's global
+limit.
+
+The arithmetic, for any second: the holder's 47 are exact, since a slot is taken again only a
+window after its request's answer came, and the platform counted the request before it
+answered (``bot.delivery.ratelimit``). The reserved share's turns are 2 a second, 0.5 s apart
+whichever instance takes them (``bot.cluster.turns`` spaces one fewer than a share this small);
+the third is the spare for the arrivals no instance sees: a turn taken late (up to a spacing,
+a busy process) lands next to the following one, or a slower trip carries a request into the
+next turn's second. So 47 + 3 = 50, whoever sends and however the instances start, stop or
+die, unless both happen to one turn: taken nearly a whole spacing late *and* slower on its
+way than a turn 1.5 s after it, it lets a fourth outside request arrive within a second (51).
+The reserve of 4 before (46, and 3 turns a second + 1) had the same worst case (a fifth).
+The price of the reserve is its rate, unused by the holder while no instance starts (3 of 50),
+and the outside requests' pace, 2 a second for the whole fleet: an instance's 7 start-up
+requests take about 3 s (twice that when two start at once), a shard's login (2 requests) up
+to 1 s of its hand-over, a follow's DM channel a turn (its interaction is acknowledged before).
 """
 
 from __future__ import annotations
