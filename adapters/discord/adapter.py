@@ -31,6 +31,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+import aiohttp
 import yarl
 
 from adapters.discord.admins import DiscordAdmins
@@ -161,7 +162,7 @@ class DiscordAdapter(DiscordSender):
             # events the bot does not handle: a fan-out would fill it with its own posts.
             "max_messages": None,
             # discord.py retries nothing by itself: the dispatcher does (adapters.discord.retries)
-            "http_trace": without_retries(self.global_429s.trace()),
+            "http_trace": self.http_trace(),
             **self._client_options,
         }
         store = self.context.store
@@ -184,6 +185,13 @@ class DiscordAdapter(DiscordSender):
             count,
             ", ".join(map(str, self.config.guilds)) or "all servers (global)",
         )
+
+    def http_trace(self) -> aiohttp.TraceConfig:
+        """What discord.py's session runs for each request: the global limit's watch (its
+        429s, the requests outside the pacer, each answer's arrival:
+        ``adapters.discord.ratelimits``), then the answers discord.py would retry, raised
+        (``adapters.discord.retries``)."""
+        return without_retries(self.global_429s.trace())
 
     def _new_client(self, shard: int | None = None, count: int | None = None) -> TallybotClient:
         sharding: dict[str, Any] = {}

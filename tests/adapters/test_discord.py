@@ -194,14 +194,21 @@ def config(tmp_path: Path, world: World, *counts: dict[str, Any]) -> Config:
     )
 
 
-def adapter_for(world: World, cfg: Config, commands: Any, handle: Any = None) -> DiscordAdapter:
+def adapter_for(
+    world: World,
+    cfg: Config,
+    commands: Any,
+    handle: Any = None,
+    *,
+    kind: type[DiscordAdapter] = DiscordAdapter,
+) -> DiscordAdapter:
     """The adapter as its plug-in builds it (its admin policy from ``[discord]``), the token
-    given; ``handle``: instead of ``commands.handle``."""
+    given; ``handle``: instead of ``commands.handle``; ``kind``: a test's subclass."""
     secrets = {"DISCORD_TOKEN": Secret("DISCORD_TOKEN", TOKEN)}
     context = plugins.context(cfg, Platform("discord"), commands, secrets)
     if handle is not None:
         context = replace(context, handle=handle)
-    return DiscordAdapter(
+    return kind(
         cfg.settings("discord"),
         context,
         client_options={"guild_ready_timeout": 0.05},
@@ -292,7 +299,9 @@ class Bot:
 
 
 @asynccontextmanager
-async def running(world: World, cfg: Config) -> AsyncIterator[Bot]:
+async def running(
+    world: World, cfg: Config, *, kind: type[DiscordAdapter] = DiscordAdapter
+) -> AsyncIterator[Bot]:
     made: list[DiscordAdapter] = []
     seen: list[Request] = []
     handlers: list[Handle] = []
@@ -304,7 +313,7 @@ async def running(world: World, cfg: Config) -> AsyncIterator[Bot]:
             seen.append(request)
             return await handlers[-1](request)
 
-        made.append(adapter_for(world, cfg, commands, handle=recording))
+        made.append(adapter_for(world, cfg, commands, handle=recording, kind=kind))
         return made[-1]
 
     vt = world.vt
