@@ -5,14 +5,16 @@ waiting for all of them, a 429 holding a platform-wide route, and the configurat
 from __future__ import annotations
 
 import asyncio
+import heapq
 import itertools
+import random
 from pathlib import Path
 
 import pytest
 
 from adapters.discord.delivery import DISCORD_LIMITS
 from adapters.slack.delivery import SLACK_LIMITS
-from bot.delivery.pacing import ROOM, Bucket, Limits, Pacer, Route, Window
+from bot.delivery.pacing import ROOM, Bucket, Limits, Pacer, Route, Window, answered
 from bot.delivery.ratelimit import RECOVER_AFTER
 from bot.errors import ConfigError
 from bot.settings.loader import parse
@@ -241,3 +243,99 @@ async def test_after_a_storm_of_global_429s_one_instance_sends_at_the_full_rate_
         async with pacer.slot(Route("post")):
             pass
     assert clock.monotonic() - began < 2.1  # 50 a second, not 1
+
+
+async def test_a_slot_counts_from_the_answers_arrival_not_from_the_end_of_its_block() -> None:
+    clock = FakeClock()
+    sleep = Sleeper(clock)
+    limits = Limits(
+        routes={"post": (Bucket("per channel", Window(1, 5.0), True),)},
+        every=(Bucket("global", Window(1, 1.0)),),
+    )
+    pacer = Pacer(limits, clock, sleep)
+    answered()  # outside any request's slots: nothing to close
+    async with pacer.slot(Route("post", "c1")):
+        clock.advance(0.01)  # the answer's headers came
+        answered()
+        clock.advance(0.5)  # the client read the body, the bot handled it
+    async with pacer.slot(Route("post", "c2")):
+        pass
+    async with pacer.slot(Route("post", "c1")):  # the channel's window, from the answer too
+        pass
+    assert sleep.slept == pytest.approx([0.01 + 1.002 - 0.51, 0.01 + 5.01 - 1.012])
+
+
+class Timeline:
+    """Virtual time for concurrent requests: each sleep ends at its own moment, in order, and
+    time moves on only once every task waits (nothing here waits on anything real)."""
+
+    def __init__(self, clock: FakeClock) -> None:
+        self.clock = clock
+        self._due: list[tuple[float, int, asyncio.Future[None]]] = []
+        self._order = itertools.count()
+
+    async def sleep(self, seconds: float) -> None:
+        woken: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        at = self.clock.monotonic() + max(0.0, seconds)
+        heapq.heappush(self._due, (at, next(self._order), woken))
+        await woken
+
+    async def run(self, tasks: list[asyncio.Task[None]]) -> None:
+        while not all(t.done() for t in tasks):
+            for _ in range(100):  # every task runs on until it waits
+                await asyncio.sleep(0)
+            if self._due:
+                at, _, woken = heapq.heappop(self._due)
+                self.clock.advance(max(0.0, at - self.clock.monotonic()))
+                woken.set_result(None)
+        await asyncio.gather(*tasks)
+
+
+async def fan_out(
+    limit: int, trips: list[tuple[float, float, float]], *, answers: bool = True
+) -> list[float]:
+    """When each request of a fan-out paced for ``limit`` a second arrived at the platform:
+    each takes its ``(there, back, handling)`` seconds; ``answers``: the adapter reports the
+    answer's arrival (``answered``)."""
+    clock = FakeClock()
+    timeline = Timeline(clock)
+    pacer = Pacer(Limits(every=(Bucket("global", Window(limit, 1.0)),)), clock, timeline.sleep)
+    arrived: list[float] = []
+
+    async def request(n: int, there: float, back: float, handling: float) -> None:
+        async with pacer.slot(Route("post", f"c{n}")):
+            await timeline.sleep(there)
+            arrived.append(clock.monotonic())
+            await timeline.sleep(back)
+            if answers:
+                answered()
+            await timeline.sleep(handling)
+
+    tasks = [asyncio.create_task(request(n, *trip)) for n, trip in enumerate(trips)]
+    await timeline.run(tasks)
+    return sorted(arrived)
+
+
+def most_in_a_second(arrived: list[float]) -> int:
+    return max(sum(1 for u in arrived if t <= u < t + 1.0) for t in arrived)
+
+
+async def test_a_holder_closing_its_slots_at_the_answers_sends_47_at_nearly_47_a_second() -> None:
+    # 2.5 ms each way, 15 ms for the client and the bot to handle the answer (a busy process)
+    trips = [(0.0025, 0.0025, 0.015)] * 300
+    arrived = await fan_out(47, trips)
+    assert most_in_a_second(arrived) <= 47
+    steady = arrived[47:]
+    rate = (len(steady) - 1) / (steady[-1] - steady[0])
+    assert rate == pytest.approx(47 / (1.002 + 0.005), rel=0.005)  # 46.7 a second
+    slow = await fan_out(47, trips, answers=False)  # closed once handled: 46.0 a second
+    assert (len(slow) - 48) / (slow[-1] - slow[47]) == pytest.approx(47 / 1.022, rel=0.005)
+
+
+async def test_no_trip_or_handling_lets_more_than_the_limit_arrive_in_a_second() -> None:
+    draw = random.Random(26)
+    for _ in range(3):
+        trips = [
+            (draw.uniform(0, 0.05), draw.uniform(0, 0.05), draw.uniform(0, 0.1)) for _ in range(200)
+        ]
+        assert most_in_a_second(await fan_out(47, trips)) <= 47
