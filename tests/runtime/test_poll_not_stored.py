@@ -33,17 +33,23 @@ from bot.ingest.sources.timeline import TimelineEntry
 from bot.store import Database
 from bot.store import tallies as tally_rows
 from bot.testing.clock import FakeClock
+from tests.fakes.loopback.server import LoopbackServer
 from tests.helpers import bessemer
 
 DOC = b'{"yes": 463, "no": 1100, "status": "paused"}'
 FIELDS = FieldMap(votes={"yes": "yes", "no": "no"}, state="status")
 
 
-class Feed:
+class Feed(LoopbackServer):
     """A feed with an ETag: 304 to a GET that sends it back."""
 
     def __init__(self) -> None:
         self.asked: list[str | None] = []
+
+    def application(self) -> web.Application:
+        app = web.Application()
+        app.router.add_get("/feed", self.handle)
+        return app
 
     async def handle(self, request: web.Request) -> web.Response:
         sent = request.headers.get("If-None-Match")
@@ -55,18 +61,8 @@ class Feed:
 
 @pytest.fixture
 async def feed() -> AsyncIterator[tuple[Feed, str]]:
-    served = Feed()
-    app = web.Application()
-    app.router.add_get("/feed", served.handle)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    host, port = runner.addresses[0][:2]
-    try:
-        yield served, f"http://{host}:{port}/feed"
-    finally:
-        await runner.cleanup()
+    async with Feed() as served:
+        yield served, f"http://127.0.0.1:{served.port}/feed"
 
 
 def awaiting(task: asyncio.Task[object]) -> set[str]:
