@@ -228,7 +228,7 @@ class Pipeline:
         async with self._lock(was.id):
             async with self.db.begin() as conn:
                 await change(conn)
-                count = await count_rows.get(conn, was.id)
+                count = await count_rows.lock(conn, was.id)  # the last tally read under it
                 previous = await tally_rows.last(conn, was.id)
                 if count is None or previous is None:
                     return None
@@ -263,11 +263,14 @@ class Pipeline:
         link: str | None = None,
         was: Count | None = None,
     ) -> Ingested:
-        count = await count_rows.get(conn, tally.count_id)
+        # The count's row locked first: another instance ingesting a tally of the same count
+        # waits here until we commit, then reads our tally as the last (it is weighed against
+        # the tally stored just before it, never an older one).
+        count = await count_rows.lock(conn, tally.count_id)
         if count is None:
             raise CommandError(f"unknown count {tally.count_id!r}")
-        # The receipt first: another instance taking the same request waits here for us to
-        # commit, then reads our tally below and sees "no change".
+        # The receipt next: another instance taking the same request reads our tally below
+        # once we have committed, and sees "no change".
         seen = None
         if receipt is not None:
             seen = await receipts.remember(conn, receipt, count.id, at=self.clock.now())
@@ -294,19 +297,23 @@ class Pipeline:
             )
             alerted = await self._alert(conn, notice, previous.seq if previous else 0)
             return Ingested(detection, tally, previous, queued=alerted, owner=count.owner)
-        stored = await tally_rows.append(conn, tally)
-        await notices.announce(conn, self.db.schema, stored.count_id, stored.seq)  # at commit
-        await self._update_count(conn, count, stored)
-        accepted = replace(detection, tally=stored)
+        # Worded before it is stored (its seq follows the last's, under the lock), so that one
+        # INSERT keeps it with the headline it is published with.
+        seq = previous.seq + 1 if previous else 1
+        accepted = replace(detection, tally=tally.with_seq(seq))
         message = fmt.for_update(count, accepted, previous.seq if previous else None, previous)
         if link is not None and message.final:
             message = replace(message, notes=(*message.notes, link_note(link)))
-        if stored.state is TallyState.PAUSED:  # "The count resumes at 9:00 (in 10 hours)."
+        if tally.state is TallyState.PAUSED:  # "The count resumes at 9:00 (in 10 hours)."
             ahead = await schedule_rows.get(conn, count.id)
             said = None if ahead is None else schedule_note(ahead, self.clock.now())
             message = message if said is None else replace(message, notes=(*message.notes, said))
-        stored = await tally_rows.set_headline(conn, stored, message.headline)  # as published
+        announced = notices.announcement(conn, self.db.schema, count.id, seq)  # at commit
+        stored = await tally_rows.append_after(
+            conn, previous, replace(tally, headline=message.headline), returning=announced
+        )
         accepted = replace(accepted, tally=stored)
+        await self._update_count(conn, count, stored)
         planned = plan(await follow_rows.recipients(conn, count.id), message)
         # Most subscriptions get the same message: written out once (one string for all).
         payloads = {id(p.message): p.message for p in planned}
@@ -328,11 +335,12 @@ class Pipeline:
         return Ingested(accepted, stored, previous, message, queued, owner=count.owner)
 
     async def _update_count(self, conn: AsyncConnection, count: Count, stored: Tally) -> None:
+        """The count's status and ballots received as ``stored`` says, in one UPDATE (none when
+        neither changes)."""
         status = STATUS_OF_STATE[stored.state]
-        if status is not count.status:
-            await count_rows.set_status(conn, count.id, status)
-        if stored.received is not None and stored.received != count.received:
-            await count_rows.set_received(conn, count.id, stored.received)
+        received = count.received if stored.received is None else stored.received
+        if status is not count.status or received != count.received:
+            await count_rows.set_state(conn, count.id, status, received)
 
     async def alert(self, notice: Notice, *, once_per: timedelta | None = None) -> None:
         """Queue a notice to the admins of its count's owner (a source went stale, ...):
