@@ -1,9 +1,15 @@
 """The path every tally takes, polled, pushed or typed: detector -> formatter -> outbox.
 
-``Pipeline.ingest`` does it all in one store transaction: read the last accepted tally, detect
-what changed, store the new tally (or the rejection and its reason), word the message and queue
-one delivery per subscribed channel that wants it. Nothing is sent here: the dispatcher drains
-the outbox. So a crash can lose nothing that was accepted, and a restart re-announces nothing.
+``Pipeline.ingest`` does it all in one store transaction: lock the count's row and read its last
+accepted tally under the lock (instances sharing a PostgreSQL store that ingest tallies of one
+count take turns: each tally is weighed against the one stored just before it), detect what
+changed, word the message, store the new tally with its headline (or the rejection and its
+reason) and queue one delivery per subscribed channel that wants it. Nothing is sent here: the
+dispatcher drains the outbox. So a crash can lose nothing that was accepted, and a restart
+re-announces nothing. An accepted tally costs PostgreSQL six statements with subscribers (the
+count locked, the last tally, the INSERT that also notifies the other instances, the
+subscriptions, the followers, the deliveries; one more when the count's state changes), a
+tally with no change two (``tests/runtime/test_ingest_cost.py``).
 """
 
 from __future__ import annotations

@@ -61,7 +61,7 @@ async def announce(conn: AsyncConnection, schema: str | None, count_id: str, seq
 
 
 def heard(payload: str) -> tuple[str, int] | None:
-    """The count id and seq a notice announces; None if it is not one of :func:`announce`'s."""
+    """The count id and seq a notice announces; None if it is not one of :func:`announcement`'s."""
     try:
         found = json.loads(payload)
     except ValueError:
