@@ -30,9 +30,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import event
-from sqlalchemy.engine import Engine
-
 from bench.fanout import DISCORD_GLOBAL, ideal
 from bot.domain.model import Tally, TallyState
 from bot.domain.subscription import ChannelRef, Hear, Mode, Platform, Wants
@@ -43,6 +40,7 @@ from bot.store import counts as count_rows
 from bot.store import follows as follow_rows
 from bot.store import subscriptions as sub_rows
 from tests.fakes.discord_fake import FakeDiscord
+from tests.helpers import statements
 
 DISCORD = Platform("discord")
 CHOICES = [{"id": "yes", "label": "Yes"}, {"id": "no", "label": "No union"}]
@@ -56,17 +54,6 @@ FINAL = Tally(
     "bessemer-2021", {"yes": 738, "no": 1798}, AT, "bench",
     challenged=505, received=3041, state=TallyState.FINAL,
 )  # fmt: skip
-
-
-class Statements:
-    """Every statement any engine of this process runs (the store's), counted."""
-
-    def __init__(self) -> None:
-        self.n = 0
-        event.listen(Engine, "before_cursor_execute", self._one)
-
-    def _one(self, *_: Any) -> None:
-        self.n += 1
 
 
 def routine(k: int) -> Tally:
@@ -116,25 +103,25 @@ async def run(followers: int, channels: int, every: float) -> dict[str, Any]:
                 await app.pipeline.ingest(routine(0))  # the channels' first post, before
                 await until(lambda: all(posts(fake, c) >= 1 for c in chans), 120)
                 await asyncio.sleep(1.5)
-                statements = Statements()
-                cpu = time.process_time()
-                start = time.perf_counter()
-                await app.pipeline.ingest(FINAL)
-                latencies: list[float] = []
-                k, done_at = 0, None
-                while done_at is None or k < 3:  # at least 3 updates, with no followers too
-                    k += 1
-                    t0 = time.perf_counter()
-                    await app.pipeline.ingest(routine(k))
-                    await until(lambda k=k: all(posts(fake, c) >= k + 1 for c in chans), 600)
-                    latencies.append(time.perf_counter() - t0)
-                    if done_at is None and all(posts(fake, d) >= 1 for d in dms):
+                with statements() as sent:
+                    cpu = time.process_time()
+                    start = time.perf_counter()
+                    await app.pipeline.ingest(FINAL)
+                    latencies: list[float] = []
+                    k, done_at = 0, None
+                    while done_at is None or k < 3:  # at least 3 updates, with no followers too
+                        k += 1
+                        t0 = time.perf_counter()
+                        await app.pipeline.ingest(routine(k))
+                        await until(lambda k=k: all(posts(fake, c) >= k + 1 for c in chans), 600)
+                        latencies.append(time.perf_counter() - t0)
+                        if done_at is None and all(posts(fake, d) >= 1 for d in dms):
+                            done_at = time.perf_counter()
+                            cpu, ran = time.process_time() - cpu, len(sent)
+                        await asyncio.sleep(max(0.0, every - (time.perf_counter() - t0)))
+                    if done_at is None:
                         done_at = time.perf_counter()
-                        cpu, ran = time.process_time() - cpu, statements.n
-                    await asyncio.sleep(max(0.0, every - (time.perf_counter() - t0)))
-                if done_at is None:
-                    done_at = time.perf_counter()
-                    cpu, ran = time.process_time() - cpu, statements.n
+                        cpu, ran = time.process_time() - cpu, len(sent)
                 got = [posts(fake, d) for d in dms]
                 return {
                     "followers": followers,

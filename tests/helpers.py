@@ -1,9 +1,15 @@
-"""Small builders shared by tests: the Bessemer 2021 count and tallies for it."""
+"""Small builders shared by tests: the Bessemer 2021 count and tallies for it; and
+:func:`statements`, every SQL statement the store sends (the tests and benches that count them)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
+
+from sqlalchemy import event
+from sqlalchemy.engine import Engine
 
 from bot.commands.request import Reply, Request
 from bot.commands.throttle import Throttle
@@ -65,3 +71,19 @@ def bare_context(**kw: Any) -> Context:
     clock = FakeClock()
     kw.setdefault("handle", _no_commands)
     return Context(clock=clock, throttle=Throttle(clock), **kw)
+
+
+@contextmanager
+def statements() -> Iterator[list[str]]:
+    """Every SQL statement any store of this process sends in the block, in order (SQLAlchemy's
+    own hook: ``BEGIN IMMEDIATE`` on SQLite counts, a PostgreSQL ``BEGIN``/``COMMIT`` does not)."""
+    sent: list[str] = []
+
+    def heard(_c: Any, _cur: Any, sql: str, _p: Any, _ctx: Any, _many: bool) -> None:
+        sent.append(sql)
+
+    event.listen(Engine, "before_cursor_execute", heard)
+    try:
+        yield sent
+    finally:
+        event.remove(Engine, "before_cursor_execute", heard)

@@ -115,20 +115,21 @@ async def test_counts_round_trip_and_upsert_overwrites(db: Database) -> None:
 async def test_count_status_and_received_change_in_place(db: Database) -> None:
     await seed(db)
     async with db.begin() as conn:
-        await counts.set_status(conn, "bessemer-2021", CountStatus.COUNTING)
-        await counts.set_received(conn, "bessemer-2021", 3217)
+        await counts.set_state(conn, "bessemer-2021", CountStatus.COUNTING, 3217)
     async with db.connect() as conn:
         got = await counts.get(conn, "bessemer-2021")
     assert got is not None
     assert (got.status, got.received, got.eligible) == (CountStatus.COUNTING, 3217, 5876)
     async with db.begin() as conn:
-        await counts.set_received(conn, "bessemer-2021", None)
+        await counts.set_state(conn, "bessemer-2021", CountStatus.PAUSED, None)
         with pytest.raises(StoreError, match="'nope'"):
-            await counts.set_status(conn, "nope", CountStatus.FINAL)
+            await counts.set_state(conn, "nope", CountStatus.FINAL, None)
+        with pytest.raises(ValueError, match="negative"):
+            await counts.set_state(conn, "bessemer-2021", CountStatus.FINAL, -1)
     async with db.connect() as conn:
         got = await counts.get(conn, "bessemer-2021")
     assert got is not None
-    assert got.received is None
+    assert (got.status, got.received) == (CountStatus.PAUSED, None)
 
 
 # --- tallies --------------------------------------------------------------------------------
@@ -647,7 +648,7 @@ async def test_connect_reads_one_snapshot(db: Database) -> None:
 
     async def recount() -> None:
         async with db.begin() as conn:
-            await counts.set_received(conn, "bessemer-2021", 3217)
+            await counts.set_state(conn, "bessemer-2021", BESSEMER.status, 3217)
 
     async with db.connect() as conn:
         before = await counts.get(conn, "bessemer-2021")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Row, select, update
+from sqlalchemy import Row, bindparam, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot.domain.limits import MAX_LABEL, MAX_TITLE, cut
@@ -101,9 +101,24 @@ async def set_archived(conn: AsyncConnection, count_id: str, archived: bool, *, 
     require_changed(result, f"count {count_id!r}")
 
 
+_BY_ID = select(counts).where(counts.c.id == bindparam("count_id"))
+_LOCKED = _BY_ID.with_for_update(key_share=True)
+"""Built once: a statement built per call costs more CPU than the database's answer."""
+
+
 async def get(conn: AsyncConnection, count_id: str) -> Count | None:
     """The count with id ``count_id``, or ``None``."""
-    row = (await conn.execute(select(counts).where(counts.c.id == count_id))).first()
+    row = (await conn.execute(_BY_ID, {"count_id": count_id})).first()
+    return None if row is None else _count(row)
+
+
+async def lock(conn: AsyncConnection, count_id: str) -> Count | None:
+    """As :func:`get`, and the count's row is locked until the transaction ends: the writers of
+    one count's tallies take turns from here (``bot.ingest.pipeline``), each reading the last
+    tally only once the one before has committed. PostgreSQL: ``SELECT ... FOR NO KEY UPDATE``
+    (rows that only refer to the count, its subscriptions' and deliveries', are not held up);
+    SQLite: a store transaction holds the one write lock from its start already."""
+    row = (await conn.execute(_LOCKED, {"count_id": count_id})).first()
     return None if row is None else _count(row)
 
 
@@ -153,19 +168,17 @@ async def delete(conn: AsyncConnection, count_id: str) -> bool:
     return result.rowcount > 0
 
 
-async def set_status(conn: AsyncConnection, count_id: str, status: CountStatus) -> None:
-    """Set the count's status; :class:`StoreError` if there is no such count."""
-    result = await conn.execute(
-        update(counts).where(counts.c.id == count_id).values(status=str(status))
-    )
-    require_changed(result, f"count {count_id!r}")
+_SET_STATE = update(counts).where(counts.c.id == bindparam("count_id"))
 
 
-async def set_received(conn: AsyncConnection, count_id: str, received: int | None) -> None:
-    """Set the number of ballots received; :class:`StoreError` if there is no such count."""
+async def set_state(
+    conn: AsyncConnection, count_id: str, status: CountStatus, received: int | None
+) -> None:
+    """Set the count's status and number of ballots received (None: unknown), in one UPDATE;
+    :class:`StoreError` if there is no such count."""
     if received is not None and received < 0:
         raise ValueError(f"received cannot be negative, got {received}")
     result = await conn.execute(
-        update(counts).where(counts.c.id == count_id).values(received=received)
+        _SET_STATE, {"count_id": count_id, "status": str(status), "received": received}
     )
     require_changed(result, f"count {count_id!r}")

@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Row, delete, func, select
+from sqlalchemy import Row, bindparam, delete, func, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot.domain.follow import Follow
@@ -163,6 +163,10 @@ async def delete_for_count(conn: AsyncConnection, count_id: str) -> None:
     await conn.execute(delete(follows).where(_t.count_id == count_id))
 
 
+_SEEING = select(follows).where(_t.count_id == bindparam("count_id"), seen()).order_by(_t.id)
+"""Built once (:func:`recipients`: every accepted tally reads it)."""
+
+
 async def recipients(conn: AsyncConnection, count_id: str) -> list[Subscription]:
     """Who gets a message for the count: its enabled channel subscriptions, then its
     followers whose place still sees the count (``bot.store.sight``; ``Subscription.direct``,
@@ -170,8 +174,8 @@ async def recipients(conn: AsyncConnection, count_id: str) -> list[Subscription]
     its ``wants``: a sender selects by it (``bot.ingest.pipeline.plan``) and queues with
     :func:`delivery`."""
     subs = await sub_rows.for_count(conn, count_id)
-    stmt = select(follows).where(_t.count_id == count_id, seen()).order_by(_t.id)
-    return subs + [_follow(row).recipient for row in await conn.execute(stmt)]
+    rows = await conn.execute(_SEEING, {"count_id": count_id})
+    return subs + [_follow(row).recipient for row in rows]
 
 
 def delivery(

@@ -1,19 +1,21 @@
 """Tallies announced between instances sharing a PostgreSQL store (``NOTIFY``/``LISTEN``).
 
-The transaction that accepts a tally also runs ``pg_notify`` (:func:`announce`): PostgreSQL
+The transaction that accepts a tally also runs ``pg_notify`` (:func:`announcement`, evaluated by
+the tally's own INSERT; :func:`announce` on its own): PostgreSQL
 delivers the notice when, and only if, that transaction commits, once, to every connection
 listening on the channel (:meth:`bot.store.Database.listening`). The channel is
 :data:`CHANNEL`, or one of its own per store schema (so stores side by side in one database
 hear only their own tallies); the payload is ``{"count": id, "seq": n}``. SQLite stores are one
-instance only: :func:`announce` does nothing there.
+instance only: nothing is announced there.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+from typing import Any
 
-from sqlalchemy import text
+from sqlalchemy import ColumnElement, func, select, text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 CHANNEL = "tallybot_tally"
@@ -39,20 +41,27 @@ async def shards_handed_on(conn: AsyncConnection, schema: str | None, by: str) -
         )
 
 
-async def announce(conn: AsyncConnection, schema: str | None, count_id: str, seq: int) -> None:
-    """Announce tally ``seq`` of ``count_id`` to every listening instance when ``conn``'s
-    transaction commits (PostgreSQL; nothing on SQLite)."""
+def announcement(
+    conn: AsyncConnection, schema: str | None, count_id: str, seq: int
+) -> ColumnElement[Any] | None:
+    """The ``pg_notify`` that announces tally ``seq`` of ``count_id`` to every listening instance
+    when ``conn``'s transaction commits, as an expression for a statement to evaluate (the
+    tally's INSERT ... RETURNING: ``bot.store.tallies.append_after``); None on SQLite."""
     if conn.dialect.name != "postgresql":
-        return
+        return None
     payload = json.dumps({"count": count_id, "seq": seq})
-    await conn.execute(
-        text("SELECT pg_notify(:channel, :payload)"),
-        {"channel": channel(schema), "payload": payload},
-    )
+    return func.pg_notify(channel(schema), payload)
+
+
+async def announce(conn: AsyncConnection, schema: str | None, count_id: str, seq: int) -> None:
+    """:func:`announcement` in a statement of its own (PostgreSQL; nothing on SQLite)."""
+    notify = announcement(conn, schema, count_id, seq)
+    if notify is not None:
+        await conn.execute(select(notify))
 
 
 def heard(payload: str) -> tuple[str, int] | None:
-    """The count id and seq a notice announces; None if it is not one of :func:`announce`'s."""
+    """The count id and seq a notice announces; None if it is not one of :func:`announcement`'s."""
     try:
         found = json.loads(payload)
     except ValueError:

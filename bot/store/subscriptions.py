@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, Row, delete, select, update
+from sqlalchemy import ColumnElement, Row, bindparam, delete, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot.domain.subscription import ChannelRef, Close, Mode, Platform, Subscription, Wants
@@ -169,14 +169,17 @@ async def get(conn: AsyncConnection, sub_id: int) -> Subscription | None:
     return None if row is None else _subscription(row)
 
 
+_OF_COUNT = select(subscriptions).where(_t.count_id == bindparam("count_id")).order_by(_t.id)
+_ENABLED_OF_COUNT = _OF_COUNT.where(_t.enabled.is_(True))
+"""Built once: every accepted tally reads them (``bot.store.follows.recipients``)."""
+
+
 async def for_count(
     conn: AsyncConnection, count_id: str, *, enabled_only: bool = True
 ) -> list[Subscription]:
     """The count's subscriptions (only the enabled ones unless ``enabled_only=False``), by id."""
-    stmt = select(subscriptions).where(_t.count_id == count_id).order_by(_t.id)
-    if enabled_only:
-        stmt = stmt.where(_t.enabled.is_(True))
-    return [_subscription(row) for row in await conn.execute(stmt)]
+    stmt = _ENABLED_OF_COUNT if enabled_only else _OF_COUNT
+    return [_subscription(row) for row in await conn.execute(stmt, {"count_id": count_id})]
 
 
 async def for_channel(conn: AsyncConnection, channel: ChannelRef) -> list[Subscription]:

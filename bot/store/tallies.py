@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Row, func, insert, select, update
+from sqlalchemy import ColumnElement, Row, bindparam, insert, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot.domain.model import Tally, TallyState
 from bot.errors import StoreError
+from bot.store import counts as count_rows
 from bot.store.codec import tally_from_json, tally_to_json, votes_from_json, votes_to_json
-from bot.store.schema import counts, rejected_tallies, tallies
+from bot.store.schema import rejected_tallies, tallies
 from bot.store.statements import check_limit
 
 
@@ -47,65 +48,71 @@ def _tally(row: Row[Any]) -> Tally:
 
 
 async def append(conn: AsyncConnection, tally: Tally) -> Tally:
-    """Accept ``tally`` as the count's next one and return it with its ``seq``.
+    """Accept ``tally`` as the count's next one and return it with its ``seq``: the count's row
+    locked (:func:`bot.store.counts.lock`), then :func:`append_after` its last tally.
 
-    ``seq`` is 1 for a count's first tally and one more than the last otherwise (the ``seq`` on
-    ``tally`` is ignored). Concurrent appends for one count get distinct, gapless numbers: the
-    count's row is locked first (PostgreSQL ``FOR UPDATE``; SQLite writers take turns anyway).
-    Raises :class:`StoreError` if the count is not in the store.
+    Concurrent appends for one count get distinct, gapless numbers. Raises
+    :class:`StoreError` if the count is not in the store.
     """
-    locked = await conn.scalar(
-        select(counts.c.id).where(counts.c.id == tally.count_id).with_for_update()
-    )
-    if locked is None:
+    if await count_rows.lock(conn, tally.count_id) is None:
         raise StoreError(f"cannot add a tally to count {tally.count_id!r}: it is not in the store")
-    last_seq = await conn.scalar(
-        select(func.coalesce(func.max(tallies.c.seq), 0)).where(
-            tallies.c.count_id == tally.count_id
-        )
-    )
-    accepted = tally.with_seq(int(last_seq or 0) + 1)
-    await conn.execute(
-        insert(tallies).values(
-            count_id=accepted.count_id,
-            seq=accepted.seq,
-            votes=votes_to_json(accepted.votes),
-            observed_at=accepted.observed_at,
-            source=accepted.source,
-            void=accepted.void,
-            challenged=accepted.challenged,
-            received=accepted.received,
-            state=str(accepted.state),
-            correction=accepted.correction,
-            sustained=accepted.sustained,
-            headline=accepted.headline or None,
-        )
-    )
-    return accepted
+    return await append_after(conn, await last(conn, tally.count_id), tally)
 
 
-async def set_headline(conn: AsyncConnection, tally: Tally, headline: str) -> Tally:
-    """Keep the headline ``tally`` (accepted, with its seq) was published with; returns it
-    with the headline. What was published stays as published: a later edit of the count's
-    settings never rewords it."""
+_INSERT = insert(tallies)
+
+
+async def append_after(
+    conn: AsyncConnection,
+    previous: Tally | None,
+    tally: Tally,
+    *,
+    returning: ColumnElement[Any] | None = None,
+) -> Tally:
+    """Store ``tally`` after ``previous``, the count's last tally (None: it has none), in one
+    INSERT, and return it with its ``seq``: 1 for a count's first tally, one more than
+    ``previous``'s otherwise (the ``seq`` on ``tally`` is ignored). Its ``headline`` is the one
+    it was published with, kept as published: a later edit of the count's settings never
+    rewords it.
+
+    ``previous`` must have been read under the count's lock (:func:`bot.store.counts.lock`) in
+    this transaction: then no other tally can come between them (a second writer of the count
+    waits for the lock, then reads this one as its last). ``returning``: an expression the
+    INSERT also evaluates (``bot.store.notices.announcement``: one statement, not two).
+    """
+    stored = tally.with_seq(1 if previous is None else previous.seq + 1)
+    stmt = _INSERT if returning is None else _INSERT.returning(returning)
     await conn.execute(
-        update(tallies)
-        .where(tallies.c.count_id == tally.count_id, tallies.c.seq == tally.seq)
-        .values(headline=headline)
+        stmt,
+        {
+            "count_id": stored.count_id,
+            "seq": stored.seq,
+            "votes": votes_to_json(stored.votes),
+            "observed_at": stored.observed_at,
+            "source": stored.source,
+            "void": stored.void,
+            "challenged": stored.challenged,
+            "received": stored.received,
+            "state": str(stored.state),
+            "correction": stored.correction,
+            "sustained": stored.sustained,
+            "headline": stored.headline or None,
+        },
     )
-    return replace(tally, headline=headline)
+    return stored
+
+
+_LAST = (
+    select(tallies)
+    .where(tallies.c.count_id == bindparam("count_id"))
+    .order_by(tallies.c.seq.desc())
+    .limit(1)
+)
 
 
 async def last(conn: AsyncConnection, count_id: str) -> Tally | None:
     """The count's latest accepted tally (highest ``seq``), or ``None``."""
-    row = (
-        await conn.execute(
-            select(tallies)
-            .where(tallies.c.count_id == count_id)
-            .order_by(tallies.c.seq.desc())
-            .limit(1)
-        )
-    ).first()
+    row = (await conn.execute(_LAST, {"count_id": count_id})).first()
     return None if row is None else _tally(row)
 
 

@@ -3,13 +3,6 @@ feed says 304; the count's poll lease is renewed in batches, not per poll)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import Any
-
-from sqlalchemy import event
-from sqlalchemy.engine import Engine
-
 from bot.cluster import Instance
 from bot.cluster.polls import PollLeases
 from bot.ingest.pipeline import Pipeline
@@ -18,24 +11,10 @@ from bot.ingest.sources.health import SourceHealth
 from bot.store import Database
 from bot.store import counts as count_rows
 from bot.testing.clock import FakeClock
+from tests.helpers import statements
 from tests.test_sources_http import COUNT, Server, feed, json_source, server
 
 __all__ = ["server"]
-
-
-@contextmanager
-def statements() -> Iterator[list[str]]:
-    """Every SQL statement any store sends in the block (SQLAlchemy's own hook)."""
-    sent: list[str] = []
-
-    def heard(_c: Any, _cur: Any, sql: str, _p: Any, _ctx: Any, _many: bool) -> None:
-        sent.append(sql)
-
-    event.listen(Engine, "before_cursor_execute", heard)
-    try:
-        yield sent
-    finally:
-        event.remove(Engine, "before_cursor_execute", heard)
 
 
 async def test_a_poll_of_an_unchanged_feed_sends_nothing_to_the_store(

@@ -62,7 +62,7 @@ async def test_upgrading_to_bigint_figures_keeps_every_row(
         await check_v1_rows(db)
         async with db.begin() as conn:  # and big figures fit now
             await tallies.append(conn, bessemer_tally(BIG, 1200, minutes=5, received=BIG + 5))
-            await counts.set_received(conn, BESSEMER.id, BIG + 5)
+            await counts.set_state(conn, BESSEMER.id, BESSEMER.status, BIG + 5)
         async with db.connect() as conn:
             last = await tallies.last(conn, BESSEMER.id)
             count = await counts.get(conn, BESSEMER.id)

@@ -4,6 +4,8 @@ headline kept: the page words those as it did)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from bot.store import Database, counts, migrations, tallies
 from tests.store.rows import check_v1_rows, insert_v1_rows
 from tests.store.test_migrations import Store, differences
@@ -14,8 +16,8 @@ async def test_sustained_and_the_published_headline_round_trip(db: Database) -> 
     sustained = bessemer_tally(463, 1100, challenged=500, sustained=5, received=3215)
     async with db.begin() as conn:
         await counts.upsert(conn, BESSEMER)
-        stored = await tallies.append(conn, sustained)
-        kept = await tallies.set_headline(conn, stored, "First results: No union leads by 637")
+        published = replace(sustained, headline="First results: No union leads by 637")
+        kept = await tallies.append(conn, published)
     async with db.connect() as conn:
         last = await tallies.last(conn, BESSEMER.id)
     assert last == kept

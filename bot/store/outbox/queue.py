@@ -114,6 +114,12 @@ def _delivery(row: Row[Any]) -> Delivery:
     )
 
 
+_INSERT = insert(outbox)
+_INSERT_RETURNING = _INSERT.returning(outbox.c.id, sort_by_parameter_order=True)
+_LAST_ID = select(func.coalesce(func.max(outbox.c.id), 0))
+"""Built once: every accepted tally with subscribers queues (:func:`enqueue`)."""
+
+
 async def enqueue(conn: AsyncConnection, items: Sequence[NewDelivery]) -> list[int]:
     """Queue ``items`` as PENDING, due at once (``next_attempt_at = created_at``).
 
@@ -143,17 +149,15 @@ async def enqueue(conn: AsyncConnection, items: Sequence[NewDelivery]) -> list[i
     if conn.dialect.name != "sqlite":
         # SQLAlchemy's "insertmanyvalues": INSERT ... SELECT ... ORDER BY ... RETURNING, one
         # statement per 1000 rows, with the ids matched back to the parameter order.
-        result = await conn.execute(
-            insert(outbox).returning(outbox.c.id, sort_by_parameter_order=True), rows
-        )
+        result = await conn.execute(_INSERT_RETURNING, rows)
         return [int(new_id) for new_id in result.scalars()]
     # SQLite does not promise the order of RETURNING (SQLAlchemy would fall back to one INSERT
     # per row) and compiling a many-row VALUES is slow. But it gives each new row the rowid
     # max(id) + 1, and a store transaction on SQLite holds the write lock from its start
     # (BEGIN IMMEDIATE), so one executemany of a prepared INSERT yields max+1 .. max+n in order.
-    before = int(await conn.scalar(select(func.coalesce(func.max(outbox.c.id), 0))) or 0)
-    await conn.execute(insert(outbox), rows)
-    after = int(await conn.scalar(select(func.max(outbox.c.id))) or 0)
+    before = int(await conn.scalar(_LAST_ID) or 0)
+    await conn.execute(_INSERT, rows)
+    after = int(await conn.scalar(_LAST_ID) or 0)
     if after != before + len(rows):
         raise StoreError(
             f"outbox ids were not assigned in order ({before} + {len(rows)} != {after})"
