@@ -147,7 +147,7 @@ async def running(
         yield Bot(app, adapter, fake, vt, base)
 
 
-async def until(check: Callable[[], Awaitable[bool]], tries: int = 500) -> None:
+async def until(check: Callable[[], Awaitable[bool]], tries: int = 5000) -> None:
     """Until ``check()`` holds (it reads the store, whose answers take their own time)."""
     for _ in range(tries):
         if await check():
