@@ -13,10 +13,10 @@ run); :meth:`StoreTemplates.seed` is what the suite does instead, before a
 A template is made for each set of plug-ins' tables a store is opened with (an ``App``'s store
 has every installed plug-in's, ``Plugins.tables()``; a bare ``Database`` none), so the store then
 opens as a migrated one does, finding the core and each plug-in's branch at their latest
-revision, and runs no migration at all. What is
-made is what migrating makes: the template is migrated by the store's own code in the same run,
-and the migration tests (``tests/store/test_migrations.py``, marked ``fresh_store``) still migrate
-from nothing, proving that the revisions build the declared schema.
+revision, and runs no migration at all (``tests/store/test_templates.py``). What is made is
+what migrating makes: the template is migrated by the store's own code in the same run, and the
+migration tests (``tests/store/test_migrations.py``, marked ``fresh_store``) still migrate from
+nothing, proving that the revisions build the declared schema.
 """
 
 from __future__ import annotations
