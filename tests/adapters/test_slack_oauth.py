@@ -432,7 +432,7 @@ async def test_an_uninstalled_workspace_is_removed_and_its_subscription_disabled
             await bot.slash("subscribe bessemer-2021", user=user, channel=channel)
         await bot.deliver(463, 1100)
 
-        before = len(fake.calls)
+        before = len(fake.calls)  # the calls made after the removal: fake.calls[before:]
         if how == "app_uninstalled":
             delivery = await fake.uninstall(beta)
         else:
@@ -472,8 +472,7 @@ async def test_an_uninstalled_workspace_is_removed_and_its_subscription_disabled
         shown = told[0].text.replace("\u200b", "")  # Slack's text breaks "slack:" links
         assert f"stopped posting in 1 channel of slack:{beta}: tallybot is not installed" in shown
         assert "Install the app in the workspace again at " in told[0].text
-        # No call went out with the revoked token since the event. (Counted in calls: a call's
-        # time is on the fake's clock, the event's sent_at on the real one of the ack deadline.)
+        # No call went out with the revoked token.
         revoked = {t for t, team in fake.installed_tokens.items() if team == beta}
         assert [c for c in fake.calls[before:] if c.token in revoked] == []
 
@@ -498,8 +497,8 @@ async def test_the_single_token_never_serves_a_workspace_that_removed_the_app(
         for user, channel in ((ann, home), (ada, news_a), (bo, news_b)):
             await bot.slash("subscribe bessemer-2021", user=user, channel=channel)
         await bot.deliver(463, 1100)
+        before = len(fake.calls)  # the calls made after the removals: fake.calls[before:]
         removed = [await fake.uninstall(alpha), await fake.revoke_bot_token(beta)]
-        since = len(fake.calls)  # in calls: theirs are timed on the fake's clock, not the acks'
         assert all(d.acked for d in removed)
         await until(lambda: _no_bot(bot, alpha))
         await until(lambda: _no_bot(bot, beta))
@@ -514,7 +513,7 @@ async def test_the_single_token_never_serves_a_workspace_that_removed_the_app(
     assert len(bot_posts(fake, home)) == 2  # the single token's own workspace: served
     assert len(bot_posts(fake, news_a)) == len(bot_posts(fake, news_b)) == 1
     gone = {news_a, news_b}
-    late = [c for c in fake.calls[since:] if c.args.get("channel") in gone]
+    late = [c for c in fake.calls[before:] if c.args.get("channel") in gone]
     assert late == []  # not a call to their channels, with any token
     told = [m.text.replace("\u200b", "") for m in bot_posts(fake, ops)]
     for team in (alpha, beta):
