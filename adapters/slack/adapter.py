@@ -11,7 +11,9 @@ Every failure becomes ``RateLimited`` (429, with its Retry-After), ``TransientDe
 (5xx, timeouts, dropped connections), ``PermanentDeliveryError`` (channel gone or archived,
 bot not invited, token or scopes refused, a payload Slack rejects) or ``MessageGone`` (the
 scoreboard to edit was deleted). The web client has no retry handlers: slack_sdk's default one
-resends a request whose answer was lost, which doubles a chat.postMessage.
+resends a request whose answer was lost, which doubles a chat.postMessage. Every Web API call
+and upload goes through one aiohttp session, open from ``aopen`` to ``aclose`` (kept-alive
+connections; slack_sdk's clients otherwise open a new session and connection per call).
 
 Exactly once. Slack has no idempotency key, so every post carries its delivery key in the
 message metadata (``event_type`` ``tallybot_delivery``). When earlier attempts may have gone
