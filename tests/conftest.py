@@ -96,7 +96,7 @@ def _store_templates(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Store
     real_aopen = Database.aopen
 
     async def aopen(self: Database) -> None:
-        await templates.seed(self._url, self._schema)
+        await templates.seed(self._url, self._schema, self._plugins)
         await real_aopen(self)
 
     with pytest.MonkeyPatch.context() as patch:

@@ -10,10 +10,13 @@ run); :meth:`StoreTemplates.seed` is what the suite does instead, before a
   their parameters), recorded once per test process, are sent again to the new schema, in one
   transaction that takes the migrations' advisory lock.
 
-The store then opens as a migrated one does, finding itself at the latest revision. What is
-made is what migrating makes: the template is migrated by the store's own code in the same run,
-and the migration tests (``tests/store/test_migrations.py``, marked ``fresh_store``) still migrate
-from nothing, proving that the revisions build the declared schema.
+A template is made for each set of plug-ins' tables a store is opened with (an ``App``'s store
+has every installed plug-in's, ``Plugins.tables()``; a bare ``Database`` none), so the store then
+opens as a migrated one does, finding the core and each plug-in's branch at their latest
+revision, and runs no migration at all (``tests/store/test_templates.py``). What is made is
+what migrating makes: the template is migrated by the store's own code in the same run, and the
+migration tests (``tests/store/test_migrations.py``, marked ``fresh_store``) still migrate from
+nothing, proving that the revisions build the declared schema.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ import shutil
 import sqlite3
 import threading
 import uuid
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -34,8 +37,10 @@ from sqlalchemy import event, make_url, text
 
 from bot.store import migrations
 from bot.store.engine import enable_wal, is_memory, make_engine, quote_identifier
+from bot.store.migrations import Tables
 
 Statement = tuple[str, tuple[Any, ...]]
+Plugins = Mapping[str, Tables]
 
 
 def _apart(coro: Coroutine[Any, Any, Any]) -> Any:
@@ -50,52 +55,54 @@ class StoreTemplates:
     def __init__(self, directory: Path) -> None:
         self._dir = directory
         self._lock = threading.Lock()
-        self._sqlite: Path | None = None
-        self._postgres: dict[str, list[Statement]] = {}
+        self._sqlite: dict[tuple[str, ...], Path] = {}
+        self._postgres: dict[tuple[str, tuple[str, ...]], list[Statement]] = {}
+        """Both by the names of the plug-ins whose tables the template has."""
         self.enabled = True
         """Off for a test marked ``fresh_store``: its stores migrate from nothing."""
 
-    async def seed(self, url: str, schema: str | None) -> None:
-        """Make the store at ``url`` (``schema``) a copy of the template, if it does not exist
-        yet; leave an existing store (or an in-memory one) alone."""
+    async def seed(self, url: str, schema: str | None, plugins: Plugins) -> None:
+        """Make the store at ``url`` (``schema``) a copy of the template with ``plugins``'
+        tables, if it does not exist yet; leave an existing store (or an in-memory one) alone."""
         if not self.enabled:
             return
         u = make_url(url)
         if u.get_backend_name() == "sqlite":
             if u.database and not is_memory(u) and not u.database.startswith("file:"):
-                self._seed_sqlite(u.database)
+                self._seed_sqlite(u.database, plugins)
         elif schema is not None:
-            await self._seed_postgres(url, schema)
+            await self._seed_postgres(url, schema, plugins)
 
     # SQLite: a file to copy.
 
-    def _seed_sqlite(self, database: str) -> None:
+    def _seed_sqlite(self, database: str, plugins: Plugins) -> None:
         path = Path(database).expanduser()
         if path.exists():
             return
-        template = self._sqlite_template()
+        template = self._sqlite_template(plugins)
         path.parent.mkdir(parents=True, exist_ok=True)
         partial = path.with_name(f".{path.name}.{uuid.uuid4().hex}.seeding")
         shutil.copyfile(template, partial)
         os.replace(partial, path)  # whole or not at all; no await in between: no race here
 
-    def _sqlite_template(self) -> Path:
+    def _sqlite_template(self, plugins: Plugins) -> Path:
+        key = tuple(sorted(plugins))
         with self._lock:
-            if self._sqlite is None:
-                path = self._dir / "template.sqlite3"
-                _apart(_migrate_sqlite(f"sqlite+aiosqlite:///{path}"))
+            if key not in self._sqlite:
+                path = self._dir / f"template-{len(self._sqlite)}.sqlite3"
+                _apart(_migrate_sqlite(f"sqlite+aiosqlite:///{path}", plugins))
                 conn = sqlite3.connect(path)
                 try:  # everything in the one file that is copied
                     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
                 finally:
                     conn.close()
-                self._sqlite = path
-            return self._sqlite
+                self._sqlite[key] = path
+            return self._sqlite[key]
 
     # PostgreSQL: statements to send again.
 
-    async def _seed_postgres(self, url: str, schema: str) -> None:
-        statements = self._postgres_template(url)
+    async def _seed_postgres(self, url: str, schema: str, plugins: Plugins) -> None:
+        statements = self._postgres_template(url, plugins)
         u = make_url(url).set(drivername="postgresql")
         conn = await asyncpg.connect(
             u.render_as_string(hide_password=False),
@@ -116,24 +123,25 @@ class StoreTemplates:
         finally:
             await conn.close()
 
-    def _postgres_template(self, url: str) -> list[Statement]:
+    def _postgres_template(self, url: str, plugins: Plugins) -> list[Statement]:
+        key = (url, tuple(sorted(plugins)))
         with self._lock:
-            if url not in self._postgres:
-                self._postgres[url] = _apart(_record_postgres(url))
-            return self._postgres[url]
+            if key not in self._postgres:
+                self._postgres[key] = _apart(_record_postgres(url, plugins))
+            return self._postgres[key]
 
 
-async def _migrate_sqlite(url: str) -> None:
+async def _migrate_sqlite(url: str, plugins: Plugins) -> None:
     """What opening a new SQLite store does (``Database.aopen``), short of seeding it."""
     engine = make_engine(url)
     try:
         await enable_wal(engine)
-        await migrations.upgrade(engine)
+        await migrations.upgrade(engine, plugins=plugins)
     finally:
         await engine.dispose()
 
 
-async def _record_postgres(url: str) -> list[Statement]:
+async def _record_postgres(url: str, plugins: Plugins) -> list[Statement]:
     """Migrate a new schema from nothing, recording what changes it; then drop it."""
     name = f"tallybot_template_{uuid.uuid4().hex[:16]}"
     sent: list[tuple[str, Any, bool]] = []
@@ -144,7 +152,7 @@ async def _record_postgres(url: str) -> list[Statement]:
         sent.append((sql, params, many))
 
     try:
-        await migrations.upgrade(engine, schema=name)
+        await migrations.upgrade(engine, schema=name, plugins=plugins)
         recorded = list(sent)  # not the drop below
         async with engine.begin() as conn:
             await conn.execute(text(f"DROP SCHEMA {quote_identifier(name)} CASCADE"))

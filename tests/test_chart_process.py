@@ -117,6 +117,7 @@ def test_the_bot_process_never_imports_matplotlib() -> None:
     assert (image.format, image.size) == ("PNG", (WIDTH_PX, HEIGHT_PX))
 
 
+@pytest.mark.slow  # a chart process of its own (matplotlib imported in it afresh)
 async def test_a_killed_child_fails_its_chart_and_the_next_gets_a_new_one(
     process: ChartProcess,
 ) -> None:
@@ -137,6 +138,7 @@ async def test_a_killed_child_fails_its_chart_and_the_next_gets_a_new_one(
     assert process.pid not in (None, killed)
 
 
+@pytest.mark.slow  # a chart process of its own (matplotlib imported in it afresh)
 async def test_the_child_exits_when_no_chart_was_asked_for_a_while(
     process: ChartProcess, timers: Timers
 ) -> None:
@@ -154,6 +156,7 @@ async def test_the_child_exits_when_no_chart_was_asked_for_a_while(
     assert process.pid not in (None, child)
 
 
+@pytest.mark.slow  # a chart process of its own (matplotlib imported in it afresh)
 async def test_the_last_app_to_close_shuts_the_child_down(process: ChartProcess) -> None:
     process.hold()
     process.hold()
@@ -205,6 +208,7 @@ def test_the_child_exits_when_the_bot_is_killed(tmp_path: Path) -> None:
     assert gone(pid)  # not left orphaned, drawing on
 
 
+@pytest.mark.slow  # a chart process of its own (matplotlib imported in it afresh)
 async def test_a_chart_that_takes_too_long_is_abandoned_and_the_next_gets_a_new_child() -> None:
     process = ChartProcess(timeout_s=0.5, later=Timers())
     try:
@@ -223,6 +227,7 @@ async def test_a_chart_that_takes_too_long_is_abandoned_and_the_next_gets_a_new_
         await process.aclose()
 
 
+@pytest.mark.slow  # a chart process of its own (matplotlib imported in it afresh)
 @pytest.mark.parametrize(
     ("workers", "order"),
     [

@@ -11,7 +11,9 @@ Every failure becomes ``RateLimited`` (429, with its Retry-After), ``TransientDe
 (5xx, timeouts, dropped connections), ``PermanentDeliveryError`` (channel gone or archived,
 bot not invited, token or scopes refused, a payload Slack rejects) or ``MessageGone`` (the
 scoreboard to edit was deleted). The web client has no retry handlers: slack_sdk's default one
-resends a request whose answer was lost, which doubles a chat.postMessage.
+resends a request whose answer was lost, which doubles a chat.postMessage. Every Web API call
+and upload goes through one aiohttp session, open from ``aopen`` to ``aclose`` (kept-alive
+connections; slack_sdk's clients otherwise open a new session and connection per call).
 
 Exactly once. Slack has no idempotency key, so every post carries its delivery key in the
 message metadata (``event_type`` ``tallybot_delivery``). When earlier attempts may have gone
@@ -100,10 +102,16 @@ class SlackAdapter(SlackCommands):
             raise ConfigError("SLACK_SIGNING_SECRET is not set: HTTP mode needs it")
 
         # retry_handlers=[]: the dispatcher owns retries (slack_sdk's default handler resends
-        # a request whose answer was lost, which would double a chat.postMessage).
+        # a request whose answer was lost, which would double a chat.postMessage). session: the
+        # adapter's one HTTP session once it is open (``aopen``; the clients made before are
+        # given it there), so that calls share kept-alive connections.
         def make_client(token: str | None) -> AsyncWebClient:
             return AsyncWebClient(
-                token=token, base_url=settings.api_base, timeout=timeout, retry_handlers=[]
+                token=token,
+                base_url=settings.api_base,
+                timeout=timeout,
+                retry_handlers=[],
+                session=self.http,
             )
 
         client = make_client(bot_token.reveal() if bot_token else None)
@@ -192,12 +200,20 @@ class SlackAdapter(SlackCommands):
     # ----------------------------------------------------------------- lifecycle
 
     async def aopen(self) -> None:
-        if self.client.token is not None:
-            await self._auth_test()
-        if self.config.mode == "socket":
-            await self._connect_socket()
-        if self.serve_http:
-            await self._serve_http()
+        """One HTTP session for every Web API call from now until ``aclose`` (bolt gives each
+        request a client with its app client's session), then auth.test, the socket, the
+        endpoint. Closed again when any of it fails."""
+        self.bolt.client.session = self.open_sender()
+        try:
+            if self.client.token is not None:
+                await self._auth_test()
+            if self.config.mode == "socket":
+                await self._connect_socket()
+            if self.serve_http:
+                await self._serve_http()
+        except BaseException:
+            await self.aclose()
+            raise
 
     async def _auth_test(self) -> None:
         """Who the single token is (its workspace, the bot's ids); refused: ``ConfigError``."""

@@ -160,6 +160,10 @@ class SlackSender(Adapter):
     dedup_window = 0.0
     """Slack drops no repeated post: one that may have gone out is always looked for first."""
     charts_apart = True  # a final's chart is uploaded into its message's thread, after it
+    http: aiohttp.ClientSession | None = None
+    """The one HTTP session (a pool of kept-alive connections) of every Web API call and upload,
+    from :meth:`open_sender` to :meth:`close_sender`. slack_sdk's clients otherwise open a new
+    session, and so a new TCP connection, for every call."""
 
     def __init__(
         self, client: AsyncWebClient, *, limits: Limits = SLACK_LIMITS, history_limit: int = 200
@@ -172,7 +176,6 @@ class SlackSender(Adapter):
         """With the OAuth flow, the bot of each workspace (``adapters.slack.workspaces``);
         None: ``client`` and the ids above everywhere (single-token mode)."""
         self._history_limit = history_limit
-        self._files: aiohttp.ClientSession | None = None
 
     async def speaker(self, team_id: str, where: str) -> Speaker:
         """The bot that speaks in the workspace ``team_id`` (raises ``DeliveryError``)."""
@@ -180,11 +183,21 @@ class SlackSender(Adapter):
             return Speaker(self.client, self.bot_id, self.bot_user_id, None)
         return await self.workspaces.speaker(team_id, where)
 
+    def open_sender(self) -> aiohttp.ClientSession:
+        """Open :attr:`http` (its timeout the client's) and give it to ``client``; the clients
+        made from now on take it too (``SlackAdapter``). Returns it."""
+        if self.http is None or self.http.closed:
+            self.http = aiohttp.ClientSession(
+                timeout=aiohttp.ClientTimeout(total=self.client.timeout)
+            )
+        self.client.session = self.http
+        return self.http
+
     async def close_sender(self) -> None:
-        """Close the HTTP session the uploads' bytes went through."""
-        files, self._files = self._files, None
-        if files is not None:
-            await files.close()
+        """Close :attr:`http` (a client still holding it then opens a session per call)."""
+        http, self.http = self.http, None
+        if http is not None:
+            await http.close()
 
     async def post(
         self,
@@ -321,12 +334,9 @@ class SlackSender(Adapter):
     async def _send_file(self, url: str, data: bytes, where: str) -> None:
         """The bytes of an upload to the URL files.getUploadURLExternal gave (not a Web API
         method: no tier applies)."""
-        if self._files is None:
-            self._files = aiohttp.ClientSession(
-                timeout=aiohttp.ClientTimeout(total=self.client.timeout)
-            )
+        http = self.open_sender() if self.http is None else self.http
         try:
-            async with self._files.post(url, data=data) as response:
+            async with http.post(url, data=data) as response:
                 status = response.status
         except (aiohttp.ClientError, OSError, TimeoutError) as exc:
             raise TransientDeliveryError(f"{where}: no answer ({type(exc).__name__})") from exc

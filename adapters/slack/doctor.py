@@ -40,7 +40,13 @@ async def check(settings: SlackSettings, checkup: Checkup) -> list[Problem]:
     token = checkup.secrets.get(BOT_TOKEN)
     if token is None:  # the OAuth flow's tokens are per workspace, in the store
         return []
-    client = AsyncWebClient(token=token.reveal(), base_url=str(settings.api_base))
+    # One session: every call on one kept-alive connection (30 s: slack_sdk's own timeout).
+    async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=30)) as http:
+        client = AsyncWebClient(token=token.reveal(), base_url=str(settings.api_base), session=http)
+        return await _check(client, checkup)
+
+
+async def _check(client: AsyncWebClient, checkup: Checkup) -> list[Problem]:
     try:
         auth = await client.auth_test()
     except SlackApiError as exc:

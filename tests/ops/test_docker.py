@@ -11,6 +11,8 @@ import socket
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.ops.conftest import Bot
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -39,6 +41,7 @@ async def run_healthcheck(url: str) -> int:
     return await asyncio.wait_for(proc.wait(), timeout=20)
 
 
+@pytest.mark.slow  # three real Python processes
 async def test_the_healthcheck_passes_on_healthz_and_fails_without_it(bot: Bot) -> None:
     assert await run_healthcheck(f"{bot.url}/healthz") == 0
     assert await run_healthcheck(f"{bot.url}/nothing-here") == 1

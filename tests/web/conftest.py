@@ -4,6 +4,7 @@ public count with hostile labels, a fake clock, and a client for the pages."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -11,6 +12,7 @@ from typing import Any
 
 import aiohttp
 import pytest
+import pytest_asyncio
 from playwright.async_api import Browser, async_playwright
 
 from bot.domain.limits import MAX_LABEL, MAX_TITLE
@@ -140,16 +142,23 @@ async def ingest(app: App, clock: FakeClock, count_id: str = PUBLIC, **figures: 
     return result
 
 
-@pytest.fixture
-async def site(tmp_path: Path) -> AsyncIterator[Site]:
+@asynccontextmanager
+async def opened_site(tmp_path: Path) -> AsyncIterator[Site]:
     clock = FakeClock(FakeClock().now() + timedelta(hours=6))
     async with make_app(web_config(tmp_path), clock) as app, aiohttp.ClientSession() as http:
         yield Site(app, clock, http)
 
 
 @pytest.fixture
-async def browser() -> AsyncIterator[Browser]:
-    """Headless Chromium (see ``tests.web.browser``)."""
+async def site(tmp_path: Path) -> AsyncIterator[Site]:
+    async with opened_site(tmp_path) as opened:
+        yield opened
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def chromium() -> AsyncIterator[Browser]:
+    """Headless Chromium (see ``tests.web.browser``), one for a whole test module: starting it
+    (and Playwright's driver) is most of the CPU of a browser test."""
     path = require_chromium()
     async with async_playwright() as playwright:
         launched = await playwright.chromium.launch(executable_path=path)
@@ -157,3 +166,15 @@ async def browser() -> AsyncIterator[Browser]:
             yield launched
         finally:
             await launched.close()
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def browser(chromium: Browser) -> AsyncIterator[Browser]:
+    """The module's Chromium, for one test. Each page a test opens (``browser.new_page``) is in
+    a new browser context of its own, and every context is closed after the test: no cookie,
+    storage, cache or page passes from one test to the next. A module using it runs its tests
+    in the module's event loop (``pytestmark = pytest.mark.asyncio(loop_scope="module")``),
+    and its async fixtures too (``site`` there is ``opened_site`` in that loop)."""
+    yield chromium
+    for context in chromium.contexts:
+        await context.close()

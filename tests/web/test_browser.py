@@ -7,9 +7,12 @@ from __future__ import annotations
 import html
 import io
 import os
+from collections.abc import AsyncIterator
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+import pytest_asyncio
 from aiohttp import web
 from playwright.async_api import Browser, Page, expect
 
@@ -36,13 +39,26 @@ from tests.web.conftest import (
     Site,
     ingest,
     make_app,
+    opened_site,
     web_config,
 )
+
+pytestmark = [
+    pytest.mark.asyncio(loop_scope="module"),  # the loop of the module's one Chromium
+    pytest.mark.xdist_group("browser"),  # on one worker: one Chromium a run, not one a worker
+]
 
 ROOT = Path(__file__).resolve().parents[2]
 NEWS = ChannelRef(Platform("console"), "local", "news")
 LIVE = 2000
 """Milliseconds a live update may take to show."""
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def site(tmp_path: Path) -> AsyncIterator[Site]:
+    """The web tests' site (``tests.web.conftest``), in this module's event loop."""
+    async with opened_site(tmp_path) as opened:
+        yield opened
 
 
 FOLLOWING = "Live: new figures appear here as they are counted."

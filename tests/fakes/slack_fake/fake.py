@@ -268,6 +268,12 @@ class FakeSlack(HttpMode, Installs, Modals, LoopbackServer):
         return [c for c in self._web.calls if c.method == method]
 
     @property
+    def api_connections(self) -> int:
+        """How many TCP connections the Web API calls came on (a client that keeps its
+        connections alive makes one, or a few at once; one per call without)."""
+        return len(self._web.transports)
+
+    @property
     def count_429(self) -> int:
         return self._web.count_429
 

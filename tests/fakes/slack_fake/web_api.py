@@ -111,6 +111,8 @@ class WebApi:
             self._windows[m] = SlidingWindow(n, seconds, clock)
         self._fail_rules: dict[str, list[FailRule]] = {}
         self.calls: list[RecordedCall] = []
+        self.transports: dict[int, object] = {}
+        """Every TCP connection a Web API call came on, by id (held, so no id is reused)."""
         self.ephemerals: list[RecordedEphemeral] = []
         self.files = Uploads(
             workspace=workspace, clock=clock, base_url=base_url, on_change=on_change
@@ -142,6 +144,8 @@ class WebApi:
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         method = request.match_info["method"]
+        if request.transport is not None:
+            self.transports[id(request.transport)] = request.transport
         try:
             args, token = await read_args(request)
         except SlackError as exc:
