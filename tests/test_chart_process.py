@@ -11,7 +11,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -23,6 +23,7 @@ from bot.charts.process import ChartProcess, Render
 from bot.domain.chart_figure import HEIGHT_PX, WIDTH_PX
 from bot.domain.model import Count
 from bot.errors import ChartError
+from bot.testing.clock import Timers
 from tests.charts import fake, stuck
 from tests.helpers import bessemer, tally
 
@@ -80,17 +81,6 @@ if __name__ == "__main__":
 
     asyncio.run(draw())
 """
-
-
-class Timers:
-    """``later`` for a ChartProcess: keeps the callbacks, to be fired when the test says."""
-
-    def __init__(self) -> None:
-        self.set: list[tuple[float, Callable[[], None]]] = []
-
-    def __call__(self, delay: float, callback: Callable[[], None]) -> object:
-        self.set.append((delay, callback))
-        return None
 
 
 @pytest.fixture

@@ -31,6 +31,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
+from bot.base.clock import Later, call_later
 from bot.charts.child import frame, read_frame
 from bot.domain.model import Count, Tally
 from bot.errors import ChartError
@@ -48,8 +49,6 @@ START_S = 60.0
 
 Render = Callable[[Count, Sequence[Tally]], bytes]
 """Draws a chart; a module-level function, as it is sent to the child by name."""
-Later = Callable[[float, Callable[[], None]], object]
-"""Calls a function after some seconds (``loop.call_later`` by default; tests move it)."""
 
 
 class Draws(Protocol):
@@ -58,10 +57,6 @@ class Draws(Protocol):
     async def draw(self, render: Render, count: Count, history: Sequence[Tally]) -> bytes:
         """``render(count, history)``, somewhere off the event loop."""
         ...
-
-
-def _call_later(delay: float, callback: Callable[[], None]) -> object:
-    return asyncio.get_running_loop().call_later(delay, callback)
 
 
 class _Child:
@@ -121,7 +116,7 @@ class ChartProcess:
         timeout_s: float = TIMEOUT_S,
         start_s: float = START_S,
         workers: int = WORKERS,
-        later: Later = _call_later,
+        later: Later = call_later,
     ) -> None:
         if idle_s <= 0 or timeout_s <= 0 or start_s <= 0:
             raise ValueError(

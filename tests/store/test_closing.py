@@ -10,8 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from bot.commands.inflight import GRACE_S
 from bot.errors import StoreError
+from bot.runtime.run import STOP_GRACE
 from bot.store import Database, tallies
+from bot.store.db import CANCEL_WAIT_S, CLOSE_WAIT_S
 from tests.test_store import bessemer_tally, seed
 
 SQLITE_MEMORY = "sqlite+aiosqlite://"
@@ -117,3 +120,9 @@ async def test_a_sqlite_connection_closed_as_its_task_is_cancelled_twice_is_stop
         if left:  # SQLAlchemy closes a cancelled connection in a task of its own
             _, pending = await asyncio.wait(left, timeout=5)
             assert not pending, f"closing never ended: {pending}"
+
+
+def test_the_stores_waits_fit_in_the_stops_grace() -> None:
+    """A stop answers the commands acknowledged (``GRACE_S``), then closes; the store's waits
+    for its blocks leave the rest of the closing room within ``STOP_GRACE``."""
+    assert GRACE_S + CLOSE_WAIT_S + CANCEL_WAIT_S <= STOP_GRACE - 1.0
