@@ -31,14 +31,17 @@ HISTORY = [tally(463, 1100, seq=1), tally(738, 1798, seq=2)]
 
 RENDER_IN_A_FRESH_BOT = """
 import asyncio, sys
-from bot.charts.chart import chart_png
-from bot.charts.process import CHARTS
+from bot.charts.chart import ChartCache, chart_png
+from bot.charts.process import ChartProcess
 from tests.charts import fake, stuck
 from tests.helpers import bessemer, tally
 
 async def main() -> None:
-    png = await chart_png(bessemer(), [tally(463, 1100, seq=1), tally(738, 1798, seq=2)])
-    await CHARTS.aclose()
+    process = ChartProcess()
+    cache = ChartCache(process=process)
+    history = [tally(463, 1100, seq=1), tally(738, 1798, seq=2)]
+    png = await chart_png(bessemer(), history, cache=cache)
+    await process.aclose()
     sys.stdout.buffer.write(png)
     sys.stderr.write(f"matplotlib={'matplotlib' in sys.modules} PIL={'PIL' in sys.modules}")
 
@@ -68,16 +71,17 @@ import sys
 from bot.runtime.cli import main
 if __name__ == "__main__":
     import asyncio, os
-    from bot.charts.process import CHARTS
+    from bot.charts.process import ChartProcess
     from tests.charts import modules
     from tests.helpers import bessemer, tally
 
     async def draw() -> None:
-        seen = await CHARTS.draw(modules, bessemer(), [tally(463, 1100, seq=1)])
-        print(CHARTS.pid, seen.decode() or "-", flush=True)
+        process = ChartProcess()
+        seen = await process.draw(modules, bessemer(), [tally(463, 1100, seq=1)])
+        print(process.pid, seen.decode() or "-", flush=True)
         if sys.argv[1] == "die":
             os.kill(os.getpid(), 9)  # the bot killed: nothing of it runs again
-        await CHARTS.aclose()
+        await process.aclose()
 
     asyncio.run(draw())
 """

@@ -5,7 +5,8 @@ process never gives back. ``ChartProcess`` draws in child processes instead
 (``python -m bot.charts.child``, the same program whatever started the bot): the first started
 on the first chart, a second (``workers``) only when another count asks for a chart while one
 is drawing; each draws one chart at a time, and they shut down once no chart was asked for
-``idle_s`` seconds, or when the last app holding them closes, so their memory goes back to the
+``idle_s`` seconds, or when the app holding them closes (each app has its own:
+``bot.runtime.app.App.chart_process``; tests share one), so their memory goes back to the
 system. A child watches the pipe it is asked on, so it exits when the bot does, however the bot
 was stopped.
 
@@ -293,7 +294,3 @@ class ChartProcess:
         children, self._children, self._idle = self._children, [], []
         for child in children:
             await asyncio.to_thread(child.close)
-
-
-CHARTS = ChartProcess()
-"""The processes every chart of this bot is drawn in."""
