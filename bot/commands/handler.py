@@ -55,7 +55,9 @@ class Commands:
     ) -> None:
         """``instance``: the instance these commands run in, handed to the adapters
         (``bot.platform.Context.instance``); ``rehearsals``: the running adapters'
-        (``rehearse``)."""
+        (``rehearse``); ``charts``: where ``chart`` draws (the app's; by default a cache of its
+        own drawing in processes of its own, which end once idle: their owner, the app, closes
+        them at once, so whatever charts for good passes one)."""
         self.db = db
         self.instance = instance
         self.pipeline = pipeline

@@ -183,11 +183,12 @@ class Database(Closing):
     async def _blocks_ended(self, seconds: float) -> bool:
         """Whether every block (but the closing task's own) ended within ``seconds``."""
         me = asyncio.current_task()
+        ended = self._block_ended = asyncio.Event()  # of this loop
         try:
             async with asyncio.timeout(seconds):
                 while any(task is not me for task in self._blocks):
-                    self._block_ended.clear()
-                    await self._block_ended.wait()
+                    ended.clear()
+                    await ended.wait()
         except TimeoutError:
             return False
         return True
