@@ -10,6 +10,7 @@ import pytest
 
 from bot.charts import chart
 from bot.commands.inflight import InFlight
+from bot.commands.request import Request
 from bot.domain.subscription import ChannelRef, Platform
 from bot.runtime.app import App
 from bot.runtime.plugins import context
@@ -74,4 +75,7 @@ async def test_one_app_stopped_leaves_the_other_charting_and_answering(
         png = await second.charts.get_or_render(bessemer(), [tally(738, 1798, seq=2)])
         assert png == b"png Amazon BHM1 union election, Bessemer AL 2"
         assert second.chart_process.pid not in (None, drawn_by_first)
+        answer = await second.commands.handle(Request(where, "u", "u", "list", home=True))
+        assert answer.ok, answer.text
+        assert "bessemer-2021" in answer.text
     assert second.chart_process.pid is None
