@@ -75,7 +75,7 @@ from bot.commands.args import CountArg, Option, OptionKind, TextArg, Value
 from bot.commands.authority import visible_counts
 from bot.commands.builtin import VERBS
 from bot.commands.forms import Form, Opening
-from bot.commands.inflight import BUSY, GRACE_S, InFlight, InOrder, Place, guarded
+from bot.commands.inflight import BUSY, GRACE_S, Backlog, InFlight, InOrder, Place, guarded
 from bot.commands.policy import DENY, AdminPolicy, Asker, Verdict, deny_all
 from bot.commands.request import Follows, Inbox, Mentions, Names, Reply, Request
 from bot.commands.throttle import Throttle
@@ -178,6 +178,7 @@ __all__ = [
     "Asker",
     "Attachment",
     "AuditEntry",
+    "Backlog",
     "Bucket",
     "Call",
     "ChannelMoved",
@@ -336,6 +337,11 @@ class Context:
     verbs: Verbs = VERBS
     """The verbs ``handle`` carries out (``bot.commands.verbs``): an adapter builds its commands,
     help and menus from them, and asks them which answers may be public."""
+
+    backlog: Backlog = field(default_factory=Backlog)
+    """The commands under way in the app, shared by its adapters
+    (``bot.commands.inflight.Backlog``: its store is theirs, and so the pace its commands go at);
+    an adapter's own in tests. Never shared by two apps."""
 
     instance: Instance | None = None
     """This instance among those of its store (``bot.cluster``): where a sharded platform

@@ -2,7 +2,7 @@
 
 A renderer is sent by name to the process charts are drawn in (``bot.charts.process``), so the
 ones here are module-level functions, put in place of ``bot.charts.chart.render_chart`` with
-``monkeypatch``; ``Counted`` records what is asked of the real drawing process.
+``monkeypatch``; ``Counted`` records what is asked of a real drawing process.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import sys
 import threading
 from collections.abc import Sequence
 
-from bot.charts.process import CHARTS, Render
+from bot.charts.process import Draws, Render
 from bot.domain.model import Count, Tally
 
 
@@ -25,14 +25,16 @@ def fake(count: Count, history: Sequence[Tally]) -> bytes:
 
 
 class Counted:
-    """Draws in the shared chart process and records the last ``seq`` of every chart asked."""
+    """Draws in ``process`` (the run's: the ``chart_process`` fixture) and records the last
+    ``seq`` of every chart asked."""
 
-    def __init__(self) -> None:
+    def __init__(self, process: Draws) -> None:
+        self.process = process
         self.seqs: list[int] = []
 
     async def draw(self, render: Render, count: Count, history: Sequence[Tally]) -> bytes:
         self.seqs.append(history[-1].seq)
-        return await CHARTS.draw(render, count, history)
+        return await self.process.draw(render, count, history)
 
 
 def stuck(count: Count, history: Sequence[Tally]) -> bytes:

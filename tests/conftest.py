@@ -17,7 +17,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.pool import NullPool
 
-from bot.charts.process import CHARTS
+from bot.charts.process import ChartProcess
 from bot.store import Database
 from bot.store.engine import quote_identifier
 from tests import hangs
@@ -80,13 +80,15 @@ def _compiled_bytecode() -> None:
         compileall.compile_dir(ROOT / package, quiet=1)
 
 
-@pytest.fixture(scope="session", autouse=True)
-def _one_chart_process() -> Iterator[None]:
-    """One process draws the charts of the whole run (as in a bot, where apps closing shut it
-    down): starting one and importing matplotlib takes a second or two."""
-    CHARTS.hold()
-    yield
-    asyncio.run(CHARTS.release())
+@pytest.fixture(scope="session")
+def chart_process() -> Iterator[ChartProcess]:
+    """Where the charts of the tests that ask for it are drawn, one for the whole run (an app
+    given it holds it, and leaves it running: ``App(chart_process=)``): starting one and
+    importing matplotlib takes a second or two."""
+    process = ChartProcess()
+    process.hold()
+    yield process
+    asyncio.run(process.release())
 
 
 @pytest.fixture(scope="session")

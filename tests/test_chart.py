@@ -23,7 +23,7 @@ from PIL import Image
 from adapters.console.adapter import ConsoleAdapter
 from bot.charts import chart
 from bot.charts.chart import ChartCache, chart_png, render_chart
-from bot.charts.process import CHARTS
+from bot.charts.process import ChartProcess
 from bot.commands.request import Reply
 from bot.domain.arithmetic import counted
 from bot.domain.chart_figure import (
@@ -332,26 +332,30 @@ def test_describe_says_what_the_chart_shows() -> None:
     )
 
 
-async def test_chart_png_renders_in_the_chart_process_and_caches() -> None:
+async def test_chart_png_renders_in_the_chart_process_and_caches(
+    chart_process: ChartProcess,
+) -> None:
     history = bessemer_history()
-    renders = Counted()
+    renders = Counted(chart_process)
     cache = ChartCache(process=renders)
     first = await chart_png(bessemer(), history, cache=cache)
     again = await chart_png(bessemer(), history, cache=cache)
     assert again == first
     assert renders.seqs == [12]
-    assert CHARTS.pid not in (None, os.getpid())  # drawn in a child process
+    assert chart_process.pid not in (None, os.getpid())  # drawn in a child process
     check_png(first, bessemer())
     await chart_png(bessemer(), history[:-1], cache=cache)  # a new tally: a new chart
     assert renders.seqs == [12, 11]
-    assert await chart_png(bessemer(), history, cache=None) == first  # no cache: renders again
+    another = ChartCache(process=renders)
+    assert await chart_png(bessemer(), history, cache=another) == first  # renders again
+    assert renders.seqs == [12, 11, 12]
 
 
 @pytest.fixture
-def fake_renders(monkeypatch: pytest.MonkeyPatch) -> Counted:
+def fake_renders(monkeypatch: pytest.MonkeyPatch, chart_process: ChartProcess) -> Counted:
     """Replaces the renderer with one that returns ``b"png <title> <seq>"`` at once."""
     monkeypatch.setattr(chart, "render_chart", charts.fake)
-    return Counted()
+    return Counted(chart_process)
 
 
 async def test_cache_is_a_bounded_lru_keyed_by_count_and_seq(fake_renders: Counted) -> None:
@@ -378,7 +382,7 @@ async def test_concurrent_requests_share_one_render(fake_renders: Counted) -> No
 
 async def test_chart_of_nothing_is_an_error() -> None:
     with pytest.raises(ValueError, match="no tallies to chart"):
-        await chart_png(bessemer(), [], cache=ChartCache())
+        await chart_png(bessemer(), [], cache=ChartCache(process=ChartProcess()))
 
 
 def test_console_writes_the_attachment_and_prints_its_path(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -23,6 +23,7 @@ from bot.charts.process import ChartProcess, Render
 from bot.domain.chart_figure import HEIGHT_PX, WIDTH_PX
 from bot.domain.model import Count
 from bot.errors import ChartError
+from bot.testing.clock import Timers
 from tests.charts import fake, stuck
 from tests.helpers import bessemer, tally
 
@@ -30,14 +31,17 @@ HISTORY = [tally(463, 1100, seq=1), tally(738, 1798, seq=2)]
 
 RENDER_IN_A_FRESH_BOT = """
 import asyncio, sys
-from bot.charts.chart import chart_png
-from bot.charts.process import CHARTS
+from bot.charts.chart import ChartCache, chart_png
+from bot.charts.process import ChartProcess
 from tests.charts import fake, stuck
 from tests.helpers import bessemer, tally
 
 async def main() -> None:
-    png = await chart_png(bessemer(), [tally(463, 1100, seq=1), tally(738, 1798, seq=2)])
-    await CHARTS.aclose()
+    process = ChartProcess()
+    cache = ChartCache(process=process)
+    history = [tally(463, 1100, seq=1), tally(738, 1798, seq=2)]
+    png = await chart_png(bessemer(), history, cache=cache)
+    await process.aclose()
     sys.stdout.buffer.write(png)
     sys.stderr.write(f"matplotlib={'matplotlib' in sys.modules} PIL={'PIL' in sys.modules}")
 
@@ -67,30 +71,20 @@ import sys
 from bot.runtime.cli import main
 if __name__ == "__main__":
     import asyncio, os
-    from bot.charts.process import CHARTS
+    from bot.charts.process import ChartProcess
     from tests.charts import modules
     from tests.helpers import bessemer, tally
 
     async def draw() -> None:
-        seen = await CHARTS.draw(modules, bessemer(), [tally(463, 1100, seq=1)])
-        print(CHARTS.pid, seen.decode() or "-", flush=True)
+        process = ChartProcess()
+        seen = await process.draw(modules, bessemer(), [tally(463, 1100, seq=1)])
+        print(process.pid, seen.decode() or "-", flush=True)
         if sys.argv[1] == "die":
             os.kill(os.getpid(), 9)  # the bot killed: nothing of it runs again
-        await CHARTS.aclose()
+        await process.aclose()
 
     asyncio.run(draw())
 """
-
-
-class Timers:
-    """``later`` for a ChartProcess: keeps the callbacks, to be fired when the test says."""
-
-    def __init__(self) -> None:
-        self.set: list[tuple[float, Callable[[], None]]] = []
-
-    def __call__(self, delay: float, callback: Callable[[], None]) -> object:
-        self.set.append((delay, callback))
-        return None
 
 
 @pytest.fixture

@@ -18,6 +18,7 @@ import pytest
 import bot.domain.times
 from adapters.console.adapter import ConsoleAdapter
 from bot.commands.builtin import VERBS
+from bot.commands.inflight import Backlog
 from bot.commands.request import Reply
 from bot.domain import format as fmt
 from bot.domain.message import Message, Moment, Timed
@@ -78,7 +79,13 @@ def test_the_console_shows_times_in_the_configured_zone(tmp_path: Path) -> None:
         tmp_path / "tallybot.toml",
     )
     commands: Any = SimpleNamespace(
-        handle=None, clock=None, throttle=None, db=None, verbs=VERBS, instance=None
+        handle=None,
+        clock=None,
+        throttle=None,
+        db=None,
+        verbs=VERBS,
+        instance=None,
+        backlog=Backlog(),
     )
     console = adapter_factories(cfg)[Platform("console")](commands)
     assert isinstance(console, ConsoleAdapter)

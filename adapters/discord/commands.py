@@ -106,7 +106,7 @@ class SlashCommands:
         self.context = context
         self.announcements = dict(announcements or {})
         self.replies = replies if replies is not None else Replies()
-        self.inflight = InFlight()
+        self.inflight = InFlight(backlog=context.backlog)
         self.forms: dict[tuple[int, str], FormModal] = {}
         """The form each member has open, by member and verb (one at a time)."""
         self.reopens: dict[tuple[int, str], ReopenButton] = {}

@@ -103,7 +103,7 @@ class SlackCommands(SlackSender):
             admin_lookups_kept, admin_cache_seconds, timer=monotonic or context.clock.monotonic
         )
         self._seen_events: LRUCache[str, None] = LRUCache(SEEN_EVENTS)
-        self.inflight = InFlight()
+        self.inflight = InFlight(backlog=context.backlog)
 
     async def _on_command(
         self, ack: AsyncAck, command: SlashCommand, respond: AsyncRespond

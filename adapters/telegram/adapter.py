@@ -163,6 +163,7 @@ class TelegramAdapter(Adapter):
             zone=self.zone,
             verbs=self.context.verbs,
             replies=self.replies,
+            backlog=self.context.backlog,
         )
 
     async def finish_commands(self) -> None:

@@ -40,6 +40,7 @@ from bot.platform import (
     VERBS,
     AdminPolicy,
     Asker,
+    Backlog,
     ChannelRef,
     DeliveryError,
     InOrder,
@@ -277,11 +278,13 @@ class TelegramCommands:
         zone: Zone = UTC,
         verbs: Verbs = VERBS,
         replies: Replies | None = None,
+        backlog: Backlog | None = None,
     ) -> None:
+        """``backlog``: the app's commands under way (``Context.backlog``; its own if none)."""
         self.private = private
         self.bot = bot
         self.replies = replies if replies is not None else Replies()
-        self.order = InOrder()
+        self.order = InOrder(backlog)
         self.handle = handle
         self.settings = settings
         self.ledger = ledger

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import Protocol
@@ -30,3 +31,11 @@ class SystemClock:
 
 Sleep = Callable[[float], Awaitable[None]]
 """An ``asyncio.sleep``: injected so that tests drive time."""
+Later = Callable[[float, Callable[[], None]], object]
+"""Calls a function after some seconds of the event loop's time (:func:`call_later` by default;
+tests fire it when they say: :class:`bot.testing.clock.Timers`)."""
+
+
+def call_later(delay: float, callback: Callable[[], None]) -> object:
+    """The running loop's ``call_later``: the default :data:`Later`."""
+    return asyncio.get_running_loop().call_later(delay, callback)

@@ -19,7 +19,7 @@ from datetime import timedelta
 
 from cachetools import LRUCache
 
-from bot.charts.process import CHARTS, Draws, Render
+from bot.charts.process import Draws, Render
 from bot.domain import format as fmt
 from bot.domain.message import Attachment, Notice
 from bot.domain.model import Count, Tally
@@ -112,7 +112,7 @@ class ChartCache:
         size: int = 32,
         render: Render | None = None,
         *,
-        process: Draws = CHARTS,
+        process: Draws,
         failed: ChartFailed | None = None,
     ) -> None:
         """``render``: how a chart is drawn (a module-level function); ``render_chart``, a PNG,
@@ -167,19 +167,15 @@ class ChartCache:
         return png
 
 
-async def chart_png(
-    count: Count, history: Sequence[Tally], *, cache: ChartCache | None = None
-) -> bytes:
-    """The chart of ``history`` as PNG bytes, drawn in the chart process (or from ``cache``)."""
+async def chart_png(count: Count, history: Sequence[Tally], *, cache: ChartCache) -> bytes:
+    """The chart of ``history`` as PNG bytes, from ``cache`` or drawn in its chart process."""
     if not history:
         raise ValueError(f"{count.id}: no tallies to chart")
-    if cache is None:
-        return await CHARTS.draw(render_chart, count, history)
     return await cache.get_or_render(count, history)
 
 
 async def chart_attachment(
-    count: Count, history: Sequence[Tally], *, cache: ChartCache | None = None
+    count: Count, history: Sequence[Tally], *, cache: ChartCache
 ) -> Attachment:
     """The chart of ``history`` as a file to attach: ``<count>-<seq>.png``, described in words
     for those who cannot see it."""

@@ -5,7 +5,8 @@ process never gives back. ``ChartProcess`` draws in child processes instead
 (``python -m bot.charts.child``, the same program whatever started the bot): the first started
 on the first chart, a second (``workers``) only when another count asks for a chart while one
 is drawing; each draws one chart at a time, and they shut down once no chart was asked for
-``idle_s`` seconds, or when the last app holding them closes, so their memory goes back to the
+``idle_s`` seconds, or when the app holding them closes (each app has its own:
+``bot.runtime.app.App.chart_process``; tests share one), so their memory goes back to the
 system. A child watches the pipe it is asked on, so it exits when the bot does, however the bot
 was stopped.
 
@@ -31,6 +32,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
+from bot.base.clock import Later, call_later
 from bot.charts.child import frame, read_frame
 from bot.domain.model import Count, Tally
 from bot.errors import ChartError
@@ -48,8 +50,6 @@ START_S = 60.0
 
 Render = Callable[[Count, Sequence[Tally]], bytes]
 """Draws a chart; a module-level function, as it is sent to the child by name."""
-Later = Callable[[float, Callable[[], None]], object]
-"""Calls a function after some seconds (``loop.call_later`` by default; tests move it)."""
 
 
 class Draws(Protocol):
@@ -58,10 +58,6 @@ class Draws(Protocol):
     async def draw(self, render: Render, count: Count, history: Sequence[Tally]) -> bytes:
         """``render(count, history)``, somewhere off the event loop."""
         ...
-
-
-def _call_later(delay: float, callback: Callable[[], None]) -> object:
-    return asyncio.get_running_loop().call_later(delay, callback)
 
 
 class _Child:
@@ -121,7 +117,7 @@ class ChartProcess:
         timeout_s: float = TIMEOUT_S,
         start_s: float = START_S,
         workers: int = WORKERS,
-        later: Later = _call_later,
+        later: Later = call_later,
     ) -> None:
         if idle_s <= 0 or timeout_s <= 0 or start_s <= 0:
             raise ValueError(
@@ -298,7 +294,3 @@ class ChartProcess:
         children, self._children, self._idle = self._children, [], []
         for child in children:
             await asyncio.to_thread(child.close)
-
-
-CHARTS = ChartProcess()
-"""The processes every chart of this bot is drawn in."""

@@ -19,7 +19,9 @@ A lease lasts the count's interval plus :data:`LEASE_SLACK_S` from its last rene
 holder that stops renewing (it died) loses it that long after its last poll, and the next
 instance whose turn comes takes it: polling resumes within two intervals plus 10 s. An
 instance polls only while its lease is held by its own clock (:class:`~bot.cluster.lease.Lease`),
-so one that stalled past it stops.
+so one that stalled past it stops. A turn waits for its batch at most the count's interval (by
+the event loop's time): a store that does not answer skips the turn (the count is not polled),
+it never holds the count's polls up longer than that.
 Tallies are stored once whichever instance reads them (each is compared with the last one
 stored, and ``(count, seq)`` is unique). On SQLite there is one instance and no lease.
 """
@@ -30,7 +32,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 
-from bot.base.clock import Clock, Sleep
+from bot.base.clock import Clock, Later, Sleep, call_later
 from bot.cluster.identity import Instance
 from bot.cluster.lease import Holder, Lease, shared
 from bot.errors import StoreError
@@ -61,15 +63,18 @@ class PollLeases:
         *,
         renew_every: float = RENEW_EVERY_S,
         sleep: Sleep = asyncio.sleep,
+        later: Later = call_later,
     ) -> None:
         """``sleep``: the wait between batches (``renew_every``); one that returns at once (a
-        test's) makes them back to back while anything is held."""
+        test's) makes them back to back while anything is held. ``later``: ends a turn's wait
+        for its batch after the count's interval (the loop's ``call_later``)."""
         self.db = db
         self.clock = clock
         self.instance = instance
         self.shared = shared(db)
         self.renew_every = renew_every
         self.sleep = sleep
+        self.later = later
         self.holder = Holder(db, instance.id, clock)
         self.leases: dict[str, Lease] = {}
         """The counts whose lease this instance took (held while :attr:`Lease.held`)."""
@@ -114,7 +119,7 @@ class PollLeases:
 
     async def hold(self, count_id: str) -> bool:
         """The count's turn: whether this instance holds its lease (renewed in the next batch),
-        or, if it did not, whether the next batch took it."""
+        or, if it did not, whether the next batch took it within the count's interval."""
         self._turned[count_id] = self.clock.monotonic()
         if self.holds(count_id):
             self._start()
@@ -123,8 +128,30 @@ class PollLeases:
             done = self._taking[1]
         else:
             done = self._want(count_id, soon=count_id in self._untried)
-        await asyncio.shield(done)
+        if not await self._within(done, self._intervals[count_id]):
+            log.warning(
+                "the poll leases were not taken within the count's interval: turn skipped",
+                extra={"count": count_id},
+            )
+            return False
         return self.holds(count_id)
+
+    async def _within(self, done: asyncio.Future[None], seconds: float) -> bool:
+        """Whether ``done`` is done within ``seconds`` (``later``); it is never cancelled."""
+        if done.done():
+            return True
+        waited: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+        def end() -> None:
+            if not waited.done():
+                waited.set_result(None)
+
+        self.later(seconds, end)
+        try:
+            await asyncio.wait({done, waited}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            end()
+        return done.done()
 
     def _want(self, count_id: str, *, soon: bool) -> asyncio.Future[None]:
         self._due.add(count_id)

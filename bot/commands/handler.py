@@ -17,9 +17,11 @@ from datetime import timedelta, tzinfo
 from bot.base.clock import Clock
 from bot.base.egress import EgressPolicy
 from bot.charts.chart import ChartCache
+from bot.charts.process import ChartProcess
 from bot.cluster.identity import Instance
 from bot.commands import chain, reports
 from bot.commands.builtin import VERBS
+from bot.commands.inflight import Backlog
 from bot.commands.request import Reply, Request
 from bot.commands.throttle import Throttle
 from bot.commands.verbs import Services, Verbs
@@ -53,20 +55,25 @@ class Commands:
     ) -> None:
         """``instance``: the instance these commands run in, handed to the adapters
         (``bot.platform.Context.instance``); ``rehearsals``: the running adapters'
-        (``rehearse``)."""
+        (``rehearse``); ``charts``: where ``chart`` draws (the app's; by default a cache of its
+        own drawing in processes of its own, which end once idle: their owner, the app, closes
+        them at once, so whatever charts for good passes one)."""
         self.db = db
         self.instance = instance
         self.pipeline = pipeline
         self.clock = clock
         self.verbs = verbs
         self.throttle = throttle if throttle is not None else Throttle(clock)
+        self.backlog = Backlog()
+        """The commands under way on every platform of these commands (the app's), handed to
+        the adapters (``bot.platform.Context.backlog``)."""
         self.services = Services(
             db,
             pipeline,
             clock,
             health,
             on_queued,
-            charts if charts is not None else ChartCache(),
+            charts if charts is not None else ChartCache(process=ChartProcess()),
             verbs,
             page_link,
         )

@@ -206,10 +206,6 @@ class Backlog:
             self._let_in()
 
 
-BACKLOG = Backlog()
-"""The process's: a bot's adapters share its store, and so the pace its commands go at."""
-
-
 async def guarded(what: str, work: Awaitable[None], answer: Answer) -> None:
     """Await ``work`` (answering a command); if it raises, log it and ``answer`` with FAILED."""
     try:
@@ -281,7 +277,10 @@ class InOrder:
     (see the module docstring); nothing is kept of a key whose commands are done."""
 
     def __init__(self, backlog: Backlog | None = None) -> None:
-        self.backlog = backlog if backlog is not None else BACKLOG
+        """``backlog``: the commands under way in the app (its adapters share its store, and so
+        the pace its commands go at: ``bot.platform.Context.backlog``); one of its own if
+        none."""
+        self.backlog = backlog if backlog is not None else Backlog()
         self._last: dict[Hashable, asyncio.Future[None]] = {}
 
     def place(self, key: Hashable, where: Hashable) -> Place:
@@ -315,9 +314,10 @@ class InOrder:
 class InFlight:
     """The tasks answering commands (see the module docstring)."""
 
-    def __init__(self, grace: float = GRACE_S) -> None:
+    def __init__(self, grace: float = GRACE_S, *, backlog: Backlog | None = None) -> None:
+        """``backlog``: see :class:`InOrder`."""
         self.grace = grace
-        self.order = InOrder()
+        self.order = InOrder(backlog)
         """One member's commands, in the order they arrived."""
         self.accepting = True
         """False once the bot is stopping: a command arriving now is not acknowledged."""

@@ -20,7 +20,7 @@ from contextlib import AsyncExitStack
 from bot.base.clock import Clock, Sleep, SystemClock
 from bot.base.lifecycle import Closing
 from bot.charts.chart import FAILURE_WINDOW, ChartCache, failure_notice
-from bot.charts.process import CHARTS
+from bot.charts.process import ChartProcess
 from bot.cluster import Instance, instance_id_from
 from bot.cluster.polls import PollLeases
 from bot.cluster.single import SingleInstance, lock_path
@@ -70,10 +70,13 @@ class App(Closing):
         poll: bool = True,
         instance: Instance | None = None,
         public: PublicCounts | None = None,
+        chart_process: ChartProcess | None = None,
     ) -> None:
         """``instance``: this instance (default: one named by ``[cluster] instance_id`` or
         ``$TALLYBOT_INSTANCE_ID``, else ``HOST-PID-RANDOM``). ``public``: which counts have a
-        public page (default: those the store calls public, ``bot.web.public.StorePublic``)."""
+        public page (default: those the store calls public, ``bot.web.public.StorePublic``).
+        ``chart_process``: where its charts are drawn (default: processes of its own; one given
+        is held while the app runs, and shut down by the last holder to let it go)."""
         self.config = config
         self.instance = instance or Instance(instance_id_from(config.cluster.instance_id))
         self.clock = clock or SystemClock()
@@ -111,7 +114,9 @@ class App(Closing):
             on_accepted=self._accepted,
             page_link=self.page_link,
         )
-        self.charts = ChartCache(failed=self._chart_failed)
+        self.chart_process = chart_process or ChartProcess()
+        """The processes this app's charts are drawn in (no other app's), ended with it."""
+        self.charts = ChartCache(process=self.chart_process, failed=self._chart_failed)
         """Charts drawn for the ``chart`` command and for final messages, shared by both; one
         that could not be drawn is alerted to its count's place."""
         self.poll_leases = PollLeases(self.db, self.clock, self.instance, sleep=sleep)
@@ -186,8 +191,8 @@ class App(Closing):
             lock = lock_path(self.config.store_url)
             if lock is not None:  # SQLite: this instance alone
                 await self._stack.enter_async_context(SingleInstance(lock, self.instance.id))
-            CHARTS.hold()  # the process charts are drawn in ends with the app (the last one)
-            self._stack.push_async_callback(CHARTS.release)
+            self.chart_process.hold()  # its charts' processes end with the app (the last one)
+            self._stack.push_async_callback(self.chart_process.release)
             await self._stack.enter_async_context(self.db)
             self._stack.push_async_callback(self.poll_leases.release_all)  # after polling stops
             await self._sync_counts()

@@ -97,6 +97,7 @@ def context(
         ops_server=cfg.server is not None,
         verbs=commands.verbs,
         instance=commands.instance,
+        backlog=commands.backlog,
         shard_lease_seconds=cfg.cluster.shard_lease_seconds,
     )
 

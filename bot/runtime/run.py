@@ -35,7 +35,8 @@ log = logging.getLogger(__name__)
 
 STOP_GRACE = GRACE_S + 2.5
 """Seconds the orderly close may take after a signal before what is left is cancelled: the
-commands' grace, then the closing itself."""
+commands' grace, then the closing itself (of which the store's waits for the blocks still under
+way take at most ``CLOSE_WAIT_S + CANCEL_WAIT_S``, 1.5 s: ``bot.store.db``)."""
 SIGNALS = (signal.SIGTERM, signal.SIGINT)
 P = ParamSpec("P")
 T = TypeVar("T")

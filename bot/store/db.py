@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
+from collections import Counter
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
 from dataclasses import dataclass
@@ -28,6 +30,15 @@ TURN_TIMEOUT_S = 30.0
 """How long a SQLite transaction waits for its turn before :class:`StoreError`."""
 PING_TIMEOUT_S = 10.0
 """How long a listening connection may take to answer :meth:`Listening.ping`."""
+CLOSE_WAIT_S = 1.0
+"""How long :meth:`Database.aclose` waits for the blocks under way (a write as the bot stops)
+to end before it cancels their tasks."""
+CANCEL_WAIT_S = 0.5
+"""How long :meth:`Database.aclose` then waits for the cancelled blocks to end (rolled back,
+their connections back) before it closes the connections all the same. With
+:data:`CLOSE_WAIT_S`, within the closing's share of a stop (``bot.runtime.run.STOP_GRACE``)."""
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(eq=False)
@@ -59,6 +70,11 @@ class Database(Closing):
     their own, seeing what was committed (WAL), without waiting.
     A task must therefore not open a second block while it is inside one (pass ``conn`` on
     instead); doing so raises :class:`StoreError` at once rather than waiting forever.
+
+    Closing lets the blocks under way end first (a write as the bot stops is committed, its
+    connection given back): it waits up to ``close_wait`` seconds for them, then cancels the
+    tasks of those still under way and waits up to ``cancel_wait`` more (rolled back); only then
+    are the connections closed. A block opened meanwhile raises :class:`StoreError`.
     """
 
     def __init__(
@@ -67,10 +83,20 @@ class Database(Closing):
         *,
         schema: str | None = None,
         plugins: Mapping[str, migrations.Tables] | None = None,
+        close_wait: float = CLOSE_WAIT_S,
+        cancel_wait: float = CANCEL_WAIT_S,
     ) -> None:
         """Check ``url`` and ``schema`` (:class:`~bot.errors.ConfigError`); connects nothing.
         ``plugins``: the plug-ins' own tables, migrated with the core's on opening
-        (``Plugins.tables()``; :mod:`bot.store.migrations`)."""
+        (``Plugins.tables()``; :mod:`bot.store.migrations`). ``close_wait``, ``cancel_wait``:
+        how long closing waits for the blocks under way (see above)."""
+        self.close_wait = close_wait
+        self.cancel_wait = cancel_wait
+        self._blocks: Counter[asyncio.Task[Any] | None] = Counter()
+        """The tasks inside a block (:meth:`begin`, :meth:`connect`, :meth:`listening`), and
+        how many each is inside."""
+        self._block_ended = asyncio.Event()
+        self._closing = False
         self._url = url
         self._schema = schema
         self._plugins = dict(plugins or {})
@@ -99,6 +125,7 @@ class Database(Closing):
         """Connect and migrate; on failure nothing stays open and :class:`StoreError` is raised."""
         if self._engine is not None:
             raise RuntimeError("this Database is already open")
+        self._closing = False
         engine = make_engine(self._url, schema=self._schema)
         try:
             with _translated("opening the store", connecting=True):
@@ -116,16 +143,70 @@ class Database(Closing):
             self._urgent = make_engine(self._url, schema=self._schema, pool_size=URGENT_POOL)
 
     async def aclose(self) -> None:
-        """Close every connection. Safe to call on a store that failed to open."""
-        engine, self._engine, self._reader = self._engine, None, None
-        urgent, self._urgent = self._urgent, None
-        reading, self._reading = self._reading, None
-        if engine is not None:
-            await engine.dispose()
-        if reading is not None:
-            await reading.dispose()
-        if urgent is not None:
-            await urgent.dispose()
+        """Let the blocks under way end (see the class docstring), then close every connection.
+        Safe to call on a store that failed to open."""
+        self._closing = True
+        try:
+            await self._let_blocks_end()
+        finally:
+            engine, self._engine, self._reader = self._engine, None, None
+            urgent, self._urgent = self._urgent, None
+            reading, self._reading = self._reading, None
+            if engine is not None:
+                await engine.dispose()
+            if reading is not None:
+                await reading.dispose()
+            if urgent is not None:
+                await urgent.dispose()
+
+    async def _let_blocks_end(self) -> None:
+        """Wait ``close_wait`` for the blocks under way to end; cancel the tasks of those left,
+        and wait ``cancel_wait`` for them to end."""
+        if await self._blocks_ended(self.close_wait):
+            return
+        me = asyncio.current_task()
+        left = [task for task in self._blocks if task is not None and task is not me]
+        log.warning(
+            "%d store blocks still under way %g s after the store began closing: cancelled",
+            len(left),
+            self.close_wait,
+        )
+        for task in left:
+            task.cancel()
+        if not await self._blocks_ended(self.cancel_wait):
+            log.warning(
+                "store blocks still under way %g s after being cancelled: their connections "
+                "are closed under them",
+                self.cancel_wait,
+            )
+
+    async def _blocks_ended(self, seconds: float) -> bool:
+        """Whether every block (but the closing task's own) ended within ``seconds``."""
+        me = asyncio.current_task()
+        ended = self._block_ended = asyncio.Event()  # of this loop
+        try:
+            async with asyncio.timeout(seconds):
+                while any(task is not me for task in self._blocks):
+                    ended.clear()
+                    await ended.wait()
+        except TimeoutError:
+            return False
+        return True
+
+    @contextmanager
+    def _block(self) -> Iterator[None]:
+        """The current task is inside a block until the ``with`` ends (see :meth:`aclose`)."""
+        if self._closing:
+            raise StoreError("the store is closing")
+        task = asyncio.current_task()
+        self._blocks[task] += 1
+        try:
+            yield
+        finally:
+            self._blocks[task] -= 1
+            if not self._blocks[task]:
+                del self._blocks[task]
+            self._block_ended.set()
 
     def begin(self) -> AbstractAsyncContextManager[AsyncConnection]:
         """A connection inside a transaction: committed if the block succeeds, else rolled back.
@@ -163,6 +244,14 @@ class Database(Closing):
         connect or listen; once it is listening, a lost connection resolves ``lost``."""
         if self._dialect != "postgresql":
             raise RuntimeError("only a PostgreSQL store can listen")
+        with self._block():
+            async with self._listening(channel, heard) as listening:
+                yield listening
+
+    @asynccontextmanager
+    async def _listening(
+        self, channel: str, heard: Callable[[str], None]
+    ) -> AsyncIterator[Listening]:
         conn = self._open()[0].connect()
         with _translated("listening", connecting=True):
             await conn.start()
@@ -195,20 +284,21 @@ class Database(Closing):
     async def _session(
         self, engine: AsyncEngine, what: str, *, commit: bool
     ) -> AsyncIterator[AsyncConnection]:
-        async with self._turn(writer=commit):
-            conn = engine.connect()
-            with _translated(what, connecting=True):
-                await conn.start()
-            try:
-                with _translated(what):
-                    if commit:
-                        async with conn.begin():
+        with self._block():
+            async with self._turn(writer=commit):
+                conn = engine.connect()
+                with _translated(what, connecting=True):
+                    await conn.start()
+                try:
+                    with _translated(what):
+                        if commit:
+                            async with conn.begin():
+                                yield conn
+                        else:  # the first statement begins a transaction; close() rolls it back
                             yield conn
-                    else:  # the first statement begins a transaction; close() rolls it back
-                        yield conn
-            finally:
-                with _translated(what):
-                    await conn.close()
+                finally:
+                    with _translated(what):
+                        await conn.close()
 
     @asynccontextmanager
     async def _turn(self, *, writer: bool) -> AsyncIterator[None]:

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from collections.abc import Awaitable, Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
+import aiosqlite
 from sqlalchemy import URL, Connection, event, make_url, text
 from sqlalchemy.exc import ArgumentError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
@@ -98,6 +101,10 @@ def _sqlite_engine(url: URL, pool_size: int) -> AsyncEngine:
             Path(url.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
         engine = create_async_engine(url, pool_size=pool_size, max_overflow=0)
 
+    @event.listens_for(engine.sync_engine, "do_connect")
+    def _stopped_once(_dialect: Any, _record: Any, _cargs: Any, cparams: dict[str, Any]) -> None:
+        cparams["async_creator_fn"] = _connect_stopped_once
+
     @event.listens_for(engine.sync_engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
         # Stop the driver from issuing BEGIN itself (it skips it before SELECT and DDL);
@@ -116,6 +123,35 @@ def _sqlite_engine(url: URL, pool_size: int) -> AsyncEngine:
         conn.exec_driver_sql("BEGIN" if read_only else "BEGIN IMMEDIATE")
 
     return engine
+
+
+class StoppedOnce(aiosqlite.Connection):
+    """aiosqlite's connection, whose worker thread is stopped once however often it is told to.
+
+    SQLAlchemy stops a connection (``stop()``) when it terminates it, and aiosqlite's ``close()``
+    stops it again: a task cancelled while its connection closes (a stop's second cancellation,
+    :meth:`bot.store.Database.aclose` cancelling a block) has both happen, and the second stop,
+    queued behind the one that ended the thread, was never answered, so the close waited for
+    ever (and the loop's shutdown with it). Here the second stop is answered with the first's.
+    """
+
+    def __init__(self, connector: Callable[[], sqlite3.Connection], iter_chunk_size: int) -> None:
+        super().__init__(connector, iter_chunk_size)
+        self._thread.daemon = True  # as SQLAlchemy's own connect: it never holds up the exit
+        self._stopping: list[asyncio.Future[Any] | None] = []
+
+    def stop(self) -> asyncio.Future[Any] | None:
+        if not self._stopping:
+            self._stopping.append(super().stop())
+        return self._stopping[0]
+
+
+def _connect_stopped_once(
+    database: str, *, iter_chunk_size: int = 64, **kwargs: Any
+) -> StoppedOnce:
+    """``aiosqlite.connect``, with a :class:`StoppedOnce` (the store's every SQLite connection,
+    through the engine's ``do_connect`` event)."""
+    return StoppedOnce(partial(sqlite3.connect, database, **kwargs), iter_chunk_size)
 
 
 async def enable_wal(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 
@@ -21,3 +22,20 @@ class FakeClock:
     def advance(self, seconds: float) -> None:
         self._now += timedelta(seconds=seconds)
         self._mono += seconds
+
+
+class Timers:
+    """A :data:`bot.base.clock.Later` that keeps the callbacks, to be fired when the test says."""
+
+    def __init__(self) -> None:
+        self.set: list[tuple[float, Callable[[], None]]] = []
+
+    def __call__(self, delay: float, callback: Callable[[], None]) -> object:
+        self.set.append((delay, callback))
+        return None
+
+    def fire(self) -> None:
+        """Every callback set so far, in the order they were set (and forgets them)."""
+        due, self.set = self.set, []
+        for _delay, callback in due:
+            callback()

@@ -98,8 +98,12 @@ class WebServer(Closing):
         self.counts = counts
         self.settings = settings
         self.charts = charts
-        self.svgs = ChartCache(16, render=render_chart_svg, failed=charts.failed)
-        self.narrow_svgs = ChartCache(16, render=render_chart_svg_narrow, failed=charts.failed)
+        self.svgs = ChartCache(
+            16, render=render_chart_svg, process=charts.process, failed=charts.failed
+        )
+        self.narrow_svgs = ChartCache(
+            16, render=render_chart_svg_narrow, process=charts.process, failed=charts.failed
+        )
         self.pages = Pages()
         self.documents = Documents(counts)
         self.broadcaster = Broadcaster(

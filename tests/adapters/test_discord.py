@@ -39,6 +39,7 @@ from adapters.discord.embeds import (
 )
 from adapters.discord.settings import DiscordSettings
 from bot.commands.builtin import VERBS
+from bot.commands.inflight import Backlog
 from bot.commands.request import Reply, Request
 from bot.commands.throttle import PUBLIC_PER_CHANNEL
 from bot.delivery.pacing import Route, Window
@@ -1152,7 +1153,13 @@ def test_registry_builds_the_discord_adapter_from_the_environment(
     secret_file.write_text("token-from-a-file\n")
     monkeypatch.setenv("DISCORD_TOKEN_FILE", str(secret_file))
     commands: Any = SimpleNamespace(
-        handle=None, clock=None, throttle=None, db=None, verbs=VERBS, instance=None
+        handle=None,
+        clock=None,
+        throttle=None,
+        db=None,
+        verbs=VERBS,
+        instance=None,
+        backlog=Backlog(),
     )
     adapter = adapter_factories(cfg)[Platform("discord")](commands)
     assert isinstance(adapter, DiscordAdapter)

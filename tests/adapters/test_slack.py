@@ -39,6 +39,7 @@ from adapters.slack.blocks import (
 from adapters.slack.commands import strip_mention
 from adapters.slack.delivery import SLACK_LIMITS
 from bot.charts import chart
+from bot.commands.inflight import Backlog
 from bot.commands.request import Reply, Request
 from bot.delivery.adapter import Earlier
 from bot.delivery.pacing import Route, Window
@@ -129,9 +130,12 @@ def config(
     )
 
 
-def adapter_for(fake: FakeSlack, cfg: Config, handle: Handle) -> SlackAdapter:
+def adapter_for(
+    fake: FakeSlack, cfg: Config, handle: Handle, backlog: Backlog | None = None
+) -> SlackAdapter:
     """The adapter as its plug-in builds it (its admin policy from ``[slack]``), the tokens
-    given, commands going to ``handle``."""
+    given, commands going to ``handle`` (``backlog``: the commands under way, its own if
+    none)."""
     settings = cfg.settings("slack")
     secrets = {
         "SLACK_BOT_TOKEN": Secret("SLACK_BOT_TOKEN", fake.bot_token),
@@ -139,6 +143,8 @@ def adapter_for(fake: FakeSlack, cfg: Config, handle: Handle) -> SlackAdapter:
         "SLACK_SIGNING_SECRET": Secret("SLACK_SIGNING_SECRET", fake.signing_secret),
     }
     context = bare_context(handle=handle, admins=SlackAdmins(settings), secrets=secrets)
+    if backlog is not None:
+        context = replace(context, backlog=backlog)
     return SlackAdapter(settings, replace(context, ops_server=cfg.server is not None))
 
 
@@ -212,10 +218,11 @@ async def running(
     *,
     env: pytest.MonkeyPatch | None = None,
     before: Callable[[Request], Awaitable[None]] | None = None,
+    backlog: Backlog | None = None,
 ) -> AsyncIterator[Bot]:
     """The whole bot with the Slack adapter; built by bot.runtime.plugins when ``env`` is given
     (tokens from the environment), else directly, with the command handler watched (``handled``)
-    and, if given, ``before`` awaited ahead of every command."""
+    and, if given, ``before`` awaited ahead of every command (``backlog``: its adapter's)."""
     handled: list[str] = []
     made: list[SlackAdapter] = []
 
@@ -227,7 +234,7 @@ async def running(
             reply: Reply = await commands.handle(request)
             return reply
 
-        made.append(adapter_for(fake, cfg, handle))
+        made.append(adapter_for(fake, cfg, handle, backlog))
         return made[-1]
 
     factories: dict[Platform, Any] = {Platform("slack"): factory}

@@ -9,9 +9,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from bot.commands import inflight
 from bot.commands.inflight import BUSY, FLOOR, Backlog
 from bot.store import counts, tallies
 from tests.adapters.test_slack import VirtualTime, config, running
@@ -78,13 +75,12 @@ async def test_a_figure_of_4301_digits_gets_an_answer(
 
 
 async def test_a_flood_from_one_workspace_gets_no_command_of_another_answered_busy(
-    tmp_path: Path, fake: FakeSlack, vt: VirtualTime, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, fake: FakeSlack, vt: VirtualTime
 ) -> None:
     """200 members of one workspace type at once, and 5 of another just after: the flood fills
     what the bot takes (nothing finished yet: the floor), but the other workspace's commands are
     carried out and answered, none "busy" (each place has room of its own)."""
-    frozen = Backlog(monotonic=lambda: 0.0)  # no pace measured: the floor, whatever ran before
-    monkeypatch.setattr(inflight, "BACKLOG", frozen)
+    frozen = Backlog(monotonic=lambda: 0.0)  # no pace measured: the floor
     other = fake.add_workspace("elsewhere")
     flooded = fake.add_channel("general")
     members = [fake.add_user(f"m{i}") for i in range(FLOOD)]
@@ -96,7 +92,7 @@ async def test_a_flood_from_one_workspace_gets_no_command_of_another_answered_bu
             command="/count", text=STATUS, user_id=user, channel_id=channel
         )
 
-    async with running(fake, config(tmp_path, fake), vt) as bot:
+    async with running(fake, config(tmp_path, fake), vt, backlog=frozen) as bot:
         async with bot.app.db.begin() as conn:  # the other workspace may follow it too
             count = await counts.get(conn, "bessemer-2021")
             assert count is not None

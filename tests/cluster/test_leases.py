@@ -23,7 +23,7 @@ from bot.ingest.sources.health import SourceHealth
 from bot.store import Database, leases
 from bot.store import counts as count_rows
 from bot.store import tallies as tally_rows
-from bot.testing.clock import FakeClock
+from bot.testing.clock import FakeClock, Timers
 from bot.testing.sources import FakeSource
 from tests.cluster.test_claims import two
 from tests.helpers import bessemer, tally
@@ -328,4 +328,40 @@ async def test_a_turn_that_comes_while_its_lease_is_being_taken_waits_for_that_b
         await asyncio.gather(first, second)
     assert sorted(polled) == ["a", "b"]
     never.set()
+    await leases_of.release_all()
+
+
+async def test_a_turn_waits_for_its_lease_at_most_its_counts_interval(db: Database) -> None:
+    """A store that does not answer the batch taking the leases does not hold a count's turn up
+    for longer than the count's interval (by the loop's time): the turn is skipped, not
+    polled."""
+    clock, timers = FakeClock(), Timers()
+    answer = asyncio.Event()
+
+    class Silent(Holder):
+        async def take(
+            self, wanted: Iterable[Lease], conn: AsyncConnection | None = None
+        ) -> set[str]:
+            await answer.wait()
+            return await super().take(wanted, conn)
+
+    leases_of = PollLeases(db, clock, Instance("one"), sleep=no_wait, later=timers)
+    if not leases_of.shared:
+        pytest.skip("one instance on SQLite: no lease")
+    leases_of.holder = Silent(db, "one", clock)
+    polled: list[str] = []
+
+    async def poll() -> None:
+        polled.append("a")
+
+    turn = asyncio.ensure_future(leases_of.guard("a", 15, poll)())
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert [delay for delay, _ in timers.set] == [15]
+    assert not turn.done()
+    timers.fire()  # 15 s on the loop's clock
+    async with asyncio.timeout(5):
+        assert await turn is None
+    assert polled == []
+    answer.set()
     await leases_of.release_all()

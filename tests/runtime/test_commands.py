@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from bot.charts.chart import ChartCache
+from bot.charts.process import ChartProcess
 from bot.commands.handler import Commands
 from bot.commands.request import Request
 from bot.commands.throttle import Throttle
@@ -162,9 +163,12 @@ async def test_subscribe_list_status_history(sqlite_db: Database, clock: FakeClo
 
 
 async def test_chart_replies_with_a_png(
-    sqlite_db: Database, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+    sqlite_db: Database,
+    clock: FakeClock,
+    monkeypatch: pytest.MonkeyPatch,
+    chart_process: ChartProcess,
 ) -> None:
-    renders = Counted()
+    renders = Counted(chart_process)
     c = Commands(
         sqlite_db,
         Pipeline(sqlite_db, clock),

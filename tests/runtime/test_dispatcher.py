@@ -10,6 +10,7 @@ import pytest
 import tests.charts
 from bot.charts import chart
 from bot.charts.chart import ChartCache
+from bot.charts.process import ChartProcess
 from bot.delivery.adapter import Earlier
 from bot.delivery.pacing import Pace, unpaced
 from bot.delivery.worker import Dispatcher, coalesce
@@ -267,9 +268,12 @@ FINAL = tally(738, 1798, void=76, challenged=505, received=3117, state=TallyStat
 
 
 async def test_the_final_message_carries_the_chart_and_no_other_does(
-    sqlite_db: Database, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+    sqlite_db: Database,
+    clock: FakeClock,
+    monkeypatch: pytest.MonkeyPatch,
+    chart_process: ChartProcess,
 ) -> None:
-    renders = Counted()
+    renders = Counted(chart_process)
     pipeline, dispatcher, adapter = await setup(
         sqlite_db, clock, {CHAN: Mode.ALL, OTHER: Mode.LIVE, ADMIN: Mode.EVENTS},
         charts=ChartCache(process=renders),
@@ -343,10 +347,11 @@ async def test_a_chart_that_cannot_be_drawn_never_holds_the_final_back(
     monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
     failure: str,
+    chart_process: ChartProcess,
 ) -> None:
     if failure == "raises":
         monkeypatch.setattr(chart, "render_chart", tests.charts.broken)
-    charts = None if failure == "no-cache" else ChartCache()
+    charts = None if failure == "no-cache" else ChartCache(process=chart_process)
     pipeline, dispatcher, adapter = await setup(
         sqlite_db, clock, {CHAN: Mode.EVENTS}, charts=charts,
         chart_timeout=0.0 if failure == "too-slow" else 30.0,

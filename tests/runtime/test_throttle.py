@@ -8,6 +8,8 @@ from dataclasses import replace
 
 import pytest
 
+from bot.charts.chart import ChartCache
+from bot.charts.process import ChartProcess
 from bot.commands.handler import Commands
 from bot.commands.request import Reply, Request
 from bot.commands.throttle import PER_USER, PUBLIC_PER_CHANNEL, Pass, Throttle
@@ -25,8 +27,10 @@ def ask(text: str, *, user: str = "U-bo", channel: ChannelRef = HALL) -> Request
     return Request(channel, user, user, text, admin=user == "U-admin", home=True)
 
 
-async def with_figures(db: Database, clock: FakeClock) -> Commands:
-    commands = Commands(db, Pipeline(db, clock), clock)
+async def with_figures(
+    db: Database, clock: FakeClock, charts: ChartCache | None = None
+) -> Commands:
+    commands = Commands(db, Pipeline(db, clock), clock, charts=charts)
     ok = await commands.handle(ask("update bessemer-2021 yes=463 no=1100", user="U-admin"))
     assert ok.ok, ok.text
     clock.advance(PER_USER.seconds)
@@ -84,9 +88,9 @@ async def test_public_replies_are_shared_by_the_channel_and_spaced(
 
 
 async def test_a_chart_beyond_the_channels_limit_says_when_to_ask_again(
-    sqlite_db: Database, clock: FakeClock
+    sqlite_db: Database, clock: FakeClock, chart_process: ChartProcess
 ) -> None:
-    commands = await with_figures(sqlite_db, clock)
+    commands = await with_figures(sqlite_db, clock, ChartCache(process=chart_process))
     shown = await commands.handle(ask("chart bessemer-2021", user="U-ana"))
     held = await commands.handle(ask("chart bessemer-2021", user="U-bo"))
     assert (shown.ephemeral, shown.attachment is not None) == (False, True)
