@@ -17,6 +17,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.pool import NullPool
 
+import bot.runtime.app
 from bot.charts.process import ChartProcess
 from bot.store import Database
 from bot.store.engine import quote_identifier
@@ -80,14 +81,17 @@ def _compiled_bytecode() -> None:
         compileall.compile_dir(ROOT / package, quiet=1)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="session", autouse=True)
 def chart_process() -> Iterator[ChartProcess]:
-    """Where the charts of the tests that ask for it are drawn, one for the whole run (an app
-    given it holds it, and leaves it running: ``App(chart_process=)``): starting one and
-    importing matplotlib takes a second or two."""
+    """Where the charts of the whole run are drawn: the tests that ask for it, and every App
+    not given its own (``App(chart_process=)``): in a bot each app starts processes of its own,
+    which costs a second or two of CPU an app (matplotlib's import), paid once per run here.
+    The run holds it, so an app that ends leaves it running for the next."""
     process = ChartProcess()
     process.hold()
-    yield process
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(bot.runtime.app, "ChartProcess", lambda: process)
+        yield process
     asyncio.run(process.release())
 
 

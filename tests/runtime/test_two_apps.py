@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from bot.charts import chart
+from bot.charts.process import ChartProcess
 from bot.commands.inflight import InFlight
 from bot.commands.request import Request
 from bot.domain.subscription import ChannelRef, Platform
@@ -19,7 +20,7 @@ from bot.testing.adapter import RecordingAdapter
 from bot.testing.clock import FakeClock
 from tests import charts
 from tests.helpers import bessemer, tally
-from tests.runtime.test_app import app_for
+from tests.runtime.test_app import no_sleep
 
 CONSOLE = Platform("console")
 BESSEMER = {
@@ -40,7 +41,12 @@ def app_on(tmp_path: Path, name: str, clock: FakeClock) -> App:
         },
         tmp_path / name / "tallybot.toml",
     )
-    return app_for(cfg, RecordingAdapter(), clock)
+    adapter = RecordingAdapter()
+    own = ChartProcess()  # as in a bot (the tests' apps share the run's: tests/conftest.py)
+    return App(
+        cfg, {Platform("console"): lambda commands: adapter}, clock=clock, sleep=no_sleep,
+        poll=False, chart_process=own,
+    )  # fmt: skip
 
 
 @pytest.mark.timeout(120)  # two chart processes start (matplotlib is not imported: fake)
