@@ -63,7 +63,6 @@ from bot.store.audit import AuditEntry
 from bot.store.channel_moves import follow
 from bot.store.group_commit import GroupCommit
 from bot.store.outbox import Delivery, DeliveryAction, NewDelivery
-from bot.store.sight import members_only
 
 log = logging.getLogger("bot.delivery.worker")
 
@@ -255,7 +254,7 @@ class Courier:
                     )
             elif self.adapter.charts_apart:  # the chart follows as a step of its own
                 message_id = await self.adapter.post(
-                    await self._to(d), content, key=key_of(d), pace=pace, earlier=earlier
+                    self._to(d), content, key=key_of(d), pace=pace, earlier=earlier
                 )
                 shown = earlier is not None and earlier.with_attachment
                 direct = d.action is DeliveryAction.DIRECT  # a DM goes without its chart
@@ -264,7 +263,7 @@ class Courier:
             else:
                 chart = await self.charts.for_delivery(d, content, where(d))
                 message_id = await self.adapter.post(
-                    await self._to(d), content, key=key_of(d), pace=pace, attachment=chart,
+                    self._to(d), content, key=key_of(d), pace=pace, attachment=chart,
                     earlier=earlier,
                 )  # fmt: skip
             if then is None:  # a call or a final a publishing subscription posted: publish it
@@ -284,16 +283,12 @@ class Courier:
         await self._sent(d, message_id, then)
         return True
 
-    async def _to(self, d: Delivery) -> ChannelRef:
+    def _to(self, d: Delivery) -> ChannelRef:
         """Where ``d`` is posted: its channel; a follower's DM of a count not public, from a
-        follow made in the count's own place, names the person as ``member`` (the adapter
-        asks the platform whether they still are one, and refuses the post for good if not:
-        they are unfollowed, ``_give_up_direct``; ``bot.store.sight``)."""
-        if d.action is not DeliveryAction.DIRECT or d.subscription_id is None:
-            return d.channel
-        async with self.db.connect() as conn:
-            member = await members_only(conn, d.subscription_id)
-        return d.channel if member is None else replace(d.channel, member=member)
+        follow made in the count's own place, names the person as ``member`` (read with the
+        claim: ``Delivery.member``; the adapter asks the platform whether they still are one,
+        and refuses the post for good if not: they are unfollowed, ``_give_up_direct``)."""
+        return d.channel if d.member is None else replace(d.channel, member=d.member)
 
     async def _show_chart(
         self, d: Delivery, content: Outgoing, pace: DeliveryPace, earlier: Earlier | None

@@ -68,22 +68,26 @@ async def mark_attempt(
 async def mark_attempts(
     conn: AsyncConnection, ids: Sequence[int], *, at: datetime, by: str | None = None
 ) -> set[int]:
-    """:func:`mark_attempt` for several deliveries in two statements; those that may go out."""
+    """:func:`mark_attempt` for several deliveries in one statement (those to drop CANCELLED,
+    the others' attempt noted); those that may go out."""
     if not ids:
         return set()
     mine = and_(outbox.c.id.in_(list(ids)), outbox.c.status == str(DeliveryStatus.SENDING))
     if by is not None:
         mine = and_(mine, outbox.c.claimed_by == by)
-    await conn.execute(
-        update(outbox).where(mine, _orphaned()).values(status=str(DeliveryStatus.CANCELLED))
-    )
+    orphaned = _orphaned()  # read on the row as it was: both columns agree
     rows = await conn.execute(
         update(outbox)
         .where(mine)
-        .values(sending_at=func.coalesce(outbox.c.sending_at, at))
-        .returning(outbox.c.id)
+        .values(
+            status=case((orphaned, str(DeliveryStatus.CANCELLED)), else_=outbox.c.status),
+            sending_at=case(
+                (orphaned, outbox.c.sending_at), else_=func.coalesce(outbox.c.sending_at, at)
+            ),
+        )
+        .returning(outbox.c.id, outbox.c.status)
     )
-    return {int(r.id) for r in rows}
+    return {int(r.id) for r in rows if r.status == str(DeliveryStatus.SENDING)}
 
 
 async def unmark_attempt(conn: AsyncConnection, delivery_id: int, *, by: str | None = None) -> bool:
