@@ -35,9 +35,7 @@ PENDING = str(DeliveryStatus.PENDING)
 SENDING = str(DeliveryStatus.SENDING)
 DIRECT = str(DeliveryAction.DIRECT)
 _CHANNELS = [str(a) for a in DeliveryAction if a is not DeliveryAction.DIRECT]
-_MEMBER = case(
-    (outbox.c.action == DIRECT, member_of(outbox.c.subscription_id)), else_=None
-).label("member")
+_MEMBER = case((outbox.c.action == DIRECT, member_of(outbox.c.subscription_id))).label("member")
 """A direct message's ``Delivery.member``, read with its claim."""
 
 
