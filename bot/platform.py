@@ -147,6 +147,7 @@ from bot.settings.values import (
 )
 from bot.settings.values import Limits as LimitsSetting
 from bot.store import Database, request_receipts
+from bot.store import follows as follow_rows
 from bot.store.audit import AuditEntry, record
 from bot.store.channel_moves import move_channel
 from bot.store.migrations import Tables
@@ -353,6 +354,21 @@ class Context:
             return 0
         async with self.store.begin() as conn:
             return await move_channel(conn, old, new, at=self.clock.now(), why=why)
+
+    async def person_left(self, platform: Platform, workspace: str, user_id: str, why: str) -> int:
+        """The platform says ``user_id`` left ``workspace`` (a Slack member deactivated): the
+        follows they made there end, each audited and logged once, their queued DMs cancelled
+        (``bot.store.follows.left``); how many (0 without a store, or when they followed
+        nothing there). Follows are the person's business: nobody is told."""
+        if self.store is None:
+            return 0
+        async with self.store.begin() as conn:
+            dropped = await follow_rows.left(
+                conn, platform, workspace, user_id, at=self.clock.now(), why=why
+            )
+        for made in dropped:
+            log.warning("unfollowed %s:%s from %s: %s", platform, user_id, made.count_id, why)
+        return len(dropped)
 
     def secret(self, name: str) -> Secret:
         """A secret the plug-in declared as required (checked before the adapter is built)."""

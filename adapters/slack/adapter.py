@@ -58,7 +58,7 @@ from slack_bolt.listener.async_builtins import AsyncTokenRevocationListeners
 from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.slack.commands import SlackCommands, log
+from adapters.slack.commands import PLATFORM, SlackCommands, log
 from adapters.slack.delivery import translate
 from adapters.slack.forms import CALLBACK_PREFIX
 from adapters.slack.installations import StoreInstallations
@@ -186,6 +186,7 @@ class SlackAdapter(SlackCommands):
         self.bolt.use(self.replays.middleware)
         self.bolt.command("/count")(self._on_command)
         self.bolt.event("app_mention")(self._on_mention)
+        self.bolt.event("user_change")(self._on_user_change)
         self.bolt.view_submission(re.compile(re.escape(CALLBACK_PREFIX) + ".+"))(self._on_view)
 
     # ----------------------------------------------------------------- lifecycle
@@ -302,6 +303,20 @@ class SlackAdapter(SlackCommands):
         assert self.workspaces is not None
         self.workspaces.forget(team_id)
         log.info("slack: the app was installed in the workspace %s", team_id)
+
+    async def _on_user_change(self, event: dict[str, object], context: AsyncBoltContext) -> None:
+        """A member's profile changed; when the change is their deactivation (they left the
+        workspace, or were removed), the follows they made here end. Slack still takes posts to
+        a deactivated member's DM (python-slack-sdk#1156): without this they would go on."""
+        user = event.get("user")
+        if not isinstance(user, dict) or user.get("deleted") is not True:
+            return  # a status, a name, a photo: most of these events
+        user_id = str(user.get("id") or "")
+        workspace = str(context.team_id or self.team_id or "")
+        if user_id and workspace:
+            await self.context.person_left(
+                PLATFORM, workspace, user_id, "deactivated in the Slack workspace"
+            )
 
     async def _on_uninstalled(self, context: AsyncBoltContext) -> None:
         assert self._revocations is not None

@@ -6,7 +6,8 @@ the command comes from, and keeps the DM's id (``D…``): every message of the f
 ``chat.postMessage`` there, confirmed from its history (``im:history``) like any channel's.
 Slack refuses a deactivated member (``user_disabled``) and the invisible (``user_not_visible``):
 ``follow`` says so. Slack still accepts posts to a DM whose member was deactivated later
-(python-slack-sdk#1156): such a follow stays until the DM itself is refused.
+(python-slack-sdk#1156): the ``user_change`` event of that deactivation ends their follows
+(``SlackAdapter._on_user_change``, ``Context.person_left``).
 """
 
 from __future__ import annotations

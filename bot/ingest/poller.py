@@ -1,10 +1,13 @@
 """Polling one count's source: fetch (retrying transient errors), then hand the tally on.
 
-A not-modified answer costs no store write. Failures are counted in the count's
-``SourceHealth``; the poll that makes the source stale, and the one that ends the stale spell,
-each queue one notice for the admins. The log follows the same rule: the first failure, the
-moment the source goes stale and its recovery are logged; a failure that changes nothing is
-debug.
+A not-modified answer costs no store write. A tally that was read but not stored (the store
+failed, the poll was cancelled, the poll lease was lost meanwhile) is forgotten by its source
+(``Source.forget``), so the next poll reads it again instead of being told "not modified".
+
+Failures are counted in the count's ``SourceHealth``; the poll that makes the source stale, and
+the one that ends the stale spell, each queue one notice for the admins. The log follows the
+same rule: the first failure, the moment the source goes stale and its recovery are logged; a
+failure that changes nothing is debug.
 """
 
 from __future__ import annotations
@@ -106,9 +109,16 @@ class Poller:
         result = PollResult.NOT_MODIFIED
         if tally is not None and not self.holds():
             log.info("poll lease lost during the poll: reading dropped", extra=self._context())
+            self.source.forget()
             return PollResult.LEASE_LOST
         if tally is not None:
-            ingested = await self.pipeline.ingest(tally)
+            try:
+                ingested = await self.pipeline.ingest(tally)
+            except BaseException:
+                # Not stored (the store failed, or the poll was cancelled mid-write): the source
+                # must not answer "not modified" next time, or this tally is never read again.
+                self.source.forget()
+                raise
             changed = ingested.accepted
             if isinstance(ingested.detection, NoChange):
                 result = PollResult.NO_CHANGE

@@ -12,8 +12,9 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot.domain.follow import Follow
 from bot.domain.subscription import ChannelRef, Close, Platform, Subscription, Wants
-from bot.store import outbox
+from bot.store import audit, outbox
 from bot.store import subscriptions as sub_rows
+from bot.store.audit import AuditEntry
 from bot.store.outbox import DeliveryAction, NewDelivery
 from bot.store.schema import follows
 from bot.store.sight import seen
@@ -104,6 +105,32 @@ async def unfollow(conn: AsyncConnection, follow_id: int) -> bool:
         return False
     await outbox.cancel_for_subscription(conn, follow_id, direct=True)
     return True
+
+
+async def drop(conn: AsyncConnection, made: Follow, *, at: datetime, why: str) -> bool:
+    """Unfollow ``made`` on the person's behalf (they blocked the bot, left the place): as
+    :func:`unfollow`, audited as tallybot's action with ``why``; whether it was still there."""
+    if not await unfollow(conn, made.id):
+        return False
+    entry = AuditEntry(
+        at, "tallybot", "unfollow", made.count_id, made.wants.grammar(), None, True,
+        f"{made.platform}:{made.user_id} unfollowed: {why}",
+    )  # fmt: skip
+    await audit.record(conn, entry)
+    return True
+
+
+async def left(
+    conn: AsyncConnection, platform: Platform, workspace: str, user_id: str, *, at: datetime,
+    why: str,
+) -> list[Follow]:  # fmt: skip
+    """The person left ``workspace`` (the platform says so): the follows they made there are
+    dropped (:func:`drop`); those dropped. Their follows made elsewhere stay."""
+    stmt = select(follows).where(
+        _t.platform == str(platform), _t.user_id == user_id, _t.workspace == workspace
+    )
+    made = [_follow(row) for row in await conn.execute(stmt.order_by(_t.id))]
+    return [f for f in made if await drop(conn, f, at=at, why=why)]
 
 
 async def of_person(conn: AsyncConnection, platform: Platform, user_id: str) -> list[Follow]:

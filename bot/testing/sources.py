@@ -17,7 +17,8 @@ class FakeSource(Closing):
     tally, :meth:`fail` queues an error. With nothing queued, ``fetch`` returns None ("not
     modified"). ``fetches`` counts calls, ``entered``/``exited`` count the lifecycle, and
     ``fetch`` outside ``async with`` raises RuntimeError, so a poller that forgets the
-    lifecycle fails its tests.
+    lifecycle fails its tests. :meth:`forget` puts the tally handed out last back at the head
+    of the queue, as a real source reads its unchanged document again; ``forgets`` counts it.
     """
 
     def __init__(self, name: str = "fake", *, polled: bool = True) -> None:
@@ -26,6 +27,8 @@ class FakeSource(Closing):
         self.fetches = 0
         self.entered = 0
         self.exited = 0
+        self.forgets = 0
+        self._last: Tally | None = None
         self._queue: deque[Tally | SourceError] = deque()
         self._open = False
 
@@ -66,4 +69,12 @@ class FakeSource(Closing):
         outcome = self._queue.popleft()
         if isinstance(outcome, SourceError):
             raise outcome
+        self._last = outcome
         return outcome
+
+    def forget(self) -> None:
+        """Hand out the tally returned last again, before anything else queued."""
+        self.forgets += 1
+        if self._last is not None:
+            self._queue.appendleft(self._last)
+            self._last = None

@@ -146,3 +146,48 @@ async def test_an_app_without_im_write_says_which_scope_to_add(
             "Error: opening your DM: missing_scope: the Slack app needs im:write"
         )
         assert fake.dm_of(ada) is None
+
+
+async def test_a_member_deactivated_later_is_unfollowed_once_and_gets_no_more_dms(
+    tmp_path: Path,
+    fake: FakeSlack,
+    vt: VirtualTime,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Slack still takes posts to a deactivated member's DM: the ``user_change`` event the
+    shipped manifest subscribes to ends their follows, not a refused post. Ada, still a member,
+    goes on getting hers. (The adapter built by its plug-in, as ``tallybot run`` builds it.)"""
+    news, ada, bo = fake.add_channel("news"), fake.add_user("ada"), fake.add_user("bo")
+    async with running(fake, config(tmp_path, fake), vt, env=monkeypatch) as bot:
+        for member in (ada, bo):
+            await bot.slash("follow bessemer-2021 events", user=member, channel=news)
+        await bot.ingest(463, 1100)
+        await bot.settle()
+        with caplog.at_level(logging.WARNING, logger="bot.platform"):
+            left = await fake.user_left(bo)
+            assert left is not None
+            assert left.acked
+            for _ in range(1000):  # bolt acks an event, then runs its listener
+                if any("unfollowed" in r.getMessage() for r in caplog.records):
+                    break
+                await bot.app.idle()
+            again = await fake.send_event(left.envelope["payload"]["event"])  # Slack's
+            assert again.acked  # retry, or the same change told twice: nothing more happens
+        await bot.ingest(738, 1798, state=TallyState.FINAL)
+        await bot.settle()
+        async with bot.app.db.connect() as conn:
+            followers = await follow_rows.for_count(conn, "bessemer-2021")
+            entries = await audit_rows.recent(conn, limit=20)
+    assert [f.user_id for f in followers] == [ada]
+    assert [e.detail for e in entries if e.action == "unfollow"] == [
+        f"slack:{bo} unfollowed: deactivated in the Slack workspace"
+    ]
+    assert [r.getMessage() for r in caplog.records if "unfollowed" in r.getMessage()] == [
+        f"unfollowed slack:{bo} from bessemer-2021: deactivated in the Slack workspace"
+    ]
+    ada_dm, bo_dm = fake.dm_of(ada), fake.dm_of(bo)
+    assert ada_dm is not None
+    assert bo_dm is not None
+    assert len(bot_posts(fake, ada_dm)) == 2  # the first result, then the final
+    assert len(bot_posts(fake, bo_dm)) == 1  # the first result only

@@ -15,6 +15,10 @@ A returned :class:`~bot.domain.model.Tally` has the count's id, a vote figure fo
 ``void`` and ``challenged`` (0 when not mapped), ``received`` (None when not mapped), ``state``,
 ``observed_at`` from the injected clock, ``source`` set to the source's name and ``seq`` 0.
 Sources do not compare a tally with earlier accepted ones: a separate detector does that.
+
+A source remembers what it returned, to answer None next time (an ETag, a file's size and
+time, a body's digest, a replay's position); :meth:`Source.forget` drops that memory when the
+tally it returned was not stored, so it is read again rather than lost.
 """
 
 from __future__ import annotations
@@ -54,4 +58,11 @@ class Source(Protocol):
 
     async def fetch(self) -> Tally | None:
         """The current tally, or None when nothing changed since the last fetch."""
+        ...
+
+    def forget(self) -> None:
+        """Forget what the last fetch remembered (validators, body digest, figures, position),
+        so that the next fetch reads the source again and returns its tally even if nothing
+        changed. The poller calls it when the tally it was handed could not be stored: without
+        it, a feed answering 304 (or the same body) would hide that tally for ever."""
         ...

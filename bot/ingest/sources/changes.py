@@ -22,6 +22,11 @@ class ChangeFilter:
         """Whether ``data`` is byte-identical to the last body read successfully."""
         return self._digest is not None and hashlib.sha256(data).digest() == self._digest
 
+    def forget(self) -> None:
+        """Forget the last body and figures: the next read is new whatever it holds."""
+        self._digest = None
+        self._figures = None
+
     def accept(self, data: bytes, tally: Tally) -> Tally | None:
         """Remember a successful read; the tally, or None when its figures did not change."""
         self._digest = hashlib.sha256(data).digest()

@@ -130,6 +130,11 @@ class FileSource(Closing):
         self._seen = signature
         return self._changes.accept(data, tally)
 
+    def forget(self) -> None:
+        """Read the file again at the next fetch and return its tally even if unchanged."""
+        self._seen = None
+        self._changes.forget()
+
     def _read_if_changed(self, seen: _Signature | None) -> tuple[_Signature, bytes | None]:
         """Runs in a worker thread: stat the open file and read it only if it changed."""
         try:

@@ -159,6 +159,13 @@ class HttpDocument(Closing):
         self._remember(response)
         return self._changes.accept(response.data, tally)
 
+    def forget(self) -> None:
+        """Forget the validators and the last body: the next GET is unconditional and its
+        tally is returned even if it reads the same."""
+        self._etag = None
+        self._last_modified = None
+        self._changes.forget()
+
     def _remember(self, response: Response) -> None:
         self._etag = response.etag
         self._last_modified = response.last_modified
@@ -275,6 +282,10 @@ class HttpSource(Closing):
     async def fetch(self) -> Tally | None:
         """GET the document; the tally, or None when nothing changed."""
         return await self._http.fetch(self._parse)
+
+    def forget(self) -> None:
+        """Read the document again at the next fetch (:meth:`HttpDocument.forget`)."""
+        self._http.forget()
 
     def _parse(self, response: Response) -> Tally:
         raise NotImplementedError

@@ -24,3 +24,6 @@ class ManualSource(Closing):
     async def fetch(self) -> Tally | None:
         """Always None: manual tallies arrive through commands, not through the source."""
         return None
+
+    def forget(self) -> None:
+        """Nothing to forget: a manual source remembers nothing."""

@@ -57,6 +57,7 @@ class ReplaySource(Closing):
         self._entries: list[TimelineEntry] | None = None
         self._start: float | None = None
         self._last = -1
+        self._again = False
         self.last_tally: Tally | None = None
         """The tally :meth:`fetch` returned last."""
 
@@ -109,13 +110,18 @@ class ReplaySource(Closing):
             self._start = now
         played = (now - self._start) * self.speed + _EPSILON
         due = bisect.bisect_right([e.at for e in entries], played) - 1
-        if due < 0 or due == self._last:
+        if due < 0 or (due == self._last and not self._again):
             return None
         self._last = due
+        self._again = False
         entry = entries[due]
         observed_at = entry.observed_at or self._clock.now()
         self.last_tally = entry.to_tally(self.count.id, observed_at=observed_at, source=self.name)
         return self.last_tally
+
+    def forget(self) -> None:
+        """Return the newest due entry again at the next fetch, even if it was returned last."""
+        self._again = True
 
     async def _load(self) -> list[TimelineEntry]:
         if self._entries is None:

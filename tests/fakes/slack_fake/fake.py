@@ -198,6 +198,17 @@ class FakeSlack(HttpMode, Installs, Modals, LoopbackServer):
         (posts to a DM opened before still succeed, as on Slack)."""
         self._workspace.known_user(user_id).deleted = True
 
+    async def user_left(self, user_id: str) -> SocketDelivery | None:
+        """The member's account is deactivated (they left, or were removed from, the workspace),
+        and Slack tells the apps whose manifest subscribes to ``user_change``: the event carries
+        the member's user object, ``deleted`` true. None when the manifest does not subscribe."""
+        self.deactivate_user(user_id)
+        if "user_change" not in self.manifest.bot_events:
+            return None
+        user = self._workspace.known_user(user_id)
+        event = {"type": "user_change", "user": user.to_api()}
+        return await self.send_event(event, team_id=user.team_id)
+
     def dm_of(self, user_id: str) -> str | None:
         """The id of the member's direct message with the bot, once opened."""
         ws = self._workspace
