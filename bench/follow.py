@@ -16,13 +16,18 @@ all its channels) during the fan-out, p50 and max, beside the same with no follo
 (the bot and the fake, both in it), which a shared machine does not blur as it does seconds: CPU
 seconds per 1,000 DMs and store statements per DM, from the final accepted to the last DM
 posted (the channels' updates meanwhile included). Load average printed with them.
+
+``--profile FILE``: the same window under cProfile, its statistics written to ``FILE``
+(``python -m pstats FILE``) and the Python calls per DM printed (the bot's and the fake's).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import cProfile
 import os
+import pstats
 import statistics
 import tempfile
 import time
@@ -64,7 +69,9 @@ def posts(fake: FakeDiscord, channel: int) -> int:
     return sum(1 for m in fake.messages(channel) if m.author_id == fake.bot_user_id)
 
 
-async def run(followers: int, channels: int, every: float) -> dict[str, Any]:
+async def run(
+    followers: int, channels: int, every: float, profile: str | None = None
+) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         async with FakeDiscord() as fake:
             guild = fake.add_guild("bench")
@@ -103,7 +110,10 @@ async def run(followers: int, channels: int, every: float) -> dict[str, Any]:
                 await app.pipeline.ingest(routine(0))  # the channels' first post, before
                 await until(lambda: all(posts(fake, c) >= 1 for c in chans), 120)
                 await asyncio.sleep(1.5)
+                profiler = cProfile.Profile() if profile is not None else None
                 with statements() as sent:
+                    if profiler is not None:
+                        profiler.enable()
                     cpu = time.process_time()
                     start = time.perf_counter()
                     await app.pipeline.ingest(FINAL)
@@ -118,10 +128,12 @@ async def run(followers: int, channels: int, every: float) -> dict[str, Any]:
                         if done_at is None and all(posts(fake, d) >= 1 for d in dms):
                             done_at = time.perf_counter()
                             cpu, ran = time.process_time() - cpu, len(sent)
+                            calls = stopped(profiler, profile)
                         await asyncio.sleep(max(0.0, every - (time.perf_counter() - t0)))
                     if done_at is None:
                         done_at = time.perf_counter()
                         cpu, ran = time.process_time() - cpu, len(sent)
+                        calls = stopped(profiler, profile)
                 got = [posts(fake, d) for d in dms]
                 return {
                     "followers": followers,
@@ -137,7 +149,17 @@ async def run(followers: int, channels: int, every: float) -> dict[str, Any]:
                     "updates": len(latencies),
                     "cpu_per_1000": 1000 * cpu / followers if followers else 0.0,
                     "statements_per_dm": ran / followers if followers else 0.0,
+                    "calls_per_dm": calls / followers if followers and calls else None,
                 }
+
+
+def stopped(profiler: cProfile.Profile | None, path: str | None) -> int:
+    """Stop ``profiler`` (if any), write its statistics to ``path``; how many calls it saw."""
+    if profiler is None or path is None:
+        return 0
+    profiler.disable()
+    profiler.dump_stats(path)
+    return int(pstats.Stats(profiler).total_calls)  # type: ignore[attr-defined]
 
 
 async def until(check: Any, limit: float) -> None:
@@ -153,12 +175,14 @@ def main() -> None:
     parser.add_argument("--followers", type=int, default=10_000)
     parser.add_argument("--channels", type=int, default=100)
     parser.add_argument("--every", type=float, default=5.0)
+    parser.add_argument("--profile", help="a file for the fan-out's cProfile statistics")
     args = parser.parse_args()
     import logging
 
     logging.disable(logging.CRITICAL)
-    r = asyncio.run(run(args.followers, args.channels, args.every))
+    r = asyncio.run(run(args.followers, args.channels, args.every, args.profile))
     ratio = r["seconds"] / r["ideal"] if r["ideal"] else float("nan")
+    calls = f"{r['calls_per_dm']:,.0f} Python calls per DM; " if r["calls_per_dm"] else ""
     print(
         f"followers {r['followers']}, channels {r['channels']}: final to every follower in "
         f"{r['seconds']:.1f} s (ideal {r['ideal']:.1f} s, ratio {ratio:.2f}); 429s "
@@ -166,7 +190,7 @@ def main() -> None:
         f"it over {r['updates']} updates: p50 {r['latency_p50']:.1f} s, max "
         f"{r['latency_max']:.1f} s (one update alone, ideal {r['latency_ideal']:.1f} s); "
         f"CPU {r['cpu_per_1000']:.1f} s per 1,000 DMs, {r['statements_per_dm']:.1f} store "
-        "statements per DM; "
+        f"statements per DM; {calls}"
         f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}"
     )
 

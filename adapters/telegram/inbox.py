@@ -10,7 +10,7 @@ bot's link (``https://t.me/<username>``), and remembered as unreachable (``priva
 
 A private chat outlives the groups the person shared with the bot: a DM of a group's own count,
 not public, is sent only while the follower is still a member of that group
-(``ChannelRef.member``, named by ``bot.store.sight.members_only``): :class:`Members` asks
+(``ChannelRef.member``, named by ``bot.store.sight.member_of``): :class:`Members` asks
 Telegram (``getChatMember``, paced with the DM; a yes kept a while: ``bot.platform.Memberships``,
 so a fan-out asks once per member); "left" or "kicked" refuses the DM for good, and the courier
 unfollows them once, as one who blocked the bot (``bot.delivery.courier``).

@@ -63,7 +63,6 @@ from bot.store.audit import AuditEntry
 from bot.store.channel_moves import follow
 from bot.store.group_commit import GroupCommit
 from bot.store.outbox import Delivery, DeliveryAction, NewDelivery
-from bot.store.sight import members_only
 
 log = logging.getLogger("bot.delivery.worker")
 
@@ -97,6 +96,9 @@ class ChannelCheck:
             if courier.needs_check(d) and d.action is not DeliveryAction.PUBLISH
         }
         self._found: dict[str, Earlier] | None = None
+        self.unfollowed: set[int] = set()
+        """The follows whose DMs of these the courier unfollowed (the person blocked the bot):
+        their DMs still among these were cancelled with them, and are dropped unattempted."""
 
     async def earlier(self, d: Delivery) -> Earlier | None:
         """``d``'s message if an earlier attempt posted it; None if none did (or could)."""
@@ -192,6 +194,11 @@ class Courier:
         """Send ``d`` and record the outcome; False when the rest of its channel must wait.
 
         Raises only when recording a failure fails too (the store is down)."""
+        if d.action is DeliveryAction.DIRECT and d.subscription_id in check.unfollowed:
+            self.stats.cancelled += 1  # cancelled in the store with its follow
+            self.outcome(d, "cancelled")
+            log.info("dropped, never sent: its follower was unfollowed", extra=where(d))
+            return True
         try:
             return await self._deliver(d, check)
         except DeliveryCancelled as exc:
@@ -255,7 +262,7 @@ class Courier:
                     )
             elif self.adapter.charts_apart:  # the chart follows as a step of its own
                 message_id = await self.adapter.post(
-                    await self._to(d), content, key=key_of(d), pace=pace, earlier=earlier
+                    self._to(d), content, key=key_of(d), pace=pace, earlier=earlier
                 )
                 shown = earlier is not None and earlier.with_attachment
                 direct = d.action is DeliveryAction.DIRECT  # a DM goes without its chart
@@ -264,7 +271,7 @@ class Courier:
             else:
                 chart = await self.charts.for_delivery(d, content, where(d))
                 message_id = await self.adapter.post(
-                    await self._to(d), content, key=key_of(d), pace=pace, attachment=chart,
+                    self._to(d), content, key=key_of(d), pace=pace, attachment=chart,
                     earlier=earlier,
                 )  # fmt: skip
             if then is None:  # a call or a final a publishing subscription posted: publish it
@@ -279,21 +286,18 @@ class Courier:
                 await follow(conn, d, exc, at=self.clock.now())
             return False  # the rest of the old channel's batch: moved too, claimed anew
         except DeliveryError as exc:
-            await self._give_up(d, exc)
+            if await self._give_up(d, exc) and d.subscription_id is not None:
+                check.unfollowed.add(d.subscription_id)
             return True
         await self._sent(d, message_id, then)
         return True
 
-    async def _to(self, d: Delivery) -> ChannelRef:
+    def _to(self, d: Delivery) -> ChannelRef:
         """Where ``d`` is posted: its channel; a follower's DM of a count not public, from a
-        follow made in the count's own place, names the person as ``member`` (the adapter
-        asks the platform whether they still are one, and refuses the post for good if not:
-        they are unfollowed, ``_give_up_direct``; ``bot.store.sight``)."""
-        if d.action is not DeliveryAction.DIRECT or d.subscription_id is None:
-            return d.channel
-        async with self.db.connect() as conn:
-            member = await members_only(conn, d.subscription_id)
-        return d.channel if member is None else replace(d.channel, member=member)
+        follow made in the count's own place, names the person as ``member`` (read with the
+        claim: ``Delivery.member``; the adapter asks the platform whether they still are one,
+        and refuses the post for good if not: they are unfollowed, ``_give_up_direct``)."""
+        return d.channel if d.member is None else replace(d.channel, member=d.member)
 
     async def _show_chart(
         self, d: Delivery, content: Outgoing, pace: DeliveryPace, earlier: Earlier | None
@@ -444,17 +448,17 @@ class Courier:
             extra=where(d),
         )  # fmt: skip
 
-    async def _give_up(self, d: Delivery, exc: DeliveryError) -> None:
+    async def _give_up(self, d: Delivery, exc: DeliveryError) -> bool:
+        """``d`` is DEAD; whether its follower was unfollowed for it (a DM)."""
         permanent = isinstance(exc, PermanentDeliveryError)
         if d.action is DeliveryAction.DIRECT:
-            await self._give_up_direct(d, exc, permanent=permanent)
-            return
+            return await self._give_up_direct(d, exc, permanent=permanent)
         async with self.db.begin() as conn:
             if not await outbox.mark_dead(conn, d.id, error=str(exc)):
                 self.stats.cancelled += 1
                 self.outcome(d, "cancelled")
                 log.info("dropped, its subscription was removed: %s", exc, extra=where(d))
-                return
+                return False
             sub = d.subscription_id
             if permanent and sub is not None and await sub_rows.get(conn, sub) is not None:
                 await sub_rows.disable(conn, sub, str(exc))  # and cancels its other deliveries
@@ -474,20 +478,25 @@ class Courier:
         self.metrics.failed(d.channel.platform)
         log.error("delivery gave up: %s", exc, extra=where(d))
         self.alerted({c.platform for c in targets})
+        return False
 
-    async def _give_up_direct(self, d: Delivery, exc: DeliveryError, *, permanent: bool) -> None:
+    async def _give_up_direct(self, d: Delivery, exc: DeliveryError, *, permanent: bool) -> bool:
         """A direct message that cannot go out: the person blocked the bot, shares no server
         with it any more, was deactivated, or left the place whose private count it is
         (``_to``) (permanent): they are unfollowed, once, with one
         log line and an audit entry (an action on their behalf); their other open messages are
-        cancelled with the follow. Nobody else is told: following is the person's business."""
+        cancelled with the follow (those the courier has in hand are dropped unattempted:
+        ``ChannelCheck.unfollowed``). Nobody else is told: following is the person's business.
+        Whether they were unfollowed now."""
+        unfollowed = False
         async with self.db.begin() as conn:
             if not await outbox.mark_dead(conn, d.id, error=str(exc)):
                 self.stats.cancelled += 1
                 self.outcome(d, "cancelled")
-                return
+                return False
             made = await follow_rows.get(conn, d.subscription_id or 0)
             if permanent and made is not None and await follow_rows.unfollow(conn, made.id):
+                unfollowed = True
                 entry = AuditEntry(
                     self.clock.now(), "tallybot", "unfollow", d.count_id, made.wants.grammar(),
                     None, True, f"{made.platform}:{made.user_id} unfollowed: {exc}",
@@ -500,6 +509,7 @@ class Courier:
             log.warning("unfollowed %s:%s: %s", made.platform, made.user_id, exc, extra=where(d))
         else:
             log.error("direct message gave up: %s", exc, extra=where(d))
+        return unfollowed
 
     def _by(self) -> str:
         return f" (instance {self.instance})" if self.instance is not None else ""

@@ -1,6 +1,6 @@
 """Whether a person is still a member of a place, asked by its platform before a DM of that
 place's own count when the count is not public (``ChannelRef.member``, named by
-``bot.store.sight.members_only``).
+``bot.store.sight.member_of``).
 
 Following confers nothing outside the place the follow was made in: a member who left a Discord
 server but shares another with the bot, or left a Telegram group but keeps their private chat

@@ -406,6 +406,9 @@ class Dispatcher:
         direct: set[asyncio.Task[None]] = set()
         """The tasks of followers' DM channels among ``in_hand``."""
         claimed_at = float("-inf")
+        dry = False
+        """The last claim found fewer followers' DMs due than it had room for: the next looks
+        for more only ``CLAIM_EVERY_S`` later (not at every DM sent, as the fan-out ends)."""
 
         def finished(task: asyncio.Task[None]) -> None:
             in_hand.pop(task, None)
@@ -427,16 +430,21 @@ class Dispatcher:
                     # that a claim takes dozens of them, not the one or two done since the last.
                     refill = fast_dm <= DIRECT_AHEAD // 2
                     dm_room = max(0, min(DIRECT_AHEAD - fast_dm, room)) if refill else 0
-                    # DMs in hand: look for channels' posts now and then, not per DM sent
+                    # DMs in hand: look for channels' posts now and then, not per DM sent (nor for
+                    # more DMs, once a claim found fewer due than it had room for: ``dry``)
                     soon = fast_dm > 0 and self.clock.monotonic() - claimed_at < CLAIM_EVERY_S
                     due: list[Delivery] = []
                     limit = 0
-                    if may and fast <= REFILL and room > 0 and (not soon or dm_room > 0):
+                    more_dms = dm_room > 0 and not dry
+                    if may and fast <= REFILL and room > 0 and (not soon or more_dms):
                         limit = min(room, FIRST_BATCH) if first and self.shared else room
                         first = False
                         claimed_at = self.clock.monotonic()
                         due, send = await self._claim(platform, limit, dm_room)
                         handled += len(due)
+                        heads = {d.channel for d in due}
+                        dms = {d.channel for d in due if d.action is DeliveryAction.DIRECT}
+                        dry = len(dms) < dm_room and len(heads) < limit
                         by_channel: dict[ChannelRef, list[Delivery]] = defaultdict(list)
                         for d in send:
                             self.fanouts.of(d)  # it starts now, if it has not before

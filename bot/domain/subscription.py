@@ -211,7 +211,7 @@ class ChannelRef:
     thread: str | None = None
     member: str | None = None
     """A direct message that may go only to a member of ``workspace`` (a follow of that
-    place's own count, not public: ``bot.store.sight.members_only``): the person's id, whom
+    place's own count, not public: ``bot.store.sight.member_of``): the person's id, whom
     the adapter asks the platform about first; never stored."""
 
     def __str__(self) -> str:

@@ -11,14 +11,14 @@ does not know: a follow of one is kept as made.
 
 Seeing is also being there: a count of a server, workspace or chat that is not public goes by
 DM to a follower who made the follow in that place only while they are still one of its
-members (:func:`members_only` names them in ``ChannelRef.member``; the adapter asks the
-platform, and one who left is unfollowed as one who blocked the bot: ``bot.delivery.courier``).
+members (:func:`member_of`, read with the claim of the DM: ``Delivery.member``, which the
+courier names in ``ChannelRef.member``; the adapter asks the platform, and one who left is
+unfollowed as one who blocked the bot: ``bot.delivery.courier``).
 """
 
 from __future__ import annotations
 
-from sqlalchemy import ColumnElement, and_, exists, not_, or_, select
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy import ColumnElement, ScalarSelect, and_, exists, not_, or_, select
 
 from bot.domain.model import OPERATOR
 from bot.store.schema import counts, follows
@@ -34,13 +34,18 @@ def seen() -> ColumnElement[bool]:
     )
 
 
-async def members_only(conn: AsyncConnection, follow_id: int) -> str | None:
-    """The follower's id when the follow was made in its count's own place and the count is
-    not public (its DMs go only to a member of that place), else None."""
+def member_of(follow_id: ColumnElement[int]) -> ScalarSelect[str]:
+    """The follower's id when the follow ``follow_id`` was made in its count's own place and
+    the count is not public (its DMs go only to a member of that place), else NULL: a column
+    of the statement that claims the follow's DMs (``bot.store.outbox.claims``), so that the
+    courier asks the store nothing more per DM."""
     c = counts.c
     tenant = follows.c.platform + ":" + follows.c.workspace
-    stmt = select(follows.c.user_id).where(
-        follows.c.id == follow_id,
-        exists().where(c.id == follows.c.count_id, c.owner == tenant, not_(c.public)),
+    return (
+        select(follows.c.user_id)
+        .where(
+            follows.c.id == follow_id,
+            exists().where(c.id == follows.c.count_id, c.owner == tenant, not_(c.public)),
+        )
+        .scalar_subquery()
     )
-    return await conn.scalar(stmt)

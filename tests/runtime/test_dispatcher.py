@@ -43,8 +43,9 @@ async def setup(
     *,
     charts: ChartCache | None = None,
     chart_timeout: float = 30.0,
+    adapter: RecordingAdapter | None = None,
 ) -> tuple[Pipeline, Dispatcher, RecordingAdapter]:
-    adapter = RecordingAdapter()
+    adapter = adapter or RecordingAdapter()
     async with db.begin() as conn:
         for channel, mode in modes.items():
             await sub_rows.subscribe(conn, channel, "bessemer-2021", mode, by="t", at=clock.now())

@@ -14,7 +14,8 @@ whether it went out (``bot.delivery.courier``), never
 resends blindly. A live instance's claims are never touched. Channels' heads are claimed before
 people's direct messages (``DeliveryAction.DIRECT``): a fan-out to thousands of followers never
 keeps a channel's post from being taken in hand; and within each kind calls and finals
-(``significant``) before routine posts.
+(``significant``) before routine posts. A claimed direct message carries whether it may go only
+to a member of its count's place (``Delivery.member``, a column of the claim's statement).
 """
 
 from __future__ import annotations
@@ -22,17 +23,20 @@ from __future__ import annotations
 from collections import defaultdict
 from datetime import datetime
 
-from sqlalchemy import ColumnElement, exists, false, or_, select, true, tuple_, update
+from sqlalchemy import ColumnElement, case, exists, false, or_, select, true, tuple_, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot.domain.subscription import ChannelRef, Platform
 from bot.store.outbox.queue import OPEN, Delivery, DeliveryAction, DeliveryStatus, _delivery
 from bot.store.schema import outbox
+from bot.store.sight import member_of
 
 PENDING = str(DeliveryStatus.PENDING)
 SENDING = str(DeliveryStatus.SENDING)
 DIRECT = str(DeliveryAction.DIRECT)
 _CHANNELS = [str(a) for a in DeliveryAction if a is not DeliveryAction.DIRECT]
+_MEMBER = case((outbox.c.action == DIRECT, member_of(outbox.c.subscription_id))).label("member")
+"""A direct message's ``Delivery.member``, read with its claim."""
 
 
 async def claimable(
@@ -70,7 +74,7 @@ async def claimable(
     # Behind each head, nobody else can claim: take the due ones, up to the first that waits.
     head_of = {(d.channel.workspace, d.channel.channel): d.id for d in heads}
     rows = await conn.execute(
-        select(outbox)
+        select(outbox, _MEMBER)
         .where(
             outbox.c.platform == str(platform),
             outbox.c.status == PENDING,
@@ -81,7 +85,7 @@ async def claimable(
     behind: dict[ChannelRef, list[Delivery]] = defaultdict(list)
     stopped: set[ChannelRef] = set()
     for row in rows:
-        d = _delivery(row)
+        d = _delivery(row, row.member)
         if d.id <= head_of[(d.channel.workspace, d.channel.channel)] or d.channel in stopped:
             continue
         if d.next_attempt_at > now:
@@ -112,7 +116,7 @@ async def _heads(
         earlier.c.status.in_([str(s) for s in OPEN]),
     )
     rows = await conn.execute(
-        select(outbox)
+        select(outbox, _MEMBER)
         .where(
             outbox.c.platform == str(platform),
             outbox.c.status == PENDING,
@@ -125,7 +129,7 @@ async def _heads(
         .limit(limit)
         .with_for_update(skip_locked=True, of=outbox)
     )
-    return [_delivery(row) for row in rows]
+    return [_delivery(row, row.member) for row in rows]
 
 
 async def renew(conn: AsyncConnection, instance: str, *, until: datetime) -> int:

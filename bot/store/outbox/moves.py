@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import datetime
+from functools import cache
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_, case, exists, func, or_, update
+from sqlalchemy import ColumnElement, and_, bindparam, case, exists, func, or_, update
 from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.sql.dml import ReturningUpdate
 
 from bot.errors import StoreError
 from bot.store.outbox.queue import OPEN, DeliveryAction, DeliveryStatus, get
@@ -68,22 +70,40 @@ async def mark_attempt(
 async def mark_attempts(
     conn: AsyncConnection, ids: Sequence[int], *, at: datetime, by: str | None = None
 ) -> set[int]:
-    """:func:`mark_attempt` for several deliveries in two statements; those that may go out."""
+    """:func:`mark_attempt` for several deliveries in one statement (those to drop CANCELLED,
+    the others' attempt noted); those that may go out."""
     if not ids:
         return set()
-    mine = and_(outbox.c.id.in_(list(ids)), outbox.c.status == str(DeliveryStatus.SENDING))
+    params: dict[str, object] = {"ids": list(ids), "at": at}
     if by is not None:
-        mine = and_(mine, outbox.c.claimed_by == by)
-    await conn.execute(
-        update(outbox).where(mine, _orphaned()).values(status=str(DeliveryStatus.CANCELLED))
+        params["by"] = by
+    rows = await conn.execute(_attempts(by is not None), params)
+    return {int(r.id) for r in rows if r.status == str(DeliveryStatus.SENDING)}
+
+
+@cache
+def _attempts(claimed: bool) -> ReturningUpdate[tuple[int, str]]:
+    """The statement of :func:`mark_attempts` (``claimed``: under the claim ``by``), built once:
+    it is run for every delivery sent (its parameters ``ids``, ``at``, ``by``)."""
+    mine = and_(
+        outbox.c.id.in_(bindparam("ids", expanding=True)),
+        outbox.c.status == str(DeliveryStatus.SENDING),
     )
-    rows = await conn.execute(
+    if claimed:
+        mine = and_(mine, outbox.c.claimed_by == bindparam("by", type_=outbox.c.claimed_by.type))
+    orphaned = _orphaned()  # read on the row as it was: both columns agree
+    at = bindparam("at", type_=outbox.c.sending_at.type)
+    return (
         update(outbox)
         .where(mine)
-        .values(sending_at=func.coalesce(outbox.c.sending_at, at))
-        .returning(outbox.c.id)
+        .values(
+            status=case((orphaned, str(DeliveryStatus.CANCELLED)), else_=outbox.c.status),
+            sending_at=case(
+                (orphaned, outbox.c.sending_at), else_=func.coalesce(outbox.c.sending_at, at)
+            ),
+        )
+        .returning(outbox.c.id, outbox.c.status)
     )
-    return {int(r.id) for r in rows}
 
 
 async def unmark_attempt(conn: AsyncConnection, delivery_id: int, *, by: str | None = None) -> bool:

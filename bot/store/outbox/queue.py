@@ -89,9 +89,14 @@ class Delivery(NewDelivery):
     claimed_by: str | None = None
     """The instance whose claim it is under while SENDING (revision 0008)."""
     claim_expires_at: datetime | None = None
+    member: str | None = None
+    """A follower's ``DIRECT`` message that may go only to a member of the place the follow was
+    made in (its count is that place's own and not public): the person's id, read with the
+    claim (``bot.store.sight.member_of``), never stored; None otherwise, and on a delivery
+    read other than by a claim."""
 
 
-def _delivery(row: Row[Any]) -> Delivery:
+def _delivery(row: Row[Any], member: str | None = None) -> Delivery:
     return Delivery(
         subscription_id=row.subscription_id,
         channel=ChannelRef(Platform(row.platform), row.workspace, row.channel),
@@ -111,6 +116,7 @@ def _delivery(row: Row[Any]) -> Delivery:
         sending_at=row.sending_at,
         claimed_by=row.claimed_by,
         claim_expires_at=row.claim_expires_at,
+        member=member,
     )
 
 
