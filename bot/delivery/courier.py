@@ -56,10 +56,8 @@ from bot.errors import (
 )
 from bot.ops.hooks import Hooks
 from bot.store import Database, outbox, place_alerts
-from bot.store import audit as audit_rows
 from bot.store import follows as follow_rows
 from bot.store import subscriptions as sub_rows
-from bot.store.audit import AuditEntry
 from bot.store.channel_moves import follow
 from bot.store.group_commit import GroupCommit
 from bot.store.outbox import Delivery, DeliveryAction, NewDelivery
@@ -488,20 +486,17 @@ class Courier:
         cancelled with the follow (those the courier has in hand are dropped unattempted:
         ``ChannelCheck.unfollowed``). Nobody else is told: following is the person's business.
         Whether they were unfollowed now."""
-        unfollowed = False
         async with self.db.begin() as conn:
             if not await outbox.mark_dead(conn, d.id, error=str(exc)):
                 self.stats.cancelled += 1
                 self.outcome(d, "cancelled")
                 return False
             made = await follow_rows.get(conn, d.subscription_id or 0)
-            if permanent and made is not None and await follow_rows.unfollow(conn, made.id):
-                unfollowed = True
-                entry = AuditEntry(
-                    self.clock.now(), "tallybot", "unfollow", d.count_id, made.wants.grammar(),
-                    None, True, f"{made.platform}:{made.user_id} unfollowed: {exc}",
-                )  # fmt: skip
-                await audit_rows.record(conn, entry)
+            unfollowed = (
+                permanent
+                and made is not None
+                and await follow_rows.drop(conn, made, at=self.clock.now(), why=str(exc))
+            )
         self.stats.dead += 1
         self.outcome(d, "dead")
         self.metrics.failed(d.channel.platform)
