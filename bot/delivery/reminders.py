@@ -30,8 +30,9 @@ from bot.store import tallies as tally_rows
 
 log = logging.getLogger(__name__)
 
-TICK = 30.0
-"""Seconds between two looks at the schedules: a reminder goes at most this late."""
+TICK = 5.0
+"""Seconds between two looks at the schedules: a reminder goes at most this late (a look is one
+read of the schedules table: 12 a minute per instance)."""
 REMINDERS = "reminders"
 """The scheduler's job that looks."""
 

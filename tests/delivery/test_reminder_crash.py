@@ -1,8 +1,8 @@
 """A reminder survives kill -9 (issue 30): the real bot (``tallybot run``, a subprocess) on a
 SQLite store, against the Discord and Slack fakes (``crash_run``).
 
-The count is paused with its restart scheduled 15 minutes and 45 seconds ahead, so its
-reminder falls due 45 seconds in (the bot looks every 30 s); two channels, one on each
+The count is paused with its restart scheduled 15 minutes and 30 seconds ahead, so its
+reminder falls due 30 seconds in (the bot looks every 5 s); two channels, one on each
 platform, hear ``remind``. The bot is killed with SIGKILL before the reminder is due, started
 again, killed again as soon as the reminder reached the first channel (the second's perhaps on
 its way), and started again with the restart moved: every channel ends with the reminder once,
@@ -63,7 +63,7 @@ async def test_a_reminder_survives_kill_9_and_goes_once(tmp_path: Path) -> None:
                         conn, ref, "bessemer-2021", wants, by="t", at=clock.now()
                     )
             await Pipeline(db, clock).ingest(tally(463, 1100, state=TallyState.PAUSED))
-            at = clock.now() + timedelta(minutes=15, seconds=45)
+            at = clock.now() + timedelta(minutes=15, seconds=30)
             async with db.begin() as conn:
                 await schedule_rows.put(
                     conn, Schedule("bessemer-2021", When.RESUMES, at), by="t", at=clock.now()
@@ -95,10 +95,10 @@ async def test_a_reminder_survives_kill_9_and_goes_once(tmp_path: Path) -> None:
             async with Database(store_url) as db:
                 async with db.connect() as conn:
                     claimed = await schedule_rows.claimed(conn, "bessemer-2021")
-                async with db.begin() as conn:  # the restart put back 20 seconds
+                async with db.begin() as conn:  # the restart put back 10 seconds
                     await schedule_rows.put(
                         conn,
-                        Schedule("bessemer-2021", When.RESUMES, at + timedelta(seconds=20)),
+                        Schedule("bessemer-2021", When.RESUMES, at + timedelta(seconds=10)),
                         by="t",
                         at=clock.now(),
                     )
