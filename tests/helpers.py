@@ -6,11 +6,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
+from types import SimpleNamespace
 from typing import Any
 
 from sqlalchemy import event
 from sqlalchemy.engine import Engine
 
+from bot.commands.builtin import VERBS
+from bot.commands.inflight import Backlog
 from bot.commands.request import Reply, Request
 from bot.commands.throttle import Throttle
 from bot.domain.model import Choice, Count, CountStatus, DecisionRule, RuleKind, Tally, TallyState
@@ -87,3 +90,12 @@ def statements() -> Iterator[list[str]]:
         yield sent
     finally:
         event.remove(Engine, "before_cursor_execute", heard)
+
+
+def stand_in_commands() -> Any:
+    """A stand-in for ``bot.commands.handler.Commands`` where a plug-in's adapter factory is
+    only built, not run: the attributes the factory reads, none of them used."""
+    return SimpleNamespace(
+        handle=None, clock=None, throttle=None, db=None, verbs=VERBS, instance=None,
+        backlog=Backlog(),
+    )  # fmt: skip

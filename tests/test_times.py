@@ -9,16 +9,12 @@ import json
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from types import SimpleNamespace
-from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
 
 import bot.domain.times
 from adapters.console.adapter import ConsoleAdapter
-from bot.commands.builtin import VERBS
-from bot.commands.inflight import Backlog
 from bot.commands.request import Reply
 from bot.domain import format as fmt
 from bot.domain.message import Message, Moment, Timed
@@ -30,7 +26,7 @@ from bot.ingest.sources.replay import ReplaySource
 from bot.ingest.sources.timeline import TimelineEntry
 from bot.runtime.plugins import adapter_factories
 from bot.settings.loader import parse
-from tests.helpers import T0, bessemer, tally
+from tests.helpers import T0, bessemer, stand_in_commands, tally
 
 AT = datetime(2021, 4, 8, 18, 0, tzinfo=UTC)
 
@@ -78,15 +74,7 @@ def test_the_console_shows_times_in_the_configured_zone(tmp_path: Path) -> None:
         {"defaults": {"timezone": "America/Chicago"}, "console": {"enabled": True}},
         tmp_path / "tallybot.toml",
     )
-    commands: Any = SimpleNamespace(
-        handle=None,
-        clock=None,
-        throttle=None,
-        db=None,
-        verbs=VERBS,
-        instance=None,
-        backlog=Backlog(),
-    )
+    commands = stand_in_commands()
     console = adapter_factories(cfg)[Platform("console")](commands)
     assert isinstance(console, ConsoleAdapter)
     out = io.StringIO()

@@ -18,7 +18,6 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import aiohttp
@@ -38,8 +37,6 @@ from adapters.discord.embeds import (
     message_embed,
 )
 from adapters.discord.settings import DiscordSettings
-from bot.commands.builtin import VERBS
-from bot.commands.inflight import Backlog
 from bot.commands.request import Reply, Request
 from bot.commands.throttle import PUBLIC_PER_CHANNEL
 from bot.delivery.pacing import Route, Window
@@ -70,7 +67,7 @@ from bot.testing.clock import FakeClock
 from tests.fakes.discord_fake import FakeDiscord, FakeInteraction, RecordedMessage
 from tests.fakes.discord_fake.markdown import visible
 from tests.fakes.loopback.limits import real_time_and
-from tests.helpers import T0, bare_context, tally
+from tests.helpers import T0, bare_context, stand_in_commands, tally
 
 with warnings.catch_warnings():
     warnings.filterwarnings("ignore", "'audioop' is deprecated", DeprecationWarning)
@@ -1152,15 +1149,7 @@ def test_registry_builds_the_discord_adapter_from_the_environment(
     secret_file = tmp_path / "token"
     secret_file.write_text("token-from-a-file\n")
     monkeypatch.setenv("DISCORD_TOKEN_FILE", str(secret_file))
-    commands: Any = SimpleNamespace(
-        handle=None,
-        clock=None,
-        throttle=None,
-        db=None,
-        verbs=VERBS,
-        instance=None,
-        backlog=Backlog(),
-    )
+    commands = stand_in_commands()
     adapter = adapter_factories(cfg)[Platform("discord")](commands)
     assert isinstance(adapter, DiscordAdapter)
     assert adapter._token.reveal() == "token-from-a-file"
