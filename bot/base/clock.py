@@ -31,11 +31,19 @@ class SystemClock:
 
 Sleep = Callable[[float], Awaitable[None]]
 """An ``asyncio.sleep``: injected so that tests drive time."""
-Later = Callable[[float, Callable[[], None]], object]
+
+
+class Timer(Protocol):
+    """A call set by a :data:`Later`, which may be called off before it comes."""
+
+    def cancel(self) -> None: ...
+
+
+Later = Callable[[float, Callable[[], None]], Timer]
 """Calls a function after some seconds of the event loop's time (:func:`call_later` by default;
 tests fire it when they say: :class:`bot.testing.clock.Timers`)."""
 
 
-def call_later(delay: float, callback: Callable[[], None]) -> object:
+def call_later(delay: float, callback: Callable[[], None]) -> Timer:
     """The running loop's ``call_later``: the default :data:`Later`."""
     return asyncio.get_running_loop().call_later(delay, callback)

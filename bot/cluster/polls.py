@@ -146,10 +146,11 @@ class PollLeases:
             if not waited.done():
                 waited.set_result(None)
 
-        self.later(seconds, end)
+        timer = self.later(seconds, end)  # called off once done: no timer left per turn
         try:
             await asyncio.wait({done, waited}, return_when=asyncio.FIRST_COMPLETED)
         finally:
+            timer.cancel()
             end()
         return done.done()
 

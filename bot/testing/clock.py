@@ -24,15 +24,28 @@ class FakeClock:
         self._mono += seconds
 
 
+class _Set:
+    """A callback kept by :class:`Timers`; ``cancel`` forgets it."""
+
+    def __init__(self, timers: Timers, entry: tuple[float, Callable[[], None]]) -> None:
+        self.timers = timers
+        self.entry = entry
+
+    def cancel(self) -> None:
+        if self.entry in self.timers.set:
+            self.timers.set.remove(self.entry)
+
+
 class Timers:
     """A :data:`bot.base.clock.Later` that keeps the callbacks, to be fired when the test says."""
 
     def __init__(self) -> None:
         self.set: list[tuple[float, Callable[[], None]]] = []
 
-    def __call__(self, delay: float, callback: Callable[[], None]) -> object:
-        self.set.append((delay, callback))
-        return None
+    def __call__(self, delay: float, callback: Callable[[], None]) -> _Set:
+        entry = (delay, callback)
+        self.set.append(entry)
+        return _Set(self, entry)
 
     def fire(self) -> None:
         """Every callback set so far, in the order they were set (and forgets them)."""

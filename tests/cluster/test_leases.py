@@ -363,5 +363,13 @@ async def test_a_turn_waits_for_its_lease_at_most_its_counts_interval(db: Databa
     async with asyncio.timeout(5):
         assert await turn is None
     assert polled == []
-    answer.set()
+    again = asyncio.ensure_future(leases_of.guard("a", 15, poll)())
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert [delay for delay, _ in timers.set] == [15]
+    answer.set()  # the store answers before the interval is out
+    async with asyncio.timeout(5):
+        await again
+    assert polled == ["a"]
+    assert timers.set == []  # its timer called off: none left behind per turn
     await leases_of.release_all()
