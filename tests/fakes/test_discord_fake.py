@@ -265,6 +265,27 @@ async def test_attachment_is_uploaded_as_multipart(world: World, bot: Bot) -> No
     assert await message.attachments[0].read() == png
 
 
+async def test_a_client_killed_mid_upload_is_not_a_fault_of_the_fake(world: World) -> None:
+    """A kill -9 while a chart is being uploaded cuts the body short: the fake answers nothing,
+    makes no post and records the request as 499, rather than failing the test as its own bug."""
+    host, port = world.fake.base_url.split("//")[1].split("/")[0].split(":")
+    path = f"/api/v10/channels/{world.channel_id}/messages"
+    head = (
+        f"POST {path} HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bot {TOKEN}\r\n"
+        "Content-Type: multipart/form-data; boundary=b\r\nContent-Length: 100000\r\n\r\n"
+        '--b\r\nContent-Disposition: form-data; name="files[0]"; filename="c.png"\r\n\r\n'
+    )
+    _, writer = await asyncio.open_connection(host, int(port))
+    writer.write(head.encode() + bytes(1000))
+    await writer.drain()
+    await world.fake.wait_for(lambda: any(r.path.endswith("/messages") for r in posts(world)))
+    writer.close()
+    await writer.wait_closed()
+    await world.fake.wait_for(lambda: posts(world)[-1].status == 499)
+    assert world.fake.internal_errors == []
+    assert world.fake.messages(world.channel_id) == []
+
+
 async def test_burst_is_paced_by_the_rate_limit_headers(world: World, bot: Bot) -> None:
     channel = text_channel(bot, world)
     contents = [f"update {i}" for i in range(7)]

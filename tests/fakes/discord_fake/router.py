@@ -179,12 +179,20 @@ async def dispatch(fake: FakeDiscord, request: web.Request, routes: list[Route])
     fake.request_count += 1
     if fake.record:
         fake.requests.append(record)
+        fake.notify()
     base = {"Via": "1.1 google"}
     try:
         status, body, headers = await _answer(fake, request, routes, path, record, now)
     except ApiError as err:
         status, body, headers = err.status, err.body, {}
-    except Exception as exc:  # a bug in the fake: answer 500 and fail the test at exit
+    except Exception as exc:
+        if isinstance(exc, ConnectionResetError) or request.transport is None:
+            # The client went away before its body was in (a kill -9 mid-upload): nothing was
+            # done and no one is there to answer; nginx's "client closed request".
+            record.status = 499
+            fake.notify()
+            raise web.HTTPBadRequest() from None
+        # A bug in the fake: answer 500 and fail the test at exit.
         fake.internal_errors.append(exc)
         status, body, headers = 500, {"message": f"fake internal error: {exc!r}", "code": 0}, {}
     headers = {**base, **headers}
