@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import compileall
+import gc
 import os
 import signal
 import sys
@@ -42,6 +43,16 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if SLOW_FIXTURES.intersection(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Everything collection made (the test modules, the libraries they import, the tests) is
+    kept for the whole run: frozen out of the garbage collector's reach, a full collection
+    looks only at what the tests make. Each full collection walked the whole heap of a test
+    process (0.19 s of CPU each; 14.4 of contract.py's 39 s, 2.3 s frozen), and the delivery
+    worker starts one after every fan-out (``bot.base.memory.give_back``)."""
+    gc.collect()
+    gc.freeze()
 
 
 @pytest.hookimpl(wrapper=True)
