@@ -115,7 +115,8 @@ escape = plain
 
 def units(text: str) -> int:
     """Length in UTF-16 code units."""
-    return len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)
+    # Two bytes a unit (a lone surrogate too): in C, not a Python step per character.
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
 def clip(text: str, limit: int) -> str:
