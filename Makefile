@@ -1,4 +1,4 @@
-# tallybot: `make demo` runs the console demo, `make test` runs the test suite (one worker per
+# tallybot: `make demo` runs the console demo, `make test` runs the test suite (two workers per
 # CPU, pytest-xdist; `make test ARGS='-m "not slow"'` leaves out the end-to-end tests that start
 # real processes or a browser), `make docs` builds the documentation site, `make migration MSG=...`
 # writes a new store revision.

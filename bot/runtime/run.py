@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import ParamSpec, TypeVar
 
 from bot.base.clock import SystemClock
+from bot.base.memory import keep_start_up
 from bot.commands.inflight import GRACE_S
 from bot.domain.subscription import Platform
 from bot.errors import ConfigError, StoreError
@@ -144,6 +145,7 @@ async def serve(cfg: Config, factories: dict[Platform, AdapterFactory]) -> None:
     try:
         async with App(cfg, factories, clock=SystemClock()) as app:
             up.append(app)
+            keep_start_up()
             await _serve_app(app)
     finally:
         loop.remove_signal_handler(signal.SIGHUP)

@@ -64,6 +64,7 @@ from bot.store import tallies as tally_rows
 from bot.store.outbox import Delivery, DeliveryStatus
 from bot.store.schema import outbox as outbox_table
 from bot.testing.clock import FakeClock
+from tests.adapters.discord_time import PATCHED, virtual_waits
 from tests.fakes.discord_fake import FakeDiscord, FakeInteraction, RecordedMessage
 from tests.fakes.discord_fake.markdown import visible
 from tests.fakes.loopback.limits import real_time_and
@@ -129,16 +130,21 @@ def vt() -> VirtualTime:
 @pytest.fixture
 async def world(vt: VirtualTime, request: pytest.FixtureRequest) -> AsyncIterator[World]:
     options: dict[str, Any] = getattr(request, "param", {})
-    async with FakeDiscord(token=TOKEN, clock=vt.fake, **options) as fake:
-        guild = fake.add_guild("Bessemer Watch")
-        channels = [fake.add_channel(guild, n) for n in ("results", "union-hall", "news", "admin")]
-        role = fake.add_role(guild, "count-admins")
-        fake.add_member(guild, ALICE, "alice", permissions=MANAGE_CHANNELS)
-        fake.add_member(guild, BOSS, "boss", permissions=MANAGE_GUILD)
-        fake.add_member(guild, CAROL, "carol", roles=[role])
-        fake.add_member(guild, DAVE, "dave")
-        yield World(fake, vt, guild, *channels, role)
-    # discord.py's endpoints are back to Discord's own; nothing of the client is left running.
+    # discord.py's own rate-limit waits move the virtual time too (tests.adapters.discord_time)
+    with virtual_waits(vt.fake, vt.sleep):
+        async with FakeDiscord(token=TOKEN, clock=vt.fake, **options) as fake:
+            guild = fake.add_guild("Bessemer Watch")
+            names = ("results", "union-hall", "news", "admin")
+            channels = [fake.add_channel(guild, n) for n in names]
+            role = fake.add_role(guild, "count-admins")
+            fake.add_member(guild, ALICE, "alice", permissions=MANAGE_CHANNELS)
+            fake.add_member(guild, BOSS, "boss", permissions=MANAGE_GUILD)
+            fake.add_member(guild, CAROL, "carol", roles=[role])
+            fake.add_member(guild, DAVE, "dave")
+            yield World(fake, vt, guild, *channels, role)
+    # discord.py's endpoints and clock are back to Discord's own and the real ones; nothing of
+    # the client is left running.
+    assert all(module.asyncio is asyncio for module in PATCHED)
     assert discord.http.Route.BASE == DEFAULT_BASE
     assert discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY == DEFAULT_GATEWAY
     assert [t for t in asyncio.all_tasks() if t is not asyncio.current_task()] == []

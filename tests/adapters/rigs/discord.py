@@ -15,6 +15,7 @@ from bot.domain.subscription import ChannelRef, Platform
 from bot.runtime.app import App
 from bot.testing.clock import FakeClock
 from tests.adapters import test_discord as discord_tests
+from tests.adapters.discord_time import virtual_waits
 from tests.adapters.rigs.base import Hold, Rig, Seen, count_table
 from tests.fakes.discord_fake import FakeDiscord
 from tests.fakes.discord_fake.markdown import visible
@@ -79,16 +80,21 @@ class DiscordRig(Rig):
 
     @asynccontextmanager
     async def running(self, tmp_path: Path, title: str) -> AsyncIterator[App]:
-        async with FakeDiscord(token=discord_tests.TOKEN, clock=self.vt.fake) as fake:
-            guild = fake.add_guild("Bessemer Watch")
-            channels = [fake.add_channel(guild, n) for n in ("results", "union", "news", "admin")]
-            role = fake.add_role(guild, "count-admins")
-            for member in range(MEMBERS):  # who may subscribe a channel
-                fake.add_member(guild, MEMBER0 + member, f"member-{member}", permissions=1 << 4)
-            self._world = discord_tests.World(fake, self.vt, guild, *channels, role)
-            self._cfg = discord_tests.config(tmp_path, self._world, count_table(title))
-            async with self.bots() as app:
-                yield app
+        # discord.py's rate-limit waits move the virtual time too, through the hold
+        # (tests.adapters.discord_time)
+        with virtual_waits(self.vt.fake, self.vt.sleep):
+            async with FakeDiscord(token=discord_tests.TOKEN, clock=self.vt.fake) as fake:
+                guild = fake.add_guild("Bessemer Watch")
+                channels = [
+                    fake.add_channel(guild, n) for n in ("results", "union", "news", "admin")
+                ]
+                role = fake.add_role(guild, "count-admins")
+                for member in range(MEMBERS):  # who may subscribe a channel
+                    fake.add_member(guild, MEMBER0 + member, f"member-{member}", permissions=1 << 4)
+                self._world = discord_tests.World(fake, self.vt, guild, *channels, role)
+                self._cfg = discord_tests.config(tmp_path, self._world, count_table(title))
+                async with self.bots() as app:
+                    yield app
 
     @asynccontextmanager
     async def bot(self) -> AsyncIterator[App]:
