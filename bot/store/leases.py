@@ -13,11 +13,11 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import bindparam, delete, or_, select
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql.dml import ReturningInsert
 
 from bot.store.schema import leases
+from bot.store.statements import insert_in
 
 
 async def take(
@@ -45,10 +45,10 @@ async def take_many(
     return {row.name for row in await conn.execute(stmt, rows)}
 
 
-def _take_statement(insert: Any) -> ReturningInsert[Any]:
+def _take_statement(dialect: str) -> ReturningInsert[Any]:
     """``INSERT ... ON CONFLICT DO UPDATE ... WHERE`` the lease is the holder's or has expired,
-    ``RETURNING`` the names taken (``insert``: the dialect's)."""
-    stmt = insert(leases)
+    ``RETURNING`` the names taken, in ``dialect``."""
+    stmt = insert_in(dialect, leases)
     renewed = {"holder": stmt.excluded.holder, "expires_at": stmt.excluded.expires_at}
     free = or_(leases.c.holder == stmt.excluded.holder, leases.c.expires_at < bindparam("now"))
     taken: ReturningInsert[Any] = stmt.on_conflict_do_update(
@@ -57,8 +57,8 @@ def _take_statement(insert: Any) -> ReturningInsert[Any]:
     return taken
 
 
-_TAKE_PG = _take_statement(postgresql.insert)
-_TAKE_SQLITE = _take_statement(sqlite.insert)
+_TAKE_PG = _take_statement("postgresql")
+_TAKE_SQLITE = _take_statement("sqlite")
 
 
 async def release(conn: AsyncConnection, name: str, holder: str) -> bool:

@@ -17,7 +17,14 @@ def insert_for(conn: AsyncConnection, table: Table) -> postgresql.Insert | sqlit
     Both dialects spell "insert or update" ``INSERT ... ON CONFLICT``, which is atomic under
     concurrency, unlike a SELECT followed by an INSERT.
     """
-    if conn.dialect.name == "postgresql":
+    return insert_in(conn.dialect.name, table)
+
+
+def insert_in(dialect: str, table: Table) -> postgresql.Insert | sqlite.Insert:
+    """:func:`insert_for` by the dialect's name: for a statement built once per dialect and
+    cached (its values then the execution's parameters), where building it anew each time
+    costs more than running it."""
+    if dialect == "postgresql":
         return postgresql.insert(table)
     return sqlite.insert(table)
 

@@ -7,14 +7,13 @@ from functools import cache
 from typing import Any
 
 from sqlalchemy import ColumnElement, Row, bindparam, delete, select, update
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql.dml import ReturningInsert
 
 from bot.domain.subscription import ChannelRef, Close, Mode, Platform, Subscription, Wants
 from bot.store import outbox
 from bot.store.schema import subscriptions
-from bot.store.statements import require_changed
+from bot.store.statements import insert_in, require_changed
 
 _t = subscriptions.c
 
@@ -74,14 +73,11 @@ def _insert(dialect: str) -> ReturningInsert[Any]:
     """:func:`put`'s INSERT for ``dialect`` (its values are the execution's parameters), built
     once: building it afresh took most of a subscribe's CPU (a thousand subscribed one by one,
     as a test's fan-out is set up, cost the test process ~0.5 s more)."""
-    stmt = (
-        postgresql.insert(subscriptions)
-        if dialect == "postgresql"
-        else sqlite.insert(subscriptions)
+    return (
+        insert_in(dialect, subscriptions)
+        .on_conflict_do_nothing(index_elements=[_t.platform, _t.workspace, _t.channel, _t.count_id])
+        .returning(*subscriptions.c)
     )
-    return stmt.on_conflict_do_nothing(
-        index_elements=[_t.platform, _t.workspace, _t.channel, _t.count_id]
-    ).returning(*subscriptions.c)
 
 
 async def subscribe(
