@@ -48,11 +48,16 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 WORKERS_PER_CPU = 2
 """``-n auto`` (``make test``): workers per CPU this process may use. Many tests wait more than
 they compute (on real processes they started, a browser, the store, a fake's timeout), so one
-worker per CPU left about 40% of the CPUs idle: on 2 CPUs, 387 s with 2 workers, 263 s with 4."""
+worker per CPU left about 40% of the CPUs idle: on 2 CPUs, 387 s with 2 workers, 263 s with 4
+(and 258 s with 6: the CPUs were full)."""
+MOST_WORKERS = 8
+"""Beyond this many workers, one per CPU: more CPUs leave less idle, and every worker holds its
+own PostgreSQL connections (the server's default limit is 100)."""
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
-    return WORKERS_PER_CPU * len(os.sched_getaffinity(0))
+    cpus = len(os.sched_getaffinity(0))
+    return max(cpus, min(WORKERS_PER_CPU * cpus, MOST_WORKERS))
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
