@@ -10,8 +10,8 @@ What the bot made to start (the modules and libraries, the adapters' clients, th
 lives as long as the process: ``keep_start_up`` moves it out of the collector's reach once the
 bot is up, so that every full collection, automatic or ``give_back``'s, walks only what was
 made since, not the whole heap again. The price is bounded: a start-up object let go later in a
-reference cycle (a gateway connection replaced after a reconnect) is never freed, at most once
-each, never more than start-up made.
+reference cycle (a gateway connection replaced after a reconnect) is never freed, so at most
+what start-up made stays.
 """
 
 from __future__ import annotations
