@@ -18,7 +18,14 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from bot.base.lifecycle import Closing
 from bot.errors import ConfigError, StoreError
 from bot.store import migrations
-from bot.store.engine import READ_ONLY, backend_of, enable_wal, is_memory, make_engine
+from bot.store.engine import (
+    READ_ONLY,
+    backend_of,
+    enable_wal,
+    is_memory,
+    make_engine,
+    threads_ended,
+)
 
 URGENT_POOL = 3
 """Connections kept apart on PostgreSQL for :meth:`Database.begin_urgent` (the leases' batches
@@ -35,7 +42,9 @@ CLOSE_WAIT_S = 1.0
 to end before it cancels their tasks."""
 CANCEL_WAIT_S = 0.5
 """How long :meth:`Database.aclose` then waits for the cancelled blocks to end (rolled back,
-their connections back) before it closes the connections all the same. With
+their connections back) before it closes the connections all the same; and then, as long again
+at most, for a query a cancelled block left running in a SQLite connection's thread to end
+(``bot.store.engine.threads_ended``). With
 :data:`CLOSE_WAIT_S`, within the closing's share of a stop (``bot.runtime.run.STOP_GRACE``)."""
 
 log = logging.getLogger(__name__)
@@ -152,12 +161,13 @@ class Database(Closing):
             engine, self._engine, self._reader = self._engine, None, None
             urgent, self._urgent = self._urgent, None
             reading, self._reading = self._reading, None
-            if engine is not None:
-                await engine.dispose()
-            if reading is not None:
-                await reading.dispose()
-            if urgent is not None:
-                await urgent.dispose()
+            engines = [e for e in (engine, reading, urgent) if e is not None]
+            for each in engines:
+                await each.dispose()
+            if not await threads_ended(engines, self.cancel_wait):
+                log.warning(
+                    "a store connection's query still runs %g s after closing", self.cancel_wait
+                )
 
     async def _let_blocks_end(self) -> None:
         """Wait ``close_wait`` for the blocks under way to end; cancel the tasks of those left,

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-from collections.abc import Awaitable, Callable
+import time
+import weakref
+from collections.abc import Awaitable, Callable, Iterable
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -101,9 +103,11 @@ def _sqlite_engine(url: URL, pool_size: int) -> AsyncEngine:
             Path(url.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
         engine = create_async_engine(url, pool_size=pool_size, max_overflow=0)
 
+    made = _SQLITE_CONNECTIONS[engine.sync_engine] = weakref.WeakSet()
+
     @event.listens_for(engine.sync_engine, "do_connect")
     def _stopped_once(_dialect: Any, _record: Any, _cargs: Any, cparams: dict[str, Any]) -> None:
-        cparams["async_creator_fn"] = _connect_stopped_once
+        cparams["async_creator_fn"] = partial(_connect_stopped_once, made=made)
 
     @event.listens_for(engine.sync_engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
@@ -145,13 +149,45 @@ class StoppedOnce(aiosqlite.Connection):
             self._stopping.append(super().stop())
         return self._stopping[0]
 
+    def ended(self, seconds: float) -> bool:
+        """Wait up to ``seconds`` (blocking) for the worker thread to end: whether it has."""
+        self._thread.join(seconds)
+        return not self._thread.is_alive()
+
+
+_SQLITE_CONNECTIONS: weakref.WeakKeyDictionary[Any, weakref.WeakSet[StoppedOnce]] = (
+    weakref.WeakKeyDictionary()
+)
+"""The SQLite connections each engine made, by its (sync) engine."""
+
 
 def _connect_stopped_once(
-    database: str, *, iter_chunk_size: int = 64, **kwargs: Any
+    database: str, *, made: weakref.WeakSet[StoppedOnce], iter_chunk_size: int = 64, **kwargs: Any
 ) -> StoppedOnce:
     """``aiosqlite.connect``, with a :class:`StoppedOnce` (the store's every SQLite connection,
-    through the engine's ``do_connect`` event)."""
-    return StoppedOnce(partial(sqlite3.connect, database, **kwargs), iter_chunk_size)
+    through the engine's ``do_connect`` event), noted among the engine's ``made``."""
+    connection = StoppedOnce(partial(sqlite3.connect, database, **kwargs), iter_chunk_size)
+    made.add(connection)
+    return connection
+
+
+async def threads_ended(engines: Iterable[AsyncEngine], seconds: float) -> bool:
+    """After ``dispose()``: wait up to ``seconds`` in all for the worker threads of the SQLite
+    connections ``engines`` made to end; whether they all have (always, on PostgreSQL).
+
+    A query that was running in a connection's thread when its block was cancelled (a stop)
+    goes on to its end, then the thread takes the stop queued behind it, and answers both to
+    the event loop: were the loop closed by then (the bot's exit, a test's end), the thread
+    would fail on it. The store's close returns once nothing is left to answer."""
+    threads = [c for e in engines for c in _SQLITE_CONNECTIONS.get(e.sync_engine, ())]
+    if not threads:
+        return True
+
+    def join() -> bool:
+        deadline = time.monotonic() + seconds
+        return all(c.ended(max(0.0, deadline - time.monotonic())) for c in threads)
+
+    return await asyncio.to_thread(join)
 
 
 async def enable_wal(

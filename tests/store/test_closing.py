@@ -6,9 +6,11 @@ no close waiting for ever)."""
 from __future__ import annotations
 
 import asyncio
+import threading
 from pathlib import Path
 
 import pytest
+from sqlalchemy import text
 
 from bot.commands.inflight import GRACE_S
 from bot.errors import StoreError
@@ -126,3 +128,35 @@ def test_the_stores_waits_fit_in_the_stops_grace() -> None:
     """A stop answers the commands acknowledged (``GRACE_S``), then closes; the store's waits
     for its blocks leave the rest of the closing room within ``STOP_GRACE``."""
     assert GRACE_S + CLOSE_WAIT_S + CANCEL_WAIT_S <= STOP_GRACE - 1.0
+
+
+async def test_a_query_still_running_when_the_store_closes_ends_before_the_close_returns(
+    tmp_path: Path,
+) -> None:
+    """A block cancelled while its SQLite query runs in the connection's thread (a stop): the
+    thread finishes the query, then the stop SQLAlchemy queued behind it. The close returns
+    only once it has, or the thread would answer the loop after a test (or the bot) closed it
+    ("Event loop is closed" in a thread, failing the next test)."""
+    before = set(threading.enumerate())
+    db = Database(f"sqlite+aiosqlite:///{tmp_path / 'x.sqlite3'}", close_wait=0, cancel_wait=5)
+    await db.aopen()
+    running, never = threading.Event(), threading.Event()
+
+    def slow(_: object) -> int:
+        running.set()
+        never.wait(0.3)  # a query that takes 0.3 s in the connection's thread
+        return 1
+
+    async def query() -> None:
+        async with db.connect() as conn:
+            raw = await conn.get_raw_connection()
+            await raw.driver_connection.create_function("slow", 1, slow)  # type: ignore[union-attr]
+            await conn.execute(text("SELECT slow(1)"))
+
+    task = asyncio.create_task(query())
+    await asyncio.to_thread(running.wait, 5)
+    async with asyncio.timeout(10):
+        await db.aclose()
+    assert task.cancelled()
+    left = [t for t in threading.enumerate() if t not in before]
+    assert [t for t in left if "_connection_worker_thread" in t.name] == []

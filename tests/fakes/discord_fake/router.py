@@ -204,7 +204,6 @@ async def dispatch(fake: FakeDiscord, request: web.Request, routes: list[Route])
     fake.request_count += 1
     if fake.record:
         fake.requests.append(record)
-        fake.notify()
     base = {"Via": "1.1 google"}
     try:
         status, body, headers = await _answer(fake, request, routes, path, record, now)
