@@ -16,6 +16,7 @@ import contextlib
 import logging
 from collections.abc import Callable, Mapping
 from contextlib import AsyncExitStack
+from typing import TYPE_CHECKING
 
 from bot.base.clock import Clock, Sleep, SystemClock
 from bot.base.lifecycle import Closing
@@ -43,14 +44,15 @@ from bot.ingest.sources.health import SourceHealth
 from bot.ingest.sources.settings import ManualSettings
 from bot.ops import readiness
 from bot.ops.metrics import Metrics
-from bot.ops.server import OpsServer, Served
 from bot.settings.loader import Config
 from bot.settings.secrets import secret, store_url
 from bot.store import Database
 from bot.store import counts as count_rows
-from bot.web.events import Counts
 from bot.web.public import PublicCounts, StorePublic, page_link
-from bot.web.server import WebServer
+
+if TYPE_CHECKING:  # imported where started: only a bot with [server] / [web] needs them
+    from bot.ops.server import OpsServer
+    from bot.web.server import WebServer
 
 log = logging.getLogger(__name__)
 
@@ -305,6 +307,8 @@ class App(Closing):
         settings = self.config.server
         if settings is None:
             return
+        from bot.ops.server import OpsServer, Served  # only with [server]
+
         served = Served(
             db=self.db,
             clock=self.clock,
@@ -326,6 +330,9 @@ class App(Closing):
         """Start the public pages if configured (``[web]``)."""
         if self.config.web is None:
             return
+        from bot.web.events import Counts  # only with [web] (jinja2 and all)
+        from bot.web.server import WebServer
+
         counts = Counts(self.db, self.public, self.health.get, clock=self.clock)
         server = WebServer(counts, self.config.web, charts=self.charts)
         self.web = await self._stack.enter_async_context(server)

@@ -27,7 +27,6 @@ from bot.errors import ConfigError, PushError, TallybotError
 from bot.ingest.poller import PollResult
 from bot.ingest.sources.replay import ReplaySource
 from bot.ingest.sources.settings import ReplaySettings
-from bot.ops import doctor as doctor_mod
 from bot.ops import push_client
 from bot.platform import CliCommand, Plugins, Terminal
 from bot.runtime import logs, preflight
@@ -351,6 +350,8 @@ def run_command(args: argparse.Namespace) -> int:
         cfg = check_config(args.file)
         print(f"{args.file}: OK ({preflight.summary(cfg)})")
     elif args.command == "doctor":
+        from bot.ops import doctor as doctor_mod  # only this subcommand needs it
+
         status, lines = asyncio.run(doctor_mod.doctor(args.config))
         print("\n".join(lines))
         return status

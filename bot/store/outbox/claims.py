@@ -22,8 +22,22 @@ from __future__ import annotations
 
 from collections import defaultdict
 from datetime import datetime
+from functools import cache
+from typing import Any
 
-from sqlalchemy import ColumnElement, case, exists, false, or_, select, true, tuple_, update
+from sqlalchemy import (
+    Integer,
+    Select,
+    bindparam,
+    case,
+    exists,
+    false,
+    or_,
+    select,
+    true,
+    tuple_,
+    update,
+)
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot.domain.subscription import ChannelRef, Platform
@@ -57,16 +71,16 @@ async def claimable(
     rows (the outbox's index by platform, status, action and weight): looking for a channel's
     post never reads the thousands of direct messages queued before it."""
     heads: list[Delivery] = []
-    kinds: list[tuple[ColumnElement[bool], int]] = [(outbox.c.action.in_(_CHANNELS), limit)]
+    kinds: list[tuple[bool, int]] = [(False, limit)]
     dms = limit if direct is None else min(direct, limit)
     if dms > 0:
-        kinds.append((outbox.c.action == DIRECT, dms))
-    for kind, most in kinds:
-        for weight in (true(), false()):
+        kinds.append((True, dms))
+    for dm, most in kinds:
+        for significant in (True, False):
             room = min(most, limit - len(heads))
             if room <= 0:
                 break
-            got = await _heads(conn, platform, kind, outbox.c.significant == weight, now, room)
+            got = await _heads(conn, platform, dm, significant, now, room)
             heads += got
             most -= len(got)
     if not heads:
@@ -101,12 +115,23 @@ async def claimable(
 async def _heads(
     conn: AsyncConnection,
     platform: Platform,
-    kind: ColumnElement[bool],
-    weight: ColumnElement[bool],
+    dm: bool,
+    significant: bool,
     now: datetime,
     limit: int,
 ) -> list[Delivery]:
-    """Up to ``limit`` channels' heads of one kind and weight, due now, oldest first."""
+    """Up to ``limit`` channels' heads of one kind (``dm``: people's direct messages, else
+    channels' posts) and weight, due now, oldest first."""
+    params = {"platform": str(platform), "now": now, "limit": limit}
+    rows = await conn.execute(_heads_of(dm, significant), params)
+    return [_delivery(row, row.member) for row in rows]
+
+
+@cache
+def _heads_of(dm: bool, significant: bool) -> Select[Any]:
+    """The statement of :func:`_heads` for one kind and weight (its parameters ``platform``,
+    ``now`` and ``limit``), built once: four are run for every claim, and building each afresh
+    (an alias of the outbox, its columns, the cache key) cost more than running it."""
     earlier = outbox.alias("earlier")
     earlier_open = exists().where(
         earlier.c.platform == outbox.c.platform,
@@ -115,21 +140,21 @@ async def _heads(
         earlier.c.id < outbox.c.id,
         earlier.c.status.in_([str(s) for s in OPEN]),
     )
-    rows = await conn.execute(
+    kind = outbox.c.action == DIRECT if dm else outbox.c.action.in_(_CHANNELS)
+    return (
         select(outbox, _MEMBER)
         .where(
-            outbox.c.platform == str(platform),
+            outbox.c.platform == bindparam("platform", type_=outbox.c.platform.type),
             outbox.c.status == PENDING,
             kind,
-            weight,
-            outbox.c.next_attempt_at <= now,
+            outbox.c.significant == (true() if significant else false()),
+            outbox.c.next_attempt_at <= bindparam("now", type_=outbox.c.next_attempt_at.type),
             ~earlier_open,
         )
         .order_by(outbox.c.id)
-        .limit(limit)
+        .limit(bindparam("limit", type_=Integer()))
         .with_for_update(skip_locked=True, of=outbox)
     )
-    return [_delivery(row, row.member) for row in rows]
 
 
 async def renew(conn: AsyncConnection, instance: str, *, until: datetime) -> int:
