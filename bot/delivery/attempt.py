@@ -9,9 +9,11 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 from bot.base.clock import Clock
 from bot.delivery.pacing import PACED, Pacer, Route
+from bot.domain.message import Message
 from bot.errors import DeliveryCancelled, RateLimited
 from bot.store.outbox import Delivery
 
@@ -25,6 +27,14 @@ def where(d: Delivery) -> dict[str, object]:
         "delivery": d.id,
         "action": d.action.value,
     }
+
+
+@lru_cache(maxsize=32)
+def message_of(payload: str) -> Message:
+    """The message a delivery's ``payload`` holds (``Message.from_json``), read once for the
+    deliveries that carry the same one (a fan-out's, to hundreds of channels): a ``Message``
+    is immutable, so they share it."""
+    return Message.from_json(payload)
 
 
 def key_of(d: Delivery) -> str:

@@ -38,12 +38,12 @@ from bot.base.clock import Clock
 from bot.base.retry import backoff
 from bot.delivery.adapter import Adapter, Earlier
 from bot.delivery.alert_groups import group_of, queue_stopped
-from bot.delivery.attempt import DeliveryPace, Progress, Stats, key_of, where
+from bot.delivery.attempt import DeliveryPace, Progress, Stats, key_of, message_of, where
 from bot.delivery.final_charts import ChartStep, FinalCharts, chart_step
 from bot.delivery.pacing import Pacer
 from bot.delivery.places import Places
 from bot.delivery.publishing import Publishing
-from bot.domain.message import Message, Notice, Outgoing
+from bot.domain.message import Notice, Outgoing
 from bot.domain.subscription import ChannelRef, Platform
 from bot.errors import (
     ChannelMoved,
@@ -221,7 +221,7 @@ class Courier:
         elif d.action is DeliveryAction.PUBLISH:
             content = Notice("", d.count_id)  # publishes a message posted before: shows none
         else:
-            content = Message.from_json(d.payload)
+            content = message_of(d.payload)
         pace = DeliveryPace(
             self.pacer,
             lambda: self._note_attempt(d),
@@ -409,7 +409,8 @@ class Courier:
         self.metrics.delivered(d.channel.platform, d.action.value, latency)
         # One line per fan-out says how it went (bot.delivery.worker.fanout): each post is debug.
         level = logging.INFO if d.action is DeliveryAction.ALERT else logging.DEBUG
-        log.log(level, "delivered after %.1f s", latency, extra=where(d))
+        if log.isEnabledFor(level):  # its ``extra`` is made for nothing otherwise
+            log.log(level, "delivered after %.1f s", latency, extra=where(d))
 
     async def _retry(self, d: Delivery, exc: TransientDeliveryError) -> None:
         limited = isinstance(exc, RateLimited)

@@ -23,10 +23,12 @@ import json
 import logging
 from dataclasses import dataclass, replace
 from datetime import datetime
+from functools import lru_cache
 
 from cachetools import LRUCache
 
 from bot.charts.chart import CHART_TALLIES, ChartCache, chart_attachment
+from bot.delivery.attempt import message_of
 from bot.domain.message import Attachment, Message, Outgoing
 from bot.domain.subscription import ChannelRef
 from bot.store import Database
@@ -56,18 +58,26 @@ class ChartStep:
 
     @classmethod
     def of(cls, d: Delivery) -> ChartStep:
-        raw = json.loads(d.payload)
-        thread = raw.get("thread")
-        return cls(
-            Message.from_json(raw["message"]),
-            str(raw["on"]),
-            str(raw["key"]),
-            None if thread is None else str(thread),
-        )
+        return _step(d.payload)
 
     def place(self, d: Delivery) -> ChannelRef:
         """Where the post of the step ``d`` is: its channel, or the thread it went into."""
         return replace(d.channel, thread=self.thread)
+
+
+@lru_cache(maxsize=64)
+def _step(payload: str) -> ChartStep:
+    """:meth:`ChartStep.of` by the step's payload: read once, though a delivery of it asks
+    several times (what it shows, where, its key), and the message it carries once for the
+    fan-out's steps (``message_of``). A ``ChartStep`` is immutable."""
+    raw = json.loads(payload)
+    thread = raw.get("thread")
+    return ChartStep(
+        message_of(raw["message"]),
+        str(raw["on"]),
+        str(raw["key"]),
+        None if thread is None else str(thread),
+    )
 
 
 def chart_step(

@@ -247,6 +247,7 @@ class Pacer:
         self._limiters: dict[tuple[str, str | None], RateLimiter] = {}
         self._made = 0
         self._rooms: dict[str, asyncio.Semaphore] = {}
+        self._buckets: dict[str, tuple[Bucket, ...]] = {}
         for bucket in self.limits.every:
             self._limiter(bucket, None).note(self.limits.startup_requests)
 
@@ -263,6 +264,14 @@ class Pacer:
                 w.limit, w.seconds, self.clock, even=not bucket.per_channel
             )
         return limiter
+
+    def _buckets_of(self, route: Route) -> tuple[Bucket, ...]:
+        """``self.limits.buckets(route)``, worked out once per method (what a route draws from
+        depends on its method alone): every request asks twice."""
+        found = self._buckets.get(route.method)
+        if found is None:
+            found = self._buckets[route.method] = self.limits.buckets(route)
+        return found
 
     def _sweep(self) -> None:
         """Forget the per-channel limiters with nothing to remember (a fan-out to thousands of
@@ -337,7 +346,7 @@ class Pacer:
         a request waiting for one method's budget never holds up a request of another.
         ``granted`` is told as soon as the channel's own slots are granted (what the request
         waits for after that is shared)."""
-        buckets = self.limits.buckets(route)
+        buckets = self._buckets_of(route)
         urgent = route.urgent
         slots: list[tuple[RateLimiter, Slot]] = []
 
@@ -377,7 +386,7 @@ class Pacer:
         """Check, last, right before the request goes out (inside :meth:`slot`), that this
         instance still holds each shared bucket ``route`` draws from, and wait out a hold that
         another instance's 429 put on it."""
-        for bucket in self.limits.buckets(route):
+        for bucket in self._buckets_of(route):
             turns = None if bucket.per_channel else self.shared.get(bucket.name)
             if turns is not None:
                 await turns.turn()
@@ -386,7 +395,7 @@ class Pacer:
         """The platform answered 429 to ``route``: when all its buckets are platform-wide (a
         Slack tier), they take no request for ``seconds``. A route with a channel bucket is
         most likely limited for that channel alone: only that delivery waits."""
-        buckets = self.limits.buckets(route)
+        buckets = self._buckets_of(route)
         if any(b.per_channel for b in buckets):
             return
         for bucket in buckets:

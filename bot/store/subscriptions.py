@@ -171,8 +171,13 @@ async def unsubscribe(conn: AsyncConnection, channel: ChannelRef, count_id: str)
 
 async def get(conn: AsyncConnection, sub_id: int) -> Subscription | None:
     """The subscription with id ``sub_id``, or ``None``."""
-    row = (await conn.execute(select(subscriptions).where(_t.id == sub_id))).first()
+    row = (await conn.execute(_BY_ID, {"sub_id": sub_id})).first()
     return None if row is None else _subscription(row)
+
+
+_BY_ID = select(subscriptions).where(_t.id == bindparam("sub_id", type_=_t.id.type))
+"""Built once: the courier reads a subscription for every call or final it posts on a
+platform that publishes (``bot.delivery.publishing``)."""
 
 
 _OF_COUNT = select(subscriptions).where(_t.count_id == bindparam("count_id")).order_by(_t.id)
