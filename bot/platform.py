@@ -110,6 +110,7 @@ from bot.domain.render_text import render, show
 from bot.domain.safe_text import clean
 from bot.domain.subscription import ChannelRef, Extra, Mode, Platform
 from bot.domain.times import Zone, unix
+from bot.domain.utf16 import fitting, units
 from bot.domain.words import noun
 from bot.errors import (
     ChannelMoved,
@@ -276,6 +277,7 @@ __all__ = [
     "between",
     "clean",
     "describe",
+    "fitting",
     "guarded",
     "noun",
     "one_of",
@@ -291,6 +293,7 @@ __all__ = [
     "standing",
     "standing_json",
     "subscribe",
+    "units",
     "unix",
     "unpaced",
     "unsubscribe",
@@ -337,12 +340,10 @@ class Context:
     verbs: Verbs = VERBS
     """The verbs ``handle`` carries out (``bot.commands.verbs``): an adapter builds its commands,
     help and menus from them, and asks them which answers may be public."""
-
     backlog: Backlog = field(default_factory=Backlog)
     """The commands under way in the app, shared by its adapters
     (``bot.commands.inflight.Backlog``: its store is theirs, and so the pace its commands go at);
     an adapter's own in tests. Never shared by two apps."""
-
     instance: Instance | None = None
     """This instance among those of its store (``bot.cluster``): where a sharded platform
     records the shards it runs (``bot.cluster.shards``); None in tests."""

@@ -28,7 +28,9 @@ from bot.platform import (
     Reply,
     Timed,
     clean,
+    fitting,
     noun,
+    units,
     unix,
     utc_time,
 )
@@ -113,12 +115,6 @@ escape = plain
 """The escaping of every text here (``adapters.slack.blocks.plain``)."""
 
 
-def units(text: str) -> int:
-    """Length in UTF-16 code units."""
-    # Two bytes a unit (a lone surrogate too): in C, not a Python step per character.
-    return len(text.encode("utf-16-le", "surrogatepass")) // 2
-
-
 def clip(text: str, limit: int) -> str:
     """``text`` (already escaped) shortened to ``limit`` UTF-16 units with a trailing "…".
 
@@ -126,15 +122,7 @@ def clip(text: str, limit: int) -> str:
     """
     if units(text) <= limit:
         return text
-    room = limit - 1
-    used = 0
-    end = 0
-    for i, ch in enumerate(text):
-        used += 2 if ord(ch) > 0xFFFF else 1
-        if used > room:
-            end = i
-            break
-    cut = text[:end]
+    cut = text[: fitting(text, limit - 1)]
     amp = cut.rfind("&")
     if amp != -1 and ";" not in cut[amp:]:
         cut = cut[:amp]

@@ -44,8 +44,10 @@ from bot.platform import (
     Timed,
     Zone,
     clean,
+    fitting,
     noun,
     show,
+    units,
 )
 
 TEXT_LIMIT = 4096
@@ -93,12 +95,6 @@ class Rendered:
     @property
     def silent_html(self) -> str:
         return self.quiet or self.html
-
-
-def units(text: str) -> int:
-    """Length in UTF-16 code units (what Telegram's offsets count; never below its limit count)."""
-    # Two bytes a unit (a lone surrogate too): in C, not a Python step per character.
-    return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
 def breaks(text: str) -> list[int]:
@@ -157,13 +153,7 @@ def _clip(runs: list[Run], limit: int) -> list[Run]:
             out.append(run)
             room -= size
             continue
-        cut, used = 0, 0
-        for ch in run.text:
-            step = 2 if ord(ch) > 0xFFFF else 1
-            if used + step > room:
-                break
-            used += step
-            cut += 1
+        cut = fitting(run.text, room)
         out.append(Run(run.text[:cut].rstrip() + ELLIPSIS, run.style))
         break
     return out
