@@ -39,10 +39,59 @@ SLOW_FIXTURES = frozenset({"start_run", "browser", "fresh_repo"})
 so or not (``pytest -m "not slow"`` leaves it out)."""
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+TELEGRAM_DIRS = ("tests/adapters/telegram/", "tests/fakes/telegram_tests/")
+"""Every test under these drives aiogram (the adapter, or the real client against the fake)."""
+TELEGRAM_GROUP = pytest.mark.xdist_group("telegram")
+"""Where every test that uses aiogram at run time runs (``--dist loadgroup``: on one worker).
+Importing aiogram costs a process ~5.5 CPU-s (pydantic builds ~665 model schemas), and the first
+use of its methods about 4 s more; every worker collects every test module, so no test module
+imports aiogram when collected (``test_collection_imports_no_aiogram``), and the tests that use it
+share one worker: one worker pays, not each of them (a collection of the suite took 12.5
+CPU-s, 6.5 without aiogram). A test outside these folders that uses the Telegram fake or adapter
+without a Telegram ``rig`` carries ``xdist_group("telegram")`` itself (test_doctor.py and
+test_extra_verb.py in tests/adapters)."""
+AIOGRAM_AT_COLLECTION = pytest.StashKey[bool]()
+"""Whether aiogram was imported when this process had collected the tests."""
+
+
+def _uses_telegram(item: pytest.Item) -> bool:
+    """A test under the Telegram folders, or one given the Telegram rig (the contract's ``rig``
+    fixture, parametrized by platform name: ``tests/adapters/contract.py``, test_rehearse)."""
+    root = item.config.rootpath
+    where = item.path.relative_to(root).as_posix() if item.path.is_relative_to(root) else ""
+    callspec = getattr(item, "callspec", None)
+    rig = callspec.params.get("rig") if callspec is not None else None
+    return where.startswith(TELEGRAM_DIRS) or rig == "telegram"
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # tryfirst: before pytest-xdist's own hook (xdist/remote.py, a plain hookimpl), which reads
+    # each item's xdist_group markers into the "@group" suffix of its node id under --dist
+    # loadgroup; the controller's scheduler (xdist/scheduler/loadgroup.py) groups by that suffix.
+    # (With pytest 9.2 that hook's suffix does not take: _group_suffix puts it.)
     for item in items:
         if SLOW_FIXTURES.intersection(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
+        if _uses_telegram(item) and item.get_closest_marker("xdist_group") is None:
+            item.add_marker(TELEGRAM_GROUP)
+    _group_suffix(config, items)
+
+
+def _group_suffix(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under ``--dist loadgroup``, each item's xdist_group names as the ``@group`` suffix of its
+    node id, which the controller's scheduler groups by (xdist/scheduler/loadgroup.py). xdist's
+    own hook (xdist/remote.py) sets ``item._nodeid``, which pytest 9.2 no longer reads (the node id
+    is ``item._id``): without this, no group held and the tests of a group ran on every worker
+    (pytest-xdist issue #1386; its open fix, PR #1388, sets the structured id the same way)."""
+    if not getattr(config.option, "loadgroup", False):  # set on a worker of --dist loadgroup
+        return
+    for item in items:
+        names = {str(m.args[0] if m.args else m.kwargs.get("name", "default"))
+                 for m in item.iter_markers("xdist_group")}  # fmt: skip
+        suffix = "@" + "_".join(sorted(names))
+        if names and not item.nodeid.endswith(suffix):
+            item._id = type(item.id).parse(item.nodeid + suffix)
 
 
 WORKERS_PER_CPU = 2
@@ -66,6 +115,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     looks only at what the tests make. Each full collection walked the whole heap of a test
     process (0.19 s of CPU each; 14.4 of contract.py's 39 s, 2.3 s frozen), and the delivery
     worker starts one after every fan-out (``bot.base.memory.give_back``)."""
+    session.config.stash[AIOGRAM_AT_COLLECTION] = "aiogram" in sys.modules
     gc.collect()
     gc.freeze()
 

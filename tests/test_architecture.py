@@ -301,3 +301,14 @@ def test_the_cores_schema_holds_no_platforms_table() -> None:
     assert sorted(theirs & set(metadata.tables)) == []
     named = [t for t in metadata.tables for p in plugins if t.startswith(f"{p}_")]
     assert named == []
+
+
+def test_collection_imports_no_aiogram(request: pytest.FixtureRequest) -> None:
+    """Collecting the tests imports no aiogram: every pytest-xdist worker collects every test
+    module, and aiogram costs each process ~5.5 CPU-s to import. A test module (conftest, rig,
+    helper) imports it, or an adapter module that does, inside the function that uses it or under
+    ``if TYPE_CHECKING:``; the tests that use it run on one worker (``TELEGRAM_GROUP`` in
+    tests/conftest.py)."""
+    from tests.conftest import AIOGRAM_AT_COLLECTION
+
+    assert request.config.stash[AIOGRAM_AT_COLLECTION] is False

@@ -71,6 +71,7 @@ def telegram_ref(chat_id: int) -> ChannelRef:
     return ChannelRef(TELEGRAM, str(chat_id), str(chat_id))
 
 
+@pytest.mark.xdist_group("telegram")  # aiogram at run time: see TELEGRAM_GROUP in tests/conftest.py
 async def test_telegram_every_chat_the_bot_cannot_post_or_pin_in(tmp_path: Path) -> None:
     async with FakeTelegram() as fake:
         fine = fake.add_group("Results", bot="administrator", bot_rights=["can_pin_messages"])
@@ -105,6 +106,7 @@ async def test_telegram_every_chat_the_bot_cannot_post_or_pin_in(tmp_path: Path)
     assert [("pin" in line, "fix:" in line) for line in by_chat[unpinnable.id]] == [(True, True)]
 
 
+@pytest.mark.xdist_group("telegram")  # aiogram at run time: see TELEGRAM_GROUP in tests/conftest.py
 async def test_telegram_nothing_wrong_exits_0(tmp_path: Path) -> None:
     async with FakeTelegram() as fake:
         group = fake.add_group("Results")

@@ -10,10 +10,11 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from adapters.discord.adapter import DiscordAdapter
 from adapters.discord.settings import DiscordSettings
 from adapters.slack.adapter import SlackAdapter
-from adapters.telegram.adapter import TelegramAdapter
 from adapters.telegram.settings import BOT_TOKEN, TelegramSettings
 from bot.commands.args import TextArg
 from bot.commands.builtin import VERBS
@@ -34,7 +35,7 @@ from tests.fakes.discord_fake.markdown import visible
 from tests.fakes.slack_fake import FakeSlack, ResponseUrlPost
 from tests.fakes.slack_fake.markup import visible as slack_visible
 from tests.fakes.telegram_fake import FakeTelegram
-from tests.fakes.telegram_fake.testing import LoopbackSession
+from tests.fakes.telegram_fake.testing import loopback_session
 
 ECHO = VerbSpec(
     "echo", "Say the words back to the channel", (TextArg("words", "What to say"),), public=True
@@ -127,7 +128,10 @@ async def test_slack_helps_with_and_runs_the_extra_verb(tmp_path: Path) -> None:
     assert (echoed["response_type"], echoed["text"]) == ("in_channel", "echo: hi there")
 
 
+@pytest.mark.xdist_group("telegram")  # aiogram at run time: see TELEGRAM_GROUP in tests/conftest.py
 async def test_telegram_menu_lists_and_runs_the_extra_verb(tmp_path: Path) -> None:
+    from adapters.telegram.adapter import TelegramAdapter
+
     clock = FakeClock()
     commands = core(tmp_path, clock)
 
@@ -141,7 +145,7 @@ async def test_telegram_menu_lists_and_runs_the_extra_verb(tmp_path: Path) -> No
         fake.add_member(group, alice)
         settings = TelegramSettings(api_base=fake.base_url)
         ctx = context(commands, place="chat", secrets={BOT_TOKEN: Secret(BOT_TOKEN, fake.token)})
-        adapter = TelegramAdapter(settings, ctx, session=LoopbackSession, sleep=sleep)
+        adapter = TelegramAdapter(settings, ctx, session=loopback_session(), sleep=sleep)
         async with adapter:
             menu = fake.commands()
             fake.command(group, alice, "/echo as a command")

@@ -4,14 +4,17 @@ real aiogram Bot pointed at the fake, and helpers to read what members see."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
 
 import pytest
-from aiogram import Bot
 
 from adapters.telegram.render import WORD_JOINER
 from bot.testing.clock import FakeClock
 from tests.fakes.telegram_fake import FakeTelegram, StoredMessage
 from tests.fakes.telegram_fake.testing import aiogram_bot
+
+if TYPE_CHECKING:
+    from aiogram import Bot
 
 LIVE = frozenset(
     {"mention", "url", "email", "hashtag", "cashtag", "bot_command", "text_link", "text_mention",

@@ -3,16 +3,20 @@ clock, and only so many of them (the real aiogram Bot against the fake Bot API).
 
 from __future__ import annotations
 
-from aiogram import Bot
+from typing import TYPE_CHECKING
 
-from adapters.telegram.commands import AdminCheck
 from bot.testing.clock import FakeClock
 from tests.fakes.telegram_fake import FakeTelegram
+
+if TYPE_CHECKING:
+    from aiogram import Bot
 
 
 async def test_an_answer_is_trusted_for_the_ttl_and_asked_again_after_it(
     fake: FakeTelegram, bot: Bot, clock: FakeClock
 ) -> None:
+    from adapters.telegram.commands import AdminCheck
+
     alice = fake.add_user("Alice")
     hall = fake.add_group("Union hall")
     fake.add_member(hall, alice, "administrator")
@@ -30,6 +34,8 @@ async def test_an_answer_is_trusted_for_the_ttl_and_asked_again_after_it(
 async def test_only_the_latest_answers_are_kept(
     fake: FakeTelegram, bot: Bot, clock: FakeClock
 ) -> None:
+    from adapters.telegram.commands import AdminCheck
+
     hall = fake.add_group("Union hall")
     users = [fake.add_user(f"Member {n}") for n in range(10)]
     for user in users:

@@ -13,12 +13,10 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import func, select
 
-from adapters.telegram.adapter import TelegramAdapter
-from adapters.telegram.once import StoreLedger
 from adapters.telegram.plugin import PLUGIN
 from adapters.telegram.settings import BOT_TOKEN, TelegramSettings
 from bot.domain.message import Message
@@ -33,10 +31,13 @@ from bot.store import outbox
 from bot.store.schema import outbox as outbox_table
 from bot.testing.clock import FakeClock
 from tests.fakes.telegram_fake import FakeTelegram, StoredMessage
-from tests.fakes.telegram_fake.testing import LoopbackSession
+from tests.fakes.telegram_fake.testing import loopback_session
 from tests.helpers import tally
 
 from .conftest import shown
+
+if TYPE_CHECKING:
+    from adapters.telegram.adapter import TelegramAdapter
 
 TELEGRAM = Platform("telegram")
 TITLE = "Amazon BHM1 union election, Bessemer AL"
@@ -126,6 +127,8 @@ class Running:
 async def running(
     tmp_path: Path, fake: FakeTelegram, vt: VirtualTime, cfg: Config
 ) -> AsyncIterator[Running]:
+    from adapters.telegram.adapter import TelegramAdapter
+
     settings = cfg.settings("telegram")
     assert isinstance(settings, TelegramSettings)
 
@@ -139,7 +142,7 @@ async def running(
             secrets={BOT_TOKEN: Secret(BOT_TOKEN, fake.token)},
             store=commands.db,  # the ledger in the store, as bot.runtime.plugins.context gives it
         )
-        return TelegramAdapter(settings, context, session=LoopbackSession, sleep=vt.sleep)
+        return TelegramAdapter(settings, context, session=loopback_session(), sleep=vt.sleep)
 
     app = App(cfg, {TELEGRAM: factory}, clock=vt.clock, sleep=vt.sleep, poll=False)
     async with app:
@@ -153,6 +156,8 @@ def from_bot(fake: FakeTelegram, chat: Any) -> list[StoredMessage]:
 
 
 async def test_a_group_subscribes_and_gets_the_update_and_the_final_chart(tmp_path: Path) -> None:
+    from adapters.telegram.once import StoreLedger
+
     clock = FakeClock()
     vt = VirtualTime(clock)
     async with FakeTelegram(clock=clock.monotonic) as fake:

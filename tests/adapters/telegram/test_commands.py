@@ -4,12 +4,10 @@ Request, admin status from getChatMember within the listed chats only, and repli
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
 
 import pytest
-from aiogram import Bot
 
-from adapters.telegram.commands import AdminCheck, TelegramCommands, admin_policy, incoming
-from adapters.telegram.once import MemoryLedger
 from adapters.telegram.private import PrivateReplies
 from adapters.telegram.render import WORD_JOINER
 from adapters.telegram.settings import TelegramSettings
@@ -24,6 +22,12 @@ from tests.fakes.telegram_fake import FakeTelegram
 from tests.fakes.telegram_fake.testing import png
 from tests.hostile import HOSTILE, typed
 
+if TYPE_CHECKING:
+    from aiogram import Bot
+
+    from adapters.telegram.commands import TelegramCommands
+    from adapters.telegram.once import MemoryLedger
+
 PLATFORM = Platform("telegram")
 
 
@@ -36,6 +40,8 @@ async def fake(clock: FakeClock) -> AsyncIterator[FakeTelegram]:
 async def test_commands_from_groups_private_chats_and_channels(
     fake: FakeTelegram, bot: Bot
 ) -> None:
+    from adapters.telegram.commands import incoming
+
     alice = fake.add_user("Alice", "alice")
     group, news = fake.add_group("Union hall"), fake.add_channel("Count news")
     fake.add_member(group, alice)
@@ -84,6 +90,8 @@ class Core:
 def commands(
     bot: Bot, clock: FakeClock, core: Core, settings: TelegramSettings, ledger: MemoryLedger
 ) -> TelegramCommands:
+    from adapters.telegram.commands import AdminCheck, TelegramCommands
+
     admins = AdminCheck(bot, ttl=settings.admin_cache_seconds, monotonic=clock.monotonic)
     private = PrivateReplies(
         Throttle(clock), clock.monotonic, platform=PLATFORM, bot_username="tallybot"
@@ -105,6 +113,9 @@ async def handle_all(bot: Bot, tc: TelegramCommands) -> None:
 async def test_admin_status_from_get_chat_member_in_listed_chats_only(
     fake: FakeTelegram, bot: Bot, clock: FakeClock
 ) -> None:
+    from adapters.telegram.commands import admin_policy
+    from adapters.telegram.once import MemoryLedger
+
     alice, bob, carol = fake.add_user("Alice"), fake.add_user("Bob"), fake.add_user("Carol")
     hall, other = fake.add_group("Union hall"), fake.add_group("Elsewhere", owner=carol)
     fake.add_member(hall, alice, "administrator")
@@ -136,6 +147,8 @@ async def test_admin_status_from_get_chat_member_in_listed_chats_only(
 
 
 async def test_replies_errors_and_charts(fake: FakeTelegram, bot: Bot, clock: FakeClock) -> None:
+    from adapters.telegram.once import MemoryLedger
+
     alice = fake.add_user("Alice")
     group = fake.private_chat(alice)  # where every reply shows (private.py: not in groups)
     ledger = MemoryLedger()
@@ -167,6 +180,8 @@ async def test_replies_errors_and_charts(fake: FakeTelegram, bot: Bot, clock: Fa
 async def test_a_hostile_reply_shows_as_typed(
     fake: FakeTelegram, bot: Bot, clock: FakeClock, text: str
 ) -> None:
+    from adapters.telegram.once import MemoryLedger
+
     alice = fake.add_user("Alice")
     dm = fake.private_chat(alice)
     tc = commands(bot, clock, Core(Reply(text)), TelegramSettings(), MemoryLedger())

@@ -5,19 +5,23 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
 
 import aiohttp
 import pytest
-from aiogram.types import Update
 from aiohttp import web
 
-from adapters.telegram.lifecycle import SECRET_HEADER, TelegramLifecycle, make_bot
 from adapters.telegram.settings import TelegramSettings
 from bot.commands.builtin import VERBS
 from bot.errors import ConfigError, PermanentDeliveryError
 from bot.testing.clock import FakeClock
 from tests.fakes.telegram_fake import FakeTelegram
-from tests.fakes.telegram_fake.testing import LoopbackSession
+from tests.fakes.telegram_fake.testing import loopback_session
+
+if TYPE_CHECKING:
+    from aiogram.types import Update
+
+    from adapters.telegram.lifecycle import TelegramLifecycle
 
 SECRET = "s3cret-token_for-tests"
 
@@ -43,11 +47,13 @@ def received() -> Received:
 async def lifecycle(
     fake: FakeTelegram, clock: FakeClock, received: Received
 ) -> AsyncIterator[TelegramLifecycle]:
+    from adapters.telegram.lifecycle import TelegramLifecycle, make_bot
+
     async def sleep(seconds: float) -> None:
         clock.advance(seconds)
         await asyncio.sleep(0)
 
-    bot = make_bot(fake.token, polling(fake), session=LoopbackSession)
+    bot = make_bot(fake.token, polling(fake), session=loopback_session())
     life = TelegramLifecycle(bot, polling(fake), received, clock=clock, sleep=sleep)
     yield life
     await life.stop()
@@ -97,7 +103,9 @@ async def test_health_reports_a_poll_that_gets_no_answer(
 
 
 async def test_a_wrong_token_fails_the_start(fake: FakeTelegram, clock: FakeClock) -> None:
-    bot = make_bot("7000000001:WRONG", polling(fake), session=LoopbackSession)
+    from adapters.telegram.lifecycle import TelegramLifecycle, make_bot
+
+    bot = make_bot("7000000001:WRONG", polling(fake), session=loopback_session())
     life = TelegramLifecycle(bot, polling(fake), Received(), clock=clock)
     with pytest.raises(PermanentDeliveryError, match="TELEGRAM_BOT_TOKEN"):
         await life.start()
@@ -107,13 +115,15 @@ async def test_a_wrong_token_fails_the_start(fake: FakeTelegram, clock: FakeCloc
 async def test_the_webhook_route_checks_the_secret_token(
     fake: FakeTelegram, clock: FakeClock, received: Received
 ) -> None:
+    from adapters.telegram.lifecycle import SECRET_HEADER, TelegramLifecycle, make_bot
+
     app = web.Application()
     runner = web.AppRunner(app)
     # Built without the checks of the file: no URL yet, then one on loopback (not https).
     settings = TelegramSettings.model_construct(api_base=fake.base_url, mode="webhook")
     with pytest.raises(ConfigError, match="TELEGRAM_WEBHOOK_SECRET"):
         TelegramLifecycle(make_bot(fake.token, settings), settings, received, clock=clock)
-    bot = make_bot(fake.token, settings, session=LoopbackSession)
+    bot = make_bot(fake.token, settings, session=loopback_session())
     # The route goes on a server first, then Telegram is told its URL.
     life = TelegramLifecycle(bot, settings, received, clock=clock, webhook_secret=SECRET)
     app.add_routes(life.http_routes())
@@ -145,7 +155,7 @@ async def test_the_webhook_route_checks_the_secret_token(
         await life.stop()
         await runner.cleanup()
     assert TelegramLifecycle(
-        make_bot(fake.token, polling(fake), session=LoopbackSession),
+        make_bot(fake.token, polling(fake), session=loopback_session()),
         polling(fake), received, clock=clock,
     ).http_routes() == []  # fmt: skip
 
@@ -153,8 +163,10 @@ async def test_the_webhook_route_checks_the_secret_token(
 async def test_the_webhook_drops_repeats_among_the_latest_update_ids_only(
     fake: FakeTelegram, clock: FakeClock, received: Received
 ) -> None:
+    from adapters.telegram.lifecycle import SECRET_HEADER, TelegramLifecycle, make_bot
+
     settings = TelegramSettings.model_construct(api_base=fake.base_url, mode="webhook")
-    bot = make_bot(fake.token, settings, session=LoopbackSession)
+    bot = make_bot(fake.token, settings, session=loopback_session())
     life = TelegramLifecycle(
         bot, settings, received, clock=clock, webhook_secret=SECRET, seen_updates=3
     )

@@ -4,13 +4,12 @@ the window, photos, and the honest limits (the window cap, a copy that cannot be
 
 from __future__ import annotations
 
-import pytest
-from aiogram import Bot
+import functools
+from typing import TYPE_CHECKING
 
-from adapters.telegram.errors import MaybeSent
-from adapters.telegram.once import MemoryLedger, post_once
+import pytest
+
 from adapters.telegram.render import render
-from adapters.telegram.send import Outgoing, TelegramSender
 from bot.domain.message import Attachment, Notice
 from bot.errors import TransientDeliveryError
 from bot.store.sent_ledger import Copy
@@ -20,6 +19,11 @@ from tests.fakes.telegram_fake.testing import png
 from tests.helpers import bessemer
 from tests.test_format import bessemer_timeline, replay_messages
 
+if TYPE_CHECKING:
+    from aiogram import Bot
+
+    from adapters.telegram.send import Outgoing
+
 
 @pytest.fixture
 async def fake() -> object:
@@ -27,8 +31,20 @@ async def fake() -> object:
         yield f
 
 
-FINAL = Outgoing(render(replay_messages(bessemer(), bessemer_timeline())[-1]))
-BOARD = Outgoing(render(Notice("Yes 10 · No 7")))
+@functools.cache
+def final() -> Outgoing:
+    """The final result as it goes out (made on first use: Outgoing's module imports aiogram)."""
+    from adapters.telegram.send import Outgoing
+
+    return Outgoing(render(replay_messages(bessemer(), bessemer_timeline())[-1]))
+
+
+@functools.cache
+def board() -> Outgoing:
+    """A board as it goes out."""
+    from adapters.telegram.send import Outgoing
+
+    return Outgoing(render(Notice("Yes 10 · No 7")))
 
 
 def texts(fake: FakeTelegram, chat: object) -> list[str]:
@@ -36,22 +52,28 @@ def texts(fake: FakeTelegram, chat: object) -> list[str]:
 
 
 async def test_a_normal_post_settles_the_ledger(fake: FakeTelegram, bot: Bot) -> None:
+    from adapters.telegram.once import MemoryLedger, post_once
+    from adapters.telegram.send import TelegramSender
+
     group, ledger = fake.add_group("Union hall"), MemoryLedger()
-    posted = await post_once(TelegramSender(bot), ledger, group.id, BOARD, "board")
+    posted = await post_once(TelegramSender(bot), ledger, group.id, board(), "board")
     assert (posted.message_id, posted.repaired) == (1, False)
     known = await ledger.known(group.id, "board")
     assert (known.copies, known.doubt) == ((Copy(1, silent=False),), None)
 
 
 async def test_a_lost_answer_is_repaired_to_one_copy(fake: FakeTelegram, bot: Bot) -> None:
+    from adapters.telegram.once import MemoryLedger, post_once
+    from adapters.telegram.send import TelegramSender
+
     alice = fake.add_user("Alice")
     group, ledger = fake.add_group("Union hall"), MemoryLedger()
     fake.add_member(group, alice)
     sender = TelegramSender(bot)
-    await post_once(sender, ledger, group.id, BOARD, "board")
+    await post_once(sender, ledger, group.id, board(), "board")
     fake.lose_answer("sendMessage")
     fake.user_says(group, alice, "/count status")  # a member's message in the window... later:
-    posted = await post_once(sender, ledger, group.id, FINAL, "final")
+    posted = await post_once(sender, ledger, group.id, final(), "final")
     finals = [m for m in fake.visible(group) if m.source == "sendMessage"]
     assert [m.message_id for m in finals] == [1, posted.message_id]
     assert finals[1].disable_notification is False  # the original, with its notification
@@ -67,11 +89,14 @@ async def test_a_send_that_never_happened_is_sent_again_notified(
 ) -> None:
     """Only the repair's silent copy was found: members were never notified, so it goes and
     the post is sent again with its notification."""
+    from adapters.telegram.once import MemoryLedger, post_once
+    from adapters.telegram.send import TelegramSender
+
     dm = fake.private_chat(fake.add_user("Alice"))
     ledger, sender = MemoryLedger(), TelegramSender(bot)
-    await post_once(sender, ledger, dm.id, BOARD, "board")
+    await post_once(sender, ledger, dm.id, board(), "board")
     fake.drop_request("sendMessage")
-    posted = await post_once(sender, ledger, dm.id, FINAL, "final")
+    posted = await post_once(sender, ledger, dm.id, final(), "final")
     kept = fake.visible(dm)[-1]
     assert len(fake.visible(dm)) == 2
     assert kept.message_id == posted.message_id
@@ -82,8 +107,11 @@ async def test_a_send_that_never_happened_is_sent_again_notified(
 
 @pytest.mark.parametrize("crash", ["silent send lost", "probe fails", "delete fails"])
 async def test_a_crash_mid_repair_converges(fake: FakeTelegram, bot: Bot, crash: str) -> None:
+    from adapters.telegram.once import MemoryLedger, post_once
+    from adapters.telegram.send import TelegramSender
+
     group, ledger, sender = fake.add_group("Union hall"), MemoryLedger(), TelegramSender(bot)
-    await post_once(sender, ledger, group.id, BOARD, "board")
+    await post_once(sender, ledger, group.id, board(), "board")
     fake.lose_answer("sendMessage")
     if crash == "silent send lost":
         fake.lose_answer("sendMessage")
@@ -92,10 +120,10 @@ async def test_a_crash_mid_repair_converges(fake: FakeTelegram, bot: Bot, crash:
     else:
         fake.fail_next("deleteMessage", status=503)
     with pytest.raises(TransientDeliveryError):
-        await post_once(sender, ledger, group.id, FINAL, "final")
+        await post_once(sender, ledger, group.id, final(), "final")
     assert len(fake.visible(group)) == 3  # two copies: the worker "crashed" here
     # The restarted worker finds the delivery in doubt: one more silent send, then the repair.
-    posted = await post_once(TelegramSender(bot), ledger, group.id, FINAL, "final", in_doubt=True)
+    posted = await post_once(TelegramSender(bot), ledger, group.id, final(), "final", in_doubt=True)
     assert len(fake.visible(group)) == 2
     assert posted.message_id == fake.visible(group)[1].message_id
     assert not fake.visible(group)[1].disable_notification
@@ -109,7 +137,7 @@ def notified(fake: FakeTelegram, chat: object) -> list[int]:
     return [
         m.message_id
         for m in fake.messages(chat)  # type: ignore[arg-type]
-        if not m.disable_notification and m.text is not None and FINAL.text.plain in m.text
+        if not m.disable_notification and m.text is not None and final().text.plain in m.text
     ]
 
 
@@ -120,29 +148,37 @@ async def test_a_repair_whose_silent_send_is_lost_too_notifies_once(
     copies it has no answer for, the notified original and a silent one. The silent one shows
     the post's quiet text, so the probe tells them apart: the original stays, the silent
     copies go, and nothing is sent again with a notification."""
+    from adapters.telegram.errors import MaybeSent
+    from adapters.telegram.once import MemoryLedger, post_once
+    from adapters.telegram.send import TelegramSender
+
     group, ledger, sender = fake.add_group("Union hall"), MemoryLedger(), TelegramSender(bot)
-    await post_once(sender, ledger, group.id, BOARD, "board")
+    await post_once(sender, ledger, group.id, board(), "board")
     fake.lose_answer("sendMessage", times=2)  # the original (2) and the silent copy (3)
     with pytest.raises(MaybeSent):
-        await post_once(sender, ledger, group.id, FINAL, "final")
-    posted = await post_once(sender, ledger, group.id, FINAL, "final", in_doubt=True)
+        await post_once(sender, ledger, group.id, final(), "final")
+    posted = await post_once(sender, ledger, group.id, final(), "final", in_doubt=True)
     (kept,) = [m for m in fake.visible(group) if m.message_id != 1]
     assert (kept.message_id, kept.disable_notification) == (posted.message_id, False)
-    assert kept.text == FINAL.text.plain  # as sent, not the quiet text
+    assert kept.text == final().text.plain  # as sent, not the quiet text
     assert notified(fake, group) == [2]
     assert sorted(posted.removed) == [3, 4]
     assert (await ledger.known(group.id, "final")).doubt is None
 
 
 async def test_a_command_reply_in_the_window_is_left_alone(fake: FakeTelegram, bot: Bot) -> None:
+    from adapters.telegram.errors import MaybeSent
+    from adapters.telegram.once import MemoryLedger, post_once
+    from adapters.telegram.send import TelegramSender
+
     group, ledger, sender = fake.add_group("Union hall"), MemoryLedger(), TelegramSender(bot)
-    await post_once(sender, ledger, group.id, BOARD, "board")
+    await post_once(sender, ledger, group.id, board(), "board")
     fake.lose_answer("sendMessage")
     with pytest.raises(MaybeSent):
-        await sender.send(group.id, FINAL)  # the lost original (id 2); then a crash
+        await sender.send(group.id, final())  # the lost original (id 2); then a crash
     reply = await bot.send_message(group.id, "Subscribed this channel to bessemer-2021.")
     await ledger.note_other(group.id, reply.message_id)
-    await post_once(sender, ledger, group.id, FINAL, "final", in_doubt=True)
+    await post_once(sender, ledger, group.id, final(), "final", in_doubt=True)
     assert [m.message_id for m in fake.visible(group)] == [1, 2, 3]
     assert fake.visible(group)[2].text == "Subscribed this channel to bessemer-2021."
     assert fake.visible(group)[2].revisions == []  # never probed
@@ -153,19 +189,25 @@ async def test_an_unknown_reply_of_ours_is_never_a_second_copy(
 ) -> None:
     """A reply the ledger missed takes the probe's edit: it then shows the post, so it is
     cleaned up as a copy. The post is still shown once."""
+    from adapters.telegram.once import MemoryLedger, post_once
+    from adapters.telegram.send import TelegramSender
+
     group, ledger, sender = fake.add_group("Union hall"), MemoryLedger(), TelegramSender(bot)
-    await post_once(sender, ledger, group.id, BOARD, "board")
+    await post_once(sender, ledger, group.id, board(), "board")
     await bot.send_message(group.id, "a reply whose answer was lost")
     fake.lose_answer("sendMessage")
-    posted = await post_once(sender, ledger, group.id, FINAL, "final")
-    finals = [m for m in fake.visible(group) if m.text == FINAL.text.plain]
+    posted = await post_once(sender, ledger, group.id, final(), "final")
+    finals = [m for m in fake.visible(group) if m.text == final().text.plain]
     assert [m.message_id for m in finals] == [posted.message_id] == [3]  # the notified one
 
 
 async def test_a_lost_photo_is_found_by_its_caption(fake: FakeTelegram, bot: Bot) -> None:
+    from adapters.telegram.once import MemoryLedger, post_once
+    from adapters.telegram.send import Outgoing, TelegramSender
+
     group, ledger, sender = fake.add_group("Union hall"), MemoryLedger(), TelegramSender(bot)
-    await post_once(sender, ledger, group.id, BOARD, "board")
-    chart = Outgoing(FINAL.text, Attachment("c.png", png(8, 6), "chart"))
+    await post_once(sender, ledger, group.id, board(), "board")
+    chart = Outgoing(final().text, Attachment("c.png", png(8, 6), "chart"))
     fake.lose_answer("sendPhoto")
     posted = await post_once(sender, ledger, group.id, chart, "final")
     photos = [m for m in fake.visible(group) if m.photo is not None]
@@ -178,26 +220,33 @@ async def test_a_lost_photo_is_found_by_its_caption(fake: FakeTelegram, bot: Bot
 async def test_past_the_window_a_possible_duplicate_is_reported(
     fake: FakeTelegram, bot: Bot
 ) -> None:
+    from adapters.telegram.errors import MaybeSent
+    from adapters.telegram.once import MemoryLedger, post_once
+    from adapters.telegram.send import TelegramSender
+
     alice = fake.add_user("Alice")
     group, ledger, sender = fake.add_group("Union hall"), MemoryLedger(), TelegramSender(bot)
     fake.add_member(group, alice)
-    await post_once(sender, ledger, group.id, BOARD, "board")
+    await post_once(sender, ledger, group.id, board(), "board")
     fake.lose_answer("sendMessage")
     with pytest.raises(MaybeSent):
-        await sender.send(group.id, FINAL)
+        await sender.send(group.id, final())
     for i in range(6):
         fake.user_says(group, alice, f"busy chat {i}")
-    posted = await post_once(sender, ledger, group.id, FINAL, "final", in_doubt=True, window=3)
+    posted = await post_once(sender, ledger, group.id, final(), "final", in_doubt=True, window=3)
     assert posted.possible_duplicate
     assert posted.probes == 3
     assert len([m for m in fake.visible(group) if m.source == "sendMessage"]) == 3  # honest
 
 
 async def test_a_copy_that_cannot_be_deleted_is_reported(fake: FakeTelegram, bot: Bot) -> None:
+    from adapters.telegram.once import MemoryLedger, post_once
+    from adapters.telegram.send import TelegramSender
+
     group, ledger, sender = fake.add_group("Union hall"), MemoryLedger(), TelegramSender(bot)
-    await post_once(sender, ledger, group.id, BOARD, "board")
+    await post_once(sender, ledger, group.id, board(), "board")
     fake.lose_answer("sendMessage")
     fake.fail_next("deleteMessage", status=400, description="Bad Request: message can't be deleted")
-    posted = await post_once(sender, ledger, group.id, FINAL, "final")
+    posted = await post_once(sender, ledger, group.id, final(), "final")
     assert posted.possible_duplicate
     assert posted.removed == ()

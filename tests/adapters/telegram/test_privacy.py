@@ -6,9 +6,8 @@ joiner after "/", render.py), is still read as typed wherever Telegram delivers 
 
 from __future__ import annotations
 
-from aiogram import Bot
+from typing import TYPE_CHECKING
 
-from adapters.telegram.once import MemoryLedger
 from adapters.telegram.render import WORD_JOINER, Run, finish
 from adapters.telegram.settings import TelegramSettings
 from bot.commands.builtin import VERBS
@@ -16,6 +15,9 @@ from bot.commands.request import Reply
 from bot.testing.clock import FakeClock
 from tests.adapters.telegram.test_commands import Core, commands, handle_all
 from tests.fakes.telegram_fake import FakeTelegram
+
+if TYPE_CHECKING:
+    from aiogram import Bot
 
 LINE = (
     "/count create local-7 choices=yes:Yes,no:No rule=threshold threshold=2/3 "
@@ -26,6 +28,8 @@ LINE = (
 async def test_a_group_with_another_bot_still_reaches_this_one(
     fake: FakeTelegram, bot: Bot, clock: FakeClock
 ) -> None:
+    from adapters.telegram.once import MemoryLedger
+
     alice, poll = fake.add_user("Alice", "alice"), fake.add_user("Poll", "pollbot", is_bot=True)
     group = fake.add_group("Union hall")
     fake.add_member(group, alice)
@@ -47,6 +51,8 @@ async def test_a_group_with_another_bot_still_reaches_this_one(
 async def test_a_command_line_copied_from_the_bot_is_read_as_typed(
     fake: FakeTelegram, bot: Bot, clock: FakeClock
 ) -> None:
+    from adapters.telegram.once import MemoryLedger
+
     shown = finish([Run(f"Follow it here with: {LINE}")]).plain
     copied = shown[shown.index("/") :]  # a member selects the line and copies it
     assert copied.startswith("/" + WORD_JOINER + "count")  # no command for Telegram

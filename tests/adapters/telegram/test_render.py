@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
+from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
 import pytest
-from aiogram import Bot
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -21,7 +21,6 @@ from adapters.telegram.render import (
     render,
     render_reply,
 )
-from adapters.telegram.send import Outgoing, TelegramSender
 from bot.commands.request import Reply
 from bot.domain.message import Attachment, Moment, Notice, Timed
 from tests.adapters.telegram.conftest import live_entities, shown
@@ -31,6 +30,9 @@ from tests.fakes.telegram_fake.testing import png
 from tests.helpers import T0, bessemer
 from tests.hostile import HOSTILE, HOSTILE_TEXT, LONG, hostile_message, typed
 from tests.test_format import bessemer_timeline, replay_messages
+
+if TYPE_CHECKING:
+    from aiogram import Bot
 
 UNLIMITED = FloodLimits(overall_per_s=None, chat_per_s=None, group_per_min=None)
 LIVE = {"mention", "url", "email", "hashtag", "cashtag", "bot_command", "text_link", "text_mention"}
@@ -49,6 +51,8 @@ def telegram_sees(html: str) -> tuple[str, list[str]]:
 
 
 async def test_the_bessemer_messages_as_members_see_them(fake: FakeTelegram, bot: Bot) -> None:
+    from adapters.telegram.send import Outgoing, TelegramSender
+
     group = fake.add_group("Union hall")
     sender = TelegramSender(bot)
     messages = replay_messages(bessemer(), bessemer_timeline())
@@ -83,6 +87,8 @@ def test_times_in_the_configured_zone() -> None:
 
 @pytest.mark.parametrize("text", [h for h in HOSTILE if h is not LONG])
 async def test_hostile_text_shows_as_typed(fake: FakeTelegram, bot: Bot, text: str) -> None:
+    from adapters.telegram.send import Outgoing, TelegramSender
+
     group = fake.add_group("Union hall")
     message = hostile_message([text, f"B {text}"], text, text)
     sender = TelegramSender(bot)
@@ -100,6 +106,8 @@ async def test_hostile_text_shows_as_typed(fake: FakeTelegram, bot: Bot, text: s
 
 
 async def test_over_the_limits_is_cut_with_care(fake: FakeTelegram, bot: Bot) -> None:
+    from adapters.telegram.send import Outgoing, TelegramSender
+
     dm = fake.private_chat(fake.add_user("Alice"))
     message = hostile_message([LONG, "x"], "& " * 3000 + "@everyone_here", "s")
     sender = TelegramSender(bot)
@@ -167,6 +175,8 @@ def test_a_reply_with_times_and_a_message() -> None:
 
 
 async def test_a_lone_surrogate_goes_out_as_a_replacement(fake: FakeTelegram, bot: Bot) -> None:
+    from adapters.telegram.send import Outgoing, TelegramSender
+
     dm = fake.private_chat(fake.add_user("Alice"))
     await TelegramSender(bot).send(
         dm.id, Outgoing(render(hostile_message(["a\ud800b", "No"], "t", "s")))

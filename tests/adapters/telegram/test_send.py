@@ -6,14 +6,12 @@ from __future__ import annotations
 import asyncio
 import socket
 from contextlib import AbstractAsyncContextManager
+from typing import TYPE_CHECKING
 
 import pytest
-from aiogram import Bot
 
-from adapters.telegram.errors import MaybeSent
 from adapters.telegram.limits import GROUP_EDITS, PROBE, PROBES, TELEGRAM_LIMITS, route
 from adapters.telegram.render import render
-from adapters.telegram.send import Outgoing, Probe, TelegramSender
 from bot.delivery.pacing import Pacer, Route
 from bot.domain.message import Attachment, Notice
 from bot.errors import (
@@ -27,14 +25,23 @@ from tests.adapters.telegram.conftest import shown
 from tests.fakes.telegram_fake import FakeTelegram
 from tests.fakes.telegram_fake.testing import aiogram_bot, png
 
+if TYPE_CHECKING:
+    from aiogram import Bot
+
+    from adapters.telegram.send import Outgoing
+
 CHART = Attachment("bessemer-2021.png", png(8, 6), "Chart of the count")
 
 
 def out(text: str) -> Outgoing:
+    from adapters.telegram.send import Outgoing
+
     return Outgoing(render(Notice(text)))
 
 
 async def test_post_edit_and_photo(fake: FakeTelegram, bot: Bot) -> None:
+    from adapters.telegram.send import Outgoing, TelegramSender
+
     group = fake.add_group("Union hall")
     sender = TelegramSender(bot)
     board = await sender.send(group.id, out("Yes 10 · No 7"))
@@ -54,6 +61,8 @@ async def test_post_edit_and_photo(fake: FakeTelegram, bot: Bot) -> None:
 
 
 async def test_an_edit_of_a_gone_message(fake: FakeTelegram, bot: Bot) -> None:
+    from adapters.telegram.send import Probe, TelegramSender
+
     group = fake.add_group("Union hall")
     sender = TelegramSender(bot)
     board = await sender.send(group.id, out("Yes 10"))
@@ -69,6 +78,9 @@ async def test_an_edit_of_a_gone_message(fake: FakeTelegram, bot: Bot) -> None:
 
 
 async def test_errors_become_delivery_errors(fake: FakeTelegram, bot: Bot) -> None:
+    from adapters.telegram.errors import MaybeSent
+    from adapters.telegram.send import TelegramSender
+
     sender = TelegramSender(bot)
     group = fake.add_group("Union hall")
     alice = fake.add_user("Alice")
@@ -101,6 +113,9 @@ async def test_errors_become_delivery_errors(fake: FakeTelegram, bot: Bot) -> No
 
 
 async def test_a_lost_answer_may_have_been_sent(fake: FakeTelegram, bot: Bot) -> None:
+    from adapters.telegram.errors import MaybeSent
+    from adapters.telegram.send import TelegramSender
+
     dm = fake.private_chat(fake.add_user("Alice"))
     sender = TelegramSender(bot)
     fake.lose_answer("sendMessage")
@@ -113,6 +128,9 @@ async def test_a_lost_answer_may_have_been_sent(fake: FakeTelegram, bot: Bot) ->
 
 
 async def test_a_refused_connection_was_surely_not_sent(fake: FakeTelegram) -> None:
+    from adapters.telegram.errors import MaybeSent
+    from adapters.telegram.send import TelegramSender
+
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]  # closed when the block ends: nothing listens there
@@ -129,6 +147,8 @@ async def test_paced_by_telegram_buckets_no_429(
 ) -> None:
     """25 posts to one group and 5 to a private chat, at once: the group's 20 per minute and
     1 per second per chat hold, and the fake (3 at once, then 1 per second) never answers 429."""
+    from adapters.telegram.send import TelegramSender
+
     group = fake.add_group("Union hall")
     dm = fake.private_chat(fake.add_user("Alice"))
 

@@ -9,13 +9,11 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 import pytest
 
-from adapters.telegram.adapter import TelegramAdapter
-from adapters.telegram.once import MemoryLedger, StoreLedger
 from adapters.telegram.render import render
-from adapters.telegram.send import Outgoing
 from adapters.telegram.settings import BOT_TOKEN, TelegramSettings
 from bot.commands.request import Reply, Request
 from bot.commands.throttle import Throttle
@@ -28,7 +26,10 @@ from bot.store.sent_ledger import Copy, Doubt, Known
 from bot.testing.clock import FakeClock
 from tests.adapters.telegram.conftest import shown
 from tests.fakes.telegram_fake import FakeTelegram, FloodLimits
-from tests.fakes.telegram_fake.testing import LoopbackSession
+from tests.fakes.telegram_fake.testing import loopback_session
+
+if TYPE_CHECKING:
+    from adapters.telegram.adapter import TelegramAdapter
 
 BOARD = Notice("Yes 10 · No 7")
 FINAL = Notice("Final: Yes 463 · No 1100")
@@ -48,6 +49,8 @@ async def _unused(request: Request) -> Reply:
 @asynccontextmanager
 async def adapter(fake: FakeTelegram, store: Database | None) -> AsyncIterator[TelegramAdapter]:
     """A Telegram adapter with fresh memory: what a restarted process builds."""
+    from adapters.telegram.adapter import TelegramAdapter
+
     clock = FakeClock()
     context = Context(
         handle=_unused,
@@ -57,7 +60,7 @@ async def adapter(fake: FakeTelegram, store: Database | None) -> AsyncIterator[T
         store=store,
     )
     built = TelegramAdapter(
-        TelegramSettings(api_base=fake.base_url), context, session=LoopbackSession
+        TelegramSettings(api_base=fake.base_url), context, session=loopback_session()
     )
     try:
         yield built
@@ -87,6 +90,8 @@ async def test_a_kill_after_the_answer_before_the_outbox_mark_leaves_the_one_cop
 
 
 async def test_a_restarted_adapter_repairs_to_one_copy(fake: FakeTelegram, db: Database) -> None:
+    from adapters.telegram.once import StoreLedger
+
     group = fake.add_group("Union hall")
     channel = ChannelRef(Platform("telegram"), str(group.id), str(group.id))
     async with adapter(fake, db) as first:
@@ -146,6 +151,8 @@ async def test_a_first_post_is_probed_only_above_what_the_chat_showed_the_bot(
 ) -> None:
     """The first post to a chat, its answer lost: the probe stops at the reply the ledger
     noted (the subscribe command's answer), not 50 ids down."""
+    from adapters.telegram.send import Outgoing
+
     alice = fake.add_user("Alice")
     group = fake.add_group("Union hall")
     fake.add_member(group, alice)
@@ -168,6 +175,8 @@ async def test_a_first_post_is_probed_only_above_what_the_chat_showed_the_bot(
 async def test_a_command_reply_noted_before_a_restart_is_not_probed(
     fake: FakeTelegram, db: Database
 ) -> None:
+    from adapters.telegram.send import Outgoing
+
     group = fake.add_group("Union hall")
     channel = ChannelRef(Platform("telegram"), str(group.id), str(group.id))
     async with adapter(fake, db) as first:
@@ -190,6 +199,8 @@ async def test_a_command_reply_noted_before_a_restart_is_not_probed(
 async def test_without_a_store_a_restart_forgets_where_to_stop(fake: FakeTelegram) -> None:
     """The contrast: a restarted adapter with no store has no ``L``, so its probe runs on past
     the copies, into the board, which it overwrites with the final (and cleans up as a copy)."""
+    from adapters.telegram.once import MemoryLedger
+
     group = fake.add_group("Union hall")
     channel = ChannelRef(Platform("telegram"), str(group.id), str(group.id))
     async with adapter(fake, None) as first:

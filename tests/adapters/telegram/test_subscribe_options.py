@@ -6,10 +6,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from aiogram import Bot
-
-from adapters.telegram.once import MemoryLedger
 from adapters.telegram.settings import TelegramSettings
 from bot.commands.handler import Commands
 from bot.commands.throttle import Throttle
@@ -25,10 +23,15 @@ from tests.adapters.telegram.test_commands import commands, handle_all
 from tests.fakes.telegram_fake import FakeTelegram
 from tests.helpers import bessemer
 
+if TYPE_CHECKING:
+    from aiogram import Bot
+
 
 async def test_filters_yes_threads_pins_and_mentions_not_on_telegram(
     fake: FakeTelegram, bot: Bot, clock: FakeClock, tmp_path: Path
 ) -> None:
+    from adapters.telegram.once import MemoryLedger
+
     alice = fake.add_user("Alice")
     group = fake.add_group("Union hall")
     fake.add_member(group, alice)

@@ -13,9 +13,8 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from adapters.telegram.adapter import TelegramAdapter
 from adapters.telegram.plugin import PLUGIN
 from adapters.telegram.settings import BOT_TOKEN, WEBHOOK_SECRET, TelegramSettings
 from bot.commands.throttle import Throttle
@@ -26,10 +25,13 @@ from bot.settings.loader import Config, parse
 from bot.settings.secrets import Secret
 from bot.testing.clock import FakeClock
 from tests.fakes.telegram_fake import FakeTelegram
-from tests.fakes.telegram_fake.testing import LoopbackSession, aiogram_bot
+from tests.fakes.telegram_fake.testing import aiogram_bot, loopback_session
 
 from .conftest import shown
 from .test_app import TELEGRAM, TITLE, VirtualTime, from_bot
+
+if TYPE_CHECKING:
+    from adapters.telegram.adapter import TelegramAdapter
 
 PUBLIC = "https://bot.example.org"
 PATH = "/telegram/webhook"
@@ -63,6 +65,8 @@ def webhook_config(tmp_path: Path, fake: FakeTelegram) -> Config:
 
 @asynccontextmanager
 async def running(fake: FakeTelegram, vt: VirtualTime, cfg: Config) -> AsyncIterator[App]:
+    from adapters.telegram.adapter import TelegramAdapter
+
     settings = cfg.settings("telegram")
     assert isinstance(settings, TelegramSettings)
     assert cfg.server is not None
@@ -80,7 +84,7 @@ async def running(fake: FakeTelegram, vt: VirtualTime, cfg: Config) -> AsyncIter
             },
             ops_server=True,
         )
-        return TelegramAdapter(settings, context, session=LoopbackSession, sleep=vt.sleep)
+        return TelegramAdapter(settings, context, session=loopback_session(), sleep=vt.sleep)
 
     app = App(cfg, {TELEGRAM: factory}, clock=vt.clock, sleep=vt.sleep, poll=False)
     async with app:

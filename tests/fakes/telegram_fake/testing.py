@@ -2,32 +2,47 @@
 
 from __future__ import annotations
 
+import functools
 import struct
 import zlib
-
-from aiogram import Bot
-from aiogram.client.session.aiohttp import AiohttpSession
-from aiogram.client.telegram import TelegramAPIServer
+from typing import TYPE_CHECKING
 
 from .server import FakeTelegram
 
+if TYPE_CHECKING:
+    from aiogram import Bot
+    from aiogram.client.session.aiohttp import AiohttpSession
 
-class LoopbackSession(AiohttpSession):
-    """aiogram's own session, minus the 250 ms grace sleep in close().
+# aiogram is imported where it is used, never when a test module is collected: importing it
+# costs ~5.5 CPU-s per process (pydantic builds every type's schema), and every pytest-xdist
+# worker collects every module (see pytest_collection_modifyitems in tests/conftest.py).
+
+
+@functools.cache
+def loopback_session() -> type[AiohttpSession]:
+    """aiogram's own session class, minus the 250 ms grace sleep in close().
 
     That sleep lets TLS connections to api.telegram.org shut down; loopback HTTP has none,
-    and tests must not wait on the real clock.
+    and tests must not wait on the real clock. A function (the class made once, on first use)
+    so that importing this module does not import aiogram.
     """
+    from aiogram.client.session.aiohttp import AiohttpSession
 
-    async def close(self) -> None:
-        if self._session is not None and not self._session.closed:
-            await self._session.close()
+    class LoopbackSession(AiohttpSession):
+        async def close(self) -> None:
+            if self._session is not None and not self._session.closed:
+                await self._session.close()
+
+    return LoopbackSession
 
 
 def aiogram_bot(fake: FakeTelegram, *, token: str | None = None) -> Bot:
     """A real aiogram Bot whose requests go to the fake."""
+    from aiogram import Bot
+    from aiogram.client.telegram import TelegramAPIServer
+
     api = TelegramAPIServer.from_base(fake.base_url)
-    return Bot(token or fake.token, session=LoopbackSession(api=api))
+    return Bot(token or fake.token, session=loopback_session()(api=api))
 
 
 def png(width: int, height: int) -> bytes:

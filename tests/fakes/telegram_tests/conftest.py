@@ -4,13 +4,16 @@ pointed at the fake."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
 
 import pytest
-from aiogram import Bot
 
 from bot.testing.clock import FakeClock
 from tests.fakes.telegram_fake import FakeTelegram
 from tests.fakes.telegram_fake.testing import aiogram_bot
+
+if TYPE_CHECKING:
+    from aiogram import Bot
 
 
 @pytest.fixture

@@ -2,23 +2,21 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pytest
-from aiogram import Bot
-from aiogram.exceptions import TelegramBadRequest, TelegramForbiddenError
-from aiogram.types import (
-    BotCommand,
-    BotCommandScopeChat,
-    ChatMemberAdministrator,
-    ChatMemberOwner,
-    InlineKeyboardButton,
-    InlineKeyboardMarkup,
-)
 
 from bot.testing.clock import FakeClock
 from tests.fakes.telegram_fake import FakeTelegram
 
+if TYPE_CHECKING:
+    from aiogram import Bot
+
 
 async def test_member_status_per_user_and_chat(fake: FakeTelegram, bot: Bot) -> None:
+    from aiogram.exceptions import TelegramBadRequest
+    from aiogram.types import ChatMemberAdministrator, ChatMemberOwner
+
     owner, alice, bob, carol = (fake.add_user(n) for n in ("Owner", "Alice", "Bob", "Carol"))
     group = fake.add_group("Union hall", owner=owner)
     fake.add_member(group, alice, "administrator", {"can_pin_messages", "can_delete_messages"})
@@ -50,6 +48,9 @@ async def test_member_status_per_user_and_chat(fake: FakeTelegram, bot: Bot) -> 
 
 
 async def test_the_bot_in_channels_groups_and_private_chats(fake: FakeTelegram, bot: Bot) -> None:
+    from aiogram.exceptions import TelegramForbiddenError
+    from aiogram.types import ChatMemberAdministrator
+
     alice = fake.add_user("Alice", "alice")
     channel = fake.add_channel("Count news", username="countnews")
     basic = fake.add_group("Local 1", supergroup=False, bot="administrator")
@@ -95,6 +96,9 @@ async def test_message_ids_count_per_chat_only_in_supergroups_and_channels(
 
 
 async def test_the_command_menu_by_scope_and_language(fake: FakeTelegram, bot: Bot) -> None:
+    from aiogram.exceptions import TelegramBadRequest
+    from aiogram.types import BotCommand, BotCommandScopeChat
+
     group = fake.add_group("Union hall")
     count = BotCommand(command="count", description="Vote counts: status, final, audit")
     assert await bot.set_my_commands([count])
@@ -117,6 +121,9 @@ async def test_the_command_menu_by_scope_and_language(fake: FakeTelegram, bot: B
 async def test_a_button_press_and_its_answer(
     fake: FakeTelegram, bot: Bot, clock: FakeClock
 ) -> None:
+    from aiogram.exceptions import TelegramBadRequest
+    from aiogram.types import InlineKeyboardButton, InlineKeyboardMarkup
+
     alice = fake.add_user("Alice")
     dm = fake.private_chat(alice)
     keyboard = InlineKeyboardMarkup(

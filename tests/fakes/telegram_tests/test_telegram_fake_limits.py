@@ -2,20 +2,25 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import aiohttp
 import pytest
-from aiogram import Bot
-from aiogram.exceptions import TelegramBadRequest, TelegramRetryAfter
-from aiogram.methods import SendMessage
 
 from bot.testing.clock import FakeClock
 from tests.fakes.telegram_fake import FakeTelegram, FloodLimits
 from tests.fakes.telegram_fake.testing import aiogram_bot
 
+if TYPE_CHECKING:
+    from aiogram import Bot
+
 
 async def test_a_chat_takes_a_short_burst_then_one_per_second(
     fake: FakeTelegram, bot: Bot, clock: FakeClock
 ) -> None:
+    from aiogram.exceptions import TelegramRetryAfter
+    from aiogram.methods import SendMessage
+
     dm = fake.private_chat(fake.add_user("Alice"))
     for n in range(3):
         await bot.send_message(dm.id, f"burst {n}")
@@ -40,6 +45,8 @@ async def test_a_chat_takes_a_short_burst_then_one_per_second(
 async def test_a_group_takes_twenty_a_minute(
     fake: FakeTelegram, bot: Bot, clock: FakeClock
 ) -> None:
+    from aiogram.exceptions import TelegramRetryAfter
+
     group = fake.add_group("Union hall")
     for n in range(20):
         await bot.send_message(group.id, f"update {n}")
@@ -58,6 +65,8 @@ async def test_a_group_takes_twenty_a_minute(
 async def test_about_thirty_a_second_overall(
     fake: FakeTelegram, bot: Bot, clock: FakeClock
 ) -> None:
+    from aiogram.exceptions import TelegramRetryAfter
+
     chats = [fake.private_chat(fake.add_user(f"U{n}")) for n in range(31)]
     for chat in chats[:30]:
         await bot.send_message(chat.id, "final results")
@@ -72,6 +81,8 @@ async def test_about_thirty_a_second_overall(
 async def test_edits_are_limited_in_groups_not_in_private_chats(
     fake: FakeTelegram, bot: Bot, clock: FakeClock
 ) -> None:
+    from aiogram.exceptions import TelegramRetryAfter
+
     group = fake.add_group("Union hall")
     dm = fake.private_chat(fake.add_user("Alice"))
     board = await bot.send_message(group.id, "Yes 0")
@@ -109,6 +120,8 @@ async def test_a_429_on_the_wire(fake: FakeTelegram) -> None:
 
 
 async def test_injected_429_and_announced_retry_after(clock: FakeClock) -> None:
+    from aiogram.exceptions import TelegramRetryAfter
+
     async with FakeTelegram(clock=clock.monotonic, limits=FloodLimits(retry_after=9)) as fake:
         dm = fake.private_chat(fake.add_user("Alice"))
         async with aiogram_bot(fake) as bot:
@@ -138,6 +151,8 @@ async def test_limits_can_be_switched_off(clock: FakeClock) -> None:
 async def test_deleting_is_possible_for_48_hours(
     fake: FakeTelegram, bot: Bot, clock: FakeClock
 ) -> None:
+    from aiogram.exceptions import TelegramBadRequest
+
     dm = fake.private_chat(fake.add_user("Alice"))
     early = await bot.send_message(dm.id, "early")
     late = await bot.send_message(dm.id, "late")

@@ -11,14 +11,16 @@ the silent copy is deleted); "not found" or "can't be edited" means that id is n
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
+from typing import TYPE_CHECKING
 
 import aiohttp
 import pytest
-from aiogram import Bot
-from aiogram.exceptions import TelegramBadRequest, TelegramNetworkError, TelegramServerError
 
 from bot.testing.clock import FakeClock
 from tests.fakes.telegram_fake import FakeTelegram, FloodLimits
+
+if TYPE_CHECKING:
+    from aiogram import Bot
 
 
 @pytest.fixture
@@ -43,6 +45,8 @@ async def send_once(
     the lowest copy found is kept: repeated attempts converge on one copy.
     ``meanwhile`` lets a test have the world move between the lost send and the retry.
     """
+    from aiogram.exceptions import TelegramBadRequest, TelegramNetworkError
+
     if not ambiguous:
         try:
             return (await bot.send_message(chat_id, text)).message_id
@@ -71,6 +75,8 @@ async def send_once(
 
 
 async def test_a_lost_answer_was_carried_out(fake: FakeTelegram, bot: Bot) -> None:
+    from aiogram.exceptions import TelegramNetworkError
+
     dm = fake.private_chat(fake.add_user("Alice"))
     fake.lose_answer("sendMessage")
     with pytest.raises(TelegramNetworkError) as info:
@@ -83,6 +89,8 @@ async def test_a_lost_answer_was_carried_out(fake: FakeTelegram, bot: Bot) -> No
 
 
 async def test_a_dropped_request_was_not(fake: FakeTelegram, bot: Bot) -> None:
+    from aiogram.exceptions import TelegramNetworkError
+
     dm = fake.private_chat(fake.add_user("Alice"))
     fake.drop_request("sendMessage")
     with pytest.raises(TelegramNetworkError) as info:
@@ -98,6 +106,8 @@ async def test_a_dropped_request_was_not(fake: FakeTelegram, bot: Bot) -> None:
 async def test_a_server_error_may_or_may_not_have_been_carried_out(
     fake: FakeTelegram, bot: Bot, commit: bool
 ) -> None:
+    from aiogram.exceptions import TelegramServerError
+
     dm = fake.private_chat(fake.add_user("Alice"))
     fake.fail_next("sendMessage", status=502, commit=commit)
     with pytest.raises(TelegramServerError, match="Bad Gateway"):
@@ -106,6 +116,8 @@ async def test_a_server_error_may_or_may_not_have_been_carried_out(
 
 
 async def test_a_blind_retry_after_a_lost_answer_posts_twice(fake: FakeTelegram, bot: Bot) -> None:
+    from aiogram.exceptions import TelegramNetworkError
+
     group = fake.add_group("Union hall")
     fake.lose_answer("sendMessage")
     with pytest.raises(TelegramNetworkError):
@@ -160,6 +172,8 @@ async def test_send_once_keeps_the_retry_when_the_first_send_never_happened(
 
 
 async def test_send_once_converges_after_a_crash_mid_repair(fake: FakeTelegram, bot: Bot) -> None:
+    from aiogram.exceptions import TelegramNetworkError
+
     group = fake.add_group("Union hall")
     last = (await bot.send_message(group.id, "Yes 10 · No 7")).message_id
     fake.lose_answer("sendMessage", times=2)  # the send and its silent retry both land unseen

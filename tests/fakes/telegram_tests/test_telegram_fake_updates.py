@@ -3,19 +3,20 @@
 from __future__ import annotations
 
 import asyncio
+from typing import TYPE_CHECKING
 
 import pytest
-from aiogram import Bot, Dispatcher
-from aiogram.exceptions import TelegramBadRequest, TelegramConflictError
-from aiogram.filters import Command, CommandObject
-from aiogram.methods import SendMessage
-from aiogram.types import Message
-from aiogram.webhook.aiohttp_server import SimpleRequestHandler
 from aiohttp import web
 
 from bot.testing.clock import FakeClock
 from tests.fakes.telegram_fake import ANONYMOUS_ADMIN_ID, SECRET_HEADER, FakeTelegram
 from tests.fakes.telegram_fake.testing import aiogram_bot
+
+if TYPE_CHECKING:
+    from aiogram import Bot, Dispatcher
+    from aiogram.filters import CommandObject
+    from aiogram.methods import SendMessage
+    from aiogram.types import Message
 
 
 async def answer_count(message: Message, command: CommandObject) -> None:
@@ -23,6 +24,9 @@ async def answer_count(message: Message, command: CommandObject) -> None:
 
 
 def count_dispatcher() -> Dispatcher:
+    from aiogram import Dispatcher
+    from aiogram.filters import Command
+
     dp = Dispatcher()
     dp.message.register(answer_count, Command("count"))
     return dp
@@ -103,6 +107,8 @@ async def test_a_long_poll_ends_on_an_update_or_by_the_clock(
 async def test_a_second_poller_ends_the_first_with_409(
     fake: FakeTelegram, bot: Bot, clock: FakeClock
 ) -> None:
+    from aiogram.exceptions import TelegramConflictError
+
     first = asyncio.create_task(bot.get_updates(timeout=30))
     await fake.wait_for(lambda: fake.waiting_polls == 1)
     second = asyncio.create_task(bot.get_updates(timeout=30))
@@ -143,6 +149,9 @@ async def test_aiogram_polling_answers_an_injected_command(fake: FakeTelegram, b
 
 
 async def test_a_webhook_gets_updates_with_the_secret_token(fake: FakeTelegram, bot: Bot) -> None:
+    from aiogram.exceptions import TelegramConflictError
+    from aiogram.webhook.aiohttp_server import SimpleRequestHandler
+
     alice = fake.add_user("Alice")
     dm = fake.private_chat(alice)
     app = web.Application()
@@ -166,6 +175,8 @@ async def test_a_webhook_gets_updates_with_the_secret_token(fake: FakeTelegram, 
 
 
 async def test_a_refused_delivery_stays_queued(fake: FakeTelegram, bot: Bot) -> None:
+    from aiogram.webhook.aiohttp_server import SimpleRequestHandler
+
     alice = fake.add_user("Alice")
     dm = fake.private_chat(alice)
     app = web.Application()
@@ -187,6 +198,9 @@ async def test_a_refused_delivery_stays_queued(fake: FakeTelegram, bot: Bot) -> 
 
 
 async def test_a_method_in_the_webhook_answer_is_carried_out(fake: FakeTelegram, bot: Bot) -> None:
+    from aiogram import Dispatcher
+    from aiogram.webhook.aiohttp_server import SimpleRequestHandler
+
     alice = fake.add_user("Alice")
     dm = fake.private_chat(alice)
 
@@ -210,6 +224,8 @@ async def test_a_method_in_the_webhook_answer_is_carried_out(fake: FakeTelegram,
 
 
 async def test_set_webhook_checks_its_arguments(clock: FakeClock) -> None:
+    from aiogram.exceptions import TelegramBadRequest
+
     async with FakeTelegram(clock=clock.monotonic, webhook_requires_https=True) as fake:
         alice = fake.add_user("Alice")
         fake.command(fake.private_chat(alice), alice, "/count")
