@@ -122,6 +122,7 @@ async def crosspost(fake: FakeDiscord, ctx: Ctx) -> Reply:
                 created_clock=fake.clock(),
             )
         )
+    fake.notify()  # the copies are there (a test waiting for them need not wait for the answer)
     await fake.hangs.wait(f"published {chan.id}")
     return Reply(200, fake.message_json(msg))
 
