@@ -4,7 +4,7 @@ the operator's list; and the scheduler follows a count's source as chat changes 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -72,7 +72,22 @@ def config(tmp_path: Path, port: int, hosts: list[str] | None = None) -> Any:
 
 def app_for(cfg: Any, clock: FakeClock, *, poll: bool = False) -> App:
     adapter = RecordingAdapter(Platform("discord"))
-    return App(cfg, {Platform("discord"): lambda commands: adapter}, clock=clock, poll=poll)
+    return App(
+        cfg,
+        {Platform("discord"): lambda commands: adapter},
+        clock=clock,
+        sleep=passing(clock),
+        poll=poll,
+    )
+
+
+def passing(clock: FakeClock) -> Callable[[float], Awaitable[None]]:
+    """A sleep that moves ``clock`` on instead of waiting (a poll's retries back off on it)."""
+
+    async def sleep(seconds: float) -> None:
+        clock.advance(seconds)
+
+    return sleep
 
 
 async def ask(app: App, text: str) -> Reply:
@@ -204,7 +219,13 @@ async def test_a_places_stale_source_is_told_in_that_place_not_the_operators(
     operators = ChannelRef(Platform("discord"), "1", "9")
     cfg = replace(cfg, admins=cfg.admins.model_copy(update={"alerts": (operators,)}))
     adapter = RecordingAdapter(Platform("discord"))
-    app = App(cfg, {Platform("discord"): lambda commands: adapter}, clock=clock, poll=False)
+    app = App(
+        cfg,
+        {Platform("discord"): lambda commands: adapter},
+        clock=clock,
+        sleep=passing(clock),
+        poll=False,
+    )
     async with app:
         assert (await ask(app, f"{MAKE} source=http://feed.invalid/feed.json")).ok
         for _ in range(6):  # stale: more failed polls in a row than the default allows
