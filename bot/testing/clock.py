@@ -23,6 +23,11 @@ class FakeClock:
         self._now += timedelta(seconds=seconds)
         self._mono += seconds
 
+    async def sleep(self, seconds: float) -> None:
+        """A :data:`~bot.base.clock.Sleep` that moves this clock on instead of waiting (an
+        ``App(sleep=clock.sleep)``'s retries back off on it)."""
+        self.advance(seconds)
+
 
 class _Set:
     """A callback kept by :class:`Timers`; ``cancel`` forgets it."""

@@ -4,7 +4,7 @@ the operator's list; and the scheduler follows a count's source as chat changes 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -76,18 +76,9 @@ def app_for(cfg: Any, clock: FakeClock, *, poll: bool = False) -> App:
         cfg,
         {Platform("discord"): lambda commands: adapter},
         clock=clock,
-        sleep=passing(clock),
+        sleep=clock.sleep,
         poll=poll,
     )
-
-
-def passing(clock: FakeClock) -> Callable[[float], Awaitable[None]]:
-    """A sleep that moves ``clock`` on instead of waiting (a poll's retries back off on it)."""
-
-    async def sleep(seconds: float) -> None:
-        clock.advance(seconds)
-
-    return sleep
 
 
 async def ask(app: App, text: str) -> Reply:
@@ -223,7 +214,7 @@ async def test_a_places_stale_source_is_told_in_that_place_not_the_operators(
         cfg,
         {Platform("discord"): lambda commands: adapter},
         clock=clock,
-        sleep=passing(clock),
+        sleep=clock.sleep,
         poll=False,
     )
     async with app:

@@ -16,13 +16,10 @@ from bot.testing.clock import FakeClock
 async def test_demo_replays_bessemer(tmp_path: Path) -> None:
     clock = FakeClock()
 
-    async def advance(seconds: float) -> None:
-        clock.advance(seconds)
-
     out = io.StringIO()
     cfg = replay_config(config_mod.load(demo_config_path()), tmp_path, speed=1.0)
     console = ConsoleAdapter(out=out, rich=False, save_dir=tmp_path / "charts", zone=UTC)
-    await play(cfg, console, clock=clock, sleep=advance)
+    await play(cfg, console, clock=clock, sleep=clock.sleep)
     text = out.getvalue()
     assert "Watch it in a browser too: http://127.0.0.1:" in text
     assert "/c/bessemer-2021\n" in text
@@ -72,13 +69,10 @@ def test_check_config_counts_in_the_singular(tmp_path: Path, capsys: object) -> 
 async def test_the_demo_speaks_the_operators_time_zone(tmp_path: Path) -> None:
     clock = FakeClock()
 
-    async def advance(seconds: float) -> None:
-        clock.advance(seconds)
-
     out = io.StringIO()
     cfg = replay_config(config_mod.load(demo_config_path()), tmp_path, speed=1.0)
     zone = ZoneInfo("America/Chicago")
     console = ConsoleAdapter(out=out, rich=False, save_dir=tmp_path / "charts", zone=zone)
-    await play(cfg, console, clock=clock, sleep=advance)
+    await play(cfg, console, clock=clock, sleep=clock.sleep)
     assert "· as of 8 Apr 2021 14:00 CDT · update #1" in out.getvalue()
     assert "UTC" not in out.getvalue()

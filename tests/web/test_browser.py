@@ -256,18 +256,17 @@ async def test_the_demo_count_ends_final_on_its_page(browser: Browser, tmp_path:
     beside the console's final message."""
     clock = FakeClock()
 
-    async def advance(seconds: float) -> None:
-        clock.advance(seconds)
-
     cfg = replay_config(config_mod.load(demo_config_path()), tmp_path, speed=1.0)
     adapter = RecordingAdapter()
-    app = App(cfg, {Platform("console"): lambda c: adapter}, clock=clock, sleep=advance, poll=False)
+    app = App(
+        cfg, {Platform("console"): lambda c: adapter}, clock=clock, sleep=clock.sleep, poll=False
+    )
     async with app:
         await app.commands.handle(Request(NEWS, "u", "u", f"subscribe {PUBLIC} all"))
         for count_id, source in app.sources.items():
             assert isinstance(source, ReplaySource)
             while not source.done:
-                await advance(source.next_due() or 0.0)
+                await clock.sleep(source.next_due() or 0.0)
                 await app.pollers[count_id].poll()
         await app.idle()
         assert app.web is not None
